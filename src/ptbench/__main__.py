@@ -1,0 +1,3 @@
+from ptbench.cli import main
+
+main()

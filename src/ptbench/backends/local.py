@@ -1,0 +1,102 @@
+"""The embedded `local` backend: trials as subprocesses on this machine.
+
+A parallelism limit, and GPU slots: each running trial gets its own `CUDA_VISIBLE_DEVICES` from
+the GPUs this machine has. The foreground `ptbench run` shows progress; `ptbench status` and
+`ptbench cancel` work from any other shell through the trial directories.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections import deque
+from pathlib import Path
+
+from ptbench.backends.base import runner_argv
+from ptbench.plan import Plan
+from ptbench.runner.workspace import read_pid_file
+from ptbench.status import runner_alive
+from ptbench.trial import TrialDir
+
+
+def visible_gpus() -> list[str]:
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [g for g in env.split(",") if g.strip() and g.strip() != "-1"]
+    if not shutil.which("nvidia-smi"):
+        return []
+    out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU ")]
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, poll_seconds: float = 0.5) -> None:
+        self.poll = poll_seconds
+
+    def submit(self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None) -> dict[str, int]:
+        """Run `trials` to completion here; returns trial id -> runner exit code."""
+        limit = parallelism or plan.campaign.parallelism
+        free_gpus = deque(visible_gpus())
+        pending = deque(trials)
+        running: dict[str, tuple[subprocess.Popen, list[str], TrialDir]] = {}
+        codes: dict[str, int] = {}
+        logs = plan.campaign_dir / "logs"
+        logs.mkdir(exist_ok=True)
+        try:
+            while pending or running:
+                for tid, (proc, gpus, trial) in list(running.items()):
+                    if proc.poll() is not None:
+                        codes[tid] = proc.returncode
+                        free_gpus.extend(gpus)
+                        del running[tid]
+                        if progress:
+                            progress(trial, proc.returncode)
+                while pending and len(running) < limit:
+                    trial = pending[0]
+                    need = trial.spec.budget.gpus
+                    if need and len(free_gpus) < need and running:
+                        break  # wait for a slot; with nothing running the runner reports the missing GPU
+                    pending.popleft()
+                    gpus = [free_gpus.popleft() for _ in range(min(need, len(free_gpus)))]
+                    env = dict(os.environ, PTBENCH_BACKEND="local")
+                    # Without this, N trials x all-cores thread pools fight over the CPUs.
+                    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // limit)))
+                    if need:
+                        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+                    with open(logs / f"{trial.id}.log", "ab") as log:
+                        proc = subprocess.Popen(runner_argv(trial), stdout=log, stderr=subprocess.STDOUT, env=env)
+                    running[trial.id] = (proc, gpus, trial)
+                time.sleep(self.poll)
+        except KeyboardInterrupt:
+            # Runners checkpoint on SIGTERM and can be resumed with `ptbench run` later.
+            for proc, _, _ in running.values():
+                proc.send_signal(signal.SIGTERM)
+            for proc, _, _ in running.values():
+                proc.wait()
+            raise
+        return codes
+
+    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir]) -> dict[str, str]:
+        return {t.id: "running" for t in trials if runner_alive(t)}
+
+    def cancel(self, campaign_dir: Path, trials: list[TrialDir]) -> list[str]:
+        """Mark each trial cancelled and stop its runner; returns the ids that had a live runner."""
+        stopped = []
+        for trial in trials:
+            trial.cancel_marker.touch()
+            info = read_pid_file(trial.runner_pid)
+            if info and runner_alive(trial):
+                try:
+                    os.kill(info[0], signal.SIGTERM)
+                    stopped.append(trial.id)
+                except ProcessLookupError:
+                    pass
+        return stopped
+
+    def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path:
+        return campaign_dir / "logs" / f"{trial.id}.log"

@@ -1,0 +1,230 @@
+"""The environment API: generator, tool, interaction, reward calculator, and their registries.
+
+A bootcamp YAML names each part by its registered name; `@register_generator("arithmetic")` etc.
+put a class in its registry where it is defined. Everything here is plain Python with no heavy
+imports, so `verl` reward workers and the CLI can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, TypeVar
+
+from ptbench.errors import UserError
+
+Identity = dict[str, Any]
+"""A case: the problem and its ground truth, JSON-serialisable."""
+
+
+def canonical_json(obj: Any) -> str:
+    """The one JSON spelling used for hashing and for `ground_truth` (sorted keys, no spaces)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------------------- generator
+
+
+class Generator(ABC):
+    """Makes cases. `case(rng)` must depend only on `rng` and the constructor params, so case k of
+    seed s is always the same case (the harness derives `rng` from seed, split, level and k)."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    @abstractmethod
+    def case(self, rng: random.Random) -> Identity: ...
+
+    @abstractmethod
+    def prompt(self, identity: Identity) -> str:
+        """The user message for this case."""
+
+    def system_prompt(self) -> str | None:
+        return None
+
+    def dedup_key(self, identity: Identity) -> str:
+        """Two cases with the same key are the same task (override to ignore irrelevant fields)."""
+        return canonical_json(identity)
+
+    def reference_completion(self, identity: Identity) -> str | None:
+        """A correct final answer, used as the SFT completion for this case (None: no SFT row)."""
+        return None
+
+
+# -------------------------------------------------------------------------------------------- tool
+
+
+@dataclass
+class ToolResult:
+    """What one tool call returns: the text the model sees, a step reward and free-form metrics."""
+
+    text: str
+    step_reward: float = 0.0
+    metrics: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+class ToolError(Exception):
+    """A tool failed in a way the episode cannot continue from (e.g. its server is gone)."""
+
+    def __init__(self, message: str, kind: str = "tool_error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Tool(ABC):
+    """A tool with per-episode state: `create` once per episode, `execute` per call, `release` at
+    the end. Subclasses that block (SQLite, simulations) set `blocking = True` and implement the
+    `*_sync` methods; the harness then runs them in a worker thread, off the event loop."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    blocking: ClassVar[bool] = False
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-calling schema sent with every chat request."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    # Synchronous hooks: override these (simple tools) or the async ones (tools that await I/O).
+    def create_sync(self, identity: Identity) -> Any:
+        return {}
+
+    def execute_sync(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
+        raise NotImplementedError
+
+    def release_sync(self, state: Any) -> None:
+        return None
+
+    async def create(self, identity: Identity) -> Any:
+        return await self._call(self.create_sync, identity)
+
+    async def execute(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
+        return await self._call(self.execute_sync, state, arguments)
+
+    async def release(self, state: Any) -> None:
+        await self._call(self.release_sync, state)
+
+    async def aclose(self) -> None:
+        """Called once when a shard finishes (close connections to a tool server, etc.)."""
+
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if self.blocking:
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
+
+# ------------------------------------------------------------------------------------- interaction
+
+
+@dataclass
+class InteractionResult:
+    """After a turn without tool calls: stop or not, feedback for the model, a turn score."""
+
+    terminate: bool
+    feedback: str = ""
+    turn_score: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Interaction(ABC):
+    """Talks back to the model after each turn without tool calls; may end the episode."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    def start(self, identity: Identity) -> Any:
+        """Per-episode state."""
+        return {}
+
+    @abstractmethod
+    def respond(self, state: Any, identity: Identity, assistant_text: str) -> InteractionResult: ...
+
+
+# ---------------------------------------------------------------------------------------- reward
+
+
+@dataclass
+class RewardResult:
+    score: float
+    extracted: str | None
+    correct: bool
+
+
+class RewardCalculator(ABC):
+    """Scores the final assistant message against the case. Only the final assistant text is
+    given, never tool outputs, so a tool that echoes the ground truth cannot leak it into the score."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    @abstractmethod
+    def extract(self, text: str) -> str | None: ...
+
+    @abstractmethod
+    def verify(self, extracted: str, identity: Identity) -> float:
+        """1.0 for a correct answer, 0.0 for a wrong one (partial credit allowed)."""
+
+    def score(self, text: str | None, identity: Identity) -> RewardResult:
+        extracted = self.extract(text or "")
+        if extracted is None:
+            return RewardResult(score=float(self.params.get("format_penalty", 0.0)), extracted=None, correct=False)
+        value = float(self.verify(extracted, identity))
+        return RewardResult(score=value, extracted=extracted, correct=value >= 1.0)
+
+
+# -------------------------------------------------------------------------------------- registries
+
+T = TypeVar("T")
+
+
+class Registry:
+    """Name -> class, filled by decorators at import time of the defining module."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, type] = {}
+
+    def register(self, name: str) -> Callable[[type[T]], type[T]]:
+        def deco(cls: type[T]) -> type[T]:
+            if name in self._items and self._items[name] is not cls:
+                raise ValueError(f"{self.kind} '{name}' registered twice")
+            self._items[name] = cls
+            if isinstance(cls, type) and issubclass(cls, Tool) and not cls.name:
+                cls.name = name
+            return cls
+
+        return deco
+
+    def get(self, name: str) -> type:
+        _load_builtin_envs()
+        try:
+            return self._items[name]
+        except KeyError:
+            known = ", ".join(sorted(self._items)) or "none"
+            raise UserError(f"unknown {self.kind} '{name}' (known: {known}); check the bootcamp YAML") from None
+
+    def names(self) -> list[str]:
+        _load_builtin_envs()
+        return sorted(self._items)
+
+
+GENERATORS = Registry("generator")
+TOOLS = Registry("tool")
+INTERACTIONS = Registry("interaction")
+REWARDS = Registry("reward")
+
+register_generator = GENERATORS.register
+register_tool = TOOLS.register
+register_interaction = INTERACTIONS.register
+register_reward = REWARDS.register
+
+
+def _load_builtin_envs() -> None:
+    import ptbench.bootcamp.envs  # noqa: F401  (registers the shipped environments)

@@ -1,0 +1,199 @@
+"""`ptbench bootcamp ...`: generate data, roll out episodes on a backend, merge traces, serve tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ptbench.errors import UserError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+
+
+def _default_out(config_name: str, what: str) -> Path:
+    return Path("results") / "bootcamp" / config_name / what
+
+
+@app.command()
+def generate(
+    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    out: Optional[Path] = typer.Option(None, help="output folder (default results/bootcamp/<name>/data)"),
+    shard: Optional[str] = typer.Option(None, help="i/N: only compute this shard's cases; run once more without --shard to assemble"),
+    parquet: bool = typer.Option(True, help="also write <split>.parquet"),
+    force: bool = typer.Option(False, help="overwrite data made from a different config"),
+) -> None:
+    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ptbench.bootcamp.config import load_bootcamp
+    from ptbench.bootcamp.datagen import Shard
+    from ptbench.bootcamp.datagen import generate as _generate
+
+    cfg = load_bootcamp(config)
+    out = out or _default_out(cfg.name, "data")
+    result = _generate(cfg, out, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+    console = Console()
+    if shard:
+        console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {out}/.cache")
+        return
+    table = Table(title=f"{cfg.name} -> {out}")
+    for col in ("split", "rows", "levels", "sha256"):
+        table.add_column(col)
+    for split, info in result["splits"].items():
+        table.add_row(split, str(info["n"]), ", ".join(f"{k}: {v}" for k, v in info["levels"].items()), info["jsonl_sha256"][:16])
+    console.print(table)
+
+
+@app.command()
+def rollout(
+    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    endpoint: str = typer.Option(..., help="OpenAI-compatible base URL, e.g. http://host:8000/v1"),
+    model: str = typer.Option(..., help="model name sent in each request"),
+    out: Optional[Path] = typer.Option(None, help="rollout folder (default results/bootcamp/<name>/rollout-<split>)"),
+    split: str = typer.Option("test", help="which split to play"),
+    data: Optional[Path] = typer.Option(None, help="generated data folder (default: generate into OUT/data)"),
+    shards: int = typer.Option(1, min=1, help="number of shards"),
+    backend: str = typer.Option("local", help="local | slurm | htcondor"),
+    concurrency: int = typer.Option(64, min=1, help="episodes in flight per shard"),
+    timeout: float = typer.Option(120.0, help="per-request timeout in seconds"),
+    max_retries: int = typer.Option(6, min=0, help="retries per request (429/5xx/timeouts/connection errors)"),
+    limit: Optional[int] = typer.Option(None, min=1, help="play only the first N rows of the split"),
+    tool_server: Optional[str] = typer.Option(None, help="tool server URL (default: OUT/toolserver.json) for tools with remote: true"),
+    api_key_env: Optional[str] = typer.Option(None, help="environment variable that holds the API key (the key is never written)"),
+    wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
+    slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition"),
+    slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
+    force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
+) -> None:
+    """Play a split's episodes against a model endpoint, sharded; resumes where a previous run stopped."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ptbench.bootcamp import launch
+    from ptbench.bootcamp.config import load_bootcamp
+    from ptbench.bootcamp.datagen import generate as _generate
+    from ptbench.bootcamp.datagen import load_rows
+    from ptbench.bootcamp.merge import merge as _merge
+    from ptbench.bootcamp.merge import summary_table
+    from ptbench.bootcamp.rollout import RolloutSettings, write_settings
+
+    if backend not in ("local", "slurm", "htcondor"):
+        raise UserError(f"--backend {backend}: choose local, slurm or htcondor")
+    cfg = load_bootcamp(config)
+    out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
+    if data is None:
+        data = out / "data"
+        _generate(cfg, data)
+    data = data.resolve()
+    n_rows = len(load_rows(data, split))
+    settings = RolloutSettings(
+        config=cfg, config_hash=cfg.config_hash(), data_dir=str(data), split=split, endpoint=endpoint, model=model,
+        api_key_env=api_key_env, concurrency=concurrency, request_timeout_s=timeout, max_retries=max_retries, limit=limit,
+        tool_server=tool_server,
+    )
+    write_settings(out, settings, force=force)
+    console = Console()
+    total = min(n_rows, limit) if limit else n_rows
+    if backend == "htcondor":
+        res = launch.run_htcondor(out, shards)
+        console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
+        return
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(f"{cfg.name}/{split}", total=total)
+        update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
+        if backend == "local":
+            codes = launch.run_local(out, shards, progress=update)
+        else:
+            slurm = {"timeout_min": slurm_time, **({"slurm_partition": slurm_partition} if slurm_partition else {})}
+            codes = launch.run_slurm(out, shards, slurm=slurm, wait=wait, progress=update)
+            if not wait:
+                console.print(f"submitted {shards} Slurm array tasks; when done: ptbench bootcamp merge {out}")
+                return
+    summary = _merge(out)
+    console.print(summary_table(summary))
+    console.print(f"traces: {out / 'merged' / 'traces.jsonl'}  summary: {out / 'merged' / 'summary.json'}")
+    failed = {tag: code for tag, code in codes.items() if code != 0}
+    if failed:
+        first = next(iter(failed))
+        raise UserError(f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume")
+
+
+@app.command("rollout-shard")
+def rollout_shard(
+    out: Path = typer.Argument(..., help="rollout folder written by `ptbench bootcamp rollout`"),
+    shard: str = typer.Option("0/1", help="i/N"),
+) -> None:
+    """Run one shard of a rollout (what a scheduler job executes)."""
+    from ptbench.bootcamp.datagen import Shard
+    from ptbench.bootcamp.rollout import run_shard
+
+    counts = run_shard(out, Shard.parse(shard))
+    print(json.dumps(counts))
+
+
+@app.command()
+def merge(
+    out: Path = typer.Argument(..., help="rollout folder"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON instead of a table"),
+) -> None:
+    """Merge shard traces into merged/traces.jsonl (one record per episode) and merged/summary.json."""
+    from rich.console import Console
+
+    from ptbench.bootcamp.merge import merge as _merge
+    from ptbench.bootcamp.merge import summary_table
+
+    summary = _merge(out)
+    if as_json:
+        print(json.dumps(summary, indent=2))
+    else:
+        Console().print(summary_table(summary))
+        if summary["missing"]:
+            Console().print(f"[yellow]{summary['missing']} episodes have no record yet; rerun the rollout to finish them[/]")
+
+
+@app.command()
+def sft(
+    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    out: Path = typer.Option(..., help="JSONL to write, e.g. workspace/data/train.jsonl"),
+    split: str = typer.Option("train"),
+    from_traces: Optional[Path] = typer.Option(None, help="rollout folder: export its correct episodes as chat `messages` instead"),
+) -> None:
+    """Write SFT data: {"prompt","completion"} from the generator's reference answers, or chat traces."""
+    from ptbench.bootcamp import _json
+    from ptbench.bootcamp.merge import sft_from_traces
+    from ptbench.bootcamp.sft import sft_examples
+    from ptbench.fsutil import atomic_write_bytes
+
+    rows = sft_from_traces(from_traces) if from_traces else sft_examples(config, split)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out, b"".join(_json.dumps_line(r) for r in rows))
+    print(f"{len(rows)} rows -> {out}")
+
+
+@app.command("serve-tools")
+def serve_tools(
+    dir: Optional[Path] = typer.Option(None, "--dir", help="campaign/rollout folder to announce the server in (toolserver.json)"),
+    host: str = typer.Option("127.0.0.1", help="interface to bind (0.0.0.0 for a cluster)"),
+    port: int = typer.Option(0, help="port (0: any free port)"),
+    advertise: Optional[str] = typer.Option(None, help="host name shards should use (default: this host)"),
+    request_timeout: float = typer.Option(60.0, help="server-side limit per tool call, seconds"),
+    idle_ttl: float = typer.Option(600.0, help="release tool instances idle this long, seconds"),
+    imports: list[str] = typer.Option([], "--import", help="module registering extra tools (repeatable)"),
+) -> None:
+    """Serve registered tools over HTTP for many shards (FastAPI + uvicorn), with timeouts and /health."""
+    from ptbench.bootcamp.toolserver import serve
+
+    serve(dir, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout, idle_ttl_s=idle_ttl, imports=imports)
+
+
+@app.command("list")
+def list_components() -> None:
+    """Show the registered generators, tools, interactions and reward calculators."""
+    from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
+
+    for reg in (GENERATORS, TOOLS, INTERACTIONS, REWARDS):
+        print(f"{reg.kind}s: {', '.join(reg.names())}")

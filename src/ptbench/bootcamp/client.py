@@ -1,0 +1,206 @@
+"""A small async client for OpenAI-compatible chat completions, built for many concurrent episodes.
+
+Why not the OpenAI SDK: at high concurrency its per-call CPU cost (re-validating the whole message
+history, opening new connections) dominates. Here one aiohttp session keeps a keep-alive pool sized
+to the concurrency, request bodies are serialised once, and responses are read as plain dicts.
+Failures are classified; retryable ones back off exponentially and honour `Retry-After`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ptbench.bootcamp import _json
+
+
+class ChatError(Exception):
+    """A chat request that failed for good (after retries, or not retryable)."""
+
+    def __init__(
+        self, kind: str, message: str, *, status: int | None = None, retryable: bool = False, attempts: int = 1, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind, self.status, self.retryable, self.attempts = kind, status, retryable, attempts
+        self.retry_after = retry_after
+        self.retry_kinds: list[str] = []
+
+    def as_record(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": str(self)[:500], "status": self.status, "retryable": self.retryable, "attempts": self.attempts}
+
+
+@dataclass
+class RetryPolicy:
+    max_retries: int = 6
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    retry_after_max_s: float = 120.0
+    """A server asking for a longer wait than this is treated as a failure, not waited for."""
+
+
+@dataclass
+class ChatResult:
+    message: dict[str, Any]
+    finish_reason: str | None
+    usage: dict[str, int]
+    latency_s: float
+    retries: list[str] = field(default_factory=list)
+
+
+def chat_url(endpoint: str) -> str:
+    base = endpoint.rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    if not base.endswith("/v1"):
+        base += "/v1"
+    return base + "/chat/completions"
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def classify_status(status: int, body: str) -> tuple[str, bool]:
+    """(kind, retryable) for an HTTP error status."""
+    if status == 429:
+        return "rate_limited", True
+    if status in (408, 409):
+        return "timeout" if status == 408 else "conflict", True
+    if status >= 500:
+        return "server_error", True
+    low = body.lower()
+    if status == 400 and ("context length" in low or "maximum context" in low or "too long" in low or "max_tokens" in low and "exceed" in low):
+        return "context_length", False
+    if status in (401, 403):
+        return "auth", False
+    if status == 404:
+        return "not_found", False
+    return "bad_request", False
+
+
+class ChatClient:
+    """Use as `async with ChatClient(...) as client: await client.chat(messages, tools)`."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        concurrency: int = 64,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | None = None,
+        sampling: dict[str, Any] | None = None,
+    ) -> None:
+        self.url = chat_url(endpoint)
+        self.model = model
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self.sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
+        self._session: Any = None
+        self._rng = random.Random()
+        self.stats: dict[str, int] = {"requests": 0, "retries": 0}
+
+    async def __aenter__(self) -> "ChatClient":
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency, keepalive_timeout=75, ttl_dns_cache=300)
+        self._timeout = aiohttp.ClientTimeout(total=self.timeout_s)
+        self._session = aiohttp.ClientSession(connector=connector, headers=self._headers, timeout=self._timeout)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.sampling}
+        if tools:
+            body["tools"] = tools
+        return _json.dumps(body)
+
+    async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ChatResult:
+        """One completion, retried on retryable failures; raises `ChatError` when it cannot succeed."""
+        data = self._body(messages, tools)
+        retries: list[str] = []
+        attempt = 0
+        while True:
+            attempt += 1
+            self.stats["requests"] += 1
+            start = time.perf_counter()
+            try:
+                result = await self._once(data)
+                result.latency_s = time.perf_counter() - start
+                result.retries = retries
+                return result
+            except _Retryable as exc:
+                err = exc.error
+            err.attempts = attempt
+            err.retry_kinds = retries
+            delay = self._delay(attempt, err) if err.retryable and attempt <= self.retry.max_retries else None
+            if delay is None:
+                raise err
+            retries.append(err.kind)
+            self.stats["retries"] += 1
+            await asyncio.sleep(delay)
+
+    def _delay(self, attempt: int, err: "ChatError") -> float | None:
+        if err.retry_after is not None:
+            return None if err.retry_after > self.retry.retry_after_max_s else err.retry_after
+        backoff = min(self.retry.backoff_max_s, self.retry.backoff_base_s * 2 ** (attempt - 1))
+        return backoff * (0.5 + self._rng.random() / 2)  # jitter keeps retrying episodes from marching in step
+
+    async def _once(self, data: bytes) -> ChatResult:
+        import aiohttp
+
+        try:
+            async with self._session.post(self.url, data=data) as resp:
+                raw = await resp.read()
+                if resp.status != 200:
+                    text = raw[:2000].decode(errors="replace")
+                    kind, retryable = classify_status(resp.status, text)
+                    wait = parse_retry_after(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
+                    raise _Retryable(ChatError(kind, f"HTTP {resp.status}: {text[:300]}", status=resp.status, retryable=retryable, retry_after=wait))
+        except asyncio.TimeoutError:
+            raise _Retryable(ChatError("timeout", f"no response within {self.timeout_s:g} s", retryable=True)) from None
+        except aiohttp.ClientError as exc:
+            raise _Retryable(ChatError("connection", f"{type(exc).__name__}: {exc}", retryable=True)) from None
+        try:
+            payload = _json.loads(raw)
+            choice = payload["choices"][0]
+            message = choice["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _Retryable(ChatError("bad_response", f"unreadable response: {raw[:200]!r}", status=200, retryable=True)) from None
+        usage = payload.get("usage") or {}
+        return ChatResult(
+            message=message,
+            finish_reason=choice.get("finish_reason"),
+            usage={"prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0)},
+            latency_s=0.0,
+        )
+
+
+class _Retryable(Exception):
+    """Internal carrier: every failure goes through the same retry decision."""
+
+    def __init__(self, error: ChatError) -> None:
+        self.error = error

@@ -1,0 +1,60 @@
+"""Reward calculators shared by several environments: extract the answer from the final message only."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ptbench.bootcamp.api import Identity, RewardCalculator, register_reward
+
+_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+_ANSWER = re.compile(r"(?im)^\s*\**answer\**\s*[:=]\s*(.+?)\s*$")
+
+
+def last_boxed(text: str) -> str | None:
+    found = _BOXED.findall(text)
+    return found[-1].strip() if found else None
+
+
+def last_answer_line(text: str) -> str | None:
+    found = _ANSWER.findall(text)
+    return found[-1].strip().strip("`*.").strip() if found else None
+
+
+def as_number(text: str) -> float | None:
+    try:
+        value = float(text.replace(",", "").replace(" ", ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def same_answer(got: str, expected: object, rel_tol: float = 1e-6) -> bool:
+    """Numbers compare with a tolerance, everything else case-insensitively after trimming."""
+    exp_text = str(expected)
+    a, b = as_number(got), as_number(exp_text)
+    if a is not None and b is not None:
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=rel_tol)
+    return got.strip().strip("'\"").casefold() == exp_text.strip().casefold()
+
+
+@register_reward("boxed_number")
+class BoxedNumber(RewardCalculator):
+    """The last `\\boxed{...}` (or `Answer: ...` line) in the final message, compared numerically."""
+
+    def extract(self, text: str) -> str | None:
+        return last_boxed(text) or last_answer_line(text)
+
+    def verify(self, extracted: str, identity: Identity) -> float:
+        return 1.0 if same_answer(extracted, identity[self.params.get("answer_key", "answer")]) else 0.0
+
+
+@register_reward("exact_answer")
+class ExactAnswer(RewardCalculator):
+    """The last `Answer: ...` line (or `\\boxed{...}`) in the final message; numbers with tolerance."""
+
+    def extract(self, text: str) -> str | None:
+        return last_answer_line(text) or last_boxed(text)
+
+    def verify(self, extracted: str, identity: Identity) -> float:
+        return 1.0 if same_answer(extracted, identity[self.params.get("answer_key", "answer")]) else 0.0

@@ -1,0 +1,237 @@
+"""A tool server for heavy tools shared by many shards (FastAPI + uvicorn), and the client-side proxy.
+
+Protocol (JSON over HTTP):
+  GET    /health                         -> {"status": "ok", "instances": n, "tools": [...]}
+  POST   /v1/instances                   {"tool", "params", "identity"} -> {"instance_id"}
+  POST   /v1/instances/{id}/execute      {"arguments"} -> {"text", "step_reward", "metrics", "error"}
+  DELETE /v1/instances/{id}
+Each execute has a server-side time limit (HTTP 504 past it); instances idle longer than the TTL are
+released, so shards that die never leak tool state. The server writes `toolserver.json` (its URL)
+into the campaign directory once it listens; shards read it there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ptbench.bootcamp.api import TOOLS, Identity, Tool, ToolError, ToolResult, canonical_json
+from ptbench.errors import UserError
+from ptbench.fsutil import atomic_write_json
+
+SERVER_FILE = "toolserver.json"
+
+
+class CreateBody(BaseModel):
+    tool: str
+    params: dict[str, Any] = {}
+    identity: dict[str, Any]
+
+
+class ExecuteBody(BaseModel):
+    arguments: dict[str, Any]
+
+
+def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None) -> Any:
+    import importlib
+
+    from fastapi import FastAPI, HTTPException
+
+    for mod in imports or []:
+        importlib.import_module(mod)
+
+    tools: dict[str, Tool] = {}
+    instances: dict[str, dict[str, Any]] = {}
+
+    async def reaper() -> None:
+        while True:
+            await asyncio.sleep(min(30.0, idle_ttl_s / 4))
+            now = time.monotonic()
+            for iid in [i for i, inst in instances.items() if now - inst["used"] > idle_ttl_s and not inst["busy"]]:
+                inst = instances.pop(iid)
+                try:
+                    await inst["tool"].release(inst["state"])
+                except Exception:
+                    pass
+
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(app: Any):  # type: ignore[no-untyped-def]
+        task = asyncio.create_task(reaper())
+        yield
+        task.cancel()
+
+    app = FastAPI(title="ptbench tool server", lifespan=lifespan)
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "instances": len(instances), "tools": TOOLS.names(), "pid": os.getpid()}
+
+    @app.post("/v1/instances")
+    async def create(body: CreateBody) -> dict[str, str]:
+        key = f"{body.tool}:{canonical_json(body.params)}"
+        if key not in tools:
+            try:
+                tools[key] = TOOLS.get(body.tool)(**body.params)
+            except UserError as exc:
+                raise HTTPException(404, str(exc)) from None
+        tool = tools[key]
+        try:
+            state = await asyncio.wait_for(tool.create(body.identity), request_timeout_s)
+        except asyncio.TimeoutError:
+            raise HTTPException(504, f"create took longer than {request_timeout_s:g} s") from None
+        iid = uuid.uuid4().hex
+        instances[iid] = {"tool": tool, "state": state, "used": time.monotonic(), "busy": False}
+        return {"instance_id": iid}
+
+    @app.post("/v1/instances/{iid}/execute")
+    async def execute(iid: str, body: ExecuteBody) -> dict[str, Any]:
+        inst = instances.get(iid)
+        if inst is None:
+            raise HTTPException(404, f"no instance {iid} (released, expired, or the server restarted)")
+        inst["busy"] = True
+        try:
+            result = await asyncio.wait_for(inst["tool"].execute(inst["state"], body.arguments), request_timeout_s)
+        except asyncio.TimeoutError:
+            raise HTTPException(504, f"tool call took longer than {request_timeout_s:g} s") from None
+        except Exception as exc:  # a tool bug is the model's problem to see, as it is for local tools
+            return {"text": f"error: tool failed: {type(exc).__name__}: {exc}", "step_reward": 0.0, "metrics": {}, "error": "tool_exception"}
+        finally:
+            inst["busy"] = False
+            inst["used"] = time.monotonic()
+        return {"text": result.text, "step_reward": result.step_reward, "metrics": result.metrics, "error": result.error}
+
+    @app.delete("/v1/instances/{iid}")
+    async def release(iid: str) -> dict[str, bool]:
+        inst = instances.pop(iid, None)
+        if inst is not None:
+            await inst["tool"].release(inst["state"])
+        return {"released": inst is not None}
+
+    return app
+
+
+def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 0, advertise: str | None = None, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None) -> None:
+    """Run the server until interrupted; once listening, write `<directory>/toolserver.json`."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    name = advertise or (socket.getfqdn() if host in ("0.0.0.0", "") else host)
+    url = f"http://{name}:{bound}"
+    app = create_app(request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports)
+    marker = Path(directory) / SERVER_FILE if directory else None
+
+    def withdraw() -> None:
+        if marker is None:
+            return
+        try:
+            if json.loads(marker.read_text()).get("pid") == os.getpid():
+                marker.unlink()
+        except (FileNotFoundError, ValueError):
+            pass
+
+    class _Server(uvicorn.Server):
+        # uvicorn re-raises SIGTERM after its graceful shutdown, so a `finally` would never run:
+        # withdraw the address here, while shutting down.
+        async def shutdown(self, sockets: Any = None) -> None:
+            withdraw()
+            await super().shutdown(sockets)
+
+    server = _Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=75))
+
+    async def main() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started and not task.done():
+            await asyncio.sleep(0.05)
+        if marker is not None and server.started:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(marker, {"url": url, "pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()})
+        print(f"tool server listening on {url}", flush=True)
+        await task
+
+    try:
+        asyncio.run(main())
+    finally:
+        withdraw()
+
+
+def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:
+    """The URL from `<directory>/toolserver.json`, waiting up to `wait_s` for a server job to write it."""
+    path = Path(directory) / SERVER_FILE
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return str(json.loads(path.read_text())["url"])
+        except (FileNotFoundError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise UserError(
+                    f"{path}: no tool server found; start one with `ptbench bootcamp serve-tools --dir {directory}` or pass --tool-server URL"
+                ) from None
+            time.sleep(0.5)
+
+
+class RemoteTool(Tool):
+    """Proxies a registered tool to the tool server. An unreachable or failing server raises
+    `ToolError`, which ends the episode with a recorded error instead of hanging it."""
+
+    def __init__(self, local: Tool, url: str, *, params: dict[str, Any], timeout_s: float) -> None:
+        super().__init__(**params)
+        self.name = local.name  # type: ignore[misc]
+        self._schema = local.schema()
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self._session: Any = None
+
+    def schema(self) -> dict[str, Any]:
+        return self._schema
+
+    async def _post(self, path: str, body: dict[str, Any], *, method: str = "POST") -> Any:
+        import aiohttp
+
+        if self._session is None or self._session.closed:
+            # Slack over the server's own limit so its 504 (a clean answer) arrives before ours fires.
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s + 5, sock_connect=5))
+        try:
+            async with self._session.request(method, self.url + path, json=body) as resp:
+                payload = await resp.json(content_type=None)
+                return resp.status, payload
+        except asyncio.TimeoutError:
+            raise ToolError(f"tool server {self.url} did not answer within {self.timeout_s + 5:g} s", kind="tool_server") from None
+        except (aiohttp.ClientError, ValueError) as exc:
+            raise ToolError(f"tool server {self.url} unreachable: {type(exc).__name__}: {exc}", kind="tool_server") from None
+
+    async def create(self, identity: Identity) -> Any:
+        status, payload = await self._post("/v1/instances", {"tool": self.name, "params": self.params, "identity": identity})
+        if status != 200:
+            raise ToolError(f"tool server could not create '{self.name}': HTTP {status} {payload}", kind="tool_server")
+        return payload["instance_id"]
+
+    async def execute(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
+        status, payload = await self._post(f"/v1/instances/{state}/execute", {"arguments": arguments})
+        if status == 504:
+            return ToolResult(text=f"error: {payload.get('detail', 'tool call timed out')}", error="timeout")
+        if status != 200:
+            raise ToolError(f"tool server failed on '{self.name}': HTTP {status} {payload}", kind="tool_server")
+        return ToolResult(text=payload["text"], step_reward=payload.get("step_reward", 0.0), metrics=payload.get("metrics") or {}, error=payload.get("error"))
+
+    async def release(self, state: Any) -> None:
+        try:
+            await self._post(f"/v1/instances/{state}", {}, method="DELETE")
+        except ToolError:
+            pass  # the server's idle TTL reclaims it
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()

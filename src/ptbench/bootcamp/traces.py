@@ -1,0 +1,89 @@
+"""The episode trace: one JSON line per episode, versioned. Built as plain dicts on the hot path and
+validated with this model when read back (merge, SFT export)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TRACE_SCHEMA = "ptbench.bootcamp.trace/1"
+
+
+class ToolCallRecord(BaseModel):
+    turn: int
+    id: str | None = None
+    name: str
+    arguments: Any
+    result: str
+    step_reward: float = 0.0
+    error: str | None = None
+    latency_s: float = 0.0
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnScore(BaseModel):
+    turn: int
+    score: float
+    terminate: bool
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class TraceError(BaseModel):
+    kind: str
+    message: str
+    status: int | None = None
+    retryable: bool = False
+    attempts: int = 1
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    """Summed over every model call (each call re-sends the history)."""
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    last_context_tokens: int = 0
+    """Prompt + completion tokens of the last call: how long the conversation finally got."""
+
+
+class EpisodeTrace(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    schema_: str = Field(TRACE_SCHEMA, alias="schema")
+    sample_id: str
+    data_source: str
+    split: str
+    index: int
+    level: str | None = None
+    config_hash: str
+    data_hash: str | None = None
+    model: str
+    status: Literal["ok", "error"]
+    stop_reason: str
+    messages: list[dict[str, Any]]
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    step_rewards: list[float] = Field(default_factory=list)
+    turn_scores: list[TurnScore] = Field(default_factory=list)
+    final_text: str | None = None
+    extracted: str | None = None
+    score: float | None = None
+    """None when the episode failed: a failure is not a score of 0."""
+    correct: bool | None = None
+    turns: int = 0
+    n_tool_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    model_latency_s: float = 0.0
+    requests: int = 0
+    retries: dict[str, int] = Field(default_factory=dict)
+    error: TraceError | None = None
+    attempt: int = 1
+    started_at: float = 0.0
+
+
+def is_final(record: dict[str, Any]) -> bool:
+    """A record that resume must not redo: a success, or a failure that would fail again."""
+    if record.get("status") == "ok":
+        return True
+    err = record.get("error") or {}
+    return not err.get("retryable", True)

@@ -1,0 +1,243 @@
+"""The `ptbench` command line: thin; parses arguments, calls the modules, prints with rich.
+
+Heavy libraries (torch, transformers, vllm, submitit, htcondor) are imported inside the commands
+that need them, so `ptbench trial run` starts the agent quickly.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ptbench.errors import UserError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
+
+
+trial_app = typer.Typer(no_args_is_help=True, help="Run one trial (what a compute node executes).")
+app.add_typer(trial_app, name="trial")
+
+
+@app.command()
+def validate(campaign: str = typer.Argument(..., help="campaign YAML file")) -> None:
+    """Check a campaign file without creating or submitting anything."""
+    from ptbench.plan import check_unique_ids, expand
+    from ptbench.spec import load_campaign
+
+    c = load_campaign(campaign)
+    specs = expand(c)
+    check_unique_ids(c, specs)
+    print(f"{campaign}: ok — {len(specs)} trial(s): {len(c.agents)} agent(s) x {len(c.base_models)} base model(s) x "
+          f"{len(c.tasks)} task(s) x {len(c.seeds)} seed(s); backend {c.backend.name}; results in {c.campaign_dir}")
+
+
+@app.command()
+def plan(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    replace: bool = typer.Option(False, help="move trials whose spec changed aside and plan them anew"),
+) -> None:
+    """Create the campaign's trial directories (idempotent)."""
+    from ptbench import commands
+
+    p = commands.plan(campaign, replace=replace)
+    print(f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, {len(p.replaced)} replaced")
+
+
+@app.command()
+def run(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    replace: bool = typer.Option(False, help="replace trials whose spec changed"),
+    parallelism: int = typer.Option(None, help="override the campaign's parallelism"),
+) -> None:
+    """Run a campaign on this machine (the local backend), then print the results table."""
+    from ptbench import commands
+    from ptbench.backends.local import LocalBackend
+
+    p = commands.plan(campaign, replace=replace)
+    todo = p.unfinished
+    if todo:
+        _run_local(p, todo, parallelism)
+    else:
+        commands.console.print(f"{p.campaign_dir.name}: all {len(p.trials)} trial(s) finished; nothing to run")
+    commands.print_status(p.campaign_dir, commands.status_rows(p.campaign_dir))
+    md, files, problems = commands.write_tables(str(p.campaign_dir), None)
+    commands.console.print(md)
+    commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
+
+
+def _run_local(p, todo, parallelism) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ptbench import commands
+    from ptbench.backends.local import LocalBackend
+    from ptbench.status import trial_status
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=commands.console) as progress:
+        bar = progress.add_task(f"{p.campaign_dir.name}", total=len(todo))
+
+        def done(trial, code):
+            st = trial_status(trial)
+            progress.console.print(f"  {trial.id}: {st.state} {st.metric}".rstrip())
+            progress.advance(bar)
+
+        LocalBackend().submit(p, todo, parallelism=parallelism, progress=done)
+
+
+@app.command()
+def status(target: str = typer.Argument(..., help="campaign file or its results folder")) -> None:
+    """A table of every trial's state, stage, time used and score."""
+    from ptbench import commands
+    from ptbench.backends import get_backend
+
+    cdir, campaign = commands.resolve_campaign_dir(target)
+    states = {}
+    backend_name = _backend_of(cdir, campaign)
+    if backend_name != "local":
+        from ptbench.plan import load_plan
+
+        states = get_backend(backend_name).scheduler_states(cdir, load_plan(cdir))
+    commands.print_status(cdir, commands.status_rows(cdir, states))
+
+
+def _backend_of(cdir, campaign) -> str:
+    import json
+
+    jobs = cdir / "jobs.json"
+    if jobs.exists():
+        return json.loads(jobs.read_text()).get("backend", "local")
+    return campaign.backend.name if campaign else "local"
+
+
+@app.command()
+def cancel(
+    target: str = typer.Argument(..., help="campaign file or its results folder"),
+    trials: list[str] = typer.Argument(None, help="trial ids (default: every unfinished trial)"),
+) -> None:
+    """Stop trials cleanly: their processes end and their results say `cancelled`."""
+    import time
+
+    from ptbench import commands
+    from ptbench.backends import get_backend
+
+    cdir, campaign = commands.resolve_campaign_dir(target)
+    chosen = [t for t in commands.select_trials(cdir, trials) if not t.result_json.exists()]
+    if not chosen:
+        print(f"{cdir.name}: nothing to cancel (every selected trial has finished)")
+        return
+    backend = get_backend(_backend_of(cdir, campaign))
+    backend.cancel(cdir, chosen)
+    deadline = time.monotonic() + 120
+    waiting = list(chosen)
+    while waiting and time.monotonic() < deadline:
+        waiting = [t for t in waiting if not commands.record_cancelled_if_idle(t)]
+        if waiting:
+            time.sleep(0.5)
+    print(f"{cdir.name}: cancelled {len(chosen) - len(waiting)} trial(s)" + (f"; still stopping: {', '.join(t.id for t in waiting)}" if waiting else ""))
+
+
+@app.command()
+def collate(
+    target: str = typer.Argument(..., help="campaign file, its results folder, or any folder of result.json files"),
+    out: str = typer.Option(None, help="folder for results.{md,csv,tex,json} (default: <campaign>/tables)"),
+) -> None:
+    """Aggregate results: Markdown table on screen; CSV, LaTeX (booktabs) and JSON files."""
+    from ptbench import commands
+
+    md, files, problems = commands.write_tables(target, out)
+    for p in problems:
+        commands.err_console.print(f"[yellow]warning:[/] {p}")
+    commands.console.print(md)
+    commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
+
+
+@trial_app.command("run")
+def trial_run(trial_dir: str = typer.Argument(..., help="a planned trial directory")) -> None:
+    """Run (or resume) one trial: prepare, solve, collect, integrity, evaluate, record."""
+    from ptbench.runner.pipeline import run_trial
+
+    raise typer.Exit(run_trial(trial_dir))
+
+
+@app.command("eval")
+def eval_cmd(
+    task: str = typer.Argument(..., help="task name"),
+    model: str = typer.Option(..., help="model folder (or hub id)"),
+    out: str = typer.Option("eval", help="folder for metrics.json and samples.jsonl"),
+    limit: int = typer.Option(None, help="evaluate only the first N examples"),
+    engine: str = typer.Option("auto", help="auto | transformers | vllm"),
+    batch_size: int = typer.Option(32),
+    task_options: str = typer.Option("{}", help="task options as JSON"),
+) -> None:
+    """Evaluate a model on a task with the harness's own evaluation code."""
+    import json
+
+    from ptbench.errors import UserError
+    from ptbench.tasks.evaluate import evaluate
+
+    try:
+        options = json.loads(task_options)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--task-options: not valid JSON ({exc})") from None
+    m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size)
+    p = m["primary"]
+    stderr = f" ± {p['stderr']:.4f}" if p["stderr"] is not None else ""
+    print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
+
+
+@app.command("make-tiny-model")
+def make_tiny_model_cmd(path: str = typer.Argument(..., help="folder to write the model to")) -> None:
+    """Create the demo's random tiny Llama and tokenizer locally (no download)."""
+    from ptbench.demo import make_tiny_model
+
+    print(make_tiny_model(path))
+
+
+@app.command("list")
+def list_cmd() -> None:
+    """Known agents and tasks."""
+    from ptbench.agents import available_agents
+    from ptbench.tasks import available_tasks
+
+    print("agents: " + ", ".join(available_agents()))
+    print("tasks:  " + ", ".join(available_tasks()))
+
+
+def _register_subapps() -> None:
+    from ptbench.bootcamp.cli import app as bootcamp_app
+    from ptbench.testing.cli import app as provider_app
+
+    app.add_typer(bootcamp_app, name="bootcamp", help="Programmable environments: generate data, roll out, merge traces.")
+    app.add_typer(provider_app, name="provider", help="The scripted model provider (tests and rehearsals).")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: user errors become one line on stderr and exit code 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    if debug:
+        args.remove("--debug")
+    try:
+        _register_subapps()
+        app(args=args, standalone_mode=False)
+    except UserError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click's own usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(2)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""What the CLI commands do, kept apart from argument parsing so tests can call them directly."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from ptbench.errors import UserError
+from ptbench.plan import Plan, load_plan, plan_campaign
+from ptbench.spec import Campaign, load_campaign
+from ptbench.status import FINAL_STATES, TrialStatus, trial_status
+from ptbench.trial import TrialDir
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
+    """A campaign file -> its results folder; a folder is taken as it is."""
+    path = Path(target)
+    if path.is_file():
+        campaign = load_campaign(path, check_names=False)
+        return campaign.campaign_dir, campaign
+    if path.is_dir():
+        return path.resolve(), None
+    raise UserError(f"{target}: no such campaign file or results directory")
+
+
+def plan(campaign_file: str, *, replace: bool = False) -> Plan:
+    campaign = load_campaign(campaign_file)
+    return plan_campaign(campaign, replace=replace, source=str(Path(campaign_file).resolve()))
+
+
+def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = None) -> list[TrialStatus]:
+    trials = load_plan(campaign_dir)
+    if not trials:
+        raise UserError(f"{campaign_dir}: no planned trials here (plan or run the campaign first)")
+    rows = []
+    for t in trials:
+        st = trial_status(t)
+        sched = (scheduler_states or {}).get(t.id)
+        if sched and st.state in ("pending", "interrupted", "failed"):
+            st.state = sched
+        rows.append(st)
+    return rows
+
+
+def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.state] = counts.get(r.state, 0) + 1
+    table = RichTable(title=f"{campaign_dir.name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    for col in ("trial", "state", "stage", "time used", "metric", "job", "detail"):
+        table.add_column(col, overflow="fold")
+    style = {"completed": "green", "running": "cyan", "timed_out": "yellow", "cancelled": "dim"}
+    for r in rows:
+        s = style.get(r.state, "red" if r.state in FINAL_STATES or r.state in ("failed", "corrupt") else "")
+        table.add_row(r.trial_id, f"[{s}]{r.state}[/]" if s else r.state, r.stage or "", _hms(r.seconds_used), r.metric, r.job_id or "", r.detail or r.log or "")
+    console.print(table)
+
+
+def _hms(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s else ""
+
+
+def select_trials(campaign_dir: Path, trial_ids: list[str] | None) -> list[TrialDir]:
+    trials = load_plan(campaign_dir)
+    if not trial_ids:
+        return trials
+    by_id = {t.id: t for t in trials}
+    missing = [t for t in trial_ids if t not in by_id]
+    if missing:
+        raise UserError(f"{campaign_dir}: no trial '{missing[0]}' (see `ptbench status {campaign_dir}`)")
+    return [by_id[t] for t in trial_ids]
+
+
+def record_cancelled_if_idle(trial: TrialDir) -> bool:
+    """Write a `cancelled` result for a trial no runner is working on; False if a runner holds it."""
+    from ptbench.fsutil import atomic_write_json
+    from ptbench.runner import record
+
+    if trial.result_json.exists():
+        return True
+    fd = os.open(trial.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        state = trial.load_state()
+        atomic_write_json(trial.result_json, record.cancelled(trial, state))
+        trial.event("cancelled", by="ptbench cancel")
+        return True
+    finally:
+        os.close(fd)
+
+
+def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], list[str]]:
+    from ptbench.results.collate import aggregate, load_records, to_csv, to_latex, to_markdown
+    from ptbench.fsutil import atomic_write_text
+
+    root, _ = resolve_campaign_dir(target)
+    records, problems = load_records(root)
+    if not records:
+        raise UserError(f"{root}: no result.json found (run the campaign first, or point at its results folder)")
+    table = aggregate(records, problems)
+    out = Path(out_dir) if out_dir else root / "tables"
+    out.mkdir(parents=True, exist_ok=True)
+    md = to_markdown(table)
+    files = []
+    for name, text in (("results.md", md + "\n"), ("results.csv", to_csv(table)), ("results.tex", to_latex(table))):
+        atomic_write_text(out / name, text)
+        files.append(out / name)
+    atomic_write_text(out / "results.json", json.dumps([r.model_dump(mode="json") for r in records], indent=1))
+    files.append(out / "results.json")
+    return md, files, problems

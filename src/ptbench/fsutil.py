@@ -1,0 +1,76 @@
+"""Atomic file writes and small filesystem helpers.
+
+Every file another process may read (state.json, result.json, job tables) is written to a
+temporary file in the same folder and renamed over the target, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        # mkstemp creates 0600; other users' tools (collators, schedulers) must read our files.
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode(), mode=mode)
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    if isinstance(obj, BaseModel):
+        text = obj.model_dump_json(indent=2)
+    else:
+        text = json.dumps(obj, indent=2, sort_keys=False, default=str)
+    atomic_write_text(path, text + "\n")
+
+
+def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
+    """Append one JSON line with a single write(2) so concurrent appenders never interleave."""
+    line = (json.dumps(record, default=str) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a JSONL file, ignoring a torn last line left by a killed writer."""
+    out: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+    except FileNotFoundError:
+        pass
+    return out

@@ -1,0 +1,81 @@
+"""`result.json`: the one record per trial that the collator reads (versioned)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+Status = Literal["completed", "timed_out", "agent_failed", "no_model", "eval_failed", "setup_failed", "cancelled"]
+
+
+class AgentInfo(BaseModel):
+    name: str
+    model: str | None = None
+    label: str
+    cli_version: str | None = None
+
+
+class BaseModelInfo(BaseModel):
+    id: str
+    revision: str | None = None
+    label: str
+
+
+class TaskInfo(BaseModel):
+    name: str
+    version: str | None = None
+    label: str
+
+
+class Failure(BaseModel):
+    stage: str
+    kind: str  # e.g. no_gpu, timeout, agent_exit, eval_error, scheduler_time_limit, cancelled
+    message: str = ""
+    retryable: bool = False
+
+
+class BudgetUsed(BaseModel):
+    hours: float
+    gpus: int
+    gpu_type: str | None = None
+    solve_seconds_used: float = 0.0
+    solve_runs: int = 0
+
+
+class Metric(BaseModel):
+    name: str
+    value: float
+    stderr: float | None = None
+    n: int
+
+
+class Provenance(BaseModel):
+    ptbench_version: str
+    git_commit: str | None = None
+    container_image: str | None = None
+    host: str
+    scheduler: str
+    job_id: str | None = None
+
+
+class ResultRecord(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    campaign: str
+    trial_id: str
+    agent: AgentInfo
+    base_model: BaseModelInfo
+    task: TaskInfo
+    seed: int
+    status: Status
+    failure: Failure | None = None
+    budget: BudgetUsed
+    primary_metric: Metric | None = None
+    extra_metrics: dict[str, Any] = Field(default_factory=dict)
+    integrity: dict[str, str] = Field(default_factory=dict)
+    evaluation: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    provenance: Provenance
+    finished_at: float

@@ -1,0 +1,249 @@
+"""`ptbench trial run DIR`: the same pipeline on every backend.
+
+prepare -> solve -> collect -> integrity -> evaluate -> record. Each stage leaves a marker in
+state.json; a restarted job (requeue, eviction, kill -9) continues at the first unfinished stage,
+and the solve stage gets only the budget that is left.
+
+Exit codes: 0 a result is recorded; 75 interrupted or failed retryably, run again to resume;
+2 a user error (bad trial directory, corrupt state).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+from ptbench.errors import UserError
+from ptbench.fsutil import atomic_write_json, atomic_write_text
+from ptbench.runner import record
+from ptbench.runner.gpu import check_gpus
+from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
+from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, write_deadline
+from ptbench.trial import STAGES, Attempt, StageMark, TrialDir, TrialState
+
+EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1)
+
+
+class _Interrupted(Exception):
+    def __init__(self, signame: str) -> None:
+        self.signame = signame
+
+
+class _RetryableFailure(Exception):
+    def __init__(self, stage: str, kind: str, message: str) -> None:
+        self.stage, self.kind, self.message = stage, kind, message
+
+
+class Runner:
+    def __init__(self, trial: TrialDir) -> None:
+        self.trial = trial
+        self.spec = trial.spec
+        self.watchdog: Watchdog | None = None
+        self.child: subprocess.Popen | None = None
+
+    # ---- entry --------------------------------------------------------------------------
+    def run(self) -> int:
+        trial = self.trial
+        state = trial.load_state()
+        if "record" in state.stages:
+            print(f"{trial.id}: already finished ({(trial.read_result() or {}).get('status', '?')}); nothing to do")
+            return 0
+        lock = self._lock()
+        try:
+            become_subreaper()
+            scheduler, job_id = job_identity()
+            state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
+            state.failure = None
+            trial.save_state(state)
+            atomic_write_text(trial.runner_pid, pid_file_text())
+            trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage())
+            for sig in _STOP_SIGNALS:
+                signal.signal(sig, self._on_signal)
+            return self._stages(state)
+        finally:
+            for sig in _STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            trial.runner_pid.unlink(missing_ok=True)
+            os.close(lock)
+
+    def _stages(self, state: TrialState) -> int:
+        try:
+            if self.trial.cancel_marker.exists():
+                raise _Interrupted("cancel")
+            if len(state.attempts) > self.spec.max_requeues + 1 and state.next_stage() != "record":
+                return self._finish(state, record.exhausted(self.trial, state))
+            for stage in STAGES:
+                if stage not in state.stages:
+                    getattr(self, f"_{stage}")(state)
+            return 0
+        except _Interrupted as exc:
+            return self._interrupted(state, exc.signame)
+        except (_RetryableFailure, UserError) as exc:
+            if isinstance(exc, UserError):
+                exc = _RetryableFailure(state.next_stage() or "record", "setup_error", str(exc))
+                exc.retryable = False
+            retryable = getattr(exc, "retryable", True)
+            self._fail(state, exc.stage, exc.kind, exc.message, retryable)
+            print(f"{self.trial.id}: {exc.stage} failed ({exc.kind}): {exc.message}" + (" — retryable" if retryable else ""), file=sys.stderr)
+            return EXIT_RESUMABLE if retryable else 1
+        except Exception as exc:
+            # A harness bug: keep the traceback in the log, and say so in the trial's state.
+            self._fail(state, state.next_stage() or "record", "harness_error", f"{type(exc).__name__}: {exc}", False)
+            raise
+
+    def _fail(self, state: TrialState, stage: str, kind: str, message: str, retryable: bool) -> None:
+        state.failure = {"stage": stage, "kind": kind, "message": message, "retryable": retryable}
+        self._end_attempt(state, f"failed: {kind}")
+        self.trial.event("failed", **state.failure)
+
+    def _interrupted(self, state: TrialState, signame: str) -> int:
+        self._stop_child()
+        if self.trial.cancel_marker.exists():
+            self.trial.event("cancelled", signal=signame)
+            return self._finish(state, record.cancelled(self.trial, state))
+        self._end_attempt(state, f"interrupted by {signame}")
+        self.trial.event("checkpointed", signal=signame, solve_seconds_used=round(state.solve_seconds_used, 1), next_stage=state.next_stage())
+        return EXIT_RESUMABLE
+
+    def _finish(self, state: TrialState, result: Any) -> int:
+        if not self.trial.result_json.exists():  # a recorded result is never overwritten
+            atomic_write_json(self.trial.result_json, result)
+        self._mark(state, "record", getattr(result, "status", "recorded"))
+        self._end_attempt(state, getattr(result, "status", "recorded"))
+        self.trial.event("recorded", status=getattr(result, "status", None))
+        return 0
+
+    # ---- stages -------------------------------------------------------------------------
+    def _prepare(self, state: TrialState) -> None:
+        b = self.spec.budget
+        gpus = check_gpus(b.gpus, b.gpu_type)
+        if not gpus.ok:
+            raise _RetryableFailure("prepare", "no_gpu", gpus.message)
+        prepare_workspace(self.trial, python=sys.executable)
+        self._mark(state, "prepare", "ok", gpus=gpus.message)
+
+    def _solve(self, state: TrialState) -> None:
+        from ptbench.agents.launcher import build_launch
+
+        trial, budget = self.trial, self.spec.budget
+        left = budget.seconds - state.solve_seconds_used
+        if killed := kill_leftovers(str(trial.path)):
+            trial.event("killed_leftovers", processes=killed)
+        if left <= 0:
+            self._mark(state, "solve", "timed_out", exit_code=None, timed_out=True, seconds=0.0)
+            return
+        write_deadline(trial, left)
+        prompt = trial.prompt_txt.read_text() if trial.prompt_txt.exists() else ""
+        launch = build_launch(trial, prompt=prompt, resume=state.solve_runs > 0)
+        used_before = state.solve_seconds_used
+
+        def on_tick(elapsed: float) -> None:
+            state.solve_seconds_used = used_before + elapsed
+            trial.save_state(state)
+
+        self.watchdog = Watchdog(
+            seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
+            on_tick=on_tick, on_event=trial.event,
+        )
+        state.solve_runs += 1
+        with open(trial.agent_dir / "native.log", "ab") as log:
+            outcome = self.watchdog.run(launch.argv, cwd=str(launch.cwd), env=launch.env, stdout=log, stderr=subprocess.STDOUT)
+        self.watchdog = None
+        if outcome.interrupted:
+            raise _Interrupted(outcome.interrupted)
+        result = "timed_out" if outcome.timed_out else ("ok" if outcome.exit_code == 0 else "agent_failed")
+        self._mark(state, "solve", result, exit_code=outcome.exit_code, timed_out=outcome.timed_out, warned=outcome.warned, seconds=round(outcome.seconds, 2))
+
+    def _collect(self, state: TrialState) -> None:
+        src = self.trial.workspace / "final_model"
+        dst = self.trial.final_model
+        if src.is_dir() and not dst.exists():
+            src.rename(dst)
+        found = dst.is_dir() and any(dst.iterdir())
+        self._mark(state, "collect", "ok" if found else "no_model", found=found)
+
+    def _integrity(self, state: TrialState) -> None:
+        # Seam for the integrity checks (contamination, model identity, API use). Until they are
+        # built every verdict is "unchecked" — never "clean".
+        verdicts = {"contamination": "unchecked", "model_identity": "unchecked", "api_usage": "unchecked"}
+        atomic_write_json(self.trial.checks_dir / "verdicts.json", verdicts)
+        self._mark(state, "integrity", "unchecked", **verdicts)
+
+    def _evaluate(self, state: TrialState) -> None:
+        if not state.stages["collect"].detail.get("found"):
+            self._mark(state, "evaluate", "skipped")
+            return
+        ev = self.spec.evaluation
+        import json
+
+        argv = [sys.executable, "-m", "ptbench", "eval", self.spec.task.name, "--model", str(self.trial.final_model),
+                "--out", str(self.trial.eval_dir), "--engine", ev.engine, "--batch-size", str(ev.batch_size),
+                "--task-options", json.dumps(self.spec.task.options)]
+        if ev.limit:
+            argv += ["--limit", str(ev.limit)]
+        self.trial.event("evaluating", engine=ev.engine)
+        rc, tail = self._run_child(argv, self.trial.eval_dir / "eval.log")
+        self._mark(state, "evaluate", "ok" if rc == 0 else "failed", exit_code=rc, log_tail=tail if rc else "")
+
+    def _record(self, state: TrialState) -> None:
+        self._finish(state, record.build(self.trial, state))
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _mark(self, state: TrialState, stage: str, outcome: str, **detail: Any) -> None:
+        state.stages[stage] = StageMark(done_at=time.time(), outcome=outcome, detail=detail)
+        self.trial.save_state(state)
+        self.trial.event("stage_done", stage=stage, outcome=outcome)
+
+    def _end_attempt(self, state: TrialState, outcome: str) -> None:
+        if state.attempts and state.attempts[-1].ended_at is None:
+            state.attempts[-1].ended_at = time.time()
+            state.attempts[-1].outcome = outcome
+        self.trial.save_state(state)
+
+    def _run_child(self, argv: list[str], log_path) -> tuple[int, str]:
+        with open(log_path, "ab") as log:
+            self.child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            rc = self.child.wait()
+        self.child = None
+        tail = log_path.read_bytes()[-2000:].decode(errors="replace")
+        return rc, tail
+
+    def _stop_child(self) -> None:
+        if self.child and self.child.poll() is None:
+            try:
+                os.killpg(self.child.pid, signal.SIGTERM)
+                self.child.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(self.child.pid, signal.SIGKILL)
+        terminate_descendants(self.spec.budget.grace_seconds)
+
+    def _on_signal(self, signum: int, _frame) -> None:
+        name = signal.Signals(signum).name
+        if self.watchdog is not None:
+            self.watchdog.interrupt(name)  # the watch loop stops the agent and persists time
+        else:
+            raise _Interrupted(name)
+
+    def _lock(self) -> int:
+        fd = os.open(self.trial.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UserError(f"{self.trial.path}: another runner is working on this trial (see runner.pid); wait for it or cancel it") from None
+        return fd
+
+
+def run_trial(path: str) -> int:
+    trial = TrialDir(path)
+    if not trial.path.is_dir():
+        raise UserError(f"{path}: no such trial directory")
+    trial.spec  # validates trial.json
+    return Runner(trial).run()

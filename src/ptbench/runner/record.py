@@ -1,0 +1,98 @@
+"""Build the `result.json` record from a trial's state, eval metrics and provenance."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import ptbench
+from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
+from ptbench.runner.workspace import job_identity
+from ptbench.trial import TrialDir, TrialSpec, TrialState
+
+
+@lru_cache(maxsize=1)
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(ptbench.__file__).parent, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _provenance() -> Provenance:
+    import os
+
+    scheduler, job_id = job_identity()
+    return Provenance(
+        ptbench_version=ptbench.__version__, git_commit=_git_commit(), host=socket.gethostname(),
+        scheduler=scheduler, job_id=job_id, container_image=os.environ.get("APPTAINER_CONTAINER") or os.environ.get("PTBENCH_CONTAINER_IMAGE"),
+    )
+
+
+def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
+    b = spec.budget
+    return ResultRecord(
+        campaign=spec.campaign, trial_id=spec.trial_id,
+        agent=AgentInfo(name=spec.agent.name, model=spec.agent.model, label=spec.agent.display),
+        base_model=BaseModelInfo(id=spec.base_model.id, revision=spec.base_model.revision, label=spec.base_model.display),
+        task=TaskInfo(name=spec.task.name, label=spec.task.display),
+        seed=spec.seed, status=status, failure=failure,
+        budget=BudgetUsed(hours=b.hours, gpus=b.gpus, gpu_type=b.gpu_type, solve_seconds_used=round(state.solve_seconds_used, 2), solve_runs=state.solve_runs),
+        provenance=_provenance(), finished_at=time.time(),
+    )
+
+
+def build(trial: TrialDir, state: TrialState) -> ResultRecord:
+    """The final record after the evaluate stage."""
+    spec = trial.spec
+    solve = state.stages["solve"]
+    collect = state.stages["collect"]
+    evaluate = state.stages["evaluate"]
+    failure = None
+    if evaluate.outcome == "failed":
+        status = "eval_failed"
+        failure = Failure(stage="evaluate", kind="eval_error", message=evaluate.detail.get("log_tail", "")[-500:])
+    elif not collect.detail.get("found"):
+        status = "no_model" if solve.outcome in ("ok", "timed_out") else "agent_failed"
+        kind = {"ok": "no_final_model", "timed_out": "timeout"}.get(solve.outcome, "agent_exit")
+        failure = Failure(stage="solve", kind=kind, message=f"agent exit code {solve.detail.get('exit_code')}; no final_model/")
+    elif solve.outcome == "timed_out":
+        status = "timed_out"
+        failure = Failure(stage="solve", kind="timeout", message="budget used up; final_model/ saved before the deadline was evaluated")
+    else:
+        status = "completed"
+    record = _base(spec, state, status, failure)
+    metrics_file = trial.eval_dir / "metrics.json"
+    if evaluate.outcome == "ok" and metrics_file.exists():
+        metrics = json.loads(metrics_file.read_text())
+        record.primary_metric = Metric(**metrics["primary"])
+        record.extra_metrics = metrics.get("extra", {})
+        record.evaluation = metrics.get("settings", {})
+        record.task.version = metrics.get("task", {}).get("version")
+    verdicts = trial.checks_dir / "verdicts.json"
+    if verdicts.exists():
+        record.integrity = json.loads(verdicts.read_text())
+    usage = trial.agent_dir / "usage.json"
+    if usage.exists():
+        record.usage = json.loads(usage.read_text())
+    return record
+
+
+def cancelled(trial: TrialDir, state: TrialState) -> ResultRecord:
+    stage = state.next_stage() or "record"
+    return _base(trial.spec, state, "cancelled", Failure(stage=stage, kind="cancelled", message="cancelled by the user"))
+
+
+def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
+    """A trial requeued more often than allowed: record where it got to, and why."""
+    stage = state.next_stage() or "record"
+    last = state.failure or {}
+    kind = last.get("kind", "requeue_limit")
+    status = "setup_failed" if stage == "prepare" else "agent_failed"
+    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip("; ")
+    return _base(trial.spec, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))

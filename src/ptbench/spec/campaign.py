@@ -1,0 +1,139 @@
+"""Pydantic models of a campaign file: the matrix of trials and how to run them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_SLUG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class Strict(BaseModel):
+    """Base for every file format: unknown keys are errors, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentRef(Strict):
+    name: str = Field(description="folder name under agents/ (e.g. reference, claude-code)")
+    model: str | None = Field(default=None, description="model the agent drives (e.g. claude-sonnet-4-5); none for keyless agents")
+    label: str | None = Field(default=None, description="name in tables and trial ids; defaults to name[-model]")
+    options: dict[str, Any] = Field(default_factory=dict, description="agent-specific template variables")
+
+    @property
+    def display(self) -> str:
+        if self.label:
+            return self.label
+        return f"{self.name}-{self.model}" if self.model else self.name
+
+
+class BaseModelRef(Strict):
+    id: str = Field(description="Hugging Face id, e.g. Qwen/Qwen3-1.7B-Base")
+    revision: str | None = Field(default=None, description="pinned commit of the model repository")
+    path: str | None = Field(default=None, description="local copy to use instead of the hub (offline clusters)")
+    label: str | None = None
+
+    @property
+    def display(self) -> str:
+        return self.label or self.id.rsplit("/", 1)[-1]
+
+
+class TaskRef(Strict):
+    name: str = Field(description="registered task name (see `ptbench tasks`)")
+    options: dict[str, Any] = Field(default_factory=dict, description="task options, e.g. {digits: 2}")
+    label: str | None = Field(default=None, description="name in tables and trial ids; needed when one task appears twice")
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+class Budget(Strict):
+    hours: float = Field(description="the agent's wall-clock budget")
+    gpus: int = Field(default=1, ge=0)
+    gpu_type: str | None = Field(default=None, description="e.g. H100; schedulers turn it into gres / requirements")
+    grace_seconds: float = Field(default=30, ge=0, description="SIGTERM -> SIGKILL delay at the deadline")
+    warn_seconds: float | None = Field(default=None, ge=0, description="warning this long before the deadline (default: 10% of the budget, at most 10 min)")
+    eval_minutes: float = Field(default=60, ge=0, description="allowance for collect + evaluate after the agent")
+    margin_minutes: float = Field(default=10, ge=0, description="extra scheduler time so the watchdog always acts first")
+
+    @field_validator("hours")
+    @classmethod
+    def _positive(cls, v: float) -> float:
+        if v <= 0:
+            raise ValueError("the budget must be positive hours (e.g. hours: 10)")
+        return v
+
+    @property
+    def seconds(self) -> float:
+        return self.hours * 3600
+
+    @property
+    def warn_before(self) -> float:
+        if self.warn_seconds is not None:
+            return min(self.warn_seconds, self.seconds)
+        return min(0.1 * self.seconds, 600.0)
+
+    @property
+    def scheduler_minutes(self) -> int:
+        """Wall time a scheduler should allow the whole job: budget + grace + evaluation + margin."""
+        total = self.seconds / 60 + self.grace_seconds / 60 + self.eval_minutes + self.margin_minutes
+        return max(1, int(-(-total // 1)))
+
+
+class Backend(Strict):
+    name: Literal["local", "slurm", "htcondor"] = "local"
+    options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings (partition, account, ...)")
+
+
+class Evaluation(Strict):
+    engine: Literal["auto", "transformers", "vllm"] = "auto"
+    limit: int | None = Field(default=None, ge=1, description="evaluate only the first N test examples")
+    batch_size: int = Field(default=32, ge=1)
+
+
+class Campaign(Strict):
+    name: str = Field(description="campaign name: its folder under results_dir")
+    agents: list[AgentRef] = Field(min_length=1)
+    base_models: list[BaseModelRef] = Field(min_length=1)
+    tasks: list[TaskRef] = Field(min_length=1)
+    seeds: list[int] = Field(default=[0], min_length=1)
+    budget: Budget
+    backend: Backend = Backend()
+    sandbox: Literal["none", "bwrap", "apptainer"] = "none"
+    sandbox_options: dict[str, Any] = Field(default_factory=dict)
+    results_dir: str = "results"
+    parallelism: int = Field(default=1, ge=1)
+    evaluation: Evaluation = Evaluation()
+    max_continuations: int = Field(default=0, ge=0, description="times an agent that quits early may be resumed")
+    max_requeues: int = Field(default=3, ge=0, description="times a preempted or evicted job may resume")
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not _SLUG_OK.match(v):
+            raise ValueError("use letters, digits, '.', '_' or '-' (it becomes a folder name)")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        """Accept `tasks: [gsm8k]`, `agents: [reference]`, `base_models: [Qwen/Qwen3-1.7B-Base]`."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key, field in (("tasks", "name"), ("agents", "name"), ("base_models", "id")):
+            items = data.get(key)
+            if isinstance(items, list):
+                data[key] = [{field: it} if isinstance(it, str) else it for it in items]
+        if isinstance(data.get("backend"), str):
+            data["backend"] = {"name": data["backend"]}
+        return data
+
+    @property
+    def campaign_dir(self) -> Path:
+        """results_dir/<name>; a relative results_dir is taken from the current directory."""
+        return Path(self.results_dir).expanduser().resolve() / self.name

@@ -1,0 +1,62 @@
+"""Turn a pydantic ValidationError into one line naming file, line, field and a fix."""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ptbench.spec.yamlio import LocatedYaml
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the mapping at `loc` (list indices and dict keys are skipped)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        current = _unwrap(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    for arg in typing.get_args(annotation) or ():
+        inner = _unwrap(arg)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            return inner
+    return annotation
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel], src: LocatedYaml) -> str:
+    """The first error as `file:line: field: problem (fix)`, plus a count of any others."""
+    errors = exc.errors()
+    err = errors[0]
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    line = src.line_of(loc)
+    where = f"{src.path}:{line}" if line else str(src.path)
+    if err["type"] == "extra_forbidden":
+        owner = _model_at(model, loc[:-1])
+        valid = sorted(owner.model_fields) if owner else []
+        near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
+        hint = f"did you mean '{near[0]}'?" if near else f"valid keys: {', '.join(valid)}"
+        msg = f"{where}: unknown key '{_field_path(loc)}' ({hint})"
+    elif err["type"] == "missing":
+        msg = f"{where}: missing required field '{_field_path(loc)}' (add it)"
+    else:
+        text = err["msg"].removeprefix("Value error, ")
+        msg = f"{where}: {_field_path(loc)}: {text}"
+    if len(errors) > 1:
+        msg += f" [and {len(errors) - 1} more problem(s)]"
+    return msg

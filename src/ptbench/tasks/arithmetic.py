@@ -1,0 +1,53 @@
+"""A seeded synthetic task for the demo: multi-digit addition, exact match.
+
+The test split is fixed by the task (not by the trial seed) so every trial is scored on the same
+items; the training split is every other pair, so the two never overlap.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cached_property
+
+from ptbench.tasks.base import Example, GenerationSettings, register_task
+
+_SPLIT_SEED = 1234
+
+
+@register_task("arithmetic")
+class Arithmetic:
+    version = "1"
+    primary_metric = "accuracy"
+
+    def __init__(self, digits: int = 2, n_test: int = 200) -> None:
+        if not 1 <= digits <= 3:
+            raise TypeError("digits must be 1, 2 or 3")
+        self.digits = digits
+        self.n_test = n_test
+
+    @cached_property
+    def _pairs(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        top = 10**self.digits
+        pairs = [(a, b) for a in range(top) for b in range(top)]
+        random.Random(_SPLIT_SEED).shuffle(pairs)
+        n_test = min(self.n_test, len(pairs) // 5)
+        return pairs[n_test:], pairs[:n_test]
+
+    @staticmethod
+    def prompt_of(a: int, b: int) -> str:
+        return f"{a}+{b}="
+
+    def train_examples(self, seed: int) -> list[dict[str, str]]:
+        train = list(self._pairs[0])
+        random.Random(seed).shuffle(train)
+        return [{"prompt": self.prompt_of(a, b), "completion": f"{a + b}\n"} for a, b in train]
+
+    def test_examples(self, limit: int | None = None) -> list[Example]:
+        test = self._pairs[1][:limit] if limit else self._pairs[1]
+        return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in test]
+
+    def generation(self) -> GenerationSettings:
+        return GenerationSettings(max_new_tokens=self.digits + 3, stop=("\n",))
+
+    def score(self, example: Example, completion: str) -> float:
+        return float(completion.strip().split("\n", 1)[0].strip() == example.reference)

@@ -1,0 +1,108 @@
+"""The task interface: load data, build prompts, generate settings, score.
+
+A task is registered by name where it is defined (`@register_task`). The runner, `ptbench eval`
+and the reference agent only talk to this interface.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Example:
+    """One test item: `id` is stable across runs; `reference` is what the scorer compares against."""
+
+    id: str
+    prompt: Any  # str for completion-style prompts, list of chat messages otherwise
+    reference: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    max_new_tokens: int
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    # Lower max_new_tokens to retry with when generation fails for length/memory reasons.
+    retry_max_new_tokens: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    name: str
+    value: float
+    stderr: float | None
+    n: int
+
+
+@runtime_checkable
+class Task(Protocol):
+    name: ClassVar[str]
+    version: ClassVar[str]
+    primary_metric: ClassVar[str]
+
+    def train_examples(self, seed: int) -> list[dict[str, str]] | None:
+        """Training split as prompt/completion pairs, or None where the benchmark has none."""
+
+    def test_examples(self, limit: int | None = None) -> list[Example]: ...
+
+    def generation(self) -> GenerationSettings: ...
+
+    def score(self, example: Example, completion: str) -> float: ...
+
+
+_REGISTRY: dict[str, Callable[..., Task]] = {}
+
+
+def register_task(name: str):
+    """Class decorator: make a task constructible by name (`get_task(name, **options)`)."""
+
+    def deco(cls):
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def _load_builtin_tasks() -> None:
+    import importlib
+    import pkgutil
+
+    import ptbench.tasks as pkg
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if not mod.name.startswith("_") and mod.name not in {"base", "evaluate", "cli"}:
+            importlib.import_module(f"ptbench.tasks.{mod.name}")
+
+
+def available_tasks() -> list[str]:
+    _load_builtin_tasks()
+    return sorted(_REGISTRY)
+
+
+def get_task(name: str, **options: Any) -> Task:
+    from ptbench.errors import UserError
+
+    _load_builtin_tasks()
+    if name not in _REGISTRY:
+        raise UserError(f"unknown task '{name}' (known: {', '.join(sorted(_REGISTRY))})")
+    try:
+        return _REGISTRY[name](**options)
+    except TypeError as exc:
+        raise UserError(f"task '{name}': bad options {options}: {exc}") from None
+
+
+def mean_stderr(values: list[float]) -> tuple[float, float | None]:
+    """Mean and standard error of the mean (None with fewer than two values)."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), None
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, math.sqrt(var / n)

@@ -1,0 +1,54 @@
+"""Pytest fixture: a scripted provider on a free port, in-process.
+
+Use it from a conftest with `from ptbench.testing.fixtures import scripted_provider  # noqa: F401`::
+
+    def test_x(scripted_provider):
+        provider = scripted_provider({"turns": [{"shell": "echo hi"}, {"message": "done"}]})
+        run_cli(base_url=provider.base_url)
+        assert provider.requests[-1]["tool_outputs"]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptbench.testing.script import Script
+from ptbench.testing.server import ScriptedProvider, provider_in_thread
+
+StartProvider = Callable[..., ScriptedProvider]
+
+
+def require(ok: bool, why: str) -> None:
+    """In CI (CI=true) a missing real component fails the test; locally it skips."""
+    if not ok:
+        (pytest.fail if os.environ.get("CI") == "true" else pytest.skip)(why)
+
+
+def npm_bin() -> Path:
+    """Where tests look for the agent CLIs: $PTBENCH_NPM_PREFIX or the repo's .cache/npm, then PATH."""
+    default = Path(__file__).resolve().parents[3] / ".cache" / "npm"
+    return Path(os.environ.get("PTBENCH_NPM_PREFIX", default)) / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def scripted_provider(tmp_path: Path) -> Iterator[StartProvider]:
+    """A factory: call it with a Script (or its dict form) to start a provider; stopped after the test.
+
+    Requests are recorded in `provider.requests` and in `tmp_path/provider-requests.jsonl`.
+    """
+    with ExitStack() as stack:
+
+        def start(script: Script | dict[str, Any] | list[Any], secrets: tuple[str, ...] = ()) -> ScriptedProvider:
+            if isinstance(script, list):
+                script = {"turns": script}
+            parsed = script if isinstance(script, Script) else Script.model_validate(script)
+            record = tmp_path / "provider-requests.jsonl"
+            return stack.enter_context(provider_in_thread(parsed, record_path=record, secrets=secrets))
+
+        yield start

@@ -1,0 +1,1 @@
+"""Training recipes shipped with the harness (the `reference` agent's fixed TRL SFT recipe)."""

@@ -1,0 +1,142 @@
+"""A trial's directory and the files that are the contract between its stages.
+
+results/<campaign>/<trial-id>/
+  trial.json   resolved spec (immutable once written)      state.json  stage markers, time used
+  events.jsonl lifecycle events                            prompt.txt  what the agent was told
+  workspace/   the agent's working directory               agent/      native log, trajectory
+  final_model/ what the agent left                         checks/     integrity verdicts
+  eval/        metrics.json, samples                       result.json the record the collator reads
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import time
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ptbench.errors import UserError
+from ptbench.fsutil import append_jsonl, atomic_write_json
+from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Strict, TaskRef
+
+STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
+Stage = Literal["prepare", "solve", "collect", "integrity", "evaluate", "record"]
+
+
+class TrialSpec(Strict):
+    """Everything that determines a trial's outcome; its hash detects a changed campaign."""
+
+    schema_version: int = 1
+    campaign: str
+    trial_id: str
+    agent: AgentRef
+    base_model: BaseModelRef
+    task: TaskRef
+    seed: int
+    budget: Budget
+    sandbox: str = "none"
+    sandbox_options: dict[str, Any] = Field(default_factory=dict)
+    evaluation: Evaluation = Evaluation()
+    max_continuations: int = 0
+    max_requeues: int = 3
+
+    def spec_hash(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+class Attempt(BaseModel):
+    number: int
+    started_at: float
+    host: str
+    pid: int
+    job_id: str | None = None
+    ended_at: float | None = None
+    outcome: str | None = None
+
+
+class StageMark(BaseModel):
+    done_at: float
+    outcome: str = "ok"
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class TrialState(BaseModel):
+    """Mutable progress of a trial: written atomically by the runner only."""
+
+    schema_version: int = 1
+    stages: dict[str, StageMark] = Field(default_factory=dict)
+    solve_seconds_used: float = 0.0
+    solve_runs: int = 0
+    attempts: list[Attempt] = Field(default_factory=list)
+    failure: dict[str, Any] | None = None
+
+    def next_stage(self) -> str | None:
+        return next((s for s in STAGES if s not in self.stages), None)
+
+
+class TrialDir:
+    """Paths and file access for one trial directory."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).resolve()
+
+    # ---- paths -------------------------------------------------------------------------
+    trial_json = property(lambda self: self.path / "trial.json")
+    state_json = property(lambda self: self.path / "state.json")
+    events_jsonl = property(lambda self: self.path / "events.jsonl")
+    result_json = property(lambda self: self.path / "result.json")
+    prompt_txt = property(lambda self: self.path / "prompt.txt")
+    workspace = property(lambda self: self.path / "workspace")
+    agent_dir = property(lambda self: self.path / "agent")
+    final_model = property(lambda self: self.path / "final_model")
+    checks_dir = property(lambda self: self.path / "checks")
+    eval_dir = property(lambda self: self.path / "eval")
+    home = property(lambda self: self.path / "home")  # the agent's private HOME
+    cancel_marker = property(lambda self: self.path / "cancel_requested")
+    runner_pid = property(lambda self: self.path / "runner.pid")
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    # ---- spec / state ------------------------------------------------------------------
+    @cached_property
+    def spec(self) -> TrialSpec:
+        try:
+            return TrialSpec.model_validate_json(self.trial_json.read_bytes())
+        except FileNotFoundError:
+            raise UserError(f"{self.path}: not a trial directory (no trial.json; plan it with `ptbench plan CAMPAIGN`)") from None
+        except ValidationError as exc:
+            raise UserError(f"{self.trial_json}: corrupt trial spec ({exc.errors()[0]['msg']}); re-plan with `ptbench plan CAMPAIGN --replace`") from None
+
+    def load_state(self) -> TrialState:
+        if not self.state_json.exists():
+            return TrialState()
+        try:
+            return TrialState.model_validate_json(self.state_json.read_bytes())
+        except (ValidationError, ValueError) as exc:
+            msg = str(exc).splitlines()[0][:120]
+            raise UserError(
+                f"{self.state_json}: corrupt state file ({msg}); move it aside to restart the trial from the beginning"
+            ) from None
+
+    def save_state(self, state: TrialState) -> None:
+        atomic_write_json(self.state_json, state)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        append_jsonl(self.events_jsonl, {"time": time.time(), "event": kind, "host": _HOST, **fields})
+
+    def read_result(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.result_json.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+
+_HOST = socket.gethostname()

@@ -1,0 +1,118 @@
+"""The shipped environments' tools, interaction and rewards, and the verl reward entry point."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+from ptbench.bootcamp import TOOLS, compute_score
+from ptbench.bootcamp.envs.arithmetic import ArithmeticGenerator, safe_eval
+from ptbench.bootcamp.envs.mastermind import MastermindInteraction, score_guess
+from ptbench.bootcamp.envs.sql_explore import SqlExploreGenerator
+
+
+def test_calculator_evaluates_arithmetic_and_refuses_code() -> None:
+    assert safe_eval("(3 + 4) * 5 - 2 ** 3") == 27
+    for bad in ("__import__('os')", "x + 1", "9 ** 999"):
+        with pytest.raises(ValueError):
+            safe_eval(bad)
+    tool = TOOLS.get("calculator")()
+    state = asyncio.run(tool.create({}))
+    assert asyncio.run(tool.execute(state, {"expression": "6*7"})).text == "42"
+    bad = asyncio.run(tool.execute(state, {"expression": "open('/etc/passwd')"}))
+    assert bad.error and bad.text.startswith("error:")
+    assert state["calls"] == 2  # per-episode state survives across calls
+
+
+def test_generator_case_depends_only_on_rng() -> None:
+    gen = ArithmeticGenerator(n_terms=3, max_value=9)
+    assert gen.case(random.Random("1:test:a:5")) == gen.case(random.Random("1:test:a:5"))
+    identity = gen.case(random.Random(0))
+    assert safe_eval(identity["expression"]) == identity["answer"]
+
+
+def test_sql_tool_state_persists_within_an_episode_and_is_isolated_between_episodes() -> None:
+    identity = SqlExploreGenerator(departments=3, employees=10).case(random.Random(1))
+    tool = TOOLS.get("sql_query")()
+
+    async def scenario() -> tuple[str, str, str]:
+        a, b = await tool.create(identity), await tool.create(identity)
+        await tool.execute(a, {"query": "CREATE TEMP TABLE notes AS SELECT name FROM departments"})
+        in_a = (await tool.execute(a, {"query": "SELECT COUNT(*) FROM notes"})).text
+        in_b = (await tool.execute(b, {"query": "SELECT COUNT(*) FROM notes"})).text
+        count = (await tool.execute(b, {"query": "SELECT COUNT(*) FROM employees"})).text
+        await tool.release(a)
+        await tool.release(b)
+        return in_a, in_b, count
+
+    in_a, in_b, count = asyncio.run(scenario())
+    assert in_a.splitlines()[-1] == "3"
+    assert in_b.startswith("SQL error") and "notes" in in_b
+    assert count.splitlines()[-1] == "10"
+
+
+def test_sql_tool_aborts_runaway_queries() -> None:
+    identity = SqlExploreGenerator().case(random.Random(2))
+    tool = TOOLS.get("sql_query")(max_vm_steps=100_000)
+    state = tool.create_sync(identity)
+    res = tool.execute_sync(state, {"query": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT COUNT(*) FROM c"})
+    assert res.error and "interrupt" in res.text.lower()
+    assert tool.execute_sync(state, {"query": "SELECT 1"}).text.splitlines()[-1] == "1"  # connection still usable
+
+
+def test_sql_generator_answer_matches_the_database() -> None:
+    from ptbench.bootcamp.envs.sql_explore import build_db
+
+    for seed in range(20):
+        identity = SqlExploreGenerator().case(random.Random(seed))
+        db = identity["db"]
+        conn = build_db(db["seed"], db["departments"], db["employees"])
+        assert conn.execute("SELECT COUNT(*) FROM employees").fetchone()[0] == db["employees"]
+        conn.close()
+
+
+def test_mastermind_feedback_and_termination() -> None:
+    assert score_guess([1, 2, 3, 4], [1, 3, 2, 6]) == (1, 2)
+    assert score_guess([1, 1, 2, 2], [1, 2, 1, 1]) == (1, 2)
+    identity = {"code": [1, 2, 3, 4], "length": 4, "colors": 6, "max_guesses": 3}
+    inter = MastermindInteraction()
+    state = inter.start(identity)
+    r1 = inter.respond(state, identity, "I think... Guess: 1 3 2 6")
+    assert not r1.terminate and "exact: 1, partial: 2" in r1.feedback and r1.turn_score == pytest.approx(0.5)
+    r2 = inter.respond(state, identity, "no idea")
+    assert not r2.terminate and r2.extra["valid"] is False
+    r3 = inter.respond(state, identity, "Guess: 1 2 3 5")
+    assert r3.terminate and "Guesses left: 0" in r3.feedback  # out of guesses
+
+
+def test_compute_score_uses_the_verl_signature_and_only_the_final_answer() -> None:
+    gt = json.dumps({"expression": "6 * 7", "answer": 42})
+    extra = {"reward_fn": "boxed_number", "reward_params": "{}"}
+    assert compute_score("bootcamp/arithmetic", "so \\boxed{42}", gt, extra) == 1.0
+    assert compute_score("bootcamp/arithmetic", "so \\boxed{41}", gt, extra) == 0.0
+    # Multi-turn response (ChatML): a tool output that contains the answer must not count.
+    leaky = (
+        "<|im_start|>assistant\ncalling tool<|im_end|>\n<|im_start|>user\n<tool_response>\\boxed{42}</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\nI am not sure.<|im_end|>"
+    )
+    assert compute_score("bootcamp/arithmetic", leaky, gt, extra) == 0.0
+    assert compute_score("bootcamp/arithmetic", leaky.replace("I am not sure.", "It is \\boxed{42}"), gt, extra) == 1.0
+    with pytest.raises(ValueError, match="reward_fn"):
+        compute_score("bootcamp/arithmetic", "\\boxed{42}", gt, {})
+
+
+def test_compute_score_on_generated_rows(tmp_path) -> None:
+    from ptbench.bootcamp import generate, load_bootcamp
+
+    from .conftest import small_config
+
+    generate(load_bootcamp(small_config(tmp_path, "sql_explore")), tmp_path / "d")
+    for line in (tmp_path / "d" / "test.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        answer = json.loads(row["reward_model"]["ground_truth"])["answer"]
+        args = (row["data_source"], f"Answer: {answer}", row["reward_model"]["ground_truth"], row["extra_info"])
+        assert compute_score(*args) == 1.0
+        assert compute_score(row["data_source"], "Answer: nobody", row["reward_model"]["ground_truth"], row["extra_info"]) == 0.0
