@@ -86,6 +86,51 @@ def _run_local(p, todo, parallelism) -> None:
 
 
 @app.command()
+def submit(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    backend: str = typer.Option(None, help="local | slurm | htcondor (default: the campaign's)"),
+    replace: bool = typer.Option(False, help="replace trials whose spec changed"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="also resubmit trials that failed retryably"),
+) -> None:
+    """Submit a campaign's unfinished trials to a scheduler (the whole campaign is validated first)."""
+    from ptbench import commands
+    from ptbench.backends import get_backend
+
+    p = commands.plan(campaign, replace=replace)
+    name = backend or p.campaign.backend.name
+    if name == "local":
+        run(campaign, replace=False, parallelism=None)
+        return
+    todo = commands.submittable(p, retry_failed=retry_failed)
+    if not todo:
+        print(f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued or running)")
+        return
+    get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {}).submit(p, todo)
+
+
+@app.command()
+def render(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    backend: str = typer.Option(None, help="slurm | htcondor (default: the campaign's)"),
+    out: str = typer.Option(None, help="file to write (default: <campaign>/submit/<backend>.*)"),
+) -> None:
+    """Write the exact submit script/description that `submit` would use, without submitting."""
+    from ptbench import commands
+    from ptbench.backends import get_backend
+    from ptbench.plan import expand
+    from ptbench.spec import load_campaign
+
+    c = load_campaign(campaign)
+    name = backend or c.backend.name
+    if name == "local":
+        from ptbench.errors import UserError
+
+        raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
+    path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, expand(c), out)
+    print(path)
+
+
+@app.command()
 def status(target: str = typer.Argument(..., help="campaign file or its results folder")) -> None:
     """A table of every trial's state, stage, time used and score."""
     from ptbench import commands

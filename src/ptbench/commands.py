@@ -55,12 +55,24 @@ def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
     table = RichTable(title=f"{campaign_dir.name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    for col in ("trial", "state", "stage", "time used", "metric", "job", "detail"):
-        table.add_column(col, overflow="fold")
     style = {"completed": "green", "running": "cyan", "timed_out": "yellow", "cancelled": "dim"}
-    for r in rows:
+    columns = {
+        "trial": [r.trial_id for r in rows],
+        "state": [r.state for r in rows],
+        "stage": [r.stage or "" for r in rows],
+        "time used": [_hms(r.seconds_used) for r in rows],
+        "metric": [r.metric for r in rows],
+        "job": [r.job_id or "" for r in rows],
+        "detail": [r.detail or r.log or "" for r in rows],
+    }
+    shown = [c for c, vals in columns.items() if c in ("trial", "state") or any(vals)]  # hide empty columns
+    for c in shown:
+        table.add_column(c, no_wrap=c in ("trial", "state", "metric"), overflow="fold")
+    for i, r in enumerate(rows):
         s = style.get(r.state, "red" if r.state in FINAL_STATES or r.state in ("failed", "corrupt") else "")
-        table.add_row(r.trial_id, f"[{s}]{r.state}[/]" if s else r.state, r.stage or "", _hms(r.seconds_used), r.metric, r.job_id or "", r.detail or r.log or "")
+        cells = [columns[c][i] for c in shown]
+        cells[1] = f"[{s}]{r.state}[/]" if s else r.state
+        table.add_row(*cells)
     console.print(table)
 
 
@@ -120,3 +132,18 @@ def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], lis
     atomic_write_text(out / "results.json", json.dumps([r.model_dump(mode="json") for r in records], indent=1))
     files.append(out / "results.json")
     return md, files, problems
+
+
+def submittable(plan: Plan, *, retry_failed: bool = False) -> list[TrialDir]:
+    """Unfinished trials that are not already queued or running; failed ones only when asked."""
+    out = []
+    for t in plan.unfinished:
+        st = trial_status(t)
+        if st.state in ("running", "cancelling"):
+            continue
+        if st.state == "failed" and not retry_failed:
+            continue
+        if t.cancel_marker.exists():
+            continue
+        out.append(t)
+    return out

@@ -1,10 +1,15 @@
-"""One generic launcher: agent.yaml + trial -> argv and a scoped environment."""
+"""One generic launcher: agent.yaml + trial -> argv and a scoped environment.
+
+The agent's process gets the non-secret variables in PASSTHROUGH_ENV, its private HOME, the
+agent's own `env`, and the values of the keys its agent.yaml names: no other secret.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +29,9 @@ PASSTHROUGH_ENV = (
     "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
 )
+REHEARSAL_KEY = "ptbench-rehearsal-not-a-real-key"
 
-_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 
 @dataclass
@@ -33,33 +39,78 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
+    secrets: dict[str, str] = field(default_factory=dict)  # name -> value of every secret this launch carries
+    copied_auth_files: list[Path] = field(default_factory=list)  # removed again after the run
 
 
-def template_context(trial: TrialDir, spec: AgentSpec, *, prompt: str = "") -> dict[str, Any]:
-    t = trial.spec
-    options = {**spec.options, **t.agent.options}
-    return {
-        "python": sys.executable,
-        "base_model": t.base_model.path or t.base_model.id,
-        "base_model_id": t.base_model.id,
-        "base_model_revision": t.base_model.revision or "",
-        "task": t.task.name,
-        "seed": t.seed,
-        "model": t.agent.model or "",
-        "options": options,
-        "workspace": str(trial.workspace),
-        "hours": t.budget.hours,
-        "prompt": prompt,
-        "prompt_file": str(trial.prompt_txt),
-        "home": str(trial.home),
-    }
+def npm_bin_dirs() -> list[Path]:
+    """Where npm-installed CLIs are looked up: $PTBENCH_NPM_PREFIX, then the repo's .cache/npm."""
+    dirs = []
+    if os.environ.get("PTBENCH_NPM_PREFIX"):
+        dirs.append(Path(os.environ["PTBENCH_NPM_PREFIX"]).expanduser() / "node_modules" / ".bin")
+    dirs.append(Path(__file__).resolve().parents[3] / ".cache" / "npm" / "node_modules" / ".bin")
+    return dirs
+
+
+def find_executable(spec: AgentSpec) -> str | None:
+    if not spec.executable:
+        return None
+    for d in npm_bin_dirs():
+        if (d / spec.executable).exists():
+            return str(d / spec.executable)
+    found = shutil.which(spec.executable)
+    if found:
+        return found
+    raise UserError(
+        f"agent '{spec.name}': its CLI '{spec.executable}' ({spec.package or 'no package named'}) is not installed; "
+        f"install it with `{spec.install_hint}` (or put it on PATH, or set PTBENCH_NPM_PREFIX to the npm prefix holding it)"
+    )
 
 
 def _render(value: str, ctx: dict[str, Any], where: str) -> str:
     try:
         return _JINJA.from_string(value).render(ctx)
     except jinja2.TemplateError as exc:
-        raise UserError(f"{where}: template '{value}' failed: {exc} (check the variable names)") from None
+        raise UserError(f"{where}: template '{value[:80]}' failed: {exc} (check the variable names)") from None
+
+
+def _options(spec: AgentSpec, trial: TrialDir) -> dict[str, Any]:
+    return {**spec.options, **trial.spec.agent.options}
+
+
+def required_keys(spec: AgentSpec, model: str | None, options: dict[str, Any], base_url: str = "") -> list[str]:
+    """Key variables this agent needs with this model and options (templated entries that render empty are dropped)."""
+    ctx = {"model": model or "", "options": options, "base_url": base_url}
+    names = [_render(k, ctx, f"agents/{spec.name}/agent.yaml: keys").strip() for k in spec.keys]
+    for prefix, keys in spec.model_keys.items():
+        if (model or "").startswith(prefix):
+            names.extend(keys)
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def template_context(trial: TrialDir, spec: AgentSpec, *, prompt: str = "", base_url: str = "", session_id: str = "",
+                     keys: dict[str, str] | None = None, executable: str | None = None, model: str | None = None) -> dict[str, Any]:
+    t = trial.spec
+    options = _options(spec, trial)
+    return {
+        "python": sys.executable,
+        "executable": executable or spec.executable or "",
+        "base_model": t.base_model.path or t.base_model.id,
+        "base_model_id": t.base_model.id,
+        "base_model_revision": t.base_model.revision or "",
+        "task": t.task.name,
+        "seed": t.seed,
+        "model": model if model is not None else (t.agent.model or ""),
+        "options": options,
+        "workspace": str(trial.workspace),
+        "hours": t.budget.hours,
+        "prompt": prompt,
+        "prompt_file": str(trial.prompt_txt),
+        "home": str(trial.home),
+        "base_url": (base_url or str(options.get("base_url") or "")).rstrip("/"),
+        "session_id": session_id,
+        "keys": keys or {},
+    }
 
 
 def read_secrets(names: list[str]) -> dict[str, str]:
@@ -70,25 +121,109 @@ def read_secrets(names: list[str]) -> dict[str, str]:
         for line in dotenv.read_text().splitlines():
             key, sep, val = line.strip().partition("=")
             key = key.removeprefix("export ").strip()
-            if sep and key in names and key not in found:
+            if sep and key in names and key not in found and val.strip():
                 found[key] = val.strip().strip("'\"")
     return found
 
 
-def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str] | None = None, resume: bool = False) -> Launch:
+def _auth_source(raw: str) -> Path:
+    return Path(os.path.expandvars(raw)).expanduser()
+
+
+def missing_requirements(spec: AgentSpec, model: str | None, options: dict[str, Any], *, rehearse: bool = False) -> list[str]:
+    """What stops this agent from starting here: unset keys, absent auth files (none in a rehearsal)."""
+    if rehearse:
+        return []
+    problems = []
+    keys = required_keys(spec, model, options)
+    found = read_secrets(keys)
+    for k in keys:
+        if k not in found:
+            problems.append(f"agent '{spec.name}' needs the key {k}: set it in the environment or in .env (or use --rehearse)")
+    for dest, src in spec.auth_files.items():
+        if not _auth_source(src).is_file():
+            problems.append(f"agent '{spec.name}' needs the login file {src} (copied to ~/{dest}): log in with the CLI first")
+    return problems
+
+
+def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str] | None = None, resume: bool = False,
+                 session_id: str = "", base_url: str = "", rehearsal: bool = False) -> Launch:
+    """The command, environment and files of one run of the trial's agent.
+
+    `resume` uses continue_command (with `session_id`) where the agent has one; `base_url` points
+    the CLI at another endpoint (a rehearsal's scripted provider); in a rehearsal every key gets a
+    dummy value and no real key is read.
+    """
     spec = load_agent(trial.spec.agent.name)
-    ctx = template_context(trial, spec, prompt=prompt)
     where = f"agents/{spec.name}/agent.yaml"
-    command = spec.continue_command if resume and spec.continue_command else spec.command
-    argv = [_render(a, ctx, where) for a in command]
+    options = _options(spec, trial)
+    model = trial.spec.agent.model or (spec.rehearsal_model if rehearsal else None)
+    executable = find_executable(spec)
+    key_names = required_keys(spec, model, options, base_url or str(options.get("base_url") or ""))
+    if rehearsal:
+        secrets = {k: REHEARSAL_KEY for k in key_names}
+    else:
+        secrets = read_secrets([*key_names, *spec.optional_keys])
+        missing = [k for k in key_names if k not in secrets]
+        if missing:
+            raise UserError(f"agent '{spec.name}' needs {', '.join(missing)}: set it in the environment or in .env (or rehearse with --rehearse)")
+    ctx = template_context(trial, spec, prompt=prompt, base_url=base_url, session_id=session_id, keys=secrets,
+                           executable=executable, model=model)
+    command = spec.continue_command if resume and spec.continue_command and session_id else spec.command
+    argv = [a for a in (_render(a, ctx, f"{where}: command") for a in command) if a != ""]
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.update(
-        HOME=str(trial.home),
-        TMPDIR=str(trial.home / "tmp"),
-        PYTHONUNBUFFERED="1",
-        **{TRIAL_ENV_MARKER: str(trial.path)},
-    )
-    env.update({k: _render(v, ctx, where) for k, v in spec.env.items()})
-    env.update(read_secrets([*spec.keys, *spec.optional_keys]))
+    env.update(HOME=str(trial.home), TMPDIR=str(trial.home / "tmp"), PYTHONUNBUFFERED="1", **{TRIAL_ENV_MARKER: str(trial.path)})
+    templated_env = {**spec.env, **(spec.rehearsal_env if rehearsal else {})}
+    for k, v in templated_env.items():
+        value = _render(v, ctx, f"{where}: env.{k}")
+        if value != "":
+            env[k] = value
+    env.update(secrets)
     env.update(extra_env or {})
-    return Launch(argv=argv, env=env, cwd=trial.workspace)
+    (trial.home / "tmp").mkdir(parents=True, exist_ok=True)
+    for dest, content in spec.home_files.items():
+        path = trial.home / dest
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_render(content, ctx, f"{where}: home_files.{dest}"))
+    copied = [] if rehearsal else _copy_auth_files(spec, trial, secrets)
+    # A key a template copied into another variable (e.g. ANTHROPIC_AUTH_TOKEN) is a secret too.
+    for k, v in env.items():
+        if k not in secrets and v in secrets.values():
+            secrets[k] = v
+    return Launch(argv=argv, env=env, cwd=trial.workspace, secrets=secrets if not rehearsal else {}, copied_auth_files=copied)
+
+
+def _copy_auth_files(spec: AgentSpec, trial: TrialDir, secrets: dict[str, str]) -> list[Path]:
+    """Copy subscription logins into the private HOME (0600); their token values become secrets to redact."""
+    import json
+
+    copied = []
+    for dest, raw in spec.auth_files.items():
+        src = _auth_source(raw)
+        if not src.is_file():
+            raise UserError(f"agent '{spec.name}' needs the login file {raw} (copied to ~/{dest}): log in with the CLI first")
+        target = trial.home / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = src.read_bytes()
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(target, 0o600)
+        copied.append(target)
+        try:
+            tokens = _string_leaves(json.loads(data))
+        except (ValueError, UnicodeDecodeError):
+            tokens = [data.decode(errors="ignore").strip()]
+        for i, tok in enumerate(t for t in tokens if len(t) >= 24 and not any(c.isspace() for c in t)):
+            secrets[f"{dest}#{i}"] = tok
+    return copied
+
+
+def _string_leaves(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _string_leaves(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _string_leaves(v)]
+    return []

@@ -1,40 +1,75 @@
-"""`agents/<name>/agent.yaml`: an agent scaffold described as data, loaded by one launcher."""
+"""`agents/<name>/agent.yaml`: an agent scaffold described as data, loaded by one launcher.
+
+A variant is another folder whose agent.yaml says `extends: <parent>` and overrides some fields
+(dicts such as `env`, `options` and `home_files` are merged key by key), e.g. Claude Code on an
+Anthropic-compatible endpoint, or a subscription login instead of an API key.
+"""
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ptbench.errors import UserError
 from ptbench.spec.campaign import Strict
+
+TraceFormat = Literal["text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json"]
+_MERGED = ("env", "options", "home_files", "auth_files", "model_keys", "rehearsal_env")
 
 
 class AgentSpec(Strict):
     name: str
     description: str = ""
-    # argv, each item a Jinja template (context: see launcher.template_context)
+    extends: str | None = Field(default=None, description="parent agent whose fields this one overrides (a variant)")
+    # argv, each item a Jinja template (context: see launcher.template_context); an item that
+    # renders to the empty string is left out, so `{% if base_url %}...{% endif %}` makes a flag optional
     command: list[str] = Field(min_length=1)
-    # argv for continuing an earlier session, when the CLI supports it
+    # argv for continuing an earlier session (`{{ session_id }}`, `{{ prompt }}` = the continuation message)
     continue_command: list[str] | None = None
-    env: dict[str, str] = Field(default_factory=dict, description="extra environment (templated)")
+    env: dict[str, str] = Field(default_factory=dict, description="extra environment (templated; empty values are left out)")
     # provider key variables the agent needs; it gets these and no other secret
     keys: list[str] = Field(default_factory=list)
     optional_keys: list[str] = Field(default_factory=list)
-    # files copied into the trial's private HOME (mode 0600), e.g. subscription logins
+    # keys chosen by the campaign's model: {"anthropic/": [ANTHROPIC_API_KEY]} for model anthropic/claude-...
+    model_keys: dict[str, list[str]] = Field(default_factory=dict)
+    # HOME-relative destination -> source file (`~` and $VARS expanded), copied with mode 0600 for
+    # each run and removed afterwards, e.g. subscription logins {".codex/auth.json": "~/.codex/auth.json"}
     auth_files: dict[str, str] = Field(default_factory=dict)
+    # HOME-relative destination -> templated content (CLI settings files)
+    home_files: dict[str, str] = Field(default_factory=dict)
     # how the CLI is installed and which version is pinned (none for built-in agents)
+    package: str | None = Field(default=None, description="npm package@version, e.g. @openai/codex@0.169.0")
     install: str | None = None
     version: str | None = None
-    executable: str | None = None
+    executable: str | None = Field(default=None, description="program name looked up on PATH and in the npm prefix")
     # which parser turns the native log into agent/trajectory.json
-    trace_format: str = "text"
+    trace_format: TraceFormat = "text"
     # whether the agent gets the full benchmark prompt (LLM agents) or none (scripted agents)
     uses_prompt: bool = False
+    # the model a rehearsal (scripted provider) uses when the campaign names none
+    rehearsal_model: str = "scripted"
+    # extra environment only in rehearsals (e.g. fewer API retries)
+    rehearsal_env: dict[str, str] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict, description="defaults for campaign agent options")
+
+    @field_validator("command", "continue_command")
+    @classmethod
+    def _argv_strings(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and not v[0].strip():
+            raise ValueError("the first argv item is the program; it must not be empty")
+        return v
+
+    @property
+    def install_hint(self) -> str:
+        if self.install:
+            return self.install
+        if self.package:
+            return f"npm install --prefix .cache/npm --no-audit --no-fund {self.package}"
+        return "install it and put it on PATH"
 
 
 def agents_dirs() -> list[Path]:
@@ -60,11 +95,41 @@ def agent_folder(name: str) -> Path:
     raise UserError(f"unknown agent '{name}' (known: {', '.join(available_agents())}; add agents/{name}/agent.yaml)")
 
 
+def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The agent's YAML mapping with its `extends` chain merged in (validated later as a whole)."""
+    from ptbench.spec.yamlio import load_located_yaml
+
+    path = agent_folder(name) / "agent.yaml"
+    src = load_located_yaml(path)
+    if not isinstance(src.data, dict):
+        raise UserError(f"{path}:1: expected a mapping of keys (name, command, ...) at the top level")
+    data = dict(src.data)
+    parent = data.get("extends")
+    if not parent:
+        return data
+    if parent in chain or parent == name:
+        raise UserError(f"{path}:{src.line_of(('extends',))}: extends: '{parent}' makes a cycle ({' -> '.join((*chain, name, parent))}); point it at another agent")
+    base = _raw(str(parent), (*chain, name))
+    merged = {**base, **data}
+    for key in _MERGED:
+        if isinstance(base.get(key), dict) and isinstance(data.get(key), dict):
+            merged[key] = {**base[key], **data[key]}
+    return merged
+
+
 @lru_cache(maxsize=None)
 def load_agent(name: str) -> AgentSpec:
-    from ptbench.spec.load import load_model_file
+    from ptbench.spec.errors import describe_validation_error
+    from ptbench.spec.yamlio import load_located_yaml
 
-    spec, _ = load_model_file(agent_folder(name) / "agent.yaml", AgentSpec)
+    from pydantic import ValidationError
+
+    path = agent_folder(name) / "agent.yaml"
+    data = _raw(name)
+    try:
+        spec = AgentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(describe_validation_error(exc, AgentSpec, load_located_yaml(path))) from None
     if spec.name != name:
-        raise UserError(f"{agent_folder(name) / 'agent.yaml'}: name '{spec.name}' differs from its folder '{name}' (make them equal)")
+        raise UserError(f"{path}: name '{spec.name}' differs from its folder '{name}' (make them equal)")
     return spec

@@ -25,7 +25,11 @@ class Backend(Protocol):
     def scheduler_states(self, plan_dir, trials: list[TrialDir]) -> dict[str, str]:
         """trial id -> scheduler state (queued, running, ...) in as few scheduler calls as possible."""
 
-    def cancel(self, plan_dir, trials: list[TrialDir]) -> None: ...
+    def cancel(self, plan_dir, trials: list[TrialDir]) -> None:
+        """Stop the trials' jobs (the CLI writes `cancel_requested` markers first)."""
+
+    def render(self, campaign, specs, out: str | None) -> str:
+        """Write the submit file `submit` would use, without submitting; return its path."""
 
 
 def get_backend(name: str, options: dict | None = None) -> Backend:

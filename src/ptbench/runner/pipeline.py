@@ -24,11 +24,12 @@ from ptbench.fsutil import atomic_write_json, atomic_write_text
 from ptbench.runner import record
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
-from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, write_deadline
+from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, scheduler_time_limit_reached, write_deadline
 from ptbench.trial import STAGES, Attempt, StageMark, TrialDir, TrialState
 
 EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1)
+# SIGUSR2: Slurm's `--signal` before the time limit (submitit's default signal).
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
 
 
 class _Interrupted(Exception):
@@ -47,12 +48,13 @@ class Runner:
         self.spec = trial.spec
         self.watchdog: Watchdog | None = None
         self.child: subprocess.Popen | None = None
+        self._stopping = False  # a stop signal was taken; schedulers send several (USR2, TERM, ...)
 
     # ---- entry --------------------------------------------------------------------------
     def run(self) -> int:
         trial = self.trial
         state = trial.load_state()
-        if "record" in state.stages:
+        if "record" in state.stages or trial.result_json.exists():
             print(f"{trial.id}: already finished ({(trial.read_result() or {}).get('status', '?')}); nothing to do")
             return 0
         lock = self._lock()
@@ -108,6 +110,10 @@ class Runner:
         if self.trial.cancel_marker.exists():
             self.trial.event("cancelled", signal=signame)
             return self._finish(state, record.cancelled(self.trial, state))
+        if scheduler_time_limit_reached():
+            # Not a preemption: the job's own wall-clock limit is ending it, so a requeue would not help.
+            self.trial.event("scheduler_time_limit", signal=signame, next_stage=state.next_stage())
+            return self._finish(state, record.scheduler_time_limit(self.trial, state))
         self._end_attempt(state, f"interrupted by {signame}")
         self.trial.event("checkpointed", signal=signame, solve_seconds_used=round(state.solve_seconds_used, 1), next_stage=state.next_stage())
         return EXIT_RESUMABLE
@@ -226,9 +232,10 @@ class Runner:
 
     def _on_signal(self, signum: int, _frame) -> None:
         name = signal.Signals(signum).name
+        first, self._stopping = not self._stopping, True
         if self.watchdog is not None:
             self.watchdog.interrupt(name)  # the watch loop stops the agent and persists time
-        else:
+        elif first:
             raise _Interrupted(name)
 
     def _lock(self) -> int:

@@ -96,3 +96,12 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     status = "setup_failed" if stage == "prepare" else "agent_failed"
     msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip("; ")
     return _base(trial.spec, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))
+
+
+def scheduler_time_limit(trial: TrialDir, state: TrialState) -> ResultRecord:
+    """The scheduler's own wall-clock limit ended the job before the pipeline finished."""
+    stage = state.next_stage() or "record"
+    status = {"prepare": "setup_failed", "evaluate": "eval_failed"}.get(stage, "timed_out")
+    msg = (f"the scheduler's time limit ended the job in the {stage} stage "
+           f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
+    return _base(trial.spec, state, status, Failure(stage=stage, kind="scheduler_time_limit", message=msg))

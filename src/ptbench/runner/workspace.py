@@ -31,7 +31,7 @@ exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%
 
 
 def write_deadline(trial: TrialDir, seconds_left: float) -> None:
-    atomic_write_text(trial.workspace / ".deadline", f"{time.time() + seconds_left:.0f}\n")
+    atomic_write_text(trial.workspace / ".deadline", f"{int(time.time() + seconds_left)}\n")
 
 
 def prepare_workspace(trial: TrialDir, *, python: str) -> None:
@@ -83,6 +83,19 @@ def job_identity() -> tuple[str, str | None]:
     if os.environ.get("_CONDOR_JOB_AD") or os.environ.get("PTBENCH_BACKEND") == "htcondor":
         return "htcondor", os.environ.get("PTBENCH_JOB_ID")
     return os.environ.get("PTBENCH_BACKEND", "local"), os.environ.get("PTBENCH_JOB_ID")
+
+
+TIME_LIMIT_ENV = "PTBENCH_TIME_LIMIT_AT"
+
+
+def scheduler_time_limit_reached() -> bool:
+    """Is the job at its scheduler's hard wall-clock limit? A backend's job wrapper sets
+    $PTBENCH_TIME_LIMIT_AT (epoch seconds) to the moment after which a stop signal means the
+    limit, not a preemption or requeue."""
+    try:
+        return time.time() >= float(os.environ[TIME_LIMIT_ENV])
+    except (KeyError, ValueError):
+        return False
 
 
 def pid_file_text() -> str:

@@ -38,6 +38,30 @@ class MetricValue:
     n: int
 
 
+@dataclass
+class ScoredBatch:
+    """What a task's optional `score_batch(examples, completions)` returns (judged and executed
+    tasks score all examples at once). A score of None means "could not be scored" (e.g. the judge
+    failed for it): such examples are left out of the mean and counted in `extra`."""
+
+    scores: list[float | None]
+    details: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    primary: MetricValue | None = None  # where the stderr is not the plain standard error of the mean
+
+
+class EvaluationFailed(Exception):
+    """The evaluation ran but cannot produce a trustworthy score (e.g. too many judge failures).
+    `ptbench eval` exits non-zero, so the runner records `eval_failed` — never a silent score."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or {}
+
+
 @runtime_checkable
 class Task(Protocol):
     name: ClassVar[str]

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# A throwaway single-node Slurm cluster on this machine, for development and CI.
+#
+#   scripts/slurm-dev-cluster.sh start    install (root, if missing), configure, start; print SLURM_CONF
+#   scripts/slurm-dev-cluster.sh status   daemons and node state; exit 0 when the node takes jobs
+#   scripts/slurm-dev-cluster.sh stop     stop the daemons this script started
+#
+# Use it with:  eval "$(scripts/slurm-dev-cluster.sh start)"   (sets SLURM_CONF in your shell)
+#
+# Everything (config, state, spool, logs, pid files) lives under one folder:
+# $PTBENCH_SLURM_DIR, default /tmp/ptbench-slurm. The node declares one fake H100
+# (gres.conf File=/dev/null) so GPU jobs schedule; the runner then finds no usable GPU
+# and reports a retryable `no_gpu` failure, which is the behaviour under test.
+# Messages go to stderr; stdout carries only the `export SLURM_CONF=...` line.
+set -euo pipefail
+
+DIR=${PTBENCH_SLURM_DIR:-/tmp/ptbench-slurm}
+CONF=$DIR/etc/slurm.conf
+NODE=$(hostname -s)
+CTLD_PORT=${PTBENCH_SLURM_CTLD_PORT:-6817}
+SLURMD_PORT=${PTBENCH_SLURM_SLURMD_PORT:-6818}
+# KillWait: seconds between SIGTERM and SIGKILL when Slurm ends a job (time limit, scancel,
+# requeue). Long enough for the runner to checkpoint, short enough for tests.
+KILL_WAIT=${PTBENCH_SLURM_KILL_WAIT:-15}
+
+say() { echo "slurm-dev-cluster: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+install_packages() {
+    local missing=()
+    command -v slurmctld >/dev/null || missing+=(slurmctld)
+    command -v slurmd >/dev/null || missing+=(slurmd)
+    command -v sbatch >/dev/null || missing+=(slurm-client)
+    command -v munged >/dev/null || missing+=(munge)
+    ((${#missing[@]} == 0)) && return 0
+    is_root || die "missing ${missing[*]}; run this script as root once (it installs slurm-wlm and munge with apt-get)"
+    say "installing slurm-wlm and munge with apt-get (one time)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    apt-get install -y -qq --no-install-recommends slurm-wlm munge >&2
+}
+
+munge_ok() { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }
+
+start_munge() {
+    if munge_ok; then return 0; fi
+    is_root || die "munged is not running and only root can start it"
+    if [[ ! -s /etc/munge/munge.key ]]; then
+        say "creating /etc/munge/munge.key"
+        if command -v mungekey >/dev/null; then mungekey --create --keyfile=/etc/munge/munge.key
+        else dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none; fi
+    fi
+    mkdir -p /run/munge /var/lib/munge /var/log/munge
+    chown -R munge:munge /etc/munge /var/lib/munge /var/log/munge /run/munge
+    chmod 0700 /etc/munge /var/log/munge
+    chmod 0400 /etc/munge/munge.key
+    chmod 0755 /run/munge
+    runuser -u munge -- /usr/sbin/munged
+    touch "$DIR/run/munged.started-by-us"
+    for _ in $(seq 50); do munge_ok && return 0; sleep 0.1; done
+    die "munged did not start (see /var/log/munge/munged.log)"
+}
+
+write_config() {
+    local cpus mem_mb
+    cpus=${PTBENCH_SLURM_CPUS:-$(nproc)}
+    # Leave headroom: slurmd drains a node that reports less memory than configured.
+    mem_mb=$(awk '/MemTotal/ {printf "%d", $2 / 1024 * 0.9}' /proc/meminfo)
+    mkdir -p "$DIR"/{etc,state,spool,log,run}
+    cat >"$CONF.tmp" <<EOF
+# Written by scripts/slurm-dev-cluster.sh; regenerated on every start.
+ClusterName=ptbench-dev
+SlurmctldHost=$NODE
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd.log
+PlugStackConfig=$DIR/etc/plugstack.conf
+ReturnToService=2
+KillWait=$KILL_WAIT
+# Finished jobs stay visible to squeue for MinJobAge (default 300 s): status needs them.
+MaxArraySize=100001
+MaxJobCount=200000
+SlurmdParameters=config_overrides
+GresTypes=gpu
+DefMemPerCPU=$((mem_mb / cpus / 2))
+NodeName=$NODE CPUs=$cpus RealMemory=$mem_mb Gres=gpu:h100:1 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+    mv "$CONF.tmp" "$CONF"
+    cat >"$DIR/etc/gres.conf" <<EOF
+# A GPU without hardware: jobs asking for gpu:h100 schedule, and find no usable GPU on the node.
+AutoDetect=off
+NodeName=$NODE Name=gpu Type=h100 File=/dev/null
+EOF
+    : >"$DIR/etc/plugstack.conf"
+}
+
+pid_alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+ctld_up() { SLURM_CONF=$CONF scontrol ping 2>/dev/null | grep -q "is UP"; }
+
+node_state() { SLURM_CONF=$CONF sinfo -h -N -n "$NODE" -o %T 2>/dev/null | head -1; }
+
+start() {
+    install_packages
+    mkdir -p "$DIR/run"
+    if pid_alive "$DIR/run/slurmctld.pid" && pid_alive "$DIR/run/slurmd.pid" && ctld_up; then
+        say "already running ($DIR)"
+    else
+        is_root || die "slurmctld and slurmd must be started as root (sudo $0 start)"
+        write_config
+        start_munge
+        pid_alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF"
+        for _ in $(seq 100); do ctld_up && break; sleep 0.2; done
+        ctld_up || die "slurmctld did not come up; see $DIR/log/slurmctld.log"
+        pid_alive "$DIR/run/slurmd.pid" || slurmd -f "$CONF"
+    fi
+    local st=""
+    for i in $(seq 150); do
+        st=$(node_state)
+        case $st in
+            idle*|mixed*|allocated*) break ;;
+            down*|drain*) ((i % 10 == 1)) && SLURM_CONF=$CONF scontrol update nodename="$NODE" state=resume 2>/dev/null || true ;;
+        esac
+        sleep 0.2
+    done
+    case $st in idle*|mixed*|allocated*) ;; *) die "node $NODE is '${st:-unknown}', not idle; see $DIR/log/slurmd.log" ;; esac
+    say "node $NODE is $st; config $CONF"
+    echo "export SLURM_CONF=$CONF"
+}
+
+stop() {
+    local f
+    for f in slurmd slurmctld; do
+        if pid_alive "$DIR/run/$f.pid"; then
+            kill "$(cat "$DIR/run/$f.pid")"
+            for _ in $(seq 50); do pid_alive "$DIR/run/$f.pid" || break; sleep 0.2; done
+            say "stopped $f"
+        fi
+    done
+    if [[ -e $DIR/run/munged.started-by-us ]] && [[ -s /run/munge/munged.pid ]]; then
+        kill "$(cat /run/munge/munged.pid)" 2>/dev/null || true
+        rm -f "$DIR/run/munged.started-by-us"
+        say "stopped munged"
+    fi
+}
+
+status() {
+    local ok=0
+    pid_alive "$DIR/run/slurmctld.pid" && say "slurmctld running (pid $(cat "$DIR/run/slurmctld.pid"))" || { say "slurmctld not running"; ok=1; }
+    pid_alive "$DIR/run/slurmd.pid" && say "slurmd running (pid $(cat "$DIR/run/slurmd.pid"))" || { say "slurmd not running"; ok=1; }
+    munge_ok && say "munge ok" || { say "munge not working"; ok=1; }
+    if ((ok == 0)); then
+        say "node $NODE: $(node_state)"
+        echo "export SLURM_CONF=$CONF"
+    fi
+    return $ok
+}
+
+case ${1:-} in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    *) echo "usage: $0 start|stop|status   (state in \$PTBENCH_SLURM_DIR, default /tmp/ptbench-slurm)" >&2; exit 2 ;;
+esac

@@ -1,0 +1,223 @@
+"""The `slurm` backend: a campaign's trials as one Slurm job array, submitted through submitit.
+
+Array task i runs `ptbench trial run <trial i>` (a pickled `TrialJob`). Everything a cluster user
+sets comes from the campaign: `backend.options` (see `SlurmOptions`), the GPUs from
+`budget.gpus`/`budget.gpu_type` (gres with type), `--time` from `budget.scheduler_minutes`
+(budget + grace + evaluation + margin, so the watchdog acts first), the array throttle from
+`parallelism`. Jobs are `--requeue`able; a requeued job resumes the trial with the budget left.
+
+Job ids live in `<campaign>/jobs.json`; submitit's folder `<campaign>/slurm/` holds the sbatch
+script of each submission, the pickles and one log per array task.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from ptbench.backends import slurm_cmd
+from ptbench.backends.slurm_jobs import JobTable
+from ptbench.errors import UserError
+from ptbench.plan import Plan
+from ptbench.spec.campaign import Budget, Campaign, Strict
+from ptbench.trial import TrialDir
+
+# The sbatch comment every submission carries, so a reader of the script knows what runs.
+_WHAT_RUNS = "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission (listed in {listing})"
+
+
+class SlurmOptions(Strict):
+    """`backend.options` of a campaign with `backend: slurm`."""
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    constraint: str | None = Field(default=None, description="node features, e.g. 'h100&ib'")
+    gres: str | None = Field(default=None, description="explicit --gres (default: gpu[:TYPE]:N from the budget); '' for none")
+    gpu_type: str | None = Field(default=None, description="the site's gres type name for budget.gpu_type (default: gpu_type in lower case)")
+    cpus_per_task: int | None = Field(default=None, ge=1)
+    mem_gb: float | None = Field(default=None, gt=0)
+    setup: list[str] = Field(default_factory=list, description="shell lines before the job starts (module load, venv activation)")
+    sbatch: dict[str, Any] = Field(default_factory=dict, description="any other sbatch option, e.g. {mail-type: END, exclude: node7}")
+    signal_seconds: int = Field(default=90, ge=0, description="the runner is signalled this long before --time ends, to checkpoint")
+    requeue: bool = Field(default=True, description="--requeue: preempted or failed-node jobs come back and resume")
+    job_name: str | None = None
+    python: str | None = Field(default=None, description="python on the nodes (default: the one running ptbench)")
+
+
+def parse_options(options: dict[str, Any]) -> SlurmOptions:
+    try:
+        return SlurmOptions(**options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(SlurmOptions.model_fields)
+            raise UserError(f"backend.options.{where}: not a Slurm option (known: {known}; other sbatch flags go under `sbatch:`)") from None
+        raise UserError(f"backend.options.{where}: {err['msg']}") from None
+
+
+def default_gres(budget: Budget, opts: SlurmOptions) -> str | None:
+    if opts.gres is not None:
+        return opts.gres or None
+    if budget.gpus <= 0:
+        return None
+    gpu_type = opts.gpu_type or (budget.gpu_type.lower() if budget.gpu_type else None)
+    return f"gpu:{gpu_type}:{budget.gpus}" if gpu_type else f"gpu:{budget.gpus}"
+
+
+class SlurmBackend:
+    name = "slurm"
+
+    def __init__(self, **options: Any) -> None:
+        self.options = parse_options(options)
+
+    # ---- what would be submitted ---------------------------------------------------------
+    def sbatch_parameters(self, campaign: Campaign, n_trials: int) -> dict[str, Any]:
+        """submitit `SlurmExecutor` parameters (its names = sbatch flags) for one array of n trials."""
+        opts, budget = self.options, campaign.budget
+        minutes = budget.scheduler_minutes
+        lead = min(opts.signal_seconds, minutes * 60 // 2)
+        extra: dict[str, Any] = {}
+        if opts.requeue:
+            extra["requeue"] = True
+        extra.update(opts.sbatch)
+        params: dict[str, Any] = {
+            "job_name": opts.job_name or f"ptbench-{campaign.name}",
+            "time": minutes,
+            "signal_delay_s": lead,
+            "array_parallelism": campaign.parallelism,
+            "stderr_to_stdout": True,
+            "setup": [_WHAT_RUNS.format(python=self.python, listing=campaign.campaign_dir / "jobs.json"), *opts.setup],
+            "additional_parameters": extra,
+        }
+        for key in ("partition", "account", "qos", "constraint", "cpus_per_task"):
+            if getattr(opts, key) is not None:
+                params[key] = getattr(opts, key)
+        if opts.mem_gb is not None:
+            params["mem"] = f"{int(opts.mem_gb)}GB" if opts.mem_gb == int(opts.mem_gb) else f"{int(opts.mem_gb * 1024)}MB"
+        if gres := default_gres(budget, opts):
+            params["gres"] = gres
+        return params
+
+    @property
+    def python(self) -> str:
+        return self.options.python or sys.executable
+
+    def job(self, campaign: Campaign) -> Any:
+        from ptbench.backends.slurm_job import TrialJob
+
+        minutes = campaign.budget.scheduler_minutes
+        return TrialJob(minutes * 60, min(self.options.signal_seconds, minutes * 60 // 2), self.options.python)
+
+    def render(self, campaign: Campaign, specs, out: str | None) -> str:
+        """Write the sbatch script `submit` would hand to Slurm (and the array's trial list beside it)."""
+        # submitit's own sbatch writer, so the rendered script is the one `submit` hands to sbatch
+        from submitit.slurm.slurm import _make_sbatch_string
+
+        cdir = campaign.campaign_dir
+        path = Path(out) if out else cdir / "submit" / "slurm.sh"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        params = self.sbatch_parameters(campaign, len(specs))
+        folder = cdir / "slurm"
+        command = " ".join([self.python, "-u -m submitit.core._submit", str(folder)])
+        text = _make_sbatch_string(command=command, folder=folder, map_count=len(specs) if len(specs) > 1 else None, **params)
+        from ptbench.fsutil import atomic_write_text
+
+        atomic_write_text(path, text)
+        atomic_write_text(path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs)))
+        return str(path)
+
+    # ---- submit ----------------------------------------------------------------------------
+    def submit(self, plan: Plan, trials: list[TrialDir]) -> str:
+        """Submit `trials` as one job array; returns the Slurm job id. Nothing is recorded unless sbatch accepted it."""
+        try:
+            from submitit.slurm.slurm import SlurmExecutor
+        except ImportError:
+            raise UserError("the slurm backend needs submitit: pip install 'ptbench[slurm]'") from None
+        if not trials:
+            raise UserError("nothing to submit")
+        campaign, cdir = plan.campaign, plan.campaign_dir
+        folder = cdir / "slurm"
+        folder.mkdir(parents=True, exist_ok=True)
+        before = set(os.listdir(folder))
+        try:
+            executor = SlurmExecutor(folder=folder, python=self.python)
+        except RuntimeError:
+            raise UserError("`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)") from None
+        executor.update_parameters(**self.sbatch_parameters(campaign, len(trials)))
+        slurm_cmd.CALLS.append(["sbatch"])
+        try:
+            jobs = executor.map_array(self.job(campaign), [str(t.path) for t in trials])
+        except Exception as exc:  # sbatch refused, or could not reach slurmctld
+            _remove_new_files(folder, before)
+            raise UserError(f"Slurm refused the submission: {slurm_cmd.sbatch_refusal(exc)} "
+                            f"(check `sinfo`, and partition/account/qos in backend.options)") from None
+        job_ids = [j.job_id for j in jobs]
+        array_id = job_ids[0].split("_")[0]
+        script = folder / f"{array_id}_submission.sh"
+        with JobTable.locked(cdir, "slurm") as table:
+            table.add_submission(array_id, {t.id: j for t, j in zip(trials, job_ids)}, script=str(script), folder=str(folder))
+        for t, j in zip(trials, job_ids):
+            t.event("submitted", scheduler="slurm", job_id=j)
+        return array_id
+
+    # ---- track -----------------------------------------------------------------------------
+    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir]) -> dict[str, str]:
+        """trial id -> queued | running | suspended (live jobs), or failed for a job that ended
+        before its runner started; one squeue call, and one sacct call only for jobs squeue forgot."""
+        table = JobTable.load(campaign_dir)
+        wanted = {t.id: table.trials[t.id] for t in trials if t.id in table.trials}
+        if not wanted:
+            return {}
+        arrays = sorted({j.split("_")[0] for j in wanted.values()})
+        try:
+            jobs = slurm_cmd.squeue(arrays)
+        except slurm_cmd.SlurmUnavailable as exc:
+            print(f"warning: no scheduler states ({exc}); showing what the trial folders say", file=sys.stderr)
+            return {}
+        missing = sorted({j.split("_")[0] for j in wanted.values() if j not in jobs})
+        if missing and (accounted := slurm_cmd.sacct(missing)):
+            jobs.update({k: v for k, v in accounted.items() if k not in jobs})
+        by_id = {t.id: t for t in trials}
+        states = {}
+        for tid, job_id in wanted.items():
+            info = jobs.get(job_id)
+            if info is None:
+                continue
+            state = slurm_cmd.trial_state(info.state)
+            if state is None and info.state in slurm_cmd.ENDED and info.state != "COMPLETED" and not by_id[tid].state_json.exists():
+                state = "failed"  # the job died before the runner could write anything: see its log
+            if state:
+                states[tid] = state
+        return states
+
+    def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path | None:
+        """The Slurm log of the trial's latest job (submitit's `%A_%a_0_log.out`)."""
+        job_id = JobTable.load(campaign_dir).trials.get(trial.id)
+        if job_id is None:
+            return None
+        return Path(campaign_dir) / "slurm" / f"{job_id}_0_log.out"
+
+    # ---- cancel ----------------------------------------------------------------------------
+    def cancel(self, campaign_dir: Path, trials: list[TrialDir]) -> list[str]:
+        """Mark the trials cancelled, then scancel their jobs in one call; returns the job ids."""
+        table = JobTable.load(campaign_dir)
+        for t in trials:
+            t.cancel_marker.touch()
+        job_ids = sorted({table.trials[t.id] for t in trials if t.id in table.trials})
+        slurm_cmd.scancel(job_ids)
+        return job_ids
+
+
+def _remove_new_files(folder: Path, before: set[str]) -> None:
+    """Pickles and script submitit wrote for a submission sbatch refused: nothing half-submitted stays."""
+    for name in set(os.listdir(folder)) - before:
+        try:
+            (folder / name).unlink()
+        except OSError:
+            pass

@@ -1,0 +1,57 @@
+"""What one Slurm array task runs: `ptbench trial run DIR`, as a child of submitit's job process.
+
+submitit pickles a `TrialJob` per array task and calls it on the node. The runner does the
+checkpointing, so submitit's own signal handling is switched off here: submitit would requeue on
+USR2 by guessing whether the job timed out, while the runner already knows — it stops the agent,
+persists the time used, and either exits 75 (preempted / `scontrol requeue`: Slurm starts the job
+again and the runner resumes with the budget that is left) or, at the job's time limit, records a
+`scheduler_time_limit` result.
+
+Slurm signals every process of the job step itself (SIGTERM on cancel, requeue and preemption,
+`--signal` before the limit), so nothing is forwarded: this process only waits for the runner.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+# A stop signal this close to the job's time limit (or later) means the limit, not a preemption.
+# Covers the signal lead plus the seconds between the job's start and this wrapper's start.
+_LIMIT_SLACK_S = 30
+
+
+class TrialJob:
+    """Picklable callable: `TrialJob(time_limit_s, signal_lead_s, python)(trial_dir)`."""
+
+    def __init__(self, time_limit_s: int, signal_lead_s: int, python: str | None = None) -> None:
+        self.time_limit_s = time_limit_s
+        self.signal_lead_s = signal_lead_s
+        self.python = python
+
+    def __call__(self, trial_dir: str) -> int:
+        started = time.time()
+        for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, _log_signal)
+        env = dict(os.environ, PTBENCH_BACKEND="slurm")
+        env["PTBENCH_TIME_LIMIT_AT"] = f"{started + self.time_limit_s - self.signal_lead_s - _LIMIT_SLACK_S:.0f}"
+        if "OMP_NUM_THREADS" not in env and env.get("SLURM_CPUS_PER_TASK"):
+            env["OMP_NUM_THREADS"] = env["SLURM_CPUS_PER_TASK"]
+        restarts = env.get("SLURM_RESTART_COUNT", "0")
+        print(f"ptbench: {trial_dir} (job {env.get('SLURM_ARRAY_JOB_ID', env.get('SLURM_JOB_ID'))}_{env.get('SLURM_ARRAY_TASK_ID', '')}, "
+              f"restart {restarts})", flush=True)
+        argv = [self.python or sys.executable, "-m", "ptbench", "trial", "run", trial_dir]
+        proc = subprocess.Popen(argv, env=env)
+        rc = proc.wait()
+        print(f"ptbench: runner exited {rc}", flush=True)
+        if rc != 0:
+            # The job ends FAILED in Slurm; the trial's own files say why (75: resumable).
+            raise RuntimeError(f"`ptbench trial run {trial_dir}` exited {rc}" + (" (interrupted or retryable; resubmit to resume)" if rc == 75 else ""))
+        return rc
+
+
+def _log_signal(signum: int, _frame) -> None:
+    print(f"ptbench: job got {signal.Signals(signum).name}; waiting for the runner to checkpoint", flush=True)

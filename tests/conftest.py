@@ -1,0 +1,53 @@
+"""Shared fixtures: a tiny local model, test agents, and `require` (fail in CI, skip locally)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ptbench.testing.fixtures import require  # noqa: F401  (re-exported for test modules)
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE_AGENTS = REPO / "tests" / "fixtures" / "agents"
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A random tiny Llama + tokenizer, made once per test session (no hub download)."""
+    from ptbench.demo import make_tiny_model
+
+    return make_tiny_model(tmp_path_factory.mktemp("models") / "tiny-llama")
+
+
+@pytest.fixture
+def test_agents(monkeypatch) -> Path:
+    """Make the scripted shell agents in tests/fixtures/agents visible to the launcher (and to runners it starts)."""
+    monkeypatch.setenv("PTBENCH_AGENTS_PATH", str(FIXTURE_AGENTS))
+    return FIXTURE_AGENTS
+
+
+@pytest.fixture
+def write_campaign(tmp_path: Path, tiny_model: Path):
+    """Write a campaign YAML into tmp_path; results go to tmp_path/results."""
+
+    def make(body: str, name: str = "c.yaml") -> Path:
+        text = textwrap.dedent(body).replace("@MODEL@", str(tiny_model)).replace("@RESULTS@", str(tmp_path / "results"))
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return make
+
+
+def ptbench(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the real `ptbench` command as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )

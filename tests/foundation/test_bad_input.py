@@ -1,0 +1,129 @@
+"""Every user mistake: one clear line naming what/where/fix, exit code 2, nothing created."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ptbench.cli import main
+
+GOOD = """\
+name: bad
+agents: [{name: quick-copy}]
+base_models: [{id: local/tiny, path: /nonexistent/tiny, label: tiny}]
+tasks: [arithmetic]
+seeds: [0, 1]
+budget: {hours: 1, gpus: 0}
+results_dir: "@RESULTS@"
+"""
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    err = capsys.readouterr().err.strip()
+    return exc.value.code, err
+
+
+@pytest.fixture
+def campaign(tmp_path, test_agents):
+    def make(text: str = GOOD, **replace: str) -> Path:
+        for old, new in replace.items():
+            assert old in text, old
+            text = text.replace(old, new)
+        p = tmp_path / "c.yaml"
+        p.write_text(text.replace("@RESULTS@", str(tmp_path / "results")))
+        return p
+
+    return make
+
+
+def assert_one_line_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ")
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+@pytest.mark.parametrize(
+    "replace, needles",
+    [
+        ({"seeds: [0, 1]": "seeds: [0, 1"}, ["c.yaml:6", "YAML syntax error"]),
+        ({"name: quick-copy": "name: quick-cpy"}, ["c.yaml:2", "unknown agent 'quick-cpy'", "did you mean 'quick-copy'"]),
+        ({"tasks: [arithmetic]": "tasks: [arithmetc]"}, ["c.yaml:4", "unknown task 'arithmetc'", "did you mean 'arithmetic'"]),
+        ({"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slrum}"}, ["c.yaml:6", "backend.name", "'local', 'slurm' or 'htcondor'"]),
+        ({"hours: 1": "hours: 0"}, ["c.yaml:6", "budget.hours", "positive"]),
+        ({"hours: 1": "hours: -3"}, ["c.yaml:6", "budget.hours", "positive"]),
+        ({"seeds: [0, 1]": "sedes: [0, 1]"}, ["c.yaml:5", "unknown key 'sedes'", "did you mean 'seeds'"]),
+        ({"gpus: 0}": "gpus: 0, grase_seconds: 3}"}, ["c.yaml:6", "unknown key 'budget.grase_seconds'", "did you mean 'grace_seconds'"]),
+        ({"seeds: [0, 1]": "seeds: [0, 1]\nseeds: [2]"}, ["c.yaml:6", "'seeds' appears twice"]),
+        ({"agents: [{name: quick-copy}]": "agents: [{name: quick-copy}, {name: quick-copy}]"}, ["two trials get the id 'quick-copy__tiny__arithmetic__s0'", "distinct labels"]),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_bad_campaign_is_one_line_and_creates_nothing(campaign, capsys, tmp_path, replace, needles, command):
+    path = campaign(**replace)
+    code, err = run_cli(capsys, command, str(path))
+    assert_one_line_error(code, err, *needles)
+    assert not (tmp_path / "results").exists()
+
+
+def test_missing_campaign_file(capsys, tmp_path):
+    code, err = run_cli(capsys, "validate", str(tmp_path / "nope.yaml"))
+    assert_one_line_error(code, err, "nope.yaml: file not found")
+
+
+def test_results_dir_not_writable(campaign, capsys, tmp_path):
+    if os.geteuid() == 0:
+        # root ignores permission bits: a results_dir under a regular file is unwritable for anyone
+        blocker = tmp_path / "blocker"
+        blocker.write_text("")
+        path = campaign(**{'"@RESULTS@"': f'"{blocker}/results"'})
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o555)
+        path = campaign(**{'"@RESULTS@"': f'"{ro}/results"'})
+    code, err = run_cli(capsys, "plan", str(path))
+    assert_one_line_error(code, err, "is not writable", "results_dir")
+
+
+def test_trial_directory_from_another_campaign(campaign, capsys, tmp_path):
+    path = campaign()
+    assert main_ok(["plan", str(path)])
+    trial = tmp_path / "results" / "bad" / "quick-copy__tiny__arithmetic__s0" / "trial.json"
+    spec = json.loads(trial.read_text())
+    spec["campaign"] = "someone-else"
+    trial.write_text(json.dumps(spec))
+    before = sorted(p.name for p in (tmp_path / "results" / "bad").iterdir())
+    code, err = run_cli(capsys, "plan", str(path))
+    assert_one_line_error(code, err, "belongs to campaign 'someone-else'")
+    assert sorted(p.name for p in (tmp_path / "results" / "bad").iterdir()) == before
+
+
+def test_trial_run_on_corrupt_state(campaign, capsys, tmp_path):
+    path = campaign()
+    assert main_ok(["plan", str(path)])
+    trial = tmp_path / "results" / "bad" / "quick-copy__tiny__arithmetic__s0"
+    (trial / "state.json").write_text('{"stages": {"prepare": ')
+    code, err = run_cli(capsys, "trial", "run", str(trial))
+    assert_one_line_error(code, err, "state.json: corrupt state file", "move it aside")
+    assert (trial / "state.json").read_text() == '{"stages": {"prepare": '
+    assert not (trial / "result.json").exists()
+
+
+def test_trial_run_on_a_non_trial_directory(capsys, tmp_path):
+    code, err = run_cli(capsys, "trial", "run", str(tmp_path))
+    assert_one_line_error(code, err, "not a trial directory")
+
+
+def main_ok(args: list[str]) -> bool:
+    try:
+        main(args)
+    except SystemExit as exc:
+        return exc.code in (0, None)
+    return True

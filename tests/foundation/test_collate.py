@@ -1,0 +1,79 @@
+"""Aggregation arithmetic and the three table formats, on records built through the real schema."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+
+import pytest
+
+from ptbench.results.collate import aggregate, load_records, to_csv, to_latex, to_markdown
+from ptbench.results.schema import ResultRecord
+
+
+def record(agent: str, task: str, seed: int, value: float | None, status: str = "completed", base: str = "tiny") -> dict:
+    return {
+        "campaign": "c", "trial_id": f"{agent}__{base}__{task}__s{seed}",
+        "agent": {"name": agent, "label": agent}, "base_model": {"id": f"x/{base}", "label": base},
+        "task": {"name": task, "label": task}, "seed": seed, "status": status,
+        "budget": {"hours": 1, "gpus": 0}, "finished_at": 0,
+        "primary_metric": None if value is None else {"name": "accuracy", "value": value, "stderr": 0.01, "n": 100},
+        "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "local"},
+    }
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    rows = [
+        record("ref", "gsm8k", 0, 0.50), record("ref", "gsm8k", 1, 0.60), record("ref", "gsm8k", 2, 0.70),
+        record("ref", "aime", 0, 0.10), record("ref", "aime", 1, None, status="no_model"),
+        record("base", "gsm8k", 0, 0.20), record("base", "aime", 0, 0.00),
+    ]
+    for r in rows:
+        d = tmp_path / r["trial_id"]
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps(r))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "result.json").write_text('{"status": "completed"}')
+    return tmp_path
+
+
+def test_mean_std_n_and_unscored(results_dir):
+    records, problems = load_records(results_dir)
+    assert len(records) == 7 and len(problems) == 1 and "broken/result.json" in problems[0]
+    table = aggregate(records, problems)
+    cell = table.cells[("ref", "gsm8k")]
+    assert cell.mean == pytest.approx(0.6)
+    assert cell.std == pytest.approx(statistics.stdev([0.5, 0.6, 0.7]))
+    assert len(cell.values) == 3
+    assert table.cells[("ref", "aime")].unscored == 1
+    md = to_markdown(table)
+    assert "| ref | 10.0 ± 0.0 (n=1) [1 unscored] | 60.0 ± 10.0 (n=3) |" in md
+    assert md.splitlines()[0] == "| agent | aime | gsm8k |"
+
+
+def test_latex_is_booktabs_and_csv_is_long(results_dir):
+    table = aggregate(load_records(results_dir)[0])
+    tex = to_latex(table)
+    assert tex.startswith("\\begin{tabular}{lcc}") and "\\toprule" in tex and "\\bottomrule" in tex
+    assert "ref & 10.0 $\\pm$ 0.0 & 60.0 $\\pm$ 10.0 \\\\" in tex
+    rows = list(csv.DictReader(io.StringIO(to_csv(table))))
+    ref_gsm = next(r for r in rows if r["agent"] == "ref" and r["task"] == "gsm8k")
+    assert ref_gsm["n"] == "3" and float(ref_gsm["mean"]) == pytest.approx(0.6) and ref_gsm["values"] == "0.5 0.6 0.7"
+
+
+def test_several_base_models_split_rows(tmp_path):
+    for r in (record("ref", "gsm8k", 0, 0.5, base="a"), record("ref", "gsm8k", 0, 0.7, base="b")):
+        d = tmp_path / r["trial_id"]
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps(r))
+    table = aggregate(load_records(tmp_path)[0])
+    assert table.rows == ["ref / a", "ref / b"]
+
+
+def test_schema_round_trip_is_versioned():
+    r = ResultRecord.model_validate(record("ref", "gsm8k", 0, 0.5))
+    assert r.schema_version == 1
+    assert ResultRecord.model_validate_json(r.model_dump_json()) == r

@@ -1,0 +1,116 @@
+"""The wall-clock budget is enforced on the real process tree (no mocks)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import ptbench
+
+pytestmark = pytest.mark.slow
+
+CAMPAIGN = """
+name: wd
+agents: [{name: AGENT}]
+base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
+tasks: [{name: arithmetic, options: {n_test: 8}}]
+seeds: [0]
+budget: {hours: BUDGET, gpus: 0, grace_seconds: 5, warn_seconds: 5}
+results_dir: "@RESULTS@"
+evaluation: {engine: transformers}
+"""
+
+
+def _marked_processes(trial_dir: Path) -> list[psutil.Process]:
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("PTBENCH_TRIAL_DIR") == str(trial_dir):
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _events(trial_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (trial_dir / "events.jsonl").read_text().splitlines()]
+
+
+def test_deadline_kills_term_ignoring_agent_and_setsid_grandchild(write_campaign, test_agents, tmp_path):
+    path = write_campaign(CAMPAIGN.replace("AGENT", "sleeper").replace("BUDGET", str(20 / 3600)))
+    started = time.monotonic()
+    run = ptbench("run", str(path), cwd=tmp_path)
+    elapsed = time.monotonic() - started
+    assert run.returncode == 0, run.stderr
+    trial = tmp_path / "results" / "wd" / "sleeper__tiny__arithmetic__s0"
+    grandchild = int((trial / "workspace" / "grandchild.pid").read_text())
+    assert not psutil.pid_exists(grandchild) or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+    assert _marked_processes(trial) == []
+    result = json.loads((trial / "result.json").read_text())
+    assert result["status"] == "timed_out"
+    assert result["failure"]["kind"] == "timeout"
+    # final_model/ was written before the deadline and is still evaluated
+    assert result["primary_metric"]["n"] == 8
+    kinds = [e["event"] for e in _events(trial)]
+    assert kinds.index("warned") < kinds.index("deadline") < kinds.index("terminated")
+    terminated = next(e for e in _events(trial) if e["event"] == "terminated")
+    assert terminated["processes"] >= 2  # the agent shell, its sleeps and the setsid'd grandchild
+    state = json.loads((trial / "state.json").read_text())
+    assert 19 <= state["solve_seconds_used"] <= 20.5
+    print(f"whole run (plan, solve 20 s + grace 5 s, evaluate): {elapsed:.1f} s")
+
+
+def test_kill_9_of_runner_then_resume_uses_remaining_budget(write_campaign, test_agents, tmp_path):
+    path = write_campaign(CAMPAIGN.replace("AGENT", "slow-copy").replace("BUDGET", str(60 / 3600)))
+    assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
+    trial = tmp_path / "results" / "wd" / "slow-copy__tiny__arithmetic__s0"
+    runner = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not (trial / "workspace" / "starts.txt").exists():
+        assert time.monotonic() < deadline, "agent never started"
+        time.sleep(0.2)
+    time.sleep(3)
+    os.kill(runner.pid, signal.SIGKILL)
+    runner.wait()
+    used_first = json.loads((trial / "state.json").read_text())["solve_seconds_used"]
+    assert used_first >= 2
+    assert _marked_processes(trial), "the orphaned agent should still be running after kill -9 of its runner"
+
+    again = ptbench("trial", "run", str(trial), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    state = json.loads((trial / "state.json").read_text())
+    assert len(state["attempts"]) == 2
+    assert state["solve_runs"] == 2
+    # both attempts count: the first attempt's seconds plus a full 6 s agent run in the second
+    assert state["solve_seconds_used"] >= used_first + 5.5
+    assert len((trial / "workspace" / "starts.txt").read_text().splitlines()) == 2
+    assert any(e["event"] == "killed_leftovers" for e in _events(trial))
+    assert _marked_processes(trial) == []
+    result = json.loads((trial / "result.json").read_text())
+    assert result["status"] == "completed"
+    assert result["budget"]["solve_seconds_used"] == pytest.approx(state["solve_seconds_used"], abs=0.01)
+    # the second agent saw only what was left of the budget
+    started = next(e for e in reversed(_events(trial)) if e["event"] == "agent_started")
+    assert started["seconds_left"] <= 60 - used_first + 0.5
+
+
+def test_timer_sh_reports_remaining_budget(write_campaign, test_agents, tmp_path):
+    path = write_campaign(CAMPAIGN.replace("AGENT", "quick-copy").replace("BUDGET", "2"))
+    assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
+    from ptbench.runner.workspace import prepare_workspace, write_deadline
+    from ptbench.trial import TrialDir
+
+    trial = TrialDir(tmp_path / "results" / "wd" / "quick-copy__tiny__arithmetic__s0")
+    prepare_workspace(trial, python=sys.executable)
+    write_deadline(trial, 3600 + 125)
+    out = subprocess.run(["bash", str(trial.workspace / "timer.sh")], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert out.stdout.strip() in ("Remaining time (hours:minutes:seconds): 1:02:05", "Remaining time (hours:minutes:seconds): 1:02:04")
