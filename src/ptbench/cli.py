@@ -61,6 +61,9 @@ def run(
     else:
         commands.console.print(f"{p.campaign_dir.name}: all {len(p.trials)} trial(s) finished; nothing to run")
     commands.print_status(p.campaign_dir, commands.status_rows(p.campaign_dir))
+    if not any(t.result_json.exists() for t in p.trials):
+        commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
+        return
     md, files, problems = commands.write_tables(str(p.campaign_dir), None)
     commands.console.print(md)
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
@@ -101,11 +104,17 @@ def submit(
     if name == "local":
         run(campaign, replace=False, parallelism=None)
         return
-    todo = commands.submittable(p, retry_failed=retry_failed)
+    chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
+    # Trials whose job is still queued or running are not submitted twice (one scheduler call).
+    live = chosen.scheduler_states(p.campaign_dir, p.unfinished) if (p.campaign_dir / "jobs.json").exists() else {}
+    todo = commands.submittable(p, retry_failed=retry_failed, scheduler_states=live)
     if not todo:
-        print(f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued or running)")
+        print(f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued, running or failed"
+              f"{'' if retry_failed else '; --retry-failed resubmits retryable failures'})")
         return
-    get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {}).submit(p, todo)
+    job = chosen.submit(p, todo)
+    print(f"{p.campaign_dir.name}: submitted {len(todo)} trial(s) to {name}" + (f" as job {job}" if isinstance(job, (str, int)) else "")
+          + f"; follow with `ptbench status {p.campaign_dir}`")
 
 
 @app.command()
@@ -138,12 +147,12 @@ def status(target: str = typer.Argument(..., help="campaign file or its results 
 
     cdir, campaign = commands.resolve_campaign_dir(target)
     states = {}
-    backend_name = _backend_of(cdir, campaign)
-    if backend_name != "local":
+    backend = get_backend(_backend_of(cdir, campaign))
+    if backend.name != "local":
         from ptbench.plan import load_plan
 
-        states = get_backend(backend_name).scheduler_states(cdir, load_plan(cdir))
-    commands.print_status(cdir, commands.status_rows(cdir, states))
+        states = backend.scheduler_states(cdir, load_plan(cdir))
+    commands.print_status(cdir, commands.status_rows(cdir, states, backend))
 
 
 def _backend_of(cdir, campaign) -> str:
@@ -265,7 +274,9 @@ def main(argv: list[str] | None = None) -> None:
         args.remove("--debug")
     try:
         _register_subapps()
-        app(args=args, standalone_mode=False)
+        rc = app(args=args, standalone_mode=False)  # click returns typer.Exit's code here
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except UserError as exc:
         if debug:
             raise

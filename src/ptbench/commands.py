@@ -36,16 +36,26 @@ def plan(campaign_file: str, *, replace: bool = False) -> Plan:
     return plan_campaign(campaign, replace=replace, source=str(Path(campaign_file).resolve()))
 
 
-def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = None) -> list[TrialStatus]:
+# States whose row shows where the job's log is (the scheduler's or the local runner's).
+_SHOW_LOG = {"failed", "interrupted", "setup_failed", "agent_failed", "eval_failed", "corrupt"}
+
+
+def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = None, backend=None) -> list[TrialStatus]:
+    """Every trial's state from its files, refined by the scheduler's view of its job; failed ones
+    get their log path when the backend can tell (`backend.log_path(campaign_dir, trial)`)."""
     trials = load_plan(campaign_dir)
     if not trials:
         raise UserError(f"{campaign_dir}: no planned trials here (plan or run the campaign first)")
     rows = []
+    log_path = getattr(backend, "log_path", None)
     for t in trials:
         st = trial_status(t)
         sched = (scheduler_states or {}).get(t.id)
         if sched and st.state in ("pending", "interrupted", "failed"):
             st.state = sched
+        if log_path is not None and st.state in _SHOW_LOG:
+            path = log_path(campaign_dir, t)
+            st.log = str(path) if path else None
         rows.append(st)
     return rows
 
@@ -63,7 +73,7 @@ def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
         "time used": [_hms(r.seconds_used) for r in rows],
         "metric": [r.metric for r in rows],
         "job": [r.job_id or "" for r in rows],
-        "detail": [r.detail or r.log or "" for r in rows],
+        "detail": ["; ".join(x for x in (r.detail, f"log: {r.log}" if r.log else "") if x) for r in rows],
     }
     shown = [c for c, vals in columns.items() if c in ("trial", "state") or any(vals)]  # hide empty columns
     for c in shown:
@@ -134,14 +144,21 @@ def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], lis
     return md, files, problems
 
 
-def submittable(plan: Plan, *, retry_failed: bool = False) -> list[TrialDir]:
-    """Unfinished trials that are not already queued or running; failed ones only when asked."""
+LIVE_JOB_STATES = ("queued", "running", "suspended")
+
+
+def submittable(plan: Plan, *, retry_failed: bool = False, scheduler_states: dict[str, str] | None = None) -> list[TrialDir]:
+    """Unfinished trials that are not already queued or running (by their files, or by the
+    scheduler's `scheduler_states`); failed ones only when asked, and only retryable failures."""
+    live = scheduler_states or {}
     out = []
     for t in plan.unfinished:
-        st = trial_status(t)
-        if st.state in ("running", "cancelling"):
+        if live.get(t.id) in LIVE_JOB_STATES:
             continue
-        if st.state == "failed" and not retry_failed:
+        st = trial_status(t)
+        if st.state in ("running", "cancelling", "corrupt"):
+            continue
+        if st.state == "failed" and not (retry_failed and (t.load_state().failure or {}).get("retryable")):
             continue
         if t.cancel_marker.exists():
             continue

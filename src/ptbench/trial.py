@@ -129,7 +129,7 @@ class TrialDir:
     def save_state(self, state: TrialState) -> None:
         atomic_write_json(self.state_json, state)
 
-    def event(self, kind: str, **fields: Any) -> None:
+    def event(self, kind: str, /, **fields: Any) -> None:  # positional-only: a field may be called "kind"
         append_jsonl(self.events_jsonl, {"time": time.time(), "event": kind, "host": _HOST, **fields})
 
     def read_result(self) -> dict[str, Any] | None:

@@ -31,6 +31,9 @@ class Backend(Protocol):
     def render(self, campaign, specs, out: str | None) -> str:
         """Write the submit file `submit` would use, without submitting; return its path."""
 
+    def log_path(self, campaign_dir, trial: TrialDir):
+        """Where the trial's (latest) job log is, for `ptbench status` to show on failures; None if unknown."""
+
 
 def get_backend(name: str, options: dict | None = None) -> Backend:
     options = options or {}

@@ -273,6 +273,9 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         message = (f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, "
                    f"{DURATION_HOLD_CODES[code]}); the {stage} stage had not finished")
         result = record._base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=message))
+        result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
+        if job.host:
+            result.provenance.host = job.host
         atomic_write_json(trial.result_json, result)
         if state.attempts and state.attempts[-1].ended_at is None:
             state.attempts[-1].ended_at = when

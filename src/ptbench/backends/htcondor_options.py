@@ -56,7 +56,7 @@ GENERATED_COMMANDS = {
     "universe", "executable", "transfer_executable", "arguments", "initialdir", "environment", "getenv",
     "should_transfer_files", "batch_name", "log", "output", "error", "request_gpus", "request_cpus",
     "request_memory", "request_disk", "requirements", "require_gpus", "container_image",
-    "should_transfer_container", "allowed_job_duration", "kill_sig", "job_max_vacate_time",
+    "should_transfer_container", "transfer_container", "allowed_job_duration", "kill_sig", "job_max_vacate_time",
     "max_retries", "retry_until", "concurrency_limits", "accounting_group", "accounting_group_user",
     "submit_event_notes", "periodic_remove", "queue",
 }
@@ -77,7 +77,7 @@ def lookup_gpu_type(name: str) -> tuple[tuple[str, ...], float, int]:
 
 
 def check_size(value: str, what: str) -> str:
-    m = _SIZE.match(str(value))
+    m = _SIZE.fullmatch(str(value))
     if not m or float(m.group(1)) <= 0:
         raise ValueError(
             f"'{value}' is not a size HTCondor accepts for {what}: write a positive number with a unit, "
@@ -94,7 +94,7 @@ class HTCondorOptions(Strict):
     initialdir: str | None = Field(default=None, description="job working directory; the runner reads a .env there (default: the submit directory)")
     universe: Literal["vanilla", "container"] = "vanilla"
     container_image: str | None = Field(default=None, description="Apptainer .sif (or docker://...) the runner runs in")
-    transfer_container: bool = Field(default=False, description="false: the image is on a shared filesystem (should_transfer_container = no)")
+    transfer_container: bool = Field(default=False, description="false: the image is on a shared filesystem (transfer_container = false; HTCondor 24 names it so)")
     request_cpus: int = Field(default=16, ge=1)
     request_memory: str = "128GB"
     request_disk: str = "400GB"
@@ -139,7 +139,7 @@ class HTCondorOptions(Strict):
     @classmethod
     def _limits(cls, v: dict[str, str]) -> dict[str, str]:
         for provider, limit in v.items():
-            if not _LIMIT.match(limit):
+            if not _LIMIT.fullmatch(limit):
                 raise ValueError(f"{provider}: '{limit}' is not a concurrency limit (NAME or NAME:units, letters, digits, '_', '.')")
         return v
 
@@ -147,11 +147,11 @@ class HTCondorOptions(Strict):
     @classmethod
     def _env(cls, v: dict[str, str]) -> dict[str, str]:
         for name, value in v.items():
-            if not _ENV_NAME.match(name):
+            if not _ENV_NAME.fullmatch(name):
                 raise ValueError(f"'{name}' is not an environment variable name")
             if SECRET_NAME.search(name):
                 raise ValueError(f"{name}: secrets never go into a submit file; the runner reads keys on the node from its environment or .env")
-            if not _PLAIN_TEXT.match(str(value)):
+            if not _PLAIN_TEXT.fullmatch(str(value)):
                 raise ValueError(f"{name}: quotes and newlines cannot be passed through HTCondor's environment")
         return v
 
@@ -159,7 +159,7 @@ class HTCondorOptions(Strict):
     @classmethod
     def _lines(cls, v: dict) -> dict:
         for key, value in v.items():
-            if not _SUBMIT_KEY.match(key):
+            if not _SUBMIT_KEY.fullmatch(key):
                 raise ValueError(f"'{key}' is not a submit command name")
             if key.lower() in GENERATED_COMMANDS:
                 raise ValueError(f"'{key}' is written by ptbench; set it through its own option instead")
@@ -179,7 +179,7 @@ class HTCondorOptions(Strict):
     @field_validator("python", "venv", "initialdir")
     @classmethod
     def _no_quotes(cls, v: str | None) -> str | None:
-        if v is not None and not _PLAIN_TEXT.match(v):
+        if v is not None and not _PLAIN_TEXT.fullmatch(v):
             raise ValueError("quotes cannot appear in a path HTCondor passes to the runner")
         return v
 
@@ -187,6 +187,9 @@ class HTCondorOptions(Strict):
     def _python_xor_venv(self) -> "HTCondorOptions":
         if self.python and self.venv:
             raise ValueError("set python or venv, not both")
+        if self.transfer_container and self.container_image and "://" not in self.container_image:
+            raise ValueError("transfer_container: true needs HTCondor file transfer, but ptbench jobs work on a shared "
+                             "filesystem (should_transfer_files = NO); put the image there and set transfer_container: false")
         return self
 
     def python_on_node(self) -> str:

@@ -67,8 +67,8 @@ def provider_of(agent: AgentRef, options: HTCondorOptions) -> str | None:
 
 
 def _item(value: str, column: str, trial_id: str) -> str:
-    if not _ITEM_OK.match(value):
-        bad = next(c for c in value if not _ITEM_OK.match(c))
+    if not _ITEM_OK.fullmatch(value):
+        bad = next(c for c in value if not _ITEM_OK.fullmatch(c))
         what = {",": "a comma", " ": "a space", "\n": "a newline", "\t": "a tab", '"': "a quote", "'": "a quote", "$": "a '$'"}.get(bad, f"'{bad}'")
         raise UserError(
             f"trial {trial_id}: {column} '{value.strip()}' contains {what}, which would break HTCondor's `queue from` table; "

@@ -55,7 +55,9 @@ def submit(description: Path, rows: list[dict[str, str]], how: str = "auto") -> 
             import htcondor2
 
             try:
-                result = schedd.submit(htcondor2.Submit(description.read_text()), itemdata=iter([dict(r) for r in rows]))
+                sub = htcondor2.Submit(description.read_text())
+                # `queue ... from` rows go as itemdata (proc i = row i); a plain `queue N` has none
+                result = schedd.submit(sub, itemdata=iter([dict(r) for r in rows])) if rows else schedd.submit(sub)
             except Exception as exc:
                 raise UserError(f"HTCondor refused the submission: {one_line(str(exc))} (description: {description})") from None
             return int(result.cluster()), "bindings"

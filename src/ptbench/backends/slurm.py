@@ -92,6 +92,7 @@ class SlurmBackend:
             "signal_delay_s": lead,
             "array_parallelism": campaign.parallelism,
             "stderr_to_stdout": True,
+            "wckey": None,  # submitit would send "submitit"; sites that enforce wckeys refuse unknown ones
             "setup": [_WHAT_RUNS.format(python=self.python, listing=campaign.campaign_dir / "jobs.json"), *opts.setup],
             "additional_parameters": extra,
         }

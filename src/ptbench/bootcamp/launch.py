@@ -106,40 +106,27 @@ def run_slurm(out: Path, shards: int, *, slurm: dict[str, Any] | None = None, wa
     return codes
 
 
-def condor_submit_description(out: Path, shards: int) -> str:
-    """One cluster of N procs, proc i running shard i/N; logs beside the shard files."""
-    args = " ".join(shard_command(out, Shard(0, shards))[1:-1])
-    return "\n".join(
-        [
-            f"executable = {sys.executable}",
-            f'arguments = "{args} $(Process)/{shards}"',
-            f"initialdir = {out}",
-            "getenv = True",
-            f"output = {out}/shards/condor-$(Cluster).$(Process).out",
-            f"error = {out}/shards/condor-$(Cluster).$(Process).err",
-            f"log = {out}/shards/condor-$(Cluster).log",
-            "request_cpus = 2",
-            "request_memory = 4GB",
-            "max_retries = 3",
-            "",
-        ]
-    )
+def condor_submit_description(out: Path, shards: int, options: dict[str, Any] | None = None) -> str:
+    """One cluster of N procs, proc i running shard i/N (templates/htcondor_shards.sub.j2 of the
+    htcondor backend; `options` are that backend's options, e.g. accounting_group, container_image)."""
+    from ptbench.backends.htcondor_options import parse_options
+    from ptbench.backends.htcondor_render import render_shards
+
+    return render_shards(out, shards, parse_options(options), name=out.name)
 
 
-def run_htcondor(out: Path, shards: int) -> dict[str, Any]:
-    """Write `condor/shards.sub` and submit it through the htcondor bindings (no waiting: use
-    `ptbench bootcamp merge OUT` when the cluster finished)."""
+def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write `condor/shards.sub` and submit it (htcondor2 Schedd, else condor_submit); no waiting:
+    use `ptbench bootcamp merge OUT` when the cluster finished."""
+    from ptbench.backends import htcondor_schedd
+    from ptbench.fsutil import atomic_write_text
+
     (out / "condor").mkdir(parents=True, exist_ok=True)
     (out / "shards").mkdir(parents=True, exist_ok=True)
-    text = condor_submit_description(out, shards)
-    (out / "condor" / "shards.sub").write_text(text + f"queue {shards}\n")
-    try:
-        import htcondor
-    except ImportError:
-        raise UserError("--backend htcondor needs the htcondor bindings (pip install 'ptbench[condor]')") from None
-    try:
-        result = htcondor.Schedd().submit(htcondor.Submit(text), count=shards)
-    except Exception as exc:
-        raise UserError(f"condor submission failed: {exc}; the submit file is {out / 'condor' / 'shards.sub'} (condor_submit it by hand)") from None
-    atomic_write_json(out / "jobs.json", {"backend": "htcondor", "cluster": result.cluster(), "procs": shards})
-    return {"cluster": result.cluster()}
+    opts = options or {}
+    text = condor_submit_description(out, shards, opts)
+    path = out / "condor" / "shards.sub"
+    atomic_write_text(path, text)
+    cluster, via = htcondor_schedd.submit(path, [], opts.get("submit_with", "auto"))
+    atomic_write_json(out / "jobs.json", {"backend": "htcondor", "cluster": cluster, "procs": shards, "via": via, "description": str(path)})
+    return {"cluster": cluster}

@@ -25,7 +25,44 @@ class Engine(Protocol):
 
     def generate(self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None) -> list[Completion]: ...
 
-    def apply_chat_template(self, messages: list[dict]) -> str: ...
+    def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str: ...
+
+
+TOOLS_SYSTEM_PROMPT = (
+    "You may call one of the following functions. To call one, answer with\n"
+    '<tool_call>{{"name": <function-name>, "arguments": <args-json-object>}}</tool_call>\n\n'
+    "<tools>\n{tools}\n</tools>"
+)
+
+
+def render_chat(tokenizer, messages: list[dict], tools: list[dict] | None = None) -> str:
+    """The prompt text from the model's own chat template. Where the template ignores tools, the
+    tools go into a system message in the Hermes format (what the reference's parser expects)."""
+    import json
+
+    from ptbench.errors import UserError
+
+    template = tokenizer.chat_template
+    if not template:
+        raise UserError("this model has no chat template: evaluate it with task option prompt_format=base "
+                        "(an explicit completion template), or give its tokenizer a chat template")
+    if tools and "tools" not in str(template):
+        listing = "\n".join(json.dumps(t) for t in tools)
+        messages = [{"role": "system", "content": TOOLS_SYSTEM_PROMPT.format(tools=listing)}, *messages]
+        tools = None
+    return tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
+
+
+def encode_prompt(tokenizer, text: str) -> list[int]:
+    """Token ids of a prompt: a BOS is added only where the tokenizer adds one and the text (e.g. a
+    rendered chat template) does not already start with it, so no prompt gets two."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    bos, bos_id = tokenizer.bos_token, tokenizer.bos_token_id
+    if bos_id is not None and bos and not text.startswith(bos):
+        probe = tokenizer("a", add_special_tokens=True)["input_ids"]
+        if probe and probe[0] == bos_id:
+            ids = [bos_id, *ids]
+    return ids
 
 
 def get_engine(name: str, model_path: str, **kwargs) -> Engine:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ptbench.inference.base import Completion, GenerationFailed
+from ptbench.inference.base import Completion, GenerationFailed, encode_prompt
 from ptbench.tasks.base import GenerationSettings
 
 
@@ -22,8 +22,10 @@ class TransformersEngine:
         self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch_dtype).to(self.device).eval()
         self.batch_size = batch_size
 
-    def apply_chat_template(self, messages: list[dict]) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str:
+        from ptbench.inference.base import render_chat
+
+        return render_chat(self.tokenizer, messages, tools)
 
     def generate(self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None) -> list[Completion]:
         import torch
@@ -32,7 +34,8 @@ class TransformersEngine:
         out: list[Completion] = []
         for start in range(0, len(prompts), self.batch_size):
             batch = prompts[start : start + self.batch_size]
-            enc = self.tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+            ids = [encode_prompt(self.tokenizer, text) for text in batch]
+            enc = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt", padding=True).to(self.device)
             kwargs = {"do_sample": settings.temperature > 0, "max_new_tokens": limit, "pad_token_id": self.tokenizer.pad_token_id}
             if settings.temperature > 0:
                 kwargs["temperature"] = settings.temperature

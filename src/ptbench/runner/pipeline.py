@@ -62,10 +62,10 @@ class Runner:
             become_subreaper()
             scheduler, job_id = job_identity()
             state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
-            state.failure = None
             trial.save_state(state)
             atomic_write_text(trial.runner_pid, pid_file_text())
-            trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage())
+            trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
+                        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
             for sig in _STOP_SIGNALS:
                 signal.signal(sig, self._on_signal)
             return self._stages(state)
@@ -81,6 +81,7 @@ class Runner:
                 raise _Interrupted("cancel")
             if len(state.attempts) > self.spec.max_requeues + 1 and state.next_stage() != "record":
                 return self._finish(state, record.exhausted(self.trial, state))
+            state.failure = None  # this attempt starts clean; the last one's failure is in events.jsonl
             for stage in STAGES:
                 if stage not in state.stages:
                     getattr(self, f"_{stage}")(state)
@@ -136,7 +137,7 @@ class Runner:
         self._mark(state, "prepare", "ok", gpus=gpus.message)
 
     def _solve(self, state: TrialState) -> None:
-        from ptbench.agents.launcher import build_launch
+        from ptbench.runner.agent_solve import solve
 
         trial, budget = self.trial, self.spec.budget
         left = budget.seconds - state.solve_seconds_used
@@ -145,27 +146,23 @@ class Runner:
         if left <= 0:
             self._mark(state, "solve", "timed_out", exit_code=None, timed_out=True, seconds=0.0)
             return
-        write_deadline(trial, left)
-        prompt = trial.prompt_txt.read_text() if trial.prompt_txt.exists() else ""
-        launch = build_launch(trial, prompt=prompt, resume=state.solve_runs > 0)
-        used_before = state.solve_seconds_used
 
-        def on_tick(elapsed: float) -> None:
-            state.solve_seconds_used = used_before + elapsed
-            trial.save_state(state)
+        def set_watchdog(w: Watchdog | None) -> None:
+            self.watchdog = w
 
-        self.watchdog = Watchdog(
-            seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-            on_tick=on_tick, on_event=trial.event,
-        )
-        state.solve_runs += 1
-        with open(trial.agent_dir / "native.log", "ab") as log:
-            outcome = self.watchdog.run(launch.argv, cwd=str(launch.cwd), env=launch.env, stdout=log, stderr=subprocess.STDOUT)
-        self.watchdog = None
+        res = solve(trial, state, set_watchdog)
+        outcome = res.outcome
+        if outcome is None:  # the budget ran out between runs
+            self._mark(state, "solve", "timed_out", exit_code=None, timed_out=True, seconds=0.0, continuations=res.continuations)
+            return
         if outcome.interrupted:
             raise _Interrupted(outcome.interrupted)
-        result = "timed_out" if outcome.timed_out else ("ok" if outcome.exit_code == 0 else "agent_failed")
-        self._mark(state, "solve", result, exit_code=outcome.exit_code, timed_out=outcome.timed_out, warned=outcome.warned, seconds=round(outcome.seconds, 2))
+        result = "timed_out" if outcome.timed_out else ("ok" if outcome.exit_code == 0 and res.failure is None else "agent_failed")
+        detail: dict[str, Any] = dict(exit_code=outcome.exit_code, timed_out=outcome.timed_out, warned=outcome.warned,
+                                      seconds=round(outcome.seconds, 2), continuations=res.continuations)
+        if res.failure is not None:
+            detail.update(failure_kind=res.failure.kind, retryable=res.failure.retryable, failure_message=res.failure.message[:500])
+        self._mark(state, "solve", result, **detail)
 
     def _collect(self, state: TrialState) -> None:
         src = self.trial.workspace / "final_model"

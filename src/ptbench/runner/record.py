@@ -60,7 +60,11 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     elif not collect.detail.get("found"):
         status = "no_model" if solve.outcome in ("ok", "timed_out") else "agent_failed"
         kind = {"ok": "no_final_model", "timed_out": "timeout"}.get(solve.outcome, "agent_exit")
-        failure = Failure(stage="solve", kind=kind, message=f"agent exit code {solve.detail.get('exit_code')}; no final_model/")
+        # The agent's failure as classified from its output (rate limit, auth, quota, ...), when known.
+        kind = solve.detail.get("failure_kind", kind)
+        why = solve.detail.get("failure_message")
+        failure = Failure(stage="solve", kind=kind, retryable=bool(solve.detail.get("retryable", False)),
+                          message=f"agent exit code {solve.detail.get('exit_code')}; no final_model/" + (f"; {why}" if why else ""))
     elif solve.outcome == "timed_out":
         status = "timed_out"
         failure = Failure(stage="solve", kind="timeout", message="budget used up; final_model/ saved before the deadline was evaluated")
@@ -80,6 +84,9 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     usage = trial.agent_dir / "usage.json"
     if usage.exists():
         record.usage = json.loads(usage.read_text())
+    session = trial.agent_dir / "session.json"
+    if session.exists():
+        record.agent.cli_version = json.loads(session.read_text()).get("cli_version")
     return record
 
 

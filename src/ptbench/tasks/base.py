@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
+from ptbench.errors import UserError
+
 
 @dataclass(frozen=True)
 class Example:
@@ -51,7 +53,7 @@ class ScoredBatch:
     primary: MetricValue | None = None  # where the stderr is not the plain standard error of the mean
 
 
-class EvaluationFailed(Exception):
+class EvaluationFailed(UserError):
     """The evaluation ran but cannot produce a trustworthy score (e.g. too many judge failures).
     `ptbench eval` exits non-zero, so the runner records `eval_failed` — never a silent score."""
 

@@ -81,7 +81,7 @@ class GSM8K(BenchmarkTask):
     def test_examples(self, limit: int | None = None) -> list[Example]:
         rows, self.dataset = load_rows("gsm8k", PIN, self.data_path)
         rows = rows[:limit] if limit else rows
-        shots = json.loads((TEMPLATES / "gsm8k_fewshot.json").read_text())[: self.fewshot]
+        shots = json.loads((TEMPLATES / "gsm8k_fewshot.txt").read_text())[: self.fewshot]
         return [
             Example(id=f"gsm8k-{i}", reference=reference_answer(r["answer"]),
                     prompt=self._prompt(INSTRUCTION.format(question=r["question"]), "gsm8k_base.jinja",

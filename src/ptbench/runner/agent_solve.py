@@ -1,0 +1,188 @@
+"""The solve stage's agent runs: sandbox, redacted log, traces, failure classification, continuations.
+
+One call of `solve()` runs the trial's agent until it is done or its budget is spent:
+  1. build the launch (scoped env, private HOME, files) and wrap it in the campaign's sandbox;
+  2. run it under the watchdog, its output piped through redaction into agent/native.log;
+  3. remove copied login files, scrub the HOME and workspace of known secrets, parse the log into
+     agent/trajectory.json + agent/usage.json, classify a failure into agent/failure.json;
+  4. if the agent quit with more than `continue_if_minutes_left` of budget left (and the campaign
+     allows continuations), continue its session, telling it the time left.
+A restarted job (requeue) continues the session the same way, with the time really left.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+
+from ptbench.agents.failures import FailureInfo, classify
+from ptbench.agents.launcher import Launch, build_launch, find_executable
+from ptbench.agents.redact import Redactor, RedactingPump, scrub_tree
+from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
+from ptbench.agents.spec import AgentSpec, load_agent
+from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
+from ptbench.fsutil import atomic_write_json
+from ptbench.runner.watchdog import SolveOutcome, Watchdog
+from ptbench.runner.workspace import write_deadline
+from ptbench.sandbox import SandboxRequest, build_command
+from ptbench.trial import TrialDir, TrialState
+
+DEFAULT_CONTINUE_MINUTES = 10.0
+
+
+@dataclass
+class SolveResult:
+    outcome: SolveOutcome | None  # the last run's; None if no run happened
+    failure: FailureInfo | None
+    continuations: int
+
+
+def _session(trial: TrialDir) -> dict[str, Any]:
+    try:
+        return json.loads((trial.agent_dir / "session.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {"session_id": None, "continuations": 0, "runs": 0}
+
+
+def _time_text(seconds: float) -> str:
+    minutes = max(0, int(seconds // 60))
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def continuation_message(trial: TrialDir, seconds_left: float, reason: str) -> str:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined)
+    return env.get_template("continue.md.j2").render(reason=reason, time_left=_time_text(seconds_left), workspace=str(trial.workspace)).strip()
+
+
+def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> SandboxRequest:
+    """What the agent may read and write, whichever sandbox enforces it."""
+    import os
+
+    import ptbench
+    from ptbench.sandbox.bwrap import python_paths
+
+    read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
+    exe = find_executable(spec)
+    if exe:
+        real = Path(os.path.realpath(exe))
+        modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
+        read_only.append(modules)
+    base = trial.spec.base_model.path
+    if base:
+        read_only.append(Path(base))
+    writable = []
+    hf = os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")
+    if hf:
+        writable.append(Path(hf))
+    elif (Path.home() / ".cache" / "huggingface").is_dir():
+        writable.append(Path.home() / ".cache" / "huggingface")
+        launch.env.setdefault("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
+    return SandboxRequest(argv=launch.argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
+                          writable=writable, gpus=trial.spec.budget.gpus, options=dict(trial.spec.sandbox_options))
+
+
+def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog | None], None]) -> SolveResult:
+    spec = load_agent(trial.spec.agent.name)
+    rehearsal = rehearsal_options(trial)
+    options = {**spec.options, **trial.spec.agent.options}
+    min_left = float(options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
+    budget = trial.spec.budget
+    with rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as base_url:
+        outcome: SolveOutcome | None = None
+        failure: FailureInfo | None = None
+        while True:
+            session = _session(trial)
+            left = budget.seconds - state.solve_seconds_used
+            if left <= 0:
+                break
+            if outcome is None:  # first run of this attempt: a fresh start, or a restarted job
+                reason = "restart" if state.solve_runs > 0 else "start"
+            else:
+                reason = "continue"
+            resume = reason != "start" and bool(session.get("session_id")) and bool(spec.continue_command)
+            if reason == "start" or not resume:
+                prompt = trial.prompt_txt.read_text() if spec.uses_prompt and trial.prompt_txt.exists() else ""
+            else:
+                prompt = continuation_message(trial, left, reason)
+            outcome, traj, failure = _run_once(trial, state, spec, set_watchdog, prompt=prompt, resume=resume,
+                                               session_id=session.get("session_id") or "", base_url=base_url,
+                                               rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left)
+            session["session_id"] = traj.session_id or session.get("session_id")
+            session["runs"] = int(session.get("runs", 0)) + 1
+            session["cli_version"] = spec.version
+            session["trace_format"] = spec.trace_format
+            if outcome.interrupted or outcome.timed_out:
+                atomic_write_json(trial.agent_dir / "session.json", session)
+                break
+            left_now = budget.seconds - state.solve_seconds_used
+            can_continue = (failure is None or failure.retryable) and bool(spec.continue_command) and bool(session["session_id"])
+            if can_continue and session.get("continuations", 0) < trial.spec.max_continuations and left_now > min_left:
+                session["continuations"] = int(session.get("continuations", 0)) + 1
+                atomic_write_json(trial.agent_dir / "session.json", session)
+                trial.event("continuing", continuation=session["continuations"], seconds_left=round(left_now, 1),
+                            after=failure.kind if failure else "exit 0")
+                continue
+            atomic_write_json(trial.agent_dir / "session.json", session)
+            break
+    return SolveResult(outcome, failure, int(_session(trial).get("continuations", 0)))
+
+
+def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog, *, prompt: str, resume: bool, session_id: str,
+              base_url: str, rehearsal: bool, mode: str, left: float) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
+    budget = trial.spec.budget
+    launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal)
+    command = build_command(trial.spec.sandbox, sandbox_request(trial, spec, launch))
+    redactor = Redactor(launch.secrets)
+    _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
+    write_deadline(trial, left)
+    log_path = trial.agent_dir / "native.log"
+    run_number = state.solve_runs + 1
+    with open(log_path, "ab") as fh:  # the marker separates runs for the trace parser
+        fh.write((json.dumps({RUN_MARKER_KEY: run_number, "mode": mode, "time": time.time()}) + "\n").encode())
+    used_before = state.solve_seconds_used
+
+    def on_tick(elapsed: float) -> None:
+        state.solve_seconds_used = used_before + elapsed
+        trial.save_state(state)
+
+    watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
+                        on_tick=on_tick, on_event=trial.event)
+    state.solve_runs += 1
+    trial.save_state(state)
+    pump = RedactingPump(log_path, redactor)
+    set_watchdog(watchdog)
+    try:
+        outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd)
+    finally:
+        set_watchdog(None)
+        pump.join()
+        for f in launch.copied_auth_files:
+            f.unlink(missing_ok=True)
+        scrubbed = scrub_tree(trial.home, redactor) + scrub_tree(trial.workspace, redactor, max_bytes=16 * 1024 * 1024)
+        if scrubbed:
+            trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
+    traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
+    tail = log_path.read_bytes()[-20000:].decode(errors="replace")
+    failure = None if outcome.timed_out or outcome.interrupted else classify(traj, tail, outcome.exit_code)
+    if failure is not None:
+        atomic_write_json(trial.agent_dir / "failure.json", {**failure.to_json(), "run": run_number, "exit_code": outcome.exit_code})
+        trial.event("agent_failure", kind=failure.kind, retryable=failure.retryable, message=failure.message[:300])
+    else:
+        (trial.agent_dir / "failure.json").unlink(missing_ok=True)
+    return outcome, traj, failure
+
+
+def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
+    """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
+    shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
+    record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
+              "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": trial.spec.sandbox,
+              "python": sys.executable, "time": time.time()}
+    atomic_write_json(trial.agent_dir / f"launch.json", record)

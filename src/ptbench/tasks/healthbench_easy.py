@@ -1,0 +1,122 @@
+"""HealthBench Easy (245 conversations): a judge grades every rubric criterion of the response.
+
+An example's score is (points of the criteria met) / (sum of the positive points), clipped to
+[0, 1]; criteria with negative points are undesirable behaviours that subtract when met. The
+primary metric is the mean over examples with a bootstrap standard error (1000 resamples, seeded),
+as in OpenAI's simple-evals. An example with a criterion the judge failed to grade is left out and
+counted as a judge failure; above the threshold the evaluation fails.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from ptbench.tasks._common import DatasetPin, load_rows, render_template
+from ptbench.tasks._judged import JudgedTask
+from ptbench.tasks.base import Example, MetricValue, ScoredBatch, register_task
+
+# HealthBench's published file (simple-evals); the 245-example "easy" subset is selected from it by
+# the task option `subset_ids` or by pointing `data_path` at the subset file. Unpinned: a URL has
+# no revision, so record the file you used (data_path) for published numbers.
+PIN = DatasetPin(id="json", split="train", revision=None,
+                 data_files="https://openaipublic.blob.core.windows.net/simple-evals/healthbench/2025-05-07-06-14-12_oss_eval.jsonl")
+_JSON = re.compile(r"\{.*\}", re.S)
+
+
+def example_score(rubrics: list[dict[str, Any]], met: list[bool]) -> float:
+    """Points met over positive points, clipped to [0, 1]."""
+    possible = sum(r["points"] for r in rubrics if r["points"] > 0)
+    if possible <= 0:
+        return 0.0
+    achieved = sum(r["points"] for r, m in zip(rubrics, met) if m)
+    return min(1.0, max(0.0, achieved / possible))
+
+
+def bootstrap_stderr(values: list[float], *, samples: int = 1000, seed: int = 0) -> float | None:
+    """Standard deviation of the mean over bootstrap resamples."""
+    if len(values) < 2:
+        return None
+    rng = random.Random(seed)
+    n = len(values)
+    means = [sum(rng.choices(values, k=n)) / n for _ in range(samples)]
+    mu = sum(means) / samples
+    return (sum((m - mu) ** 2 for m in means) / (samples - 1)) ** 0.5
+
+
+def parse_grade(text: str) -> bool | None:
+    """The judge's criteria_met (JSON reply), or None if the reply holds no such verdict."""
+    match = _JSON.search(text)
+    if not match:
+        return None
+    try:
+        value = json.loads(match.group(0)).get("criteria_met")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, bool) else None
+
+
+@register_task("healthbench_easy")
+class HealthBenchEasy(JudgedTask):
+    primary_metric = "score"
+    default_max_new_tokens = 2048
+    default_retry = (1024,)
+
+    def __init__(self, *, subset_ids: list[str] | str | None = None, bootstrap_samples: int = 1000, **options: Any) -> None:
+        super().__init__(**options)
+        if isinstance(subset_ids, str):  # a file with one prompt_id per line
+            from pathlib import Path
+
+            subset_ids = [line.strip() for line in Path(subset_ids).read_text().splitlines() if line.strip()]
+        self.subset_ids = subset_ids
+        self.bootstrap_samples = bootstrap_samples
+
+    def test_examples(self, limit: int | None = None) -> list[Example]:
+        rows, self.dataset = load_rows("healthbench_easy", PIN, self.data_path)
+        if self.subset_ids is not None:
+            wanted = set(self.subset_ids)
+            rows = [r for r in rows if r["prompt_id"] in wanted]
+            self.dataset["subset_size"] = len(self.subset_ids)
+        rows = rows[:limit] if limit else rows
+        out = []
+        for r in rows:
+            prompt = r["prompt"] if self.prompt_format == "chat" else render_template("healthbench_base.jinja", conversation=r["prompt"])
+            out.append(Example(id=r["prompt_id"], prompt=prompt, reference=r["rubrics"], meta={"conversation": r["prompt"]}))
+        return out
+
+    def score(self, example: Example, completion: str) -> float:
+        raise NotImplementedError("healthbench_easy is scored in batches by the judge (score_batch)")
+
+    def grader_messages(self, conversation: list[dict[str, str]], response: str, rubric: dict[str, Any]) -> list[dict[str, str]]:
+        transcript = "\n\n".join(f"{m['role']}: {m['content']}" for m in [*conversation, {"role": "assistant", "content": response}])
+        text = render_template("healthbench_grader.jinja", conversation=transcript,
+                               rubric_item=f"[{rubric['points']}] {rubric['criterion']}")
+        return [{"role": "user", "content": text}]
+
+    def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
+        index, conversations = [], []
+        for i, (ex, response) in enumerate(zip(examples, completions)):
+            for rubric in ex.reference:
+                index.append(i)
+                conversations.append(self.grader_messages(ex.meta["conversation"], response, rubric))
+        client, replies = self._judge(conversations)
+        grades: list[list[bool | None]] = [[] for _ in examples]
+        unparsable = 0
+        for i, reply in zip(index, replies):
+            grade = parse_grade(reply.text) if reply.ok else None
+            unparsable += reply.ok and grade is None
+            grades[i].append(grade)
+        scores = [example_score(ex.reference, g) if all(x is not None for x in g) else None
+                  for ex, g in zip(examples, grades)]
+        details = [{"criteria_met": g} for g in grades]
+        record = self._judge_record(client, unparsable)
+        self._check(record, "healthbench_easy")
+        valid = [s for s in scores if s is not None]
+        mean = sum(valid) / len(valid) if valid else float("nan")
+        primary = MetricValue(name=self.primary_metric, value=mean, n=len(valid),
+                              stderr=bootstrap_stderr(valid, samples=self.bootstrap_samples, seed=self.seed))
+        return ScoredBatch(scores=scores, details=details, settings=record, primary=primary,
+                           extra={"judge_failures": record["judge_failures"], "judge_calls": record["judge_calls"],
+                                  "stderr_method": f"bootstrap ({self.bootstrap_samples} resamples)"})

@@ -1,0 +1,35 @@
+"""Acceptance: the demo campaign, as the quickstart runs it, shows reference clearly above base-model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, ptbench
+
+pytestmark = pytest.mark.slow
+
+
+def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
+    text = (REPO / "campaigns" / "demo.yaml").read_text()
+    text = text.replace("path: .cache/tiny-llama", f"path: {tiny_model}").replace("results_dir: results", f"results_dir: {tmp_path / 'results'}")
+    path = tmp_path / "demo.yaml"
+    path.write_text(text)
+    run = ptbench("run", str(path), cwd=tmp_path, timeout=900)
+    assert run.returncode == 0, run.stderr
+    rows = json.loads((tmp_path / "results" / "demo" / "tables" / "results.json").read_text())
+    scores: dict[str, list[float]] = {}
+    for r in rows:
+        assert r["status"] == "completed", r
+        scores.setdefault(r["agent"]["label"], []).append(r["primary_metric"]["value"])
+    assert len(scores["base-model"]) == len(scores["reference"]) == 2
+    base = sum(scores["base-model"]) / 2
+    reference = sum(scores["reference"]) / 2
+    assert reference >= base + 0.10, (base, reference)
+    assert "| reference |" in run.stdout
+
+    # running it again runs nothing and prints the table
+    again = ptbench("run", str(path), cwd=tmp_path)
+    assert "nothing to run" in again.stdout and "| reference |" in again.stdout
