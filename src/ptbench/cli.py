@@ -20,14 +20,19 @@ app.add_typer(trial_app, name="trial")
 
 
 @app.command()
-def validate(campaign: str = typer.Argument(..., help="campaign YAML file")) -> None:
+def validate(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="check for a rehearsal (no API keys needed)"),
+) -> None:
     """Check a campaign file without creating or submitting anything."""
+    from ptbench.agents.checks import check_agents
     from ptbench.plan import check_unique_ids, expand
     from ptbench.spec import load_campaign
 
     c = load_campaign(campaign)
     specs = expand(c)
     check_unique_ids(c, specs)
+    check_agents(c, rehearse=rehearse)
     print(f"{campaign}: ok — {len(specs)} trial(s): {len(c.agents)} agent(s) x {len(c.base_models)} base model(s) x "
           f"{len(c.tasks)} task(s) x {len(c.seeds)} seed(s); backend {c.backend.name}; results in {c.campaign_dir}")
 
@@ -49,12 +54,13 @@ def run(
     campaign: str = typer.Argument(..., help="campaign YAML file"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
     parallelism: int = typer.Option(None, help="override the campaign's parallelism"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"),
 ) -> None:
     """Run a campaign on this machine (the local backend), then print the results table."""
     from ptbench import commands
     from ptbench.backends.local import LocalBackend
 
-    p = commands.plan(campaign, replace=replace)
+    p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
     todo = p.unfinished
     if todo:
         _run_local(p, todo, parallelism)
@@ -67,6 +73,23 @@ def run(
     md, files, problems = commands.write_tables(str(p.campaign_dir), None)
     commands.console.print(md)
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
+
+
+def _plan_checked(campaign_file: str, *, replace: bool, rehearse: bool):
+    """Plan after checking that every agent can start (keys, logins, CLIs); a rehearsal plans <name>-rehearsal."""
+    from pathlib import Path
+
+    from ptbench import commands
+    from ptbench.agents.checks import check_agents
+    from ptbench.agents.rehearsal import rehearsal_campaign
+    from ptbench.plan import plan_campaign
+    from ptbench.spec import load_campaign
+
+    c = load_campaign(campaign_file)
+    check_agents(c, rehearse=rehearse)
+    if not rehearse:
+        return commands.plan(campaign_file, replace=replace)
+    return plan_campaign(rehearsal_campaign(c), replace=replace, source=str(Path(campaign_file).resolve()))
 
 
 def _run_local(p, todo, parallelism) -> None:
@@ -94,15 +117,16 @@ def submit(
     backend: str = typer.Option(None, help="local | slurm | htcondor (default: the campaign's)"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="also resubmit trials that failed retryably"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"),
 ) -> None:
     """Submit a campaign's unfinished trials to a scheduler (the whole campaign is validated first)."""
     from ptbench import commands
     from ptbench.backends import get_backend
 
-    p = commands.plan(campaign, replace=replace)
+    p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
     name = backend or p.campaign.backend.name
     if name == "local":
-        run(campaign, replace=False, parallelism=None)
+        run(campaign, replace=False, parallelism=None, rehearse=rehearse)
         return
     chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
     # Trials whose job is still queued or running are not submitted twice (one scheduler call).

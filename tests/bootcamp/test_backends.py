@@ -34,12 +34,12 @@ def test_shard_command_is_one_plain_command_line(tmp_path: Path) -> None:
 
 def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> None:
     try:
-        import htcondor
+        import htcondor2  # `import htcondor` would find tests/htcondor first; 25.x ships only htcondor2
     except ImportError:
-        htcondor = None
-    require(htcondor is not None, "the htcondor Python bindings are not installed (pip install 'ptbench[condor]')")
+        htcondor2 = None
+    require(htcondor2 is not None, "the htcondor Python bindings are not installed (pip install 'ptbench[condor]')")
     text = condor_submit_description(tmp_path, 4)
-    sub = htcondor.Submit(text)
+    sub = htcondor2.Submit(text)
     assert sub["executable"] == sys.executable
     assert sub["arguments"].endswith("--shard $(Process)/4\"") or "$(Process)/4" in sub["arguments"]
     assert sub["max_retries"] == "3"

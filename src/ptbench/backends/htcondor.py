@@ -97,6 +97,7 @@ class HTCondorBackend:
 
     def __init__(self, **options) -> None:
         self.opts: HTCondorOptions = parse_options(options)
+        self._cache: tuple[tuple, dict[str, JobView]] | None = None
 
     # ---- render / submit -------------------------------------------------------------------
     def render(self, campaign, specs, out: str | None) -> str:
@@ -149,7 +150,16 @@ class HTCondorBackend:
 
     # ---- tracking ----------------------------------------------------------------------------
     def _views(self, cdir: Path) -> dict[str, JobView]:
-        """Every job of the campaign, from the user log; from condor_q/condor_history if it cannot be read."""
+        """Every job of the campaign, from the user log; from condor_q/condor_history if it cannot be read.
+        Cached while the log and jobs.json are unchanged (`status` asks once per trial for log paths)."""
+        key = tuple(_stamp(p) for p in (job_log(cdir), Path(cdir) / "jobs.json")) + (str(cdir),)
+        if self._cache is not None and self._cache[0] == key and key[0] is not None:
+            return self._cache[1]
+        views = self._read_views(cdir)
+        self._cache = (key, views)
+        return views
+
+    def _read_views(self, cdir: Path) -> dict[str, JobView]:
         jobs = load_jobs(cdir)
         log = Path(jobs.log) if jobs else job_log(cdir)
         try:
@@ -235,6 +245,14 @@ class HTCondorBackend:
         return condor_dir(campaign_dir) / f"{trial.id}.{cluster}.{proc}.out"
 
 
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def _views_from_queue(jobs: CondorJobs) -> dict[str, JobView]:
     clusters = sorted({s.cluster for s in jobs.submissions})
     entries = htcondor_schedd.query(clusters)
@@ -255,7 +273,6 @@ def _views_from_queue(jobs: CondorJobs) -> dict[str, JobView]:
 def record_time_limit(trial: TrialDir, job: JobView) -> bool:
     """Record `timed_out` for a trial whose job HTCondor held at its time limit before the runner
     recorded a result. False when a runner on this host still holds the trial (try again later)."""
-    from ptbench.results.schema import Failure
     from ptbench.runner import record
 
     assert job.duration_hold is not None
@@ -272,7 +289,7 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         stage = state.next_stage() or "record"
         message = (f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, "
                    f"{DURATION_HOLD_CODES[code]}); the {stage} stage had not finished")
-        result = record._base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=message))
+        result = record.scheduler_timed_out(trial, state, message)
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
             result.provenance.host = job.host

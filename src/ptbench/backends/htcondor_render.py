@@ -71,7 +71,7 @@ def _item(value: str, column: str, trial_id: str) -> str:
         bad = next(c for c in value if not _ITEM_OK.fullmatch(c))
         what = {",": "a comma", " ": "a space", "\n": "a newline", "\t": "a tab", '"': "a quote", "'": "a quote", "$": "a '$'"}.get(bad, f"'{bad}'")
         raise UserError(
-            f"trial {trial_id}: {column} '{value.strip()}' contains {what}, which would break HTCondor's `queue from` table; "
+            f"trial {trial_id}: {column} {value!r} contains {what}, which would break HTCondor's `queue from` table; "
             "rename it (or give the entry a label / a path without such characters)"
         )
     return value

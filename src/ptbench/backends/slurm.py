@@ -12,6 +12,8 @@ script of each submission, the pickles and one log per array task.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 from pathlib import Path
@@ -153,11 +155,19 @@ class SlurmBackend:
         executor.update_parameters(**self.sbatch_parameters(campaign, len(trials)))
         slurm_cmd.CALLS.append(["sbatch"])
         try:
-            jobs = executor.map_array(self.job(campaign), [str(t.path) for t in trials])
+            # submitit prints sbatch's stderr itself; the user gets one line from us instead
+            with contextlib.redirect_stderr(io.StringIO()):
+                jobs = executor.map_array(self.job(campaign), [str(t.path) for t in trials])
         except Exception as exc:  # sbatch refused, or could not reach slurmctld
             _remove_new_files(folder, before)
-            raise UserError(f"Slurm refused the submission: {slurm_cmd.sbatch_refusal(exc)} "
-                            f"(check `sinfo`, and partition/account/qos in backend.options)") from None
+            why = slurm_cmd.sbatch_refusal(exc)
+            if "controller" in why.lower():
+                raise UserError(f"cannot reach slurmctld: {why}; nothing was submitted (is the controller up? check `sinfo`)") from None
+            raise UserError(f"Slurm refused the submission: {why}; nothing was submitted (check `sinfo`, and "
+                            f"partition/account/qos in backend.options)") from None
+        for name in set(os.listdir(folder)) - before:
+            if name.startswith(".submission_file_"):
+                (folder / name).unlink()  # submitit's symlink to the script it renamed
         job_ids = [j.job_id for j in jobs]
         array_id = job_ids[0].split("_")[0]
         script = folder / f"{array_id}_submission.sh"

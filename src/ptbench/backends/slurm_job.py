@@ -37,11 +37,13 @@ class TrialJob:
         for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, _log_signal)
         env = dict(os.environ, PTBENCH_BACKEND="slurm")
-        env["PTBENCH_TIME_LIMIT_AT"] = f"{started + self.time_limit_s - self.signal_lead_s - _LIMIT_SLACK_S:.0f}"
+        slack = min(_LIMIT_SLACK_S, self.time_limit_s // 10)
+        env["PTBENCH_TIME_LIMIT_AT"] = f"{started + self.time_limit_s - self.signal_lead_s - slack:.0f}"
         if "OMP_NUM_THREADS" not in env and env.get("SLURM_CPUS_PER_TASK"):
             env["OMP_NUM_THREADS"] = env["SLURM_CPUS_PER_TASK"]
         restarts = env.get("SLURM_RESTART_COUNT", "0")
-        print(f"ptbench: {trial_dir} (job {env.get('SLURM_ARRAY_JOB_ID', env.get('SLURM_JOB_ID'))}_{env.get('SLURM_ARRAY_TASK_ID', '')}, "
+        job = "_".join(env[k] for k in ("SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID") if k in env) or env.get("SLURM_JOB_ID", "?")
+        print(f"ptbench: {trial_dir} (job {job}, "
               f"restart {restarts})", flush=True)
         argv = [self.python or sys.executable, "-m", "ptbench", "trial", "run", trial_dir]
         proc = subprocess.Popen(argv, env=env)

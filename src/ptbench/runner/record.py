@@ -112,3 +112,9 @@ def scheduler_time_limit(trial: TrialDir, state: TrialState) -> ResultRecord:
     msg = (f"the scheduler's time limit ended the job in the {stage} stage "
            f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
     return _base(trial.spec, state, status, Failure(stage=stage, kind="scheduler_time_limit", message=msg))
+
+
+def scheduler_timed_out(trial: TrialDir, state: TrialState, message: str) -> ResultRecord:
+    """The scheduler's own time limit ended the job before the runner could record a result."""
+    stage = state.next_stage() or "record"
+    return _base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=message))

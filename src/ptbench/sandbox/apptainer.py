@@ -44,7 +44,8 @@ def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> S
     argv += [str(image), *req.argv]
     # The outer apptainer process needs a PATH to find itself; everything else goes in as APPTAINERENV_*.
     env = {k: v for k, v in req.env.items() if k in ("PATH", "LANG", "TERM", "PTBENCH_TRIAL_DIR")}
-    env.update({f"APPTAINERENV_{k}": v for k, v in req.env.items() if k not in ("HOME",)})
+    # HOME comes from --home; PATH stays the image's own (the host PATH names host directories).
+    env.update({f"APPTAINERENV_{k}": v for k, v in req.env.items() if k not in ("HOME", "PATH")})
     if opts.get("hf_cache_overlay") and opts.get("hf_home"):
         env["APPTAINERENV_HF_HOME"] = str(opts["hf_home"])
     return SandboxCommand(argv=argv, env=env, cwd=req.workspace)

@@ -63,7 +63,7 @@ def evaluate(
     out_dir: str | Path,
     *,
     task_options: dict[str, Any] | None = None,
-    engine: str = "auto",
+    engine: str | Engine = "auto",
     limit: int | None = None,
     batch_size: int = 32,
     engine_options: dict[str, Any] | None = None,
@@ -81,7 +81,8 @@ def evaluate(
     if preflight is not None:
         preflight()
     examples = task.test_examples(limit)
-    eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {}))
+    # An engine object may be passed in (tests and `ptbench baseline` reuse one loaded model).
+    eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {})) if isinstance(engine, str) else engine
     completions, phases = generate_with_retries(task, eng, _prompts(task, eng, examples))
     texts = [c.text for c in completions]
     settings = {"engine": eng.name, "engine_settings": getattr(eng, "settings", {}), "phases": phases,
