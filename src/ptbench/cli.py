@@ -264,6 +264,34 @@ def eval_cmd(
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
 
 
+@app.command()
+def baseline(
+    model: str = typer.Option(..., help="model folder (or hub id) to evaluate as-is"),
+    tasks: str = typer.Option("gsm8k,aime2025,gpqa,humaneval,bfcl,arena_hard_writing,healthbench_easy", help="comma-separated task names"),
+    kind: str = typer.Option("base", help="base (completion templates) | instruct (the model's chat template)"),
+    fewshot: str = typer.Option("0", help="base only: comma-separated shot counts, e.g. 0,5"),
+    out: str = typer.Option("results/baselines", help="folder for the result records (`ptbench collate` reads it)"),
+    engine: str = typer.Option("auto", help="auto | transformers | vllm"),
+    batch_size: int = typer.Option(32),
+    limit: int = typer.Option(None, help="evaluate only the first N examples of each task"),
+    task_options: str = typer.Option("{}", help='per-task options as JSON, e.g. {"gsm8k": {"data_path": "..."}}'),
+    label: str = typer.Option(None, help="model label in tables (default: the folder name)"),
+) -> None:
+    """Evaluate a base or instruct model into result records, so tables can show baselines."""
+    import json
+
+    from ptbench.tasks.baseline import run_baseline
+
+    try:
+        options = json.loads(task_options)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--task-options: not valid JSON ({exc})") from None
+    paths = run_baseline(model, [t.strip() for t in tasks.split(",") if t.strip()], kind=kind,
+                         fewshot=[int(k) for k in fewshot.split(",")], out=out, engine=engine, batch_size=batch_size,
+                         limit=limit, task_options=options, label=label)
+    print(f"{len(paths)} result record(s) in {out}; tables: ptbench collate {out}")
+
+
 @app.command("make-tiny-model")
 def make_tiny_model_cmd(path: str = typer.Argument(..., help="folder to write the model to")) -> None:
     """Create the demo's random tiny Llama and tokenizer locally (no download)."""

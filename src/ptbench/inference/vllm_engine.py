@@ -45,6 +45,22 @@ class VLLMEngine:
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len
         self.settings = {k: v for k, v in args.items() if k != "model"}
 
+    @classmethod
+    def from_llm(cls, llm: Any) -> "VLLMEngine":
+        """Wrap an already started `vllm.LLM` (benchmarks compare against the same instance)."""
+        self = cls.__new__(cls)
+        self.llm, self.tokenizer = llm, llm.get_tokenizer()
+        self.max_model_len = llm.llm_engine.model_config.max_model_len
+        self.settings = {"wrapped": True, "max_model_len": self.max_model_len}
+        return self
+
+    def close(self) -> None:
+        """Stop vLLM's engine process now rather than at interpreter exit."""
+        try:
+            self.llm.llm_engine.engine_core.shutdown()
+        except Exception:  # best effort: the interpreter's exit handlers stop it otherwise
+            pass
+
     def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str:
         return render_chat(self.tokenizer, messages, tools)
 

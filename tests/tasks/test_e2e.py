@@ -1,0 +1,157 @@
+"""Every task end to end on the tiny random model with fixture data in each dataset's real schema:
+through vLLM's CPU build (one engine per module: its start-up is slow on 2 cores) and through
+transformers. The model talks nonsense, so this checks the plumbing and the records, not scores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptbench.inference.base import GenerationFailed
+from ptbench.tasks import get_task
+from ptbench.tasks.evaluate import evaluate, generate_with_retries
+
+from .conftest import FIXTURES, judge_options, require
+
+SHORT = {"max_new_tokens": 24, "retry_max_new_tokens": [12]}
+TASKS = {
+    "gsm8k": {"data_path": str(FIXTURES / "gsm8k")},
+    "aime2025": {"data_path": str(FIXTURES / "aime2025")},
+    "gpqa": {"data_path": str(FIXTURES / "gpqa")},
+    "humaneval": {"data_path": str(FIXTURES / "humaneval" / "humaneval.jsonl")},
+    "bfcl": {"data_path": str(FIXTURES / "bfcl"), "functions_module": str(FIXTURES / "bfcl" / "functions.py")},
+    "arena_hard_writing": {"data_path": str(FIXTURES / "arena_hard_writing")},
+    "healthbench_easy": {"data_path": str(FIXTURES / "healthbench_easy")},
+}
+N = {"gsm8k": 3, "aime2025": 2, "gpqa": 3, "humaneval": 3, "bfcl": 3, "arena_hard_writing": 3, "healthbench_easy": 3}
+
+
+def _options(name, judge, tmp_path, **extra):
+    opts = {**TASKS[name], **SHORT, **extra}
+    if name in ("arena_hard_writing", "healthbench_easy"):
+        opts.update(judge_options(judge, tmp_path))
+    return opts
+
+
+def _check(metrics: dict, name: str, engine: str, out: Path) -> None:
+    assert metrics["task"]["name"] == name
+    p = metrics["primary"]
+    assert p["n"] == N[name] and 0.0 <= p["value"] <= 1.0
+    assert metrics["settings"]["engine"] == engine
+    assert metrics["settings"]["phases"][-1] == {**metrics["settings"]["phases"][-1], "ok": True, "max_new_tokens": 24}
+    assert json.loads((out / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
+    assert len((out / "samples.jsonl").read_text().splitlines()) == N[name]
+
+
+def _vllm_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("vllm") is not None
+
+
+@pytest.fixture(scope="module")
+def vllm_engine(tiny_model):
+    require(_vllm_available(), "vllm (CPU build) is needed for the vLLM end-to-end tests")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    from ptbench.inference.vllm_engine import VLLMEngine
+
+    engine = VLLMEngine(str(tiny_model), max_model_len=2048, dtype="float32", batch_size=16)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def hf_engine(tiny_model):
+    from ptbench.inference.hf import TransformersEngine
+
+    return TransformersEngine(str(tiny_model), batch_size=8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_task_through_vllm(name, vllm_engine, judge, tmp_path, tiny_model):
+    out = tmp_path / "eval"
+    metrics = evaluate(name, str(tiny_model), out, task_options=_options(name, judge, tmp_path), engine=vllm_engine)
+    _check(metrics, name, "vllm", out)
+    assert metrics["settings"]["engine_settings"]["max_model_len"] == 2048
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_model):
+    out = tmp_path / "eval"
+    metrics = evaluate(name, str(tiny_model), out, task_options=_options(name, judge, tmp_path), engine=hf_engine)
+    _check(metrics, name, "transformers", out)
+    if name in ("arena_hard_writing", "healthbench_easy"):
+        assert metrics["settings"]["judge"]["model"] == "scripted-judge" and metrics["extra"]["judge_failures"] == 0
+    if name == "humaneval":
+        assert metrics["settings"]["sandbox"]["isolation"] in ("bwrap", "rlimits")
+
+
+@pytest.mark.slow
+def test_base_prompt_format_through_transformers(hf_engine, judge, tmp_path, tiny_model):
+    for name in ("gsm8k", "gpqa", "humaneval", "bfcl", "aime2025"):
+        extra = {"prompt_format": "base", **({"fewshot": 2} if name == "gsm8k" else {})}
+        m = evaluate(name, str(tiny_model), tmp_path / name, task_options=_options(name, judge, tmp_path, **extra), engine=hf_engine)
+        assert m["settings"]["prompt_format"] == "base" and m["primary"]["n"] == N[name]
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "ptbench", "eval", *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.mark.slow
+def test_cli_eval_and_judge_failure_exit_code(tiny_model, tmp_path):
+    ok = _cli("gsm8k", "--model", str(tiny_model), "--out", str(tmp_path / "ok"), "--engine", "transformers",
+              "--batch-size", "4", "--limit", "2", "--task-options", json.dumps({**TASKS["gsm8k"], **SHORT}))
+    assert ok.returncode == 0, ok.stderr
+    metrics = json.loads((tmp_path / "ok" / "metrics.json").read_text())
+    assert metrics["primary"]["n"] == 2 and metrics["task"]["options"]["data_path"]
+    opts = {**TASKS["healthbench_easy"], **SHORT, "judge_base_url": "http://127.0.0.1:9/v1", "judge_max_retries": 0,
+            "judge_cache_dir": str(tmp_path / "cache")}
+    bad = _cli("healthbench_easy", "--model", str(tiny_model), "--out", str(tmp_path / "bad"), "--engine", "transformers",
+               "--task-options", json.dumps(opts))
+    assert bad.returncode != 0 and "judge calls failed" in bad.stderr
+    assert not (tmp_path / "bad" / "metrics.json").exists()
+    failure = json.loads((tmp_path / "bad" / "failure.json").read_text())
+    assert failure["judge_failures"] == failure["judge_calls"] == 7
+
+
+class _ShrinkingEngine:
+    """A seam stand-in: fails like vLLM out of memory above a token budget (no real OOM here)."""
+
+    name = "fake"
+
+    def __init__(self, budget):
+        self.budget = budget
+
+    def generate(self, prompts, settings, *, max_new_tokens=None):
+        from ptbench.inference.base import Completion
+
+        if max_new_tokens > self.budget:
+            raise GenerationFailed(f"out of memory at max_new_tokens={max_new_tokens}")
+        return [Completion(text="#### 1", finish_reason="stop", n_tokens=3) for _ in prompts]
+
+
+def test_retry_phases_are_recorded():
+    task = get_task("gsm8k", data_path=str(FIXTURES / "gsm8k"))
+    assert task.generation().max_new_tokens == 3000 and task.generation().retry_max_new_tokens == (2000,)
+    assert get_task("aime2025").generation().retry_max_new_tokens == (8000,)
+    completions, phases = generate_with_retries(task, _ShrinkingEngine(2500), ["p"])
+    assert [p["max_new_tokens"] for p in phases] == [3000, 2000] and [p["ok"] for p in phases] == [False, True]
+    with pytest.raises(GenerationFailed):
+        generate_with_retries(task, _ShrinkingEngine(10), ["p"])
+
+
+def test_vllm_memory_errors_map_to_generation_failed():
+    from ptbench.inference.vllm_engine import _is_memory_error
+
+    assert _is_memory_error(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert _is_memory_error(ValueError("Insufficient memory for the KV cache: increase gpu_memory_utilization"))
+    assert not _is_memory_error(ValueError("unknown model architecture"))
