@@ -5,7 +5,6 @@ submission itself is not exercised)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,12 +18,7 @@ from .chat_endpoint import serve_in_thread
 from .conftest import require, small_config
 from .policies import sql_policy
 from .test_cli import _content
-
-
-def _slurm_up() -> bool:
-    if shutil.which("sinfo") is None:
-        return False
-    return subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30).returncode == 0
+from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 
 def test_shard_command_is_one_plain_command_line(tmp_path: Path) -> None:
@@ -47,8 +41,7 @@ def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 @pytest.mark.slurm
-def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path) -> None:
-    require(_slurm_up(), "the dev Slurm cluster is not running (scripts/slurm-dev-cluster.sh)")
+def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: str) -> None:
     cfg = small_config(tmp_path, "sql_explore", test=16)
     merged = {}
     with serve_in_thread(sql_policy) as (url, _):

@@ -1,13 +1,8 @@
-"""The dev Slurm cluster for these tests: started once per session by scripts/slurm-dev-cluster.sh.
-
-Locally, a machine where the cluster cannot start (not root, no Slurm) skips these tests; in CI
-(CI=true) they fail instead.
-"""
+"""Fixtures and helpers for the Slurm backend tests (the cluster fixture is in cluster.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -16,32 +11,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from ptbench.testing.fixtures import require
-
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "slurm-dev-cluster.sh"
-
-
-def _cluster_conf() -> tuple[str | None, str]:
-    for action in ("status", "start"):
-        try:
-            out = subprocess.run(["bash", str(SCRIPT), action], capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return None, str(exc)
-        for line in out.stdout.splitlines():
-            if line.startswith("export SLURM_CONF="):
-                return line.split("=", 1)[1].strip(), ""
-    return None, (out.stderr.strip().splitlines() or ["no output"])[-1]
-
-
-@pytest.fixture(scope="session")
-def slurm_cluster() -> str:
-    """SLURM_CONF of the running dev cluster (set in os.environ for the whole session)."""
-    conf, why = _cluster_conf()
-    require(conf is not None, f"the dev Slurm cluster is not running and could not start: {why}")
-    os.environ["SLURM_CONF"] = conf
-    return conf
-
+from tests.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixture)
 
 @pytest.fixture
 def slurm_campaign(tmp_path: Path, tiny_model: Path, slurm_cluster: str) -> Callable[..., Path]:

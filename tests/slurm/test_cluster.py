@@ -19,6 +19,10 @@ from tests.slurm.conftest import all_finished, jobs_of, results, slurm_states, w
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 
+def _status(cdir: Path) -> subprocess.CompletedProcess:
+    return ptbench("status", str(cdir), env={"COLUMNS": "300"})
+
+
 def _events(trial_dir: Path) -> list[dict]:
     return [json.loads(x) for x in (trial_dir / "events.jsonl").read_text().splitlines() if x.strip()]
 
@@ -38,7 +42,7 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
 
     again = ptbench("submit", str(camp))  # everything is queued or running: nothing twice
     assert again.returncode == 0 and "nothing to submit" in again.stdout
-    status = ptbench("status", str(cdir))
+    status = _status(cdir)
     assert status.returncode == 0 and any(s in status.stdout for s in ("queued", "running"))
 
     wait_for(all_finished(cdir, 3), 300, "three trials to finish")
@@ -46,7 +50,7 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
     assert {r["status"] for r in done.values()} == {"completed"}
     assert {r["provenance"]["job_id"] for r in done.values()} == set(jobs["trials"].values())
     assert all(r["provenance"]["scheduler"] == "slurm" for r in done.values())
-    assert "3 completed" in ptbench("status", str(cdir)).stdout
+    assert "3 completed" in _status(cdir).stdout
 
     more = slurm_campaign("arr", seeds=[0, 1, 2, 3], agents=[{"name": "slow-copy", "options": {"seconds": 3}}])
     res = ptbench("submit", str(more))
@@ -65,9 +69,8 @@ def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(slur
     wait_for(lambda: slurm_states([job]).get(job) == "FAILED", 120, "the job to end")
     failure = json.loads((trial / "state.json").read_text())["failure"]
     assert failure["kind"] == "no_gpu" and failure["retryable"] is True
-    status = ptbench("status", str(cdir)).stdout
-    flat = "".join(status.split()).replace("│", "")
-    assert "no_gpu" in status and f"log:{cdir}/slurm/{job}_0_log.out" in flat
+    status = _status(cdir).stdout
+    assert "no_gpu" in status and f"log: {cdir}/slurm/{job}_0_log.out" in status
 
     plain = ptbench("submit", str(camp))
     assert "nothing to submit" in plain.stdout and "--retry-failed" in plain.stdout
@@ -142,7 +145,7 @@ def test_cancel_leaves_no_process_and_records_cancelled(slurm_campaign, test_age
     wait_for(lambda: not leftovers(), 60, f"every process of the campaign to end (left: {leftovers()})")
     jobs = list(jobs_of(cdir)["trials"].values())
     assert set(slurm_states(jobs).values()) <= {"CANCELLED", "COMPLETED"}
-    assert "3 cancelled" in ptbench("status", str(cdir)).stdout
+    assert "3 cancelled" in _status(cdir).stdout
 
 
 def test_time_limit_kill_is_recorded_with_the_stage_reached(slurm_campaign, test_agents, tmp_path: Path) -> None:
@@ -157,7 +160,7 @@ def test_time_limit_kill_is_recorded_with_the_stage_reached(slurm_campaign, test
     (result,) = results(cdir).values()
     assert result["failure"]["kind"] == "scheduler_time_limit" and result["failure"]["stage"] == "solve"
     assert result["status"] == "timed_out" and result["budget"]["solve_seconds_used"] < 50
-    assert "scheduler_time_limit" in ptbench("status", str(cdir)).stdout
+    assert "scheduler_time_limit" in _status(cdir).stdout
 
 
 def test_unreachable_controller_is_one_line_and_nothing_is_recorded(slurm_campaign, test_agents, tmp_path: Path, slurm_cluster: str) -> None:
@@ -185,3 +188,15 @@ def test_unknown_partition_is_slurms_refusal_in_one_line(slurm_campaign, test_ag
         "(check `sinfo`, and partition/account/qos in backend.options)"]
     cdir = tmp_path / "results" / "np"
     assert not (cdir / "jobs.json").exists() and os.listdir(cdir / "slurm") == []
+
+
+def test_sbatch_wrapper_renders_then_submits(slurm_campaign, test_agents, tmp_path: Path) -> None:
+    camp = slurm_campaign("wrap")
+    wrapper = Path(__file__).resolve().parents[2] / "submit" / "sbatch_submit.sh"
+    dry = subprocess.run(["bash", str(wrapper), str(camp), "--dry-run"], capture_output=True, text=True, timeout=120)
+    cdir = tmp_path / "results" / "wrap"
+    assert dry.returncode == 0 and (cdir / "submit" / "slurm.sh").exists() and not (cdir / "jobs.json").exists(), dry.stderr
+    res = subprocess.run(["bash", str(wrapper), str(camp)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "submitted 1 trial(s) to slurm as job" in res.stdout, res.stdout + res.stderr
+    wait_for(all_finished(cdir, 1), 120, "the wrapped submission to finish")
+    assert [r["status"] for r in results(cdir).values()] == ["completed"]

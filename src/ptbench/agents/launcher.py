@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from ptbench.agents.spec import AgentSpec, load_agent
+from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.errors import UserError
 from ptbench.runner.watchdog import TRIAL_ENV_MARKER
 from ptbench.trial import TrialDir
@@ -95,6 +95,7 @@ def template_context(trial: TrialDir, spec: AgentSpec, *, prompt: str = "", base
     return {
         "python": sys.executable,
         "executable": executable or spec.executable or "",
+        "agent_dir": str(agent_folder(spec.name)),  # the agent's folder (helper scripts beside agent.yaml)
         "base_model": t.base_model.path or t.base_model.id,
         "base_model_id": t.base_model.id,
         "base_model_revision": t.base_model.revision or "",
@@ -170,7 +171,7 @@ def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str]
     ctx = template_context(trial, spec, prompt=prompt, base_url=base_url, session_id=session_id, keys=secrets,
                            executable=executable, model=model)
     command = spec.continue_command if resume and spec.continue_command and session_id else spec.command
-    argv = [a for a in (_render(a, ctx, f"{where}: command") for a in command) if a != ""]
+    argv = [a for a in (_render(a, ctx, f"{where}: command") for a in command) if a != "" or not spec.omit_empty_args]
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
     env.update(HOME=str(trial.home), TMPDIR=str(trial.home / "tmp"), PYTHONUNBUFFERED="1", **{TRIAL_ENV_MARKER: str(trial.path)})
     templated_env = {**spec.env, **(spec.rehearsal_env if rehearsal else {})}

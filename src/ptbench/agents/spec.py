@@ -25,9 +25,10 @@ class AgentSpec(Strict):
     name: str
     description: str = ""
     extends: str | None = Field(default=None, description="parent agent whose fields this one overrides (a variant)")
-    # argv, each item a Jinja template (context: see launcher.template_context); an item that
-    # renders to the empty string is left out, so `{% if base_url %}...{% endif %}` makes a flag optional
+    # argv, each item a Jinja template (context: see launcher.template_context)
     command: list[str] = Field(min_length=1)
+    # leave out argv items that render to the empty string, so `{{ '--flag' if x else '' }}` makes a flag optional
+    omit_empty_args: bool = False
     # argv for continuing an earlier session (`{{ session_id }}`, `{{ prompt }}` = the continuation message)
     continue_command: list[str] | None = None
     env: dict[str, str] = Field(default_factory=dict, description="extra environment (templated; empty values are left out)")

@@ -39,6 +39,8 @@ class TrialJob:
         env = dict(os.environ, PTBENCH_BACKEND="slurm")
         slack = min(_LIMIT_SLACK_S, self.time_limit_s // 10)
         env["PTBENCH_TIME_LIMIT_AT"] = f"{started + self.time_limit_s - self.signal_lead_s - slack:.0f}"
+        # `--signal` sends it only before the limit, and up to a minute early (Slurm's event resolution)
+        env["PTBENCH_TIME_LIMIT_SIGNAL"] = "SIG" + os.environ.get("SUBMITIT_PREEMPT_SIGNAL", "USR2")
         if "OMP_NUM_THREADS" not in env and env.get("SLURM_CPUS_PER_TASK"):
             env["OMP_NUM_THREADS"] = env["SLURM_CPUS_PER_TASK"]
         restarts = env.get("SLURM_RESTART_COUNT", "0")

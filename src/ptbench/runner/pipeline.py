@@ -111,7 +111,7 @@ class Runner:
         if self.trial.cancel_marker.exists():
             self.trial.event("cancelled", signal=signame)
             return self._finish(state, record.cancelled(self.trial, state))
-        if scheduler_time_limit_reached():
+        if scheduler_time_limit_reached(signame):
             # Not a preemption: the job's own wall-clock limit is ending it, so a requeue would not help.
             self.trial.event("scheduler_time_limit", signal=signame, next_stage=state.next_stage())
             return self._finish(state, record.scheduler_time_limit(self.trial, state))

@@ -67,6 +67,7 @@ def render_prompt(trial: TrialDir, *, task_context: str = "") -> str:
         base_model_id=spec.base_model.id,
         base_model=spec.base_model.path or spec.base_model.id,
         task=spec.task.display,
+        task_name=spec.task.name,
         task_context=task_context,
         workspace=str(trial.workspace),
         gpu_info=gpu_info,
@@ -86,12 +87,18 @@ def job_identity() -> tuple[str, str | None]:
 
 
 TIME_LIMIT_ENV = "PTBENCH_TIME_LIMIT_AT"
+LIMIT_SIGNAL_ENV = "PTBENCH_TIME_LIMIT_SIGNAL"
 
 
-def scheduler_time_limit_reached() -> bool:
-    """Is the job at its scheduler's hard wall-clock limit? A backend's job wrapper sets
-    $PTBENCH_TIME_LIMIT_AT (epoch seconds) to the moment after which a stop signal means the
-    limit, not a preemption or requeue."""
+def scheduler_time_limit_reached(signame: str) -> bool:
+    """Does this stop signal mean the job's hard wall-clock limit (not a preemption or requeue)?
+
+    A backend's job wrapper says so through the environment: $PTBENCH_TIME_LIMIT_SIGNAL names the
+    signal the scheduler sends only before the limit (Slurm `--signal`), and $PTBENCH_TIME_LIMIT_AT
+    (epoch seconds) is the moment after which any stop signal means the limit.
+    """
+    if signame and signame == os.environ.get(LIMIT_SIGNAL_ENV):
+        return True
     try:
         return time.time() >= float(os.environ[TIME_LIMIT_ENV])
     except (KeyError, ValueError):
