@@ -9,13 +9,13 @@ Failures are classified; retryable ones back off exponentially and honour `Retry
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ptbench.bootcamp import _json
+from ptbench.httputil import parse_retry_after
 
 
 class ChatError(Exception):
@@ -58,21 +58,6 @@ def chat_url(endpoint: str) -> str:
     if not base.endswith("/v1"):
         base += "/v1"
     return base + "/chat/completions"
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if absent or unreadable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def classify_status(status: int, body: str) -> tuple[str, bool]:

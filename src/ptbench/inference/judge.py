@@ -13,7 +13,6 @@ never stored, logged or written into the cache or the metrics.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.errors import UserError
+from ptbench.httputil import parse_retry_after as _retry_after
 
 
 @dataclass(frozen=True)
@@ -174,21 +174,6 @@ class JudgeClient:
             backoff = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
             await asyncio.sleep(min(self.config.max_backoff_s, wait) if wait is not None else backoff)
         return JudgeReply(text=None, error=error, attempts=self.config.max_retries + 1)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def check_failure_rate(failed: int, total: int, threshold: float, what: str, errors: dict[str, int]) -> None:
