@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
@@ -109,18 +108,13 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
 
     if trial.result_json.exists():
         return True
-    fd = os.open(trial.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with trial.try_lock() as held:
+        if not held:
             return False
-        state = trial.load_state()
-        atomic_write_json(trial.result_json, record.cancelled(trial, state))
-        trial.event("cancelled", by="ptbench cancel")
+        if not trial.result_json.exists():
+            atomic_write_json(trial.result_json, record.cancelled(trial, trial.load_state()))
+            trial.event("cancelled", by="ptbench cancel")
         return True
-    finally:
-        os.close(fd)
 
 
 def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], list[str]]:

@@ -10,9 +10,12 @@ results/<campaign>/<trial-id>/
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 import socket
 import time
 from functools import cached_property
@@ -131,6 +134,21 @@ class TrialDir:
 
     def event(self, kind: str, /, **fields: Any) -> None:  # positional-only: a field may be called "kind"
         append_jsonl(self.events_jsonl, {"time": time.time(), "event": kind, "host": _HOST, **fields})
+
+    @contextmanager
+    def try_lock(self) -> Iterator[bool]:
+        """Hold the trial's lock while the block runs; yields False (and holds nothing) when a
+        runner is working on the trial. The one guard between a runner and anyone recording for it."""
+        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
 
     def read_result(self) -> dict[str, Any] | None:
         try:

@@ -277,19 +277,14 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
 
     assert job.duration_hold is not None
     code, reason, when = job.duration_hold
-    fd = os.open(trial.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    with trial.try_lock() as held:
+        if not held:
             return False
         if trial.result_json.exists():
             return True
         state = trial.load_state()
-        stage = state.next_stage() or "record"
-        message = (f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, "
-                   f"{DURATION_HOLD_CODES[code]}); the {stage} stage had not finished")
-        result = record.scheduler_timed_out(trial, state, message)
+        message = f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        result = record.scheduler_time_limit(trial, state, message)
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
             result.provenance.host = job.host
@@ -297,12 +292,10 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         if state.attempts and state.attempts[-1].ended_at is None:
             state.attempts[-1].ended_at = when
             state.attempts[-1].outcome = "held: scheduler time limit"
-        state.stages["record"] = StageMark(done_at=time.time(), outcome="timed_out", detail={"by": "htcondor job log", "job_id": job.job_id})
+        state.stages["record"] = StageMark(done_at=time.time(), outcome=result.status, detail={"by": "htcondor job log", "job_id": job.job_id})
         trial.save_state(state)
-        trial.event("recorded", status="timed_out", by="htcondor job log", job_id=job.job_id, reason=message)
+        trial.event("recorded", status=result.status, by="htcondor job log", job_id=job.job_id, reason=message)
         return True
-    finally:
-        os.close(fd)
 
 
 __all__ = ["HTCondorBackend", "CondorJobs", "CondorSubmission", "Rendered", "load_jobs", "record_time_limit"]

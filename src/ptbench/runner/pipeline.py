@@ -10,7 +10,6 @@ Exit codes: 0 a result is recorded; 75 interrupted or failed retryably, run agai
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import socket
@@ -53,27 +52,28 @@ class Runner:
     # ---- entry --------------------------------------------------------------------------
     def run(self) -> int:
         trial = self.trial
-        state = trial.load_state()
-        if "record" in state.stages or trial.result_json.exists():
-            print(f"{trial.id}: already finished ({(trial.read_result() or {}).get('status', '?')}); nothing to do")
-            return 0
-        lock = self._lock()
-        try:
-            become_subreaper()
-            scheduler, job_id = job_identity()
-            state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
-            trial.save_state(state)
-            atomic_write_text(trial.runner_pid, pid_file_text())
-            trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
-                        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
-            for sig in _STOP_SIGNALS:
-                signal.signal(sig, self._on_signal)
-            return self._stages(state)
-        finally:
-            for sig in _STOP_SIGNALS:
-                signal.signal(sig, signal.SIG_DFL)
-            trial.runner_pid.unlink(missing_ok=True)
-            os.close(lock)
+        with trial.try_lock() as held:
+            if not held:
+                raise UserError(f"{trial.path}: another runner is working on this trial (see runner.pid); wait for it or cancel it")
+            state = trial.load_state()
+            if "record" in state.stages or trial.result_json.exists():
+                print(f"{trial.id}: already finished ({(trial.read_result() or {}).get('status', '?')}); nothing to do")
+                return 0
+            try:
+                become_subreaper()
+                scheduler, job_id = job_identity()
+                state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
+                trial.save_state(state)
+                atomic_write_text(trial.runner_pid, pid_file_text())
+                trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
+                            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
+                for sig in _STOP_SIGNALS:
+                    signal.signal(sig, self._on_signal)
+                return self._stages(state)
+            finally:
+                for sig in _STOP_SIGNALS:
+                    signal.signal(sig, signal.SIG_DFL)
+                trial.runner_pid.unlink(missing_ok=True)
 
     def _stages(self, state: TrialState) -> int:
         try:
@@ -234,15 +234,6 @@ class Runner:
             self.watchdog.interrupt(name)  # the watch loop stops the agent and persists time
         elif first:
             raise _Interrupted(name)
-
-    def _lock(self) -> int:
-        fd = os.open(self.trial.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise UserError(f"{self.trial.path}: another runner is working on this trial (see runner.pid); wait for it or cancel it") from None
-        return fd
 
 
 def run_trial(path: str) -> int:

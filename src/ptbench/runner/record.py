@@ -105,16 +105,11 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     return _base(trial.spec, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))
 
 
-def scheduler_time_limit(trial: TrialDir, state: TrialState) -> ResultRecord:
-    """The scheduler's own wall-clock limit ended the job before the pipeline finished."""
+def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -> ResultRecord:
+    """The scheduler's own wall-clock limit ended the job before the pipeline finished.
+
+    Always `timed_out`; the failure's stage says how far the trial got."""
     stage = state.next_stage() or "record"
-    status = {"prepare": "setup_failed", "evaluate": "eval_failed"}.get(stage, "timed_out")
-    msg = (f"the scheduler's time limit ended the job in the {stage} stage "
+    msg = (f"{reason + '; ' if reason else ''}the scheduler's time limit ended the job in the {stage} stage "
            f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
-    return _base(trial.spec, state, status, Failure(stage=stage, kind="scheduler_time_limit", message=msg))
-
-
-def scheduler_timed_out(trial: TrialDir, state: TrialState, message: str) -> ResultRecord:
-    """The scheduler's own time limit ended the job before the runner could record a result."""
-    stage = state.next_stage() or "record"
-    return _base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=message))
+    return _base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=msg))
