@@ -144,7 +144,8 @@ def test_cancel_leaves_no_process_and_records_cancelled(slurm_campaign, test_age
 
     wait_for(lambda: not leftovers(), 60, f"every process of the campaign to end (left: {leftovers()})")
     jobs = list(jobs_of(cdir)["trials"].values())
-    assert set(slurm_states(jobs).values()) <= {"CANCELLED", "COMPLETED"}
+    # COMPLETING is Slurm's transient state while it cleans up a job's node
+    wait_for(lambda: set(slurm_states(jobs).values()) <= {"CANCELLED", "COMPLETED"}, 60, "the jobs to leave COMPLETING")
     assert "3 cancelled" in _status(cdir).stdout
 
 
