@@ -98,7 +98,9 @@ class ArenaHardWriting(JudgedTask):
                         prompt=self._prompt(r["prompt"], "plain_base.jinja", text=r["prompt"])) for r in rows]
 
     def score(self, example: Example, completion: str) -> float:
-        raise NotImplementedError("arena_hard_writing is scored in batches by the judge (score_batch)")
+        """One example through the judge (evaluation scores whole batches with `score_batch`); 0.0 if unjudgeable."""
+        score = self.score_batch([example], [completion]).scores[0]
+        return 0.0 if score is None else score
 
     def judge_messages(self, question: str, answer_a: str, answer_b: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": render_template("arena_hard_judge_system.txt")},

@@ -87,7 +87,9 @@ class HealthBenchEasy(JudgedTask):
         return out
 
     def score(self, example: Example, completion: str) -> float:
-        raise NotImplementedError("healthbench_easy is scored in batches by the judge (score_batch)")
+        """One example through the judge (evaluation scores whole batches with `score_batch`); 0.0 if unjudgeable."""
+        score = self.score_batch([example], [completion]).scores[0]
+        return 0.0 if score is None else score
 
     def grader_messages(self, conversation: list[dict[str, str]], response: str, rubric: dict[str, Any]) -> list[dict[str, str]]:
         transcript = "\n\n".join(f"{m['role']}: {m['content']}" for m in [*conversation, {"role": "assistant", "content": response}])
