@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from dataclasses import dataclass
+
+import psutil
 
 from ptbench.errors import UserError
 from ptbench.runner.workspace import read_pid_file
@@ -25,20 +26,27 @@ class TrialStatus:
     log: str | None = None
 
 
+def local_runner_pid(trial: TrialDir) -> int | None:
+    """The pid of the live runner of this trial on this host, checked by its command line
+    (a stale pid file whose number was reused by another process does not count)."""
+    info = read_pid_file(trial.runner_pid)
+    if info is None or info[1] != _HOST:
+        return None
+    try:
+        cmdline = psutil.Process(info[0]).cmdline()
+    except psutil.Error:
+        return None
+    # `trial run DIR` may have been given a relative DIR: match the trial's folder name
+    return info[0] if any(arg.rstrip("/").endswith(trial.id) for arg in cmdline) else None
+
+
 def runner_alive(trial: TrialDir) -> bool:
     info = read_pid_file(trial.runner_pid)
     if info is None:
         return False
-    pid, host = info
-    if host != _HOST:
+    if info[1] != _HOST:
         return True  # another node's runner: trust its pid file (the scheduler's view refines this)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return local_runner_pid(trial) is not None
 
 
 def trial_status(trial: TrialDir) -> TrialStatus:

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from ptbench.backends.base import runner_argv
 from ptbench.plan import Plan
-from ptbench.runner.workspace import read_pid_file
-from ptbench.status import runner_alive
+from ptbench.status import local_runner_pid, runner_alive
 from ptbench.trial import TrialDir
 
 
@@ -89,10 +88,11 @@ class LocalBackend:
         stopped = []
         for trial in trials:
             trial.cancel_marker.touch()
-            info = read_pid_file(trial.runner_pid)
-            if info and runner_alive(trial):
+            # Only a runner on this host whose command line names the trial: never a reused pid.
+            pid = local_runner_pid(trial)
+            if pid is not None:
                 try:
-                    os.kill(info[0], signal.SIGTERM)
+                    os.kill(pid, signal.SIGTERM)
                     stopped.append(trial.id)
                 except ProcessLookupError:
                     pass

@@ -22,8 +22,8 @@ from ptbench.errors import UserError
 from ptbench.fsutil import atomic_write_json, atomic_write_text
 from ptbench.runner import record
 from ptbench.runner.gpu import check_gpus
-from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
-from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, scheduler_time_limit_reached, write_deadline
+from ptbench.runner.watchdog import TRIAL_ENV_MARKER, Watchdog, become_subreaper, kill_leftovers, terminate_descendants
+from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, scheduler_time_limit_reached
 from ptbench.trial import STAGES, Attempt, StageMark, TrialDir, TrialState
 
 EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
@@ -69,6 +69,8 @@ class Runner:
                             cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
+                if killed := kill_leftovers(str(trial.path)):  # of an attempt whose runner was killed -9
+                    trial.event("killed_leftovers", processes=killed)
                 return self._stages(state)
             finally:
                 for sig in _STOP_SIGNALS:
@@ -141,8 +143,6 @@ class Runner:
 
         trial, budget = self.trial, self.spec.budget
         left = budget.seconds - state.solve_seconds_used
-        if killed := kill_leftovers(str(trial.path)):
-            trial.event("killed_leftovers", processes=killed)
         if left <= 0:
             self._mark(state, "solve", "timed_out", exit_code=None, timed_out=True, seconds=0.0)
             return
@@ -167,6 +167,11 @@ class Runner:
     def _collect(self, state: TrialState) -> None:
         src = self.trial.workspace / "final_model"
         dst = self.trial.final_model
+        escape = _escaping_link(src) if src.exists() or src.is_symlink() else None
+        if escape:
+            # A link out of the workspace would have the harness evaluate a model the agent did not make.
+            self._mark(state, "collect", "no_model", found=False, rejected=f"final_model links outside the workspace: {escape}")
+            return
         if src.is_dir() and not dst.exists():
             src.rename(dst)
         found = dst.is_dir() and any(dst.iterdir())
@@ -192,7 +197,8 @@ class Runner:
         if ev.limit:
             argv += ["--limit", str(ev.limit)]
         self.trial.event("evaluating", engine=ev.engine)
-        rc, tail = self._run_child(argv, self.trial.eval_dir / "eval.log")
+        allowance = self.spec.budget.eval_minutes * 60 or None
+        rc, tail = self._run_child(argv, self.trial.eval_dir / "eval.log", timeout=allowance)
         self._mark(state, "evaluate", "ok" if rc == 0 else "failed", exit_code=rc, log_tail=tail if rc else "")
 
     def _record(self, state: TrialState) -> None:
@@ -210,10 +216,16 @@ class Runner:
             state.attempts[-1].outcome = outcome
         self.trial.save_state(state)
 
-    def _run_child(self, argv: list[str], log_path) -> tuple[int, str]:
+    def _run_child(self, argv: list[str], log_path, *, timeout: float | None = None) -> tuple[int, str]:
+        env = dict(os.environ, **{TRIAL_ENV_MARKER: str(self.trial.path)})  # found again after a kill -9
         with open(log_path, "ab") as log:
-            self.child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            rc = self.child.wait()
+            self.child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+            try:
+                rc = self.child.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self._stop_child()
+                log.write(f"\nptbench: stopped after the {timeout:.0f} s allowance (budget.eval_minutes)\n".encode())
+                rc = 124
         self.child = None
         tail = log_path.read_bytes()[-2000:].decode(errors="replace")
         return rc, tail
@@ -224,7 +236,10 @@ class Runner:
                 os.killpg(self.child.pid, signal.SIGTERM)
                 self.child.wait(timeout=30)
             except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.child.pid, signal.SIGKILL)
+                try:
+                    os.killpg(self.child.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         terminate_descendants(self.spec.budget.grace_seconds)
 
     def _on_signal(self, signum: int, _frame) -> None:
@@ -234,6 +249,15 @@ class Runner:
             self.watchdog.interrupt(name)  # the watch loop stops the agent and persists time
         elif first:
             raise _Interrupted(name)
+
+
+def _escaping_link(model_dir) -> str | None:
+    """The first path in final_model/ that resolves outside the workspace, if any."""
+    root = model_dir.parent.resolve()
+    for path in [model_dir, *model_dir.rglob("*")] if model_dir.is_dir() and not model_dir.is_symlink() else [model_dir]:
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            return f"{path.name} -> {path.resolve()}"
+    return None
 
 
 def run_trial(path: str) -> int:

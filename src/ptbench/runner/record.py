@@ -100,7 +100,7 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     stage = state.next_stage() or "record"
     last = state.failure or {}
     kind = last.get("kind", "requeue_limit")
-    status = "setup_failed" if stage == "prepare" else "agent_failed"
+    status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(stage, "agent_failed")
     msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip("; ")
     return _base(trial.spec, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))
 

@@ -13,6 +13,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -71,42 +72,52 @@ class Watchdog:
         deadline = start + self.seconds_left
         warn_at = deadline - self.warn_before
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=stdin, start_new_session=True)
-        self.on_event("agent_started", pid=proc.pid, seconds_left=round(self.seconds_left, 1))
+        try:
+            self._safe(self.on_event, "agent_started", pid=proc.pid, seconds_left=round(self.seconds_left, 1))
+            exit_code, warned = self._watch(proc, start, deadline, warn_at)
+            timed_out = exit_code is None and not self.interrupted
+            if exit_code is not None:
+                self._safe(self.on_event, "agent_exited", exit_code=exit_code)
+            elif timed_out:
+                self._safe(self.on_event, "deadline", grace_seconds=self.grace)
+            else:
+                self._safe(self.on_event, "interrupted", signal=self.interrupted)
+        finally:
+            # Whatever happened above (even a harness error), no process of the agent outlives this;
+            # an agent that exited may also have left background processes behind.
+            killed = terminate_descendants(self.grace)
+        if killed:
+            self._safe(self.on_event, "terminated", processes=killed)
+        elapsed = min(time.monotonic() - start, self.seconds_left)
+        self.on_tick(elapsed)  # the final time must be persisted: let a failure here surface
+        return SolveOutcome(exit_code, timed_out, self.interrupted, elapsed, warned)
+
+    def _watch(self, proc: subprocess.Popen, start: float, deadline: float, warn_at: float) -> tuple[int | None, bool]:
         warned = False
-        exit_code: int | None = None
         next_tick = start
         while True:
             status = _reap_children(proc.pid)
             if status is not None:
-                exit_code = status
                 proc.returncode = status  # reaped here: keep Popen from waiting again
-                break
+                return status, warned
             now = time.monotonic()
-            if self.interrupted:
-                break
-            if now >= deadline:
-                break
+            if self.interrupted or now >= deadline:
+                return None, warned
             if not warned and now >= warn_at:
                 warned = True
-                self.on_event("warned", seconds_left=round(deadline - now, 1))
+                self._safe(self.on_event, "warned", seconds_left=round(deadline - now, 1))
             if now >= next_tick:
-                self.on_tick(now - start)
+                # A full disk must not stop the watch: the time is kept in memory and saved next tick.
+                self._safe(self.on_tick, now - start)
                 next_tick = now + self.tick
             time.sleep(min(0.1, max(0.0, deadline - now)))
-        timed_out = exit_code is None and not self.interrupted
-        if exit_code is not None:
-            self.on_event("agent_exited", exit_code=exit_code)
-        elif timed_out:
-            self.on_event("deadline", grace_seconds=self.grace)
-        else:
-            self.on_event("interrupted", signal=self.interrupted)
-        # Even an agent that exited may have left background processes behind.
-        killed = terminate_descendants(self.grace)
-        if killed:
-            self.on_event("terminated", processes=killed)
-        elapsed = min(time.monotonic() - start, self.seconds_left)
-        self.on_tick(elapsed)
-        return SolveOutcome(exit_code, timed_out, self.interrupted, elapsed, warned)
+
+    @staticmethod
+    def _safe(fn: Callable[..., None], *args, **kwargs) -> None:
+        try:
+            fn(*args, **kwargs)
+        except OSError as exc:
+            print(f"ptbench watchdog: could not persist progress ({exc}); retrying", file=sys.stderr)
 
 
 def _reap_children(agent_pid: int) -> int | None:

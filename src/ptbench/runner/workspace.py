@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ EVALUATE_SH = """#!/usr/bin/env bash
 # The final score is computed by the harness's own copy, whatever happens to this file.
 set -euo pipefail
 model=${1:-final_model}; shift || true
-exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" --task-options '@OPTIONS@' "$@"
+exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" --task-options @OPTIONS@ "$@"
 """
 
 
@@ -39,10 +40,10 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
     for d in (trial.workspace, trial.agent_dir, trial.home / "tmp", trial.checks_dir, trial.eval_dir):
         d.mkdir(parents=True, exist_ok=True)
     atomic_write_text(trial.workspace / "timer.sh", TIMER_SH, mode=0o755)
-    options = json.dumps(spec.task.options).replace("'", "")
+    options = shlex.quote(json.dumps(spec.task.options))
     atomic_write_text(
         trial.workspace / "evaluate.sh",
-        EVALUATE_SH.replace("@PYTHON@", python).replace("@TASK@", spec.task.name).replace("@OPTIONS@", options),
+        EVALUATE_SH.replace("@PYTHON@", shlex.quote(python)).replace("@TASK@", spec.task.name).replace("@OPTIONS@", options),
         mode=0o755,
     )
     write_deadline(trial, spec.budget.seconds)
