@@ -130,7 +130,9 @@ def submit(
         return
     chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
     # Trials whose job is still queued or running are not submitted twice (one scheduler call).
-    live = chosen.scheduler_states(p.campaign_dir, p.unfinished) if (p.campaign_dir / "jobs.json").exists() else {}
+    live = {}
+    if (p.campaign_dir / "jobs.json").exists():
+        live = chosen.scheduler_states(p.campaign_dir, p.unfinished, strict=True)
     todo = commands.submittable(p, retry_failed=retry_failed, scheduler_states=live)
     if not todo:
         print(f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued, running or failed"

@@ -50,7 +50,9 @@ def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = No
     for t in trials:
         st = trial_status(t)
         sched = (scheduler_states or {}).get(t.id)
-        if sched and st.state in ("pending", "interrupted", "failed"):
+        if sched == "ended" and st.state in ("running", "cancelling"):
+            st.state = "interrupted"  # its job is gone: the runner died without cleaning up (kill -9, OOM, node failure)
+        elif sched and sched != "ended" and st.state in ("pending", "interrupted", "failed"):
             st.state = sched
         if log_path is not None and st.state in _SHOW_LOG:
             path = log_path(campaign_dir, t)
@@ -138,7 +140,12 @@ def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], lis
     return md, files, problems
 
 
-LIVE_JOB_STATES = ("queued", "running", "suspended")
+LIVE_JOB_STATES = ("queued", "running", "suspended", "requeued")
+
+
+def job_is_live(state: str | None) -> bool:
+    """A scheduler state in which the trial's job may still run (a held HTCondor job can be released)."""
+    return state in LIVE_JOB_STATES or (state or "").startswith("held")
 
 
 def submittable(plan: Plan, *, retry_failed: bool = False, scheduler_states: dict[str, str] | None = None) -> list[TrialDir]:
@@ -147,9 +154,11 @@ def submittable(plan: Plan, *, retry_failed: bool = False, scheduler_states: dic
     live = scheduler_states or {}
     out = []
     for t in plan.unfinished:
-        if live.get(t.id) in LIVE_JOB_STATES:
+        if job_is_live(live.get(t.id)):
             continue
         st = trial_status(t)
+        if st.state in ("running", "cancelling") and live.get(t.id) == "ended":
+            st.state = "interrupted"  # stale pid file of a runner whose job is gone
         if st.state in ("running", "cancelling", "corrupt"):
             continue
         if st.state == "failed" and not (retry_failed and (t.load_state().failure or {}).get("retryable")):

@@ -117,11 +117,19 @@ def scrub_tree(root: str | os.PathLike[str], redactor: Redactor, *, max_bytes: i
             except OSError:
                 continue
             if redactor.contains_secret(data):
-                mode = path.stat().st_mode & 0o7777
                 tmp = path.with_name(f".{name}.redacting")
-                tmp.write_bytes(redactor.bytes(data))
-                os.chmod(tmp, mode)
-                os.replace(tmp, path)
+                try:
+                    mode = path.stat().st_mode & 0o7777
+                    tmp.write_bytes(redactor.bytes(data))
+                    os.chmod(tmp, mode)
+                    os.replace(tmp, path)
+                except OSError:
+                    # Cannot rewrite it (read-only folder, full disk): remove the secret-bearing file instead.
+                    for leftover in (tmp, path):
+                        try:
+                            leftover.unlink(missing_ok=True)
+                        except OSError:
+                            pass
                 changed.append(path)
     return changed
 

@@ -22,8 +22,9 @@ class Backend(Protocol):
     def submit(self, plan: Plan, trials: list[TrialDir]) -> None:
         """Start (or queue) the given trials; persist job ids in the campaign directory."""
 
-    def scheduler_states(self, plan_dir, trials: list[TrialDir]) -> dict[str, str]:
-        """trial id -> scheduler state (queued, running, ...) in as few scheduler calls as possible."""
+    def scheduler_states(self, plan_dir, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
+        """trial id -> scheduler state (queued, running, ..., ended) in as few scheduler calls as
+        possible. With `strict` (submit) a scheduler that cannot answer is an error, not an empty view."""
 
     def cancel(self, plan_dir, trials: list[TrialDir]) -> None:
         """Stop the trials' jobs (the CLI writes `cancel_requested` markers first)."""

@@ -183,7 +183,8 @@ class HTCondorBackend:
                 latest[v.trial_id] = v
         return latest
 
-    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir]) -> dict[str, str]:
+    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
+        """From the job event log (always readable locally), so `strict` changes nothing here."""
         cdir = Path(campaign_dir)
         views = self._views(cdir)
         by_id = {t.id: t for t in trials}

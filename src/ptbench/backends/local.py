@@ -80,7 +80,7 @@ class LocalBackend:
             raise
         return codes
 
-    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir]) -> dict[str, str]:
+    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
         return {t.id: "running" for t in trials if runner_alive(t)}
 
     def cancel(self, campaign_dir: Path, trials: list[TrialDir]) -> list[str]:

@@ -178,9 +178,11 @@ class SlurmBackend:
         return array_id
 
     # ---- track -----------------------------------------------------------------------------
-    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir]) -> dict[str, str]:
-        """trial id -> queued | running | suspended (live jobs), or failed for a job that ended
-        before its runner started; one squeue call, and one sacct call only for jobs squeue forgot."""
+    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
+        """trial id -> queued | running | suspended (live jobs), failed for a job that ended before its
+        runner started, ended for any other finished job; one squeue call, and one sacct call only for
+        jobs squeue forgot. `strict` (for submit) refuses to guess when squeue fails: resubmitting
+        trials whose jobs may still be queued would double them."""
         table = JobTable.load(campaign_dir)
         wanted = {t.id: table.trials[t.id] for t in trials if t.id in table.trials}
         if not wanted:
@@ -189,6 +191,8 @@ class SlurmBackend:
         try:
             jobs = slurm_cmd.squeue(arrays)
         except slurm_cmd.SlurmUnavailable as exc:
+            if strict:
+                raise UserError(f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue answers)") from None
             print(f"warning: no scheduler states ({exc}); showing what the trial folders say", file=sys.stderr)
             return {}
         missing = sorted({j.split("_")[0] for j in wanted.values() if j not in jobs})
@@ -203,6 +207,8 @@ class SlurmBackend:
             state = slurm_cmd.trial_state(info.state)
             if state is None and info.state in slurm_cmd.ENDED and info.state != "COMPLETED" and not by_id[tid].state_json.exists():
                 state = "failed"  # the job died before the runner could write anything: see its log
+            elif state is None and info.state in slurm_cmd.ENDED:
+                state = "ended"  # a runner's pid file may say otherwise if the node killed it (-9, OOM, NODE_FAIL)
             if state:
                 states[tid] = state
         return states

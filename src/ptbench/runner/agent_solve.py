@@ -12,7 +12,10 @@ A restarted job (requeue) continues the session the same way, with the time real
 
 from __future__ import annotations
 
+import contextlib
+
 import json
+import signal
 import sys
 import time
 from contextlib import nullcontext
@@ -138,36 +141,40 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
               base_url: str, rehearsal: bool, mode: str, left: float) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
     launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal)
-    command = build_command(trial.spec.sandbox, sandbox_request(trial, spec, launch))
     redactor = Redactor(launch.secrets)
-    _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
-    write_deadline(trial, left)
-    log_path = trial.agent_dir / "native.log"
-    run_number = state.solve_runs + 1
-    with open(log_path, "ab") as fh:  # the marker separates runs for the trace parser
-        fh.write((json.dumps({RUN_MARKER_KEY: run_number, "mode": mode, "time": time.time()}) + "\n").encode())
-    used_before = state.solve_seconds_used
+    pump = None
+    try:  # from here on login files exist in the trial's HOME: they must go whatever happens
+        command = build_command(trial.spec.sandbox, sandbox_request(trial, spec, launch))
+        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
+        write_deadline(trial, left)
+        log_path = trial.agent_dir / "native.log"
+        run_number = state.solve_runs + 1
+        with open(log_path, "ab") as fh:  # the marker separates runs for the trace parser
+            fh.write((json.dumps({RUN_MARKER_KEY: run_number, "mode": mode, "time": time.time()}) + "\n").encode())
+        used_before = state.solve_seconds_used
 
-    def on_tick(elapsed: float) -> None:
-        state.solve_seconds_used = used_before + elapsed
+        def on_tick(elapsed: float) -> None:
+            state.solve_seconds_used = used_before + elapsed
+            trial.save_state(state)
+
+        watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
+                            on_tick=on_tick, on_event=trial.event)
+        state.solve_runs += 1
         trial.save_state(state)
-
-    watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-                        on_tick=on_tick, on_event=trial.event)
-    state.solve_runs += 1
-    trial.save_state(state)
-    pump = RedactingPump(log_path, redactor)
-    set_watchdog(watchdog)
-    try:
+        pump = RedactingPump(log_path, redactor)
+        set_watchdog(watchdog)
         outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd)
     finally:
         set_watchdog(None)
-        pump.join()
-        for f in launch.copied_auth_files:
-            f.unlink(missing_ok=True)
-        scrubbed = scrub_tree(trial.home, redactor) + scrub_tree(trial.workspace, redactor, max_bytes=16 * 1024 * 1024)
-        if scrubbed:
-            trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
+        # A stop signal (cancel, preemption) arriving now waits until the cleanup is done.
+        with _stop_signals_deferred():
+            if pump is not None:
+                pump.join()
+            for f in launch.copied_auth_files:
+                f.unlink(missing_ok=True)
+            scrubbed = scrub_tree(trial.home, redactor) + scrub_tree(trial.workspace, redactor, max_bytes=16 * 1024 * 1024)
+            if scrubbed:
+                trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
     traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
     tail = log_path.read_bytes()[-20000:].decode(errors="replace")
     failure = None if outcome.timed_out or outcome.interrupted else classify(traj, tail, outcome.exit_code)
@@ -179,10 +186,20 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
     return outcome, traj, failure
 
 
+@contextlib.contextmanager
+def _stop_signals_deferred():
+    stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
     record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
               "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": trial.spec.sandbox,
               "python": sys.executable, "time": time.time()}
-    atomic_write_json(trial.agent_dir / f"launch.json", record)
+    atomic_write_json(trial.agent_dir / "launch.json", record)

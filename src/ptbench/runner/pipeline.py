@@ -97,7 +97,7 @@ class Runner:
             retryable = getattr(exc, "retryable", True)
             self._fail(state, exc.stage, exc.kind, exc.message, retryable)
             print(f"{self.trial.id}: {exc.stage} failed ({exc.kind}): {exc.message}" + (" — retryable" if retryable else ""), file=sys.stderr)
-            return EXIT_RESUMABLE if retryable else 1
+            return EXIT_RESUMABLE if retryable else UserError.exit_code  # fix the cause, then run again
         except Exception as exc:
             # A harness bug: keep the traceback in the log, and say so in the trial's state.
             self._fail(state, state.next_stage() or "record", "harness_error", f"{type(exc).__name__}: {exc}", False)
