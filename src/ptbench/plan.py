@@ -111,6 +111,14 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
         if other != campaign.name:
             raise UserError(f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another results_dir or campaign name)")
         changed.append(s.trial_id)
+    if changed and replace:
+        from ptbench.status import runner_alive
+
+        for tid in changed:
+            trial = TrialDir(cdir / tid)
+            with trial.try_lock() as idle:
+                if not idle or runner_alive(trial):
+                    raise UserError(f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before --replace")
     if changed and not replace:
         raise UserError(
             f"campaign '{campaign.name}': {len(changed)} trial(s) exist with a different spec (e.g. {changed[0]}); "

@@ -146,6 +146,11 @@ class TrialDir:
             except BlockingIOError:
                 yield False
                 return
+            except OSError as exc:  # e.g. Lustre mounted without `flock`, NFS without a lock daemon
+                raise UserError(
+                    f"{self.path}: cannot lock files on this filesystem ({exc.strerror}); put results_dir on a "
+                    "filesystem with flock support (Lustre: mount with -o flock)"
+                ) from None
             yield True
         finally:
             os.close(fd)

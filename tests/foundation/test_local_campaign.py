@@ -95,3 +95,23 @@ def test_cancel_a_running_campaign(write_campaign, test_agents, tmp_path):
             pass
     assert leftovers == []
     assert "4 cancelled" in ptbench("status", str(path), cwd=tmp_path).stdout
+
+
+@pytest.mark.slow
+def test_replace_refuses_a_trial_whose_runner_is_working(write_campaign, test_agents, tmp_path):
+    path = write_campaign(CAMPAIGN.replace("SECONDS", "600").replace("seeds: [0, 1]", "seeds: [0]"))
+    assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
+    trial = tmp_path / "results" / "loc" / "slow-copy__tiny__arithmetic__s0"
+    runner = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not (trial / "workspace" / "starts.txt").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        path.write_text(path.read_text().replace("n_test: 6", "n_test: 5"))
+        refused = ptbench("plan", str(path), "--replace", cwd=tmp_path)
+        assert refused.returncode == 2 and "a runner is still working on this trial" in refused.stderr
+        assert (trial / "trial.json").exists() and not (trial.parent / ".replaced").exists()
+    finally:
+        assert ptbench("cancel", str(trial.parent), "slow-copy__tiny__arithmetic__s0").returncode == 0
+        runner.wait(timeout=60)

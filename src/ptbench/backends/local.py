@@ -27,7 +27,10 @@ def visible_gpus() -> list[str]:
         return [g for g in env.split(",") if g.strip() and g.strip() != "-1"]
     if not shutil.which("nvidia-smi"):
         return []
-    out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return []
     return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU ")]
 
 
