@@ -220,14 +220,14 @@ def cancel(
 @app.command()
 def collate(
     target: str = typer.Argument(..., help="campaign file, its results folder, or any folder of result.json files"),
-    out: str = typer.Option(None, help="folder for results.{md,csv,tex,json} (default: <campaign>/tables)"),
+    out: str = typer.Option(None, help="folder for results.{md,csv,tex,json,png} (default: <campaign>/tables)"),
 ) -> None:
-    """Aggregate results: Markdown table on screen; CSV, LaTeX (booktabs) and JSON files."""
+    """Aggregate results: Markdown table on screen; CSV, LaTeX (booktabs), JSON and a PNG chart."""
     from ptbench import commands
 
     md, files, problems = commands.write_tables(target, out)
     for p in problems:
-        commands.err_console.print(f"[yellow]warning:[/] {p}")
+        commands.err_console.print(f"[yellow]warning:[/] {p}", soft_wrap=True)
     commands.console.print(md)
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 

@@ -137,6 +137,10 @@ def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], lis
         files.append(out / name)
     atomic_write_text(out / "results.json", json.dumps([r.model_dump(mode="json") for r in records], indent=1))
     files.append(out / "results.json")
+    from ptbench.results.plots import plot_table
+
+    if (png := plot_table(table, out / "results.png")) is not None:
+        files.append(png)
     return md, files, problems
 
 

@@ -77,3 +77,17 @@ def test_schema_round_trip_is_versioned():
     r = ResultRecord.model_validate(record("ref", "gsm8k", 0, 0.5))
     assert r.schema_version == 1
     assert ResultRecord.model_validate_json(r.model_dump_json()) == r
+
+
+def test_collate_command_writes_every_format_and_a_chart(results_dir, tmp_path):
+    from tests.conftest import ptbench
+
+    out = tmp_path / "tables"
+    run = ptbench("collate", str(results_dir), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    assert "warning:" in run.stderr and "broken/result.json" in run.stderr  # invalid records are reported
+    assert "| ref |" in run.stdout
+    for name in ("results.md", "results.csv", "results.tex", "results.json"):
+        assert (out / name).stat().st_size > 0
+    png = (out / "results.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
