@@ -90,7 +90,7 @@ def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_
     if name in ("arena_hard_writing", "healthbench_easy"):
         assert metrics["settings"]["judge"]["model"] == "scripted-judge" and metrics["extra"]["judge_failures"] == 0
     if name == "humaneval":
-        assert metrics["settings"]["sandbox"]["isolation"] in ("bwrap", "rlimits")
+        assert metrics["settings"]["sandbox"]["isolation"] == "bwrap"  # fails closed: never silently unisolated
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from ptbench.runner import record
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import TRIAL_ENV_MARKER, Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, scheduler_time_limit_reached
+from ptbench.sandbox.bwrap import bwrap_problem
 from ptbench.trial import STAGES, Attempt, StageMark, TrialDir, TrialState
 
 EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
@@ -135,12 +136,19 @@ class Runner:
         gpus = check_gpus(b.gpus, b.gpu_type)
         if not gpus.ok:
             raise _RetryableFailure("prepare", "no_gpu", gpus.message)
+        self._require_sandbox()
         prepare_workspace(self.trial, python=sys.executable)
         self._mark(state, "prepare", "ok", gpus=gpus.message)
+
+    def _require_sandbox(self) -> None:
+        """A node that cannot build the asked-for sandbox is a setup failure, never an unsandboxed run."""
+        if self.spec.sandbox == "bwrap" and (why := bwrap_problem()):
+            raise _RetryableFailure("prepare", "sandbox_unavailable", why)
 
     def _solve(self, state: TrialState) -> None:
         from ptbench.runner.agent_solve import solve
 
+        self._require_sandbox()  # also on a node a requeued job lands on after prepare
         trial, budget = self.trial, self.spec.budget
         left = budget.seconds - state.solve_seconds_used
         if left <= 0:

@@ -97,8 +97,8 @@ def cancelled(trial: TrialDir, state: TrialState) -> ResultRecord:
 
 def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     """A trial requeued more often than allowed: record where it got to, and why."""
-    stage = state.next_stage() or "record"
     last = state.failure or {}
+    stage = last.get("stage") or state.next_stage() or "record"  # where it failed (a node check: prepare)
     kind = last.get("kind", "requeue_limit")
     status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(stage, "agent_failed")
     msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip("; ")

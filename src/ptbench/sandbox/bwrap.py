@@ -5,6 +5,10 @@ read-only, the workspace, the private HOME and the HF cache writable, each at it
 paths in the prompt are right). Nothing else of the host (other trials, the repo's .env, the
 user's real home) exists inside. The network is shared: the agent must reach its API.
 
+A campaign that asks for bwrap never runs unsandboxed: where bubblewrap is missing or cannot
+create its namespaces (`bwrap_problem()`, probed before the agent starts), the runner fails the
+trial as a retryable `setup_failed` (exit 75), like a node without its GPU.
+
 The watchdog still stops everything: bwrap runs as the runner's child, and every process in the
 sandbox is a descendant of it on the host (PID namespaces nest), so the runner, a subreaper, sees
 and signals them all; `--die-with-parent` ends the sandbox if the runner itself is killed.
@@ -15,6 +19,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from ptbench.errors import UserError
@@ -28,6 +33,23 @@ def bwrap_executable() -> str:
     if not found:
         raise UserError("sandbox 'bwrap' needs bubblewrap: install it (apt-get install bubblewrap) or use sandbox: none")
     return found
+
+
+def bwrap_problem() -> str | None:
+    """None where bubblewrap can build the agent's sandbox on this node, else why not (one line)."""
+    exe = shutil.which("bwrap")
+    if not exe:
+        return "sandbox 'bwrap' asked for, but bubblewrap (bwrap) is not on this node's PATH"
+    argv = [exe, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]
+    try:
+        probe = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"sandbox 'bwrap' asked for, but {exe} failed to start: {exc}"
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1][:200]
+        return f"sandbox 'bwrap' asked for, but bubblewrap cannot create namespaces on this node: {why}"
+    return None
 
 
 def _nested_last(paths: list[tuple[str, Path]]) -> list[tuple[str, Path]]:

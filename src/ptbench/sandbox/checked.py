@@ -228,8 +228,9 @@ def _parse_verdict(data: bytes) -> object:
 
 def run_checked_many(jobs: list[CheckedProgram], limits: Limits = Limits(), *, isolation: Isolation | None = None,
                      workers: int | None = None) -> list[Verdict]:
-    """Checked runs concurrently (each with its own processes and secret); verdicts in input order."""
+    """Checked runs concurrently (each with its own processes and secret); verdicts in input order.
+    Two runs per core by default: much of a run is process start-up latency, not CPU."""
     isolation = isolation or require_isolation()
-    workers = workers or max(1, min(8, os.cpu_count() or 1))
+    workers = workers or max(1, min(8, 2 * (os.cpu_count() or 1)))
     with CheckerZygote() as checkers, ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda j: run_checked(j, limits, isolation=isolation, checkers=checkers), jobs))
