@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
 
@@ -58,7 +58,6 @@ def run(
 ) -> None:
     """Run a campaign on this machine (the local backend), then print the results table."""
     from ptbench import commands
-    from ptbench.backends.local import LocalBackend
 
     p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
     todo = p.unfinished
@@ -150,7 +149,6 @@ def render(
     out: str = typer.Option(None, help="file to write (default: <campaign>/submit/<backend>.*)"),
 ) -> None:
     """Write the exact submit script/description that `submit` would use, without submitting."""
-    from ptbench import commands
     from ptbench.backends import get_backend
     from ptbench.plan import expand
     from ptbench.spec import load_campaign
@@ -158,7 +156,7 @@ def render(
     c = load_campaign(campaign)
     name = backend or c.backend.name
     if name == "local":
-        from ptbench.errors import UserError
+        from ptbench.core.errors import UserError
 
         raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
     path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, expand(c), out)
@@ -253,7 +251,7 @@ def eval_cmd(
     """Evaluate a model on a task with the harness's own evaluation code."""
     import json
 
-    from ptbench.errors import UserError
+    from ptbench.core.errors import UserError
     from ptbench.tasks.evaluate import evaluate
 
     try:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.plan import Plan, load_plan, plan_campaign
 from ptbench.spec import Campaign, load_campaign
 from ptbench.status import FINAL_STATES, TrialStatus, trial_status
@@ -105,7 +104,7 @@ def select_trials(campaign_dir: Path, trial_ids: list[str] | None) -> list[Trial
 
 def record_cancelled_if_idle(trial: TrialDir) -> bool:
     """Write a `cancelled` result for a trial no runner is working on; False if a runner holds it."""
-    from ptbench.fsutil import atomic_write_json
+    from ptbench.core.files import atomic_write_json
     from ptbench.runner import record
 
     if trial.result_json.exists():
@@ -121,7 +120,7 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
 
 def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], list[str]]:
     from ptbench.results.collate import aggregate, load_records, to_csv, to_latex, to_markdown
-    from ptbench.fsutil import atomic_write_text
+    from ptbench.core.files import atomic_write_text
 
     root, _ = resolve_campaign_dir(target)
     records, problems = load_records(root)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.runner.workspace import read_pid_file
 from ptbench.trial import TrialDir
 

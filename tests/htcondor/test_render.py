@@ -17,7 +17,7 @@ import yaml
 from ptbench.backends import get_backend
 from ptbench.backends.htcondor_options import HTCondorOptions
 from ptbench.backends.htcondor_render import render_shards, render_trials
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.plan import expand
 from ptbench.spec import load_campaign
 

@@ -12,7 +12,7 @@ import yaml
 
 from ptbench.backends.slurm import SlurmBackend, default_gres, parse_options
 from ptbench.backends.slurm_cmd import one_line, trial_state
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Budget
 from tests.conftest import ptbench
 

@@ -7,10 +7,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Campaign
-from ptbench.spec.errors import describe_validation_error
-from ptbench.spec.yamlio import LocatedYaml, load_located_yaml
+from ptbench.core.validation import describe_validation_error
+from ptbench.core.yamlio import LocatedYaml, load_located_yaml
 
 M = TypeVar("M", bound=BaseModel)
 
