@@ -13,6 +13,7 @@ from ptbench.plan import Plan, load_plan, plan_campaign
 from ptbench.spec import Campaign, load_campaign
 from ptbench.status import FINAL_STATES, TrialStatus, trial_status
 from ptbench.trial import TrialDir
+from ptbench.validate import validate_campaign
 
 console = Console()
 err_console = Console(stderr=True)
@@ -22,15 +23,15 @@ def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
     """A campaign file -> its results folder; a folder is taken as it is."""
     path = Path(target)
     if path.is_file():
-        campaign = load_campaign(path, check_names=False)
+        campaign = load_campaign(path)
         return campaign.campaign_dir, campaign
     if path.is_dir():
         return path.resolve(), None
     raise UserError(f"{target}: no such campaign file or results directory")
 
 
-def plan(campaign_file: str, *, replace: bool = False) -> Plan:
-    campaign = load_campaign(campaign_file)
+def plan(campaign_file: str, *, replace: bool = False, validated: Campaign | None = None) -> Plan:
+    campaign = validated or validate_campaign(campaign_file, agents_can_start=False)[0]
     return plan_campaign(campaign, replace=replace, source=str(Path(campaign_file).resolve()))
 
 

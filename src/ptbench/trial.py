@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from ptbench.core.errors import UserError
-from ptbench.core.files import append_jsonl, atomic_write_json
+from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock
 from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Strict, TaskRef
 
@@ -137,6 +137,17 @@ class TrialDir:
         """Hold the trial's lock while the block runs; yields False (and holds nothing) when a
         runner is working on the trial. The one guard between a runner and anyone recording for it."""
         return file_lock(self.path / ".lock", wait=False)
+
+    def write_runner_pid(self) -> None:
+        """runner.pid: "<pid> <host>" of the runner working on the trial now."""
+        atomic_write_text(self.runner_pid, f"{os.getpid()} {_HOST}\n")
+
+    def read_runner_pid(self) -> tuple[int, str] | None:
+        try:
+            pid, host = self.runner_pid.read_text().split()
+            return int(pid), host
+        except (FileNotFoundError, ValueError):
+            return None
 
     def read_result(self) -> dict[str, Any] | None:
         try:

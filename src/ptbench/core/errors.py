@@ -24,3 +24,12 @@ class EvaluationFailed(UserError):
     def __init__(self, message: str, detail: dict | None = None) -> None:
         super().__init__(message)
         self.detail = detail or {}
+
+
+class OptionProblem(UserError):
+    """A bad task or agent option; `key` names the option (None: the options as a whole), so the
+    caller can point at its line in the campaign file."""
+
+    def __init__(self, key: str | None, message: str) -> None:
+        super().__init__(message)
+        self.key = key

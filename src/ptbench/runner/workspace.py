@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import time
-from pathlib import Path
 
 import jinja2
 
@@ -74,17 +72,3 @@ def render_prompt(trial: TrialDir, *, task_context: str = "") -> str:
         gpu_info=gpu_info,
         hours_text=hours_text,
     )
-
-
-def pid_file_text() -> str:
-    import socket
-
-    return f"{os.getpid()} {socket.gethostname()}\n"
-
-
-def read_pid_file(path: Path) -> tuple[int, str] | None:
-    try:
-        pid, host = path.read_text().split()
-        return int(pid), host
-    except (FileNotFoundError, ValueError):
-        return None

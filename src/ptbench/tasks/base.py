@@ -82,7 +82,7 @@ def _load_builtin_tasks() -> None:
     import ptbench.tasks as pkg
 
     for mod in pkgutil.iter_modules(pkg.__path__):
-        if not mod.name.startswith("_") and mod.name not in {"base", "evaluate", "cli"}:
+        if not mod.name.startswith("_") and mod.name not in {"base", "evaluate", "options"}:
             importlib.import_module(f"ptbench.tasks.{mod.name}")
 
 
@@ -91,12 +91,17 @@ def available_tasks() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get_task(name: str, **options: Any) -> Task:
+def task_class(name: str) -> Callable[..., Task]:
     _load_builtin_tasks()
     if name not in _REGISTRY:
         raise UserError(f"unknown task '{name}' (known: {', '.join(sorted(_REGISTRY))})")
+    return _REGISTRY[name]
+
+
+def get_task(name: str, **options: Any) -> Task:
+    cls = task_class(name)
     try:
-        return _REGISTRY[name](**options)
+        return cls(**options)
     except TypeError as exc:
         raise UserError(f"task '{name}': bad options {options}: {exc}") from None
 
