@@ -276,7 +276,8 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
             result.provenance.host = job.host
-        record.finish(trial, state, result, by="htcondor job log", ended_at=when, job_id=job.job_id, reason=message)
+        record.finish(trial, state, result, by="htcondor job log", ended_at=when, attempt_outcome="held: scheduler time limit",
+                      job_id=job.job_id, reason=message)
         return True
 
 

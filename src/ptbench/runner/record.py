@@ -95,18 +95,18 @@ def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -
 
 
 def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str | None = None, ended_at: float | None = None,
-           secrets: dict[str, str] | None = None, **event: object) -> bool:
+           attempt_outcome: str | None = None, secrets: dict[str, str] | None = None, **event: object) -> bool:
     """Record `result` as the trial's outcome. The caller holds the trial's lock (`TrialDir.try_lock`).
 
     The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
     already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
-    now) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
     written = write_record(trial.result_json, result, secrets=secrets)
     now = time.time()
     state.stages["record"] = StageMark(done_at=now, outcome=result.status, detail={"by": by} if by else {})
     if state.attempts and state.attempts[-1].ended_at is None:
         state.attempts[-1].ended_at = ended_at or now
-        state.attempts[-1].outcome = result.status
+        state.attempts[-1].outcome = attempt_outcome or result.status
     trial.save_state(state)
     trial.event("stage_done", stage="record", outcome=result.status)
     trial.event("recorded", status=result.status, **({"by": by} if by else {}), **event)
