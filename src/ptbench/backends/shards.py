@@ -1,8 +1,9 @@
-"""Run a rollout's shards on a backend: `local` (subprocesses) or `slurm` (one submitit job array).
+"""A bootcamp rollout's shards on the same backends as trials, with the same `backend.options`.
 
 Every backend runs the same unit, `python -m ptbench bootcamp rollout-shard OUT --shard i/N`
-(`shard_command`), so adding a scheduler only means running N such command lines somewhere that
-shares the rollout directory.
+(`shard_command`): `local` as subprocesses, `slurm` as one job array through `SlurmBackend`
+(so account, qos, gres, setup and sbatch extras apply as for trials), `htcondor` as one cluster
+described with the campaign's HTCondor options.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from ptbench.backends import htcondor_schedd
+from ptbench.backends.htcondor_options import parse_options
+from ptbench.backends.htcondor_render import render_shards
+from ptbench.backends.slurm import SlurmBackend
 from ptbench.bootcamp.datagen import Shard
-from ptbench.core.errors import UserError
-from ptbench.core.files import atomic_write_json
+from ptbench.core.files import atomic_write_json, atomic_write_text
 
 
 def shard_command(out: Path, shard: Shard) -> list[str]:
@@ -74,21 +78,28 @@ def _shard_job(out: str, shard_text: str) -> dict[str, Any]:
     return run_shard(out, Shard.parse(shard_text))
 
 
-def run_slurm(out: Path, shards: int, *, slurm: dict[str, Any] | None = None, wait: bool = True, progress: Callable[[int], None] | None = None) -> dict[str, int]:
-    """Submit the shards as one Slurm job array through submitit; optionally wait for them."""
-    try:
-        import submitit
-    except ImportError:
-        raise UserError("--backend slurm needs submitit (pip install 'ptbench[slurm]')") from None
-    params = {"timeout_min": 60, "cpus_per_task": 2, "mem_gb": 4, "slurm_array_parallelism": shards}
-    params.update(slurm or {})
-    executor = submitit.AutoExecutor(folder=str(out / "slurm" / "%j"), cluster="slurm")
-    try:
-        executor.update_parameters(name="ptbench-bootcamp", **params)
-        jobs = executor.map_array(_shard_job, [str(out)] * shards, [f"{i}/{shards}" for i in range(shards)])
-    except Exception as exc:  # sbatch missing, no controller, bad partition: the user's environment
-        raise UserError(f"slurm submission failed: {exc} (check `sinfo`, the partition, and --slurm-* options)") from None
-    atomic_write_json(out / "jobs.json", {"backend": "slurm", "jobs": {f"shard-{i:05d}-of-{shards:05d}": j.job_id for i, j in enumerate(jobs)}})
+def slurm_parameters(out: Path, shards: int, options: dict[str, Any] | None, minutes: int) -> tuple[SlurmBackend, dict[str, Any]]:
+    backend = SlurmBackend(**(options or {}))
+    what_runs = f"# array task i runs `ptbench bootcamp rollout-shard {out} --shard i/{shards}`"
+    params = backend.array_parameters(name=f"ptbench-bootcamp-{out.name}", minutes=minutes, parallelism=shards, gres=None, what_runs=what_runs)
+    return backend, params
+
+
+def render_slurm(out: Path, shards: int, options: dict[str, Any] | None = None, *, minutes: int = 60, path: Path | None = None) -> Path:
+    """The sbatch script `run_slurm` would submit, without submitting."""
+    backend, params = slurm_parameters(out, shards, options, minutes)
+    path = path or out / "submit" / "slurm.sh"
+    backend.render_array(params, out / "slurm", shards, path)
+    return path
+
+
+def run_slurm(out: Path, shards: int, options: dict[str, Any] | None = None, *, minutes: int = 60, wait: bool = True,
+              progress: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Submit the shards as one Slurm job array; optionally wait for them."""
+    backend, params = slurm_parameters(out, shards, options, minutes)
+    jobs = backend.submit_array(out / "slurm", _shard_job, [[str(out)] * shards, [f"{i}/{shards}" for i in range(shards)]], params)
+    tags = [Shard(i, shards).tag for i in range(shards)]
+    atomic_write_json(out / "jobs.json", {"backend": "slurm", "jobs": {tag: j.job_id for tag, j in zip(tags, jobs)}})
     if not wait:
         return {}
     offsets: dict[Path, tuple[int, int]] = {}
@@ -97,30 +108,24 @@ def run_slurm(out: Path, shards: int, *, slurm: dict[str, Any] | None = None, wa
             progress(count_lines(sorted((out / "shards").glob("shard-*.jsonl")), offsets))
         time.sleep(2.0)
     codes = {}
-    for i, j in enumerate(jobs):
+    for tag, j in zip(tags, jobs):
         try:
             j.result()
-            codes[f"shard-{i:05d}-of-{shards:05d}"] = 0
+            codes[tag] = 0
         except Exception:
-            codes[f"shard-{i:05d}-of-{shards:05d}"] = 1
+            codes[tag] = 1
     return codes
 
 
 def condor_submit_description(out: Path, shards: int, options: dict[str, Any] | None = None) -> str:
     """One cluster of N procs, proc i running shard i/N (templates/htcondor_shards.sub.j2 of the
     htcondor backend; `options` are that backend's options, e.g. accounting_group, container_image)."""
-    from ptbench.backends.htcondor_options import parse_options
-    from ptbench.backends.htcondor_render import render_shards
-
-    return render_shards(out, shards, parse_options(options), name=out.name)
+    return render_shards(out, shards, parse_options(options or {}), name=out.name)
 
 
 def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write `condor/shards.sub` and submit it (htcondor2 Schedd, else condor_submit); no waiting:
     use `ptbench bootcamp merge OUT` when the cluster finished."""
-    from ptbench.backends import htcondor_schedd
-    from ptbench.core.files import atomic_write_text
-
     (out / "condor").mkdir(parents=True, exist_ok=True)
     (out / "shards").mkdir(parents=True, exist_ok=True)
     opts = options or {}
