@@ -62,6 +62,15 @@ def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: 
             merged[backend] = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
     assert json.loads((tmp_path / "slurm" / "jobs.json").read_text())["backend"] == "slurm"
     assert sorted(p.name for p in (tmp_path / "slurm").glob("setup-ran-*")) == [f"setup-ran-{i}" for i in range(4)]
+    # `ptbench status` shows the shards like trials: one row each, state and the Slurm job
+    jobs = json.loads((tmp_path / "slurm" / "jobs.json").read_text())["jobs"]
+    shown = subprocess.run([sys.executable, "-m", "ptbench", "status", str(tmp_path / "slurm")], capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    for i in range(4):
+        tag = f"shard-{i:05d}-of-00004"
+        row = next(line for line in shown.stdout.splitlines() if tag in line)
+        assert "completed" in row and jobs[tag] in row and "episodes" in row, row
     assert len(merged["slurm"]) == 16
     assert [_content(r) for r in merged["local"]] == [_content(r) for r in merged["slurm"]]
 

@@ -157,12 +157,17 @@ def render(
 
 
 @app.command()
-def status(target: str = typer.Argument(..., help="campaign file or its results folder")) -> None:
-    """A table of every trial's state, stage, time used and score."""
+def status(target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder")) -> None:
+    """A table of every trial's (or rollout shard's) state, stage, time used and score."""
     from ptbench import commands
     from ptbench.backends import get_backend
 
     cdir, campaign = commands.resolve_campaign_dir(target)
+    if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
+        from ptbench.backends.shards import shard_status_rows
+
+        commands.print_status(cdir, shard_status_rows(cdir))
+        return
     states = {}
     backend = get_backend(_backend_of(cdir, campaign))
     if backend.name != "local":
