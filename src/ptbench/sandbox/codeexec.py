@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.sandbox._procs import descendants, drain, drain_fd, feed, kill_tree, ps_handle, signal_of
 
 Isolation = Literal["bwrap", "none"]
