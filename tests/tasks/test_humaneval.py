@@ -190,3 +190,15 @@ def test_exceptions_a_test_expects_cross_faithfully():
     # but a control-flow exception swallowed by the test's except still fails the run
     bare = test.replace("except ValueError", "except BaseException")
     assert not run_checked(CheckedProgram(prompt, bare, "f", "def f(x):\n    raise SystemExit(0)\n")).passed
+
+
+def test_a_checker_that_dies_fails_the_evaluation_not_the_problem():
+    """No verdict from the harness's own checker (here: a broken dataset test that kills it) is an
+    evaluation failure, never a silent 0; the candidate cannot cause this (it cannot reach it)."""
+    from ptbench.core.errors import EvaluationFailed
+    from ptbench.sandbox.checked import CheckedProgram, CheckerFailed, run_checked
+
+    broken = "import os\nos._exit(1)\ndef check(candidate):\n    pass\n"
+    with pytest.raises(CheckerFailed, match="without a verdict") as info:
+        run_checked(CheckedProgram("def f():\n    pass\n", broken, "f", "def f():\n    return 1\n"))
+    assert isinstance(info.value, EvaluationFailed)

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ptbench.core.errors import EvaluationFailed
 from ptbench.sandbox import wire
 from ptbench.sandbox._procs import descendants, drain, kill_tree, ps_handle
 from ptbench.sandbox.codeexec import Isolation, Limits, require_isolation, sandbox_launch
@@ -71,6 +72,10 @@ class Verdict:
     reason: str  # why it failed ("" when passed)
     seconds: float
     stderr: str  # the candidate's, capped (diagnostics only)
+
+
+class CheckerFailed(EvaluationFailed):
+    """The harness's own checker broke: the evaluation fails rather than score the problem 0."""
 
 
 @lru_cache(maxsize=2)
@@ -184,6 +189,10 @@ def run_checked(job: CheckedProgram, limits: Limits = Limits(), *, isolation: Is
     for t in threads:
         t.join(timeout=5)
     verdict = _parse_verdict(data)
+    if verdict is None and not reason:
+        # The checker always writes a verdict, pass or fail, unless the harness itself broke (the
+        # candidate cannot reach it): no number rather than a silent 0.
+        raise CheckerFailed(f"the checker of '{job.entry_point}' ended without a verdict")
     passed = (not reason and isinstance(verdict, dict) and verdict.get("passed") is True
               and isinstance(verdict.get("secret"), str) and hmac.compare_digest(verdict["secret"], secret))
     if not passed and not reason:

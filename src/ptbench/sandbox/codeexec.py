@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ptbench.core.errors import UserError
+from ptbench.core.errors import EvaluationFailed
 from ptbench.sandbox._procs import descendants, drain, drain_fd, feed, kill_tree, ps_handle, signal_of
 
 Isolation = Literal["bwrap", "none"]
@@ -107,8 +107,9 @@ class ExecResult:
         return self.status == "ok"
 
 
-class IsolationUnavailable(UserError):
-    """Code execution was asked for on a node where bubblewrap cannot fence it off."""
+class IsolationUnavailable(EvaluationFailed):
+    """Code execution was asked for on a node where bubblewrap cannot fence it off (`ptbench eval`
+    exits non-zero: the trial is `eval_failed`, with this one line as the reason)."""
 
 
 @lru_cache(maxsize=8)
