@@ -62,3 +62,23 @@ def test_bwrap_that_cannot_create_namespaces_is_a_setup_failure(write_campaign, 
 def test_missing_bwrap_is_named(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert "not on this node's PATH" in (bwrap_problem() or "")
+
+
+def test_a_requeued_job_on_a_node_without_bwrap_does_not_solve_unsandboxed(write_campaign, test_agents, tmp_path):
+    """Prepared on a good node (its stage marker is in state.json), resumed on a bad one: the solve
+    stage checks again and stops before the agent starts."""
+    import time
+
+    from ptbench.trial import StageMark, TrialDir
+
+    path = write_campaign(CAMPAIGN)
+    assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
+    trial = TrialDir(tmp_path / "results" / "sb" / "quick-copy__tiny__arithmetic__s0")
+    state = trial.load_state()
+    state.stages["prepare"] = StageMark(done_at=time.time(), outcome="ok")  # as the first node left it
+    trial.save_state(state)
+    run = ptbench("trial", "run", str(trial.path), env={"PATH": _forbidding_bwrap(tmp_path)})
+    assert run.returncode == 75, run.stderr
+    state = json.loads(trial.state_json.read_text())
+    assert state["failure"]["kind"] == "sandbox_unavailable" and state["failure"]["stage"] == "prepare"
+    assert "solve" not in state["stages"] and not (trial.path / "agent" / "native.log").exists()
