@@ -246,8 +246,8 @@ def collate(
 
     for p in problems:
         commands.err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)  # labels may hold [brackets]
-    commands.console.print(md, markup=False, highlight=False)
-    commands.console.print(f"tables: {', '.join(str(f) for f in files)}", markup=False, highlight=False)
+    commands.console.print(md, markup=False, highlight=False, soft_wrap=True)
+    commands.console.print(f"tables: {', '.join(str(f) for f in files)}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -37,6 +37,8 @@ class Stat:
 
     @property
     def std(self) -> float:
+        if any(math.isnan(v) for v in self.values):
+            return math.nan  # statistics.stdev fails on nan
         return statistics.stdev(self.values) if len(self.values) > 1 else 0.0
 
 
