@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.results.aggregate import collate
 from ptbench.results.collate import collate_dirs, load
 from ptbench.results.schema import ResultRecord

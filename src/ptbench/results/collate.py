@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_text
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_text
 from ptbench.results.aggregate import Collation, collate
 from ptbench.results.comparable import check_comparable, duplicate_trials, label_conflicts
 from ptbench.results.cost import AgentCost, cost_table

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Literal
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.results.schema import ResultRecord
 
 Policy = Literal["base_fallback", "exclude", "nan"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.results.policy import has_valid_score, is_instruct, is_zero_shot_base
 from ptbench.results.schema import ResultRecord
 

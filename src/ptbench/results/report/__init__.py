@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from ptbench.fsutil import atomic_write_text
+from ptbench.core.files import atomic_write_text
 from ptbench.results.collate import Collated
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
