@@ -123,14 +123,14 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
         return True
 
 
-def write_tables(target: str | list[str], out_dir: str | None, **options) -> tuple[str, list[Path], list[str]]:
+def write_tables(target: str | list[str], out_dir: str | None, plots: bool = True, **options) -> tuple[str, list[Path], list[str]]:
     """Collate one or more campaigns (see results/collate.py for `options`) into `out_dir`
     (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
     from ptbench.results.collate import collate_dirs, write_outputs
 
     roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
     result = collate_dirs(roots, **options)
-    md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables")
+    md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots)
     return md, files, result.warnings
 
 

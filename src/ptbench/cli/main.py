@@ -225,13 +225,14 @@ def collate(
     weights: str = typer.Option("auto", help="auto (from instruct and base baselines) | equal | ptb (the published weights) | FILE.json"),
     baselines: list[str] = typer.Option(None, help="folder(s) of `ptbench baseline` records (default: results/baselines beside the campaign)"),
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="draw the plots (matplotlib: the slowest part)"),
 ) -> None:
     """Aggregate results: Markdown on screen; CSV, LaTeX (booktabs), JSON, cost table and plots (PNG, PDF)."""
     from pathlib import Path
 
     from ptbench import commands
 
-    md, files, problems = commands.write_tables(targets, out, policy=policy, weights=weights, allow_mixed=allow_mixed,
+    md, files, problems = commands.write_tables(targets, out, plots=plots, policy=policy, weights=weights, allow_mixed=allow_mixed,
                                                 baselines=[Path(b) for b in baselines] if baselines else None)
     from rich.markup import escape
 

@@ -9,6 +9,7 @@ and test sets agree (else a refusal naming what differs, unless allow_mixed).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,9 +33,20 @@ class Loaded:
 
 
 def find_results(root: Path) -> list[Path]:
+    """Every trial's result.json under root. A folder holding trial.json or result.json is a trial (or
+    baseline) folder and is not searched further: the agent's workspace lives inside its trial folder,
+    and a result.json the agent wrote there must never count as a trial."""
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("result.json") if ".replaced" not in p.parts)
+    found = []
+    for here, dirs, files in os.walk(root):
+        if "result.json" in files or "trial.json" in files:
+            if "result.json" in files:
+                found.append(os.path.join(here, "result.json"))
+            dirs[:] = []
+        else:
+            dirs[:] = [d for d in dirs if d != ".replaced" and not d.startswith(".")]
+    return [Path(p) for p in sorted(found)]
 
 
 def load(roots: list[Path], into: Loaded | None = None) -> Loaded:
@@ -132,7 +144,7 @@ def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str
     return Collated(c, cost_table(loaded.records, loaded.trial_dirs), loaded, warnings)
 
 
-def write_outputs(result: Collated, out: Path) -> tuple[str, list[Path]]:
+def write_outputs(result: Collated, out: Path, plots: bool = True) -> tuple[str, list[Path]]:
     """Every format into `out`; returns the Markdown (for the screen) and the files written."""
     from ptbench.results import latex, tables
     from ptbench.results.plots import write_plots
@@ -144,12 +156,13 @@ def write_outputs(result: Collated, out: Path) -> tuple[str, list[Path]]:
         "results.md": md + "\n",
         "results.csv": tables.to_csv(c),
         "results.tex": latex.to_latex(c),
-        "results.json": json.dumps(tables.to_json(c, costs), indent=1, allow_nan=False) + "\n",
+        "results.json": json.dumps(tables.to_json(c, costs), allow_nan=False) + "\n",  # no indent: the C encoder, 10x faster
         "cost.csv": tables.cost_csv(costs),
     }
     files = []
     for name, text in texts.items():
         atomic_write_text(out / name, text)
         files.append(out / name)
-    files += write_plots(c, costs, out)
+    if plots:
+        files += write_plots(c, costs, out)
     return md, files

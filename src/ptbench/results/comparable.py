@@ -19,6 +19,8 @@ VOLATILE = {"phases", "engine_settings", "engine"}
 
 
 def _show(value) -> str:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return json.dumps(value)[:120]
     return json.dumps(value, sort_keys=True, default=str)[:120]
 
 

@@ -53,7 +53,7 @@ def benchmark_bars(plt, c: Collation, out: Path) -> list[Path]:
     ax.set_xticks(range(len(c.tasks)), c.tasks, rotation=20 if len(c.tasks) > 4 else 0)
     ax.set_ylabel("score (mean ± std over runs)")
     if c.agents:
-        ax.legend(fontsize="small", frameon=False)
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.spines[["top", "right"]].set_visible(False)
     return _save(plt, fig, out, "benchmarks")
 
@@ -67,7 +67,7 @@ def aggregate_bars(plt, c: Collation, out: Path) -> list[Path]:
     for k, (setting, value) in enumerate(c.baseline_aggregate.items()):
         ax.axhline(value * SCALE, color="gray", linestyle=styles[k % len(styles)], linewidth=1, label=setting)
     if c.baseline_aggregate:
-        ax.legend(fontsize="small", frameon=False)
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_ylabel("weighted average (mean ± std over runs)")
     ax.spines[["top", "right"]].set_visible(False)
     return _save(plt, fig, out, "aggregate")
@@ -91,7 +91,7 @@ def score_vs(plt, c: Collation, costs: list[AgentCost], out: Path, what: str) ->
         ax.text(0.5, 0.5, "no agent reported a cost" if what == "cost" else "no scored agent", ha="center", va="center",
                 transform=ax.transAxes)
     elif shown <= 10:
-        ax.legend(fontsize="small", frameon=False)
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_xlabel("hours used per trial" if what == "time" else "cost per trial (USD)")
     ax.set_ylabel("weighted average")
     ax.spines[["top", "right"]].set_visible(False)

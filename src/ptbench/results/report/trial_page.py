@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from markupsafe import escape
+
 PREVIEW_CHARS = 600  # shown inline
-FULL_CHARS = 20_000  # behind the expander; the raw file has the rest
+FULL_CHARS = 8_000  # behind the expander; the raw file has the rest
 MAX_STEPS = 1_000
 MAX_SAMPLES = 50
 RAW_FILES = ("result.json", "trial.json", "state.json", "events.jsonl", "prompt.txt", "agent/native.log", "agent/trajectory.json",
@@ -32,6 +34,15 @@ class Text:
     @property
     def size(self) -> int:
         return len(self.preview) + len(self.rest) + self.cut
+
+    def __html__(self) -> str:
+        """Rendered here rather than by a template macro (thousands per page); escaped by markupsafe,
+        the escaping jinja's autoescape uses."""
+        html = f"<pre>{escape(self.preview)}</pre>"
+        if self.rest:
+            cut = f" (the last {self.cut} are only in the raw file)" if self.cut else ""
+            html += f"<details><summary>{self.size} characters: show all{cut}</summary><pre>{escape(self.rest)}</pre></details>"
+        return html
 
 
 def clip(value: Any) -> Text:
