@@ -136,3 +136,35 @@ def test_conflicting_labels_warn_and_policies_must_agree(tmp_path):
     result = collate_dirs([cdir, c2], policy="exclude")
     assert any("agent label 'x' names different things" in w for w in result.warnings)
     assert load([cdir]).campaign_specs["c1"]["scoring"]["policy"] == "exclude"
+
+
+def test_a_result_json_an_agent_writes_in_its_workspace_is_not_a_trial(tmp_path):
+    cdir = synthetic.write(tmp_path / "results")
+    trial = cdir / "x__A__gsm8k__s0"
+    (trial / "trial.json").write_text("{}")
+    forged = synthetic.record("x", "A", "gsm8k", 7, 1.0)
+    for where in (trial / "workspace" / "out", trial / "final_model"):
+        where.mkdir(parents=True)
+        (where / "result.json").write_text(json.dumps(forged))
+    loaded = load([cdir])
+    assert sorted(r.seed for r in loaded.records if r.agent.label == "x" and r.task.name == "gsm8k" and r.base_model.label == "A") == [0, 1]
+    pending = cdir / "x__A__aime2025__s9"  # planned, still running: its workspace is not searched either
+    (pending / "workspace").mkdir(parents=True)
+    (pending / "trial.json").write_text("{}")
+    (pending / "workspace" / "result.json").write_text(json.dumps(forged))
+    assert all(r.seed != 7 for r in load([cdir]).records)
+
+
+def test_integrity_policy_show_keeps_the_score_marked(tmp_path):
+    c = collate(records(), "base_fallback", integrity_policy="show")
+    assert c.per_benchmark[("x", "gsm8k")].values == pytest.approx([0.40, (0.60 + 0.70) / 2])
+    assert dict(c.per_benchmark[("x", "gsm8k")].rules) == {"scored": 2, "shown": 1, "base_fallback": 1}
+    cdir = synthetic.write(tmp_path / "results")
+    snapshot = json.loads((cdir / "campaign.json").read_text())
+    snapshot["spec"]["integrity"] = {"policy": "show"}
+    (cdir / "campaign.json").write_text(json.dumps(snapshot))
+    assert collate_dirs([cdir]).collation.integrity_policy == "show"
+    snapshot["spec"]["scoring"] = {"policy": "show"}  # show is for integrity only: a failed trial has no score to show
+    (cdir / "campaign.json").write_text(json.dumps(snapshot))
+    with pytest.raises(UserError, match="scoring.policy: unknown scoring policy 'show'"):
+        collate_dirs([cdir])

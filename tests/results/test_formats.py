@@ -38,9 +38,11 @@ def test_latex_shows_n_fallback_marks_footnotes_and_compiles(tmp_path):
     assert r"\textsuperscript{\P1}" in tex and r"\P$k$: $k$ trials counted as nan" in tex
     assert r"\dag$k$: $k$ trials took the base model's zero-shot score" in tex
     assert tex.count(r"\toprule") == 2 and r"\midrule" in tex
+    shown = to_latex(collate(hostile_records(), "exclude", integrity_policy="show"))
+    assert r"\textsuperscript{\textdegree{}1\,\ddag1}" in shown
     pdflatex = shutil.which("pdflatex")
     require(pdflatex is not None, "pdflatex missing (bash scripts/install.sh test installs texlive-latex-base, texlive-latex-recommended)")
-    (tmp_path / "t.tex").write_text(document(tex))
+    (tmp_path / "t.tex").write_text(document(tex + "\n" + shown))
     run = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "t.tex"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:]

@@ -20,7 +20,7 @@ from ptbench.core.files import atomic_write_text
 from ptbench.results.aggregate import Collation, collate
 from ptbench.results.comparable import check_comparable, duplicate_trials, label_conflicts
 from ptbench.results.cost import AgentCost, cost_table
-from ptbench.results.policy import baseline_setting, check_policy
+from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy
 from ptbench.results.schema import ResultRecord
 
 
@@ -86,7 +86,7 @@ def policies(loaded: Loaded, override: str | None) -> tuple[str, str | None]:
         integrity = spec.get("integrity")
         integrity = integrity.get("policy") if isinstance(integrity, dict) else None
         found[name] = (check_policy(scoring, f"campaign {name}: scoring.policy"),
-                       check_policy(integrity, f"campaign {name}: integrity.policy") if integrity else None)
+                       check_policy(integrity, f"campaign {name}: integrity.policy", INTEGRITY_POLICIES) if integrity else None)
     integrity_policies = {p[1] for p in found.values()}
     if override:
         check_policy(override, "--policy")

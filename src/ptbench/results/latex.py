@@ -7,7 +7,7 @@ from __future__ import annotations
 from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.tables import MEANING, RULE_ORDER, benchmark_rows, marks, number, rule_summary
 
-LATEX_MARKS = {"base_fallback": r"\dag", "excluded": r"\ddag", "nan": r"\S", "no_baseline": r"\P"}
+LATEX_MARKS = {"shown": r"\textdegree{}", "base_fallback": r"\dag", "excluded": r"\ddag", "nan": r"\S", "no_baseline": r"\P"}
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
             "|": r"\textbar{}", "\n": " ", "\r": " ",

@@ -20,15 +20,18 @@ from ptbench.results.schema import ResultRecord
 
 Policy = Literal["base_fallback", "exclude", "nan"]
 POLICIES: tuple[str, ...] = ("base_fallback", "exclude", "nan")
+# The campaign's `integrity.policy` (issue 12) may also say `show`: a flagged or unchecked trial keeps
+# its own score, marked.
+INTEGRITY_POLICIES: tuple[str, ...] = (*POLICIES, "show")
 # The rule a trial's number came from; no_baseline = base_fallback asked, but no zero-shot score exists.
-RULES: tuple[str, ...] = ("scored", "base_fallback", "excluded", "nan", "no_baseline")
+RULES: tuple[str, ...] = ("scored", "shown", "base_fallback", "excluded", "nan", "no_baseline")
 SCORED_STATUSES = ("completed", "timed_out")
 BASE_MODEL_AGENT = "base-model"  # the keyless agent that hands back the base model unchanged
 
 
-def check_policy(policy: str, where: str) -> str:
-    if policy not in POLICIES:
-        raise UserError(f"{where}: unknown scoring policy {policy!r}; use one of {', '.join(POLICIES)}")
+def check_policy(policy: str, where: str, allowed: tuple[str, ...] = POLICIES) -> str:
+    if policy not in allowed:
+        raise UserError(f"{where}: unknown scoring policy {policy!r}; use one of {', '.join(allowed)}")
     return policy
 
 
@@ -110,6 +113,8 @@ def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrit
         reason, rule = integrity, integrity_policy or policy
     else:
         reason, rule = ("no_metric" if r.status in SCORED_STATUSES else r.status), policy
+    if rule == "show":
+        return ScoredTrial(r, r.primary_metric.value, "shown", reason)
     if rule == "exclude":
         return ScoredTrial(r, None, "excluded", reason)
     if rule == "nan":

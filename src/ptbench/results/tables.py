@@ -15,15 +15,16 @@ from ptbench.results.cost import AgentCost
 
 COLLATION_SCHEMA = "ptbench.collation"
 COLLATION_SCHEMA_VERSION = 1
-MARKS = {"base_fallback": "†", "excluded": "‡", "nan": "§", "no_baseline": "¶"}
+MARKS = {"shown": "°", "base_fallback": "†", "excluded": "‡", "nan": "§", "no_baseline": "¶"}
 MEANING = {
     "scored": "scored their own result",
+    "shown": "kept their own score although integrity flagged them or could not check them (integrity policy show)",
     "base_fallback": "took the base model's zero-shot score (scoring policy base_fallback)",
     "excluded": "were left out (scoring policy exclude)",
     "nan": "counted as nan (scoring policy nan)",
     "no_baseline": "counted as nan: base_fallback asked, but no zero-shot score of that base model on that task exists",
 }
-RULE_ORDER = ("scored", "base_fallback", "excluded", "nan", "no_baseline")
+RULE_ORDER = ("scored", "shown", "base_fallback", "excluded", "nan", "no_baseline")
 
 
 def marks(stat: Stat, symbols: dict[str, str] = MARKS, join: str = " ") -> str:
@@ -53,6 +54,8 @@ def rule_summary(c: Collation) -> str:
     parts = []
     for rule in RULE_ORDER:
         n = totals.get(rule, 0)
+        if rule == "shown" and not n:
+            continue  # only the integrity policy `show` uses it
         why = ", ".join(f"{k} {reason}" for (r, reason), k in sorted(reasons.items()) if r == rule)
         parts.append(f"{n} {rule}" + (f" ({why})" if why else ""))
     return "Trials by rule: " + "; ".join(parts) + "."
