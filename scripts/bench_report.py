@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_collate import generate  # noqa: E402  (the same generated records)
+from bench_collate import generate
 
 
 def add_trial_files(cdir: Path, rng: random.Random) -> None:

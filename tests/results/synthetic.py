@@ -63,6 +63,7 @@ BASELINES = [
 def write(results: Path, trials=TRIALS, baselines=BASELINES, *, policy: str | None = None, campaign: str = "c1") -> Path:
     """results/<campaign>/<trial>/result.json + campaign.json; results/baselines/... like `ptbench baseline`."""
     cdir = results / campaign
+    cdir.mkdir(parents=True, exist_ok=True)
     for r in trials:
         d = cdir / r["trial_id"]
         d.mkdir(parents=True, exist_ok=True)

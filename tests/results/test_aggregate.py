@@ -119,7 +119,7 @@ def test_policy_comes_from_the_campaign_snapshot_and_merging_refuses_mixed_setti
     assert collate_dirs([cdir], policy="nan").collation.policy == "nan"
     other = [dict(r, campaign="c2", evaluation={"limit": 50, "generation": {"max_new_tokens": 100}}) for r in synthetic.TRIALS[:1]]
     c2 = synthetic.write(tmp_path / "results", other, [], policy="exclude", campaign="c2")
-    with pytest.raises(UserError, match=r"gsm8k: evaluation.limit differs.*--allow-mixed"):
+    with pytest.raises(UserError, match=r"column 'gsm8k': limit differs.*--allow-mixed"):
         collate_dirs([cdir, c2])
     merged = collate_dirs([cdir, c2], allow_mixed=True)
     assert any("mixed evaluation" in w for w in merged.warnings)

@@ -14,7 +14,13 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ptbench.results.policy import BaselineIndex, ScoredTrial, baseline_setting, has_valid_score, score_trial
+from ptbench.results.policy import (
+    BaselineIndex,
+    ScoredTrial,
+    baseline_setting,
+    has_valid_score,
+    score_trial,
+)
 from ptbench.results.schema import ResultRecord
 from ptbench.results.weights import Weights, resolve
 

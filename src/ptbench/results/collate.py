@@ -18,8 +18,9 @@ from pydantic import ValidationError
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.results.aggregate import Collation, collate
-from ptbench.results.comparable import check_comparable, duplicate_trials, label_conflicts
+from ptbench.results.comparable import check_comparable
 from ptbench.results.cost import AgentCost, cost_table
+from ptbench.results.merging import duplicate_trials, label_conflicts
 from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy
 from ptbench.results.schema import ResultRecord
 
@@ -130,11 +131,8 @@ def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str
     warnings = list(loaded.problems) + label_conflicts(loaded.records) + duplicate_trials(loaded.records)
     if extra:
         warnings.append(f"baseline records read from {', '.join(map(str, extra))}")
-    differences = check_comparable(loaded.records)
-    if differences and not allow_mixed:
-        raise UserError("these results were evaluated differently and do not belong in one table: " + " | ".join(differences)
-                        + " (pass --allow-mixed to merge them anyway)")
-    warnings += [f"mixed evaluation (--allow-mixed): {d}" for d in differences]
+    # the one comparability check (issue 11b's): raises unless allow_mixed, else returns warnings
+    warnings += [f"mixed evaluation (--allow-mixed): {d}" for d in check_comparable(loaded.records, allow_mixed=allow_mixed)]
     scoring, integrity = policies(loaded, policy)
     c = collate(loaded.records, scoring, integrity, weights)
     missing = sorted({(t.record.base_model.label, t.record.task.label) for t in c.trials if t.rule == "no_baseline"})

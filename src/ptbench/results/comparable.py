@@ -1,66 +1,76 @@
-"""May these records share a table? Refuse mixed evaluation settings or test sets; warn on labels
-that name different things in different campaigns.
+"""May these results share a column? Only when they scored the same test set the same way.
 
-`check_comparable` is the one place that decides; collate calls it on everything it merges.
+Grouped by column (task label), every scored record's test-set hash and evaluation settings are
+compared (baseline rows, whose prompt format is what defines them, on task version, judge and
+limit only); a difference is refused (one line naming the column, the setting and which trials hold
+each value) unless the user asks for mixed columns, in which case it is returned as a warning.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from typing import Any, Callable
 
-from ptbench.results.policy import baseline_setting
+from ptbench.core.errors import UserError
 from ptbench.results.schema import ResultRecord
 
-# Compared across every record of a task, baselines included: what was scored.
-SCORED_ON = ("limit", "test_set_sha256")
-# Differ between trials for honest reasons (retry phases, engine build details, the serving engine).
-VOLATILE = {"phases", "engine_settings", "engine"}
+
+def _judge(e: dict[str, Any]) -> Any:
+    judge = e.get("judge")
+    if not judge:
+        return None
+    return {k: judge.get(k) for k in ("base_url", "model", "temperature", "max_tokens", "reasoning_effort")}
 
 
-def _show(value) -> str:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return json.dumps(value)[:120]
-    return json.dumps(value, sort_keys=True, default=str)[:120]
+def _generation(e: dict[str, Any]) -> Any:
+    g = e.get("generation") or {}
+    return {k: g.get(k) for k in ("max_new_tokens", "retry_max_new_tokens", "temperature", "stop")} if g else None
 
 
-def check_comparable(records: list[ResultRecord]) -> list[str]:
-    """One line per difference, naming the task, the setting and who used which value; [] if none.
+# What must be equal within a column. The chat template is compared by policy (harness or the
+# model's own), not by text: each base-model family has its own harness template.
+SETTINGS: dict[str, Callable[[ResultRecord], Any]] = {
+    "test-set hash": lambda r: (r.evaluation.get("test_set") or {}).get("sha256", "unrecorded"),
+    "task version": lambda r: r.task.version,
+    "prompt format": lambda r: r.evaluation.get("prompt_format"),
+    "few-shot": lambda r: r.evaluation.get("fewshot"),
+    "chat template": lambda r: (r.evaluation.get("chat_template") or {}).get("source", "unrecorded"),
+    "generation": lambda r: _generation(r.evaluation),
+    "judge": lambda r: _judge(r.evaluation),
+    "limit": lambda r: r.evaluation.get("limit"),
+}
 
-    Every record is compared on what it was scored on (limit, test-set hash); agent trials also on
-    every other evaluation setting (generation, judge, prompt format...), since baselines
-    legitimately use other prompt formats."""
-    seen: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+
+# `ptbench baseline` rows are defined by their prompt format (base zero-/few-shot prompts, the
+# instruct model's own template): only what must hold for any row of a column is compared for them.
+BASELINE_SETTINGS = ("task version", "judge", "limit")
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text[:12] + "…" if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text[:80]
+
+
+def check_comparable(records: list[ResultRecord], *, allow_mixed: bool = False) -> list[str]:
+    """Differences within columns, as warnings when `allow_mixed`; otherwise UserError naming them."""
+    columns: dict[str, list[ResultRecord]] = defaultdict(list)
     for r in records:
-        if not r.evaluation:
-            continue  # not evaluated (failed trials): nothing to compare
-        keys = SCORED_ON if baseline_setting(r) else sorted(set(r.evaluation) - VOLATILE | set(SCORED_ON))
-        for key in keys:
-            seen[(r.task.label, key)][_show(r.evaluation.get(key))].add(r.campaign)
+        if r.primary_metric is not None and r.status in ("completed", "timed_out"):
+            columns[r.task.label].append(r)
     problems = []
-    for (task, key), values in sorted(seen.items()):
-        if len(values) > 1:
-            shown = "; ".join(f"{v} (campaign {', '.join(sorted(c))})" for v, c in sorted(values.items()))
-            problems.append(f"{task}: evaluation.{key} differs: {shown}")
+    for column, group in columns.items():
+        for setting, get in SETTINGS.items():
+            holders: dict[str, list[str]] = defaultdict(list)
+            for r in group:
+                if r.campaign != "baselines" or setting in BASELINE_SETTINGS:
+                    holders[_short(get(r))].append(r.trial_id)
+            if len(holders) > 1:
+                parts = "; ".join(f"{value} in {len(ids)} ({', '.join(ids[:2])}{', …' if len(ids) > 2 else ''})"
+                                  for value, ids in sorted(holders.items()))
+                problems.append(f"column '{column}': {setting} differs: {parts}")
+    if problems and not allow_mixed:
+        raise UserError(f"results that were not scored alike would share a column: {problems[0]}"
+                        f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}; "
+                        "re-evaluate them alike, give them different task labels, or pass --allow-mixed")
     return problems
-
-
-def label_conflicts(records: list[ResultRecord]) -> list[str]:
-    """Labels that mean different agents, models or tasks in different records (a warning)."""
-    meaning: dict[str, dict[str, set[str]]] = {"agent": defaultdict(set), "base model": defaultdict(set), "task": defaultdict(set)}
-    for r in records:
-        meaning["agent"][r.agent.label].add(f"{r.agent.name}" + (f" ({r.agent.model})" if r.agent.model else ""))
-        meaning["base model"][r.base_model.label].add(r.base_model.id)
-        meaning["task"][r.task.label].add(r.task.name)
-    return [f"{kind} label {label!r} names different things: {', '.join(sorted(things))}"
-            for kind, labels in meaning.items() for label, things in sorted(labels.items()) if len(things) > 1]
-
-
-def duplicate_trials(records: list[ResultRecord]) -> list[str]:
-    """The same (agent, base model, task, seed) from several campaigns: both count, said so."""
-    where: dict[tuple, list[str]] = defaultdict(list)
-    for r in records:
-        if baseline_setting(r) is None:
-            where[(r.agent.label, r.base_model.label, r.task.label, r.seed)].append(r.campaign)
-    return [f"trial {' / '.join(map(str, k))} appears {len(c)} times (campaigns {', '.join(sorted(c))}); their scores are averaged"
-            for k, c in sorted(where.items()) if len(c) > 1]

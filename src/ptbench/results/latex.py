@@ -5,7 +5,14 @@ campaign files and may hold any character)."""
 from __future__ import annotations
 
 from ptbench.results.aggregate import Collation, Stat
-from ptbench.results.tables import MEANING, RULE_ORDER, benchmark_rows, marks, number, rule_summary
+from ptbench.results.tables import (
+    MEANING,
+    RULE_ORDER,
+    benchmark_rows,
+    marks,
+    number,
+    rule_summary,
+)
 
 LATEX_MARKS = {"shown": r"\textdegree{}", "base_fallback": r"\dag", "excluded": r"\ddag", "nan": r"\S", "no_baseline": r"\P"}
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",

@@ -63,7 +63,9 @@ def rule_summary(c: Collation) -> str:
 
 def legend(c: Collation) -> str:
     used = [r for r in RULE_ORDER if r in MARKS and c.rule_totals.get(r)]
-    return ("Marks: " + "; ".join(f"{MARKS[r]}k = k trials {MEANING[r]}" for r in used) + ".") if used else "Every trial scored its own result."
+    if not used:
+        return "Every trial scored its own result." if c.trials else ""
+    return "Marks: " + "; ".join(f"{MARKS[r]}k = k trials {MEANING[r]}" for r in used) + "."
 
 
 def _md(head: list[str], rows: list[list[str]]) -> str:
@@ -144,7 +146,7 @@ def to_csv(c: Collation) -> str:
     w.writerow(["table", "agent", "base_model", "task", "mean", "std", "n", *(f"n_{r}" for r in RULE_ORDER), "incomplete", "values"])
 
     def row(table: str, agent: str, base: str, task: str, s: Stat) -> None:
-        fmt = lambda x: "" if x is None or math.isnan(x) else f"{x:.6g}"  # noqa: E731
+        fmt = lambda x: "" if x is None or math.isnan(x) else f"{x:.6g}"
         w.writerow([table, agent, base, task, fmt(s.mean) if s.values else "", fmt(s.std) if s.values else "", s.n,
                     *(s.rules.get(r, 0) for r in RULE_ORDER), s.incomplete, " ".join(fmt(v) or "nan" for v in s.values)])
 

@@ -7,6 +7,7 @@ even a bug in escaping could not run what an agent wrote into its trajectory.
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from pathlib import Path
@@ -17,7 +18,15 @@ from ptbench.core.files import atomic_write_text
 from ptbench.results.collate import Collated
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
-from ptbench.results.tables import MARKS, MEANING, RULE_ORDER, benchmark_rows, legend, md_cell, rule_summary
+from ptbench.results.tables import (
+    MARKS,
+    MEANING,
+    RULE_ORDER,
+    benchmark_rows,
+    legend,
+    md_cell,
+    rule_summary,
+)
 
 _env = Environment(loader=PackageLoader("ptbench.results.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
                    undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -30,7 +39,7 @@ def page_name(campaign: str, trial_id: str) -> str:
 def _score(value: float | None) -> str:
     if value is None:
         return "excluded"
-    return "nan" if value != value else f"{value * 100:.1f}"
+    return "nan" if math.isnan(value) else f"{value * 100:.1f}"
 
 
 def build_report(result: Collated, out: Path, tables_dir: Path | None = None) -> Path:
