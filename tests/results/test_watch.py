@@ -46,3 +46,11 @@ def test_status_watch_command_returns_when_everything_is_final(tmp_path):
     run = ptbench("status", str(cdir), "--watch", "--interval", "0.2", timeout=60)
     assert run.returncode == 0, run.stderr
     assert "every trial is final" in run.stdout and "completed" in run.stdout
+
+
+def test_watch_stops_when_only_stuck_trials_remain(tmp_path, monkeypatch):
+    buf = io.StringIO()
+    monkeypatch.setattr(watch, "console", Console(file=buf, width=200, force_terminal=True))
+    rows = [TrialStatus("a", "completed"), TrialStatus("b", "failed", detail="no_gpu (retryable)")]
+    assert watch.watch_status(tmp_path, lambda: rows, interval=0.01) == 0
+    assert "nothing left running; 1 need you" in buf.getvalue()

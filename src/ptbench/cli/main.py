@@ -150,24 +150,32 @@ def render(
 
     c, specs = validate_campaign(campaign, agents_can_start=False)  # rendering needs no keys
     name = backend or c.backend.name
-    if name == "local":
-        raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
     path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, specs, out)
     print(path)
 
 
 @app.command()
 def status(
-    target: str = typer.Argument(..., help="campaign file or its results folder"),
+    target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder"),
     watch: bool = typer.Option(False, "--watch", help="refresh the table in place until every trial is final"),
     interval: float = typer.Option(5.0, help="seconds between refreshes with --watch"),
 ) -> None:
-    """A table of every trial's state, stage, time used and score."""
+    """A table of every trial's (or rollout shard's) state, stage, time used and score."""
     from ptbench import commands
     from ptbench.backends import get_backend
     from ptbench.plan import load_plan
 
     cdir, campaign = commands.resolve_campaign_dir(target)
+    if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
+        from ptbench.backends.shards import shard_status_rows
+
+        rows_of_shards = lambda: shard_status_rows(cdir)  # noqa: E731
+        if watch:
+            from ptbench.cli.watch import watch_status
+
+            raise typer.Exit(watch_status(cdir, rows_of_shards, interval))
+        commands.print_status(cdir, rows_of_shards())
+        return
     backend = get_backend(_backend_of(cdir, campaign))
 
     def rows():

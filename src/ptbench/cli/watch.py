@@ -29,17 +29,23 @@ def state_lines(rows: list[TrialStatus]) -> list[str]:
     return lines
 
 
+# States that change only when the user acts (resubmits, --retry-failed): watching them is pointless.
+STUCK = {"failed", "interrupted", "corrupt"}
+
+
 def all_final(rows: list[TrialStatus]) -> bool:
-    return all(r.state in FINAL_STATES for r in rows)
+    return all(r.state in FINAL_STATES or r.state in STUCK for r in rows)
 
 
 def _view(campaign_dir: Path, rows: list[TrialStatus], done: bool):
-    footer = "\n".join(state_lines(rows)) + ("\nevery trial is final" if done else "\nwatching (Ctrl-C to stop)")
+    stuck = sum(r.state in STUCK for r in rows)
+    end = f"nothing left running; {stuck} need you (resubmit or --retry-failed)" if stuck else "every trial is final"
+    footer = "\n".join(state_lines(rows)) + "\n" + (end if done else "watching (Ctrl-C to stop)")
     return Group(status_table(campaign_dir, rows), Text(footer))
 
 
 def watch_status(campaign_dir: Path, rows_fn: Callable[[], list[TrialStatus]], interval: float = 5.0) -> int:
-    """Refresh until every trial is final (exit 0) or the user interrupts (exit 130)."""
+    """Refresh until every trial is final or stuck (exit 0), or the user interrupts (exit 130)."""
     rows = rows_fn()
     try:
         with Live(_view(campaign_dir, rows, all_final(rows)), console=console, auto_refresh=False) as live:
