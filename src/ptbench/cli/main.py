@@ -67,7 +67,9 @@ def run(
     if not any(t.result_json.exists() for t in p.trials):
         commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
         return
-    md, files, problems = commands.write_tables(str(p.campaign_dir), None)
+    md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
+    for problem in problems:
+        commands.err_console.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
     commands.console.print(md)
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
