@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 
@@ -15,7 +16,7 @@ from ptbench.results.aggregate import collate
 from ptbench.results.latex import document, escape, to_latex
 from ptbench.results.schema import ResultRecord
 from ptbench.results.tables import to_json
-from ptbench.testing.fixtures import require
+from tests.support import require
 from tests.conftest import ptbench
 from tests.results import synthetic
 
@@ -90,3 +91,13 @@ def test_bad_options_are_one_line_exit_2(tmp_path, args, message):
     run = ptbench("collate", str(cdir), "--out", str(tmp_path / "t"), *args, timeout=120)
     assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "t").exists()  # nothing half-written
+
+
+def test_markdown_escapes_pipes_in_labels():
+    from ptbench.results.tables import to_markdown
+
+    trials = [dict(r, agent={"name": "x", "label": "x|y\nz"}) if r["agent"]["label"] == "x" else r for r in synthetic.TRIALS]
+    md = to_markdown(collate([ResultRecord.model_validate(r) for r in trials + synthetic.BASELINES], "exclude"))
+    assert "| x\\|y z | " in md
+    table = md.split("\n\n")[1].splitlines()
+    assert {len(re.split(r"(?<!\\)\|", line)) for line in table} == {len(re.split(r"\|", table[0]))}  # every row: 4 cells

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.testing.fixtures import require
+from tests.support import require
 from tests.conftest import ptbench
 from tests.results import synthetic
 

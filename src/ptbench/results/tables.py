@@ -69,7 +69,10 @@ def legend(c: Collation) -> str:
 
 
 def _md(head: list[str], rows: list[list[str]]) -> str:
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)])
+    def line(cells: list[str]) -> str:  # a label with | or a newline would break the table
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    return "\n".join([line(head), "|" + "---|" * len(head), *(line(r) for r in rows)])
 
 
 def benchmark_rows(c: Collation, cell, agg_cell, base_cell) -> list[list[str]]:
