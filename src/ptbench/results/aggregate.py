@@ -62,6 +62,7 @@ class Collation:
     baselines: dict[tuple[str, str], Stat]  # (setting, task); values are per-model means
     baseline_aggregate: dict[str, float]
     trials: list[ScoredTrial]
+    baseline_per_model: dict[tuple[str, str, str], Stat] = field(default_factory=dict)  # (setting, model, task)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -131,6 +132,10 @@ def collate(records: list[ResultRecord], policy: str, integrity_policy: str | No
     for r in baseline_records:
         if has_valid_score(r):
             per_model[(baseline_setting(r), r.task.label)][r.base_model.id].append(r.primary_metric.value)
+    baseline_per_model: dict[tuple[str, str, str], Stat] = defaultdict(Stat)
+    for r in baseline_records:
+        if has_valid_score(r):
+            baseline_per_model[(baseline_setting(r), r.base_model.label, r.task.label)].values.append(r.primary_metric.value)
     for key, models in per_model.items():
         baselines[key] = Stat([statistics.fmean(v) for v in models.values()])
     settings = sorted({s for s, _ in baselines}, key=_setting_order)
@@ -144,4 +149,4 @@ def collate(records: list[ResultRecord], policy: str, integrity_policy: str | No
     if any(s.incomplete for s in aggregate.values()):
         notes.append("Runs that lack a number for some benchmark are left out of the weighted average (counted as 'incomplete').")
     return Collation(policy, integrity_policy, w, tasks, agents, settings, dict(per_bench), aggregate, dict(per_base),
-                     baselines, baseline_aggregate, trials, notes)
+                     baselines, baseline_aggregate, trials, baseline_per_model=dict(baseline_per_model), notes=notes)

@@ -8,9 +8,11 @@ from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.tables import (
     MEANING,
     RULE_ORDER,
+    agent_row_count,
     benchmark_rows,
     marks,
     number,
+    per_base_rows,
     rule_summary,
 )
 
@@ -68,12 +70,11 @@ def to_latex(c: Collation, scale: float = 100.0) -> str:
         c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False))]
     out = [_table(head, rows, footnotes(c), f"Scores ({escape(c.policy)} scoring policy).",
                   rule_after=len(c.agents) if c.settings and c.agents else None)]
-    bases = sorted({b for (_, b, _) in c.per_base})
     if c.agents:
-        rows = [[escape(a), escape(b), *(tex_cell(c.per_base.get((a, b, t)), scale) for t in c.tasks)]
-                for a in c.agents for b in bases if any((a, b, t) in c.per_base for t in c.tasks)]
-        out.append(_table(["Agent", "Base model", *(escape(t) for t in c.tasks)], rows, footnotes(c),
-                          "Scores per base model."))
+        rows = [[escape(r[0]), escape(r[1]), *r[2:]] for r in per_base_rows(c, lambda s: tex_cell(s, scale))]
+        n_agent_rows = agent_row_count(c)
+        out.append(_table(["Agent", "Base model", *(escape(t) for t in c.tasks)], rows, footnotes(c), "Scores per base model.",
+                          rule_after=n_agent_rows if n_agent_rows < len(rows) else None))
     return "\n\n".join(out) + "\n"
 
 

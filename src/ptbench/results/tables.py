@@ -84,6 +84,21 @@ def benchmark_rows(c: Collation, cell, agg_cell, base_cell) -> list[list[str]]:
     return rows
 
 
+def per_base_rows(c: Collation, cell) -> list[list[str]]:
+    """agent × base model rows, then each baseline setting × model (the models a fallback draws on);
+    `agent_row_count` tells where the baselines start."""
+    bases = sorted({b for (_, b, _) in c.per_base})
+    rows = [[a, b, *(cell(c.per_base.get((a, b, t))) for t in c.tasks)]
+            for a in c.agents for b in bases if any((a, b, t) in c.per_base for t in c.tasks)]
+    models = sorted({(s, m) for (s, m, _) in c.baseline_per_model if s in c.settings}, key=lambda sm: (c.settings.index(sm[0]), sm[1]))
+    rows += [[s, m, *(cell(c.baseline_per_model.get((s, m, t))) for t in c.tasks)] for s, m in models]
+    return rows
+
+
+def agent_row_count(c: Collation) -> int:
+    return len({(a, b) for (a, b, _) in c.per_base})
+
+
 def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
     out = [f"Scoring policy: {c.policy}" + (f" (integrity: {c.integrity_policy})" if c.integrity_policy else ""), ""]
     out.append(_md(["agent", *c.tasks, "weighted avg"], benchmark_rows(
@@ -91,11 +106,8 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
     out += ["", rule_summary(c), legend(c), *c.notes]
     if c.settings:
         out.append("Baseline rows: mean over their models (n = models), no agent involved.")
-    bases = sorted({b for (_, b, _) in c.per_base})
     if c.agents:
-        out += ["", _md(["agent", "base model", *c.tasks], [
-            [a, b, *(md_cell(c.per_base.get((a, b, t)), scale) for t in c.tasks)]
-            for a in c.agents for b in bases if any((a, b, t) in c.per_base for t in c.tasks)])]
+        out += ["", _md(["agent", "base model", *c.tasks], per_base_rows(c, lambda s: md_cell(s, scale)))]
         out.append("n = runs (seeds). " + rule_summary(c))
     if costs:
         out += ["", cost_markdown(costs)]

@@ -25,6 +25,7 @@ from ptbench.results.tables import (
     benchmark_rows,
     legend,
     md_cell,
+    per_base_rows,
     rule_summary,
 )
 
@@ -68,12 +69,10 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
                      "base": r.base_model.label, "task": r.task.label, "seed": r.seed, "status": r.status,
                      "integrity": integrity_of(r), "rule": t.rule, "reason": t.reason, "score": _score(t.value),
                      "hours": f"{r.budget.solve_seconds_used / 3600:.2f}"})
-    bases = sorted({b for (_, b, _) in c.per_base})
     index = _env.get_template("index.html.j2").render(
         c=c, costs=result.costs, warnings=result.warnings, plots=plots, trials=rows,
         main_rows=benchmark_rows(c, lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0, with_std=False)),
-        base_rows=[[a, b, *(md_cell(c.per_base.get((a, b, t)), 100.0) for t in c.tasks)]
-                   for a in c.agents for b in bases if any((a, b, t) in c.per_base for t in c.tasks)],
+        base_rows=per_base_rows(c, lambda s: md_cell(s, 100.0)),
         summary=rule_summary(c), legend=legend(c), marks=MARKS, rules=RULE_ORDER)
     atomic_write_text(out / "index.html", index)
     return out / "index.html"
