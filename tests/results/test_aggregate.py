@@ -168,3 +168,15 @@ def test_integrity_policy_show_keeps_the_score_marked(tmp_path):
     (cdir / "campaign.json").write_text(json.dumps(snapshot))
     with pytest.raises(UserError, match="scoring.policy: unknown scoring policy 'show'"):
         collate_dirs([cdir])
+
+
+def test_cost_prefers_the_gateway_call_log(tmp_path):
+    cdir = synthetic.write(tmp_path / "results")
+    agent_dir = cdir / "y__A__gsm8k__s0" / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "calls.jsonl").write_text("\n".join(json.dumps({"usage": {"input_tokens": 7, "output_tokens": 1, "cost_usd": 0.25}})
+                                                     for _ in range(4)) + "\n")
+    y = next(row for row in collate_dirs([cdir]).costs if row.agent == "y")
+    # three trials from usage.json (1000 in, 100 out, $0.5 each) + the gateway's 4 calls (28 in, 4 out, $1)
+    assert (y.input_tokens, y.output_tokens, y.cost_usd) == (3 * 1000 + 28, 3 * 100 + 4, pytest.approx(3 * 0.5 + 1.0))
+    assert y.failures == {"cancelled": 1} and y.continuations == 4 and y.hours_used == pytest.approx(2.0)

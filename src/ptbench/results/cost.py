@@ -8,9 +8,9 @@ token and cost figures replace usage.json's, since the gateway saw every call.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from ptbench.results.policy import baseline_setting
 from ptbench.results.schema import ResultRecord
@@ -40,13 +40,15 @@ def _number(value) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def gateway_usage(calls: Path) -> dict | None:
+def gateway_usage(calls: str) -> dict | None:
     """Sum the gateway's per-call log; None when absent or unreadable (then usage.json counts)."""
-    if not calls.is_file():
+    if not os.path.isfile(calls):
         return None
     total: dict = {f: 0 for f in TOKEN_FIELDS} | {"cost_usd": None}
     try:
-        for line in calls.read_text(errors="replace").splitlines():
+        with open(calls, errors="replace") as f:
+            lines = f.read().splitlines()
+        for line in lines:
             if not line.strip():
                 continue
             call = json.loads(line)
@@ -60,7 +62,7 @@ def gateway_usage(calls: Path) -> dict | None:
     return total
 
 
-def cost_table(records: list[ResultRecord], trial_dirs: dict[str, Path] | None = None) -> list[AgentCost]:
+def cost_table(records: list[ResultRecord], trial_dirs: dict[tuple[str, str], str] | None = None) -> list[AgentCost]:
     """One row per agent (baselines left out: they spend no agent budget)."""
     rows: dict[str, AgentCost] = {}
     failures: dict[str, Counter] = defaultdict(Counter)
@@ -71,7 +73,8 @@ def cost_table(records: list[ResultRecord], trial_dirs: dict[str, Path] | None =
         row.trials += 1
         row.hours_used += r.budget.solve_seconds_used / 3600
         usage = dict(r.usage)
-        gateway = gateway_usage(trial_dirs[r.trial_id] / "agent" / "calls.jsonl") if trial_dirs and r.trial_id in trial_dirs else None
+        where = (trial_dirs or {}).get((r.campaign, r.trial_id))
+        gateway = gateway_usage(os.path.join(where, "agent", "calls.jsonl")) if where else None
         if gateway is not None:
             usage.update({k: v for k, v in gateway.items() if v is not None})
         for f in TOKEN_FIELDS:

@@ -63,7 +63,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
         name = page_name(r.campaign, r.trial_id)
         trial_dir = result.loaded.trial_dirs.get((r.campaign, r.trial_id))
         if trial_dir is not None:
-            page = load_trial_page(trial_dir, t, out / "trials")
+            page = load_trial_page(Path(trial_dir), t, out / "trials")
             atomic_write_text(out / "trials" / name, trial_page.render(p=page, score=_score(t.value), meaning=MEANING))
         rows.append({"href": f"trials/{name}", "id": r.trial_id, "campaign": r.campaign, "agent": r.agent.label,
                      "base": r.base_model.label, "task": r.task.label, "seed": r.seed, "status": r.status,
