@@ -37,6 +37,20 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# What the results tests drive for real: pdflatex + booktabs (the LaTeX tables compile; about 15 MB
+# without recommends) and Debian's chromium (the HTML report in a headless browser, through the
+# playwright package from the dev extra; never `playwright install`, which downloads its own browser).
+need=()
+command -v pdflatex >/dev/null || need+=(texlive-latex-base texlive-latex-recommended)
+command -v chromium >/dev/null || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "warning: missing ${need[*]}; install them with: sudo apt-get install --no-install-recommends ${need[*]}" >&2
+  fi
+fi
+
 # The four agent CLIs, pinned, into a project-local npm prefix (tests find them there).
 CLIS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
 prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}

@@ -63,6 +63,10 @@ def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = No
 
 
 def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
+    console.print(status_table(campaign_dir, rows))
+
+
+def status_table(campaign_dir: Path, rows: list[TrialStatus]) -> RichTable:
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
@@ -85,7 +89,7 @@ def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
         cells = [columns[c][i] for c in shown]
         cells[1] = f"[{s}]{r.state}[/]" if s else r.state
         table.add_row(*cells)
-    console.print(table)
+    return table
 
 
 def _hms(seconds: float) -> str:
@@ -118,29 +122,15 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
         return True
 
 
-def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], list[str]]:
-    from ptbench.results.collate import aggregate, load_records, to_csv, to_latex, to_markdown
-    from ptbench.core.files import atomic_write_text
+def write_tables(target: str | list[str], out_dir: str | None, plots: bool = True, **options) -> tuple[str, list[Path], list[str]]:
+    """Collate one or more campaigns (see results/collate.py for `options`) into `out_dir`
+    (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
+    from ptbench.results.collate import collate_dirs, write_outputs
 
-    root, _ = resolve_campaign_dir(target)
-    records, problems = load_records(root)
-    if not records:
-        raise UserError(f"{root}: no result.json found (run the campaign first, or point at its results folder)")
-    table = aggregate(records, problems)
-    out = Path(out_dir) if out_dir else root / "tables"
-    out.mkdir(parents=True, exist_ok=True)
-    md = to_markdown(table)
-    files = []
-    for name, text in (("results.md", md + "\n"), ("results.csv", to_csv(table)), ("results.tex", to_latex(table))):
-        atomic_write_text(out / name, text)
-        files.append(out / name)
-    atomic_write_text(out / "results.json", json.dumps([r.model_dump(mode="json") for r in records], indent=1))
-    files.append(out / "results.json")
-    from ptbench.results.plots import plot_table
-
-    if (png := plot_table(table, out / "results.png")) is not None:
-        files.append(png)
-    return md, files, problems
+    roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
+    result = collate_dirs(roots, **options)
+    md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots)
+    return md, files, result.warnings
 
 
 LIVE_JOB_STATES = ("queued", "running", "suspended", "requeued")

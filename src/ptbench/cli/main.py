@@ -67,7 +67,9 @@ def run(
     if not any(t.result_json.exists() for t in p.trials):
         commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
         return
-    md, files, problems = commands.write_tables(str(p.campaign_dir), None)
+    md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
+    for problem in problems:
+        commands.err_console.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
     commands.console.print(md)
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
@@ -155,24 +157,38 @@ def render(
 
 
 @app.command()
-def status(target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder")) -> None:
+def status(
+    target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder"),
+    watch: bool = typer.Option(False, "--watch", help="refresh the table in place until every trial is final"),
+    interval: float = typer.Option(5.0, help="seconds between refreshes with --watch"),
+) -> None:
     """A table of every trial's (or rollout shard's) state, stage, time used and score."""
     from ptbench import commands
     from ptbench.backends import get_backend
+    from ptbench.plan import load_plan
 
     cdir, campaign = commands.resolve_campaign_dir(target)
     if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
         from ptbench.backends.shards import shard_status_rows
 
-        commands.print_status(cdir, shard_status_rows(cdir))
-        return
-    states = {}
-    backend = get_backend(_backend_of(cdir, campaign))
-    if backend.name != "local":
-        from ptbench.plan import load_plan
+        rows_of_shards = lambda: shard_status_rows(cdir)  # noqa: E731
+        if watch:
+            from ptbench.cli.watch import watch_status
 
-        states = backend.scheduler_states(cdir, load_plan(cdir))
-    commands.print_status(cdir, commands.status_rows(cdir, states, backend))
+            raise typer.Exit(watch_status(cdir, rows_of_shards, interval))
+        commands.print_status(cdir, rows_of_shards())
+        return
+    backend = get_backend(_backend_of(cdir, campaign))
+
+    def rows():
+        states = backend.scheduler_states(cdir, load_plan(cdir)) if backend.name != "local" else {}
+        return commands.status_rows(cdir, states, backend)
+
+    if watch:
+        from ptbench.cli.watch import watch_status
+
+        raise typer.Exit(watch_status(cdir, rows, interval))
+    commands.print_status(cdir, rows())
 
 
 def _backend_of(cdir, campaign) -> str:
@@ -213,17 +229,56 @@ def cancel(
 
 @app.command()
 def collate(
-    target: str = typer.Argument(..., help="campaign file, its results folder, or any folder of result.json files"),
-    out: str = typer.Option(None, help="folder for results.{md,csv,tex,json,png} (default: <campaign>/tables)"),
+    targets: list[str] = typer.Argument(..., help="campaign files, their results folders, or any folders of result.json files (several merge)"),
+    out: str = typer.Option(None, help="folder for the tables and plots (default: <first campaign>/tables)"),
+    policy: str = typer.Option(None, help="base_fallback | exclude | nan (default: the campaign's scoring.policy)"),
+    weights: str = typer.Option("auto", help="auto (from instruct and base baselines) | equal | ptb (the published weights) | FILE.json"),
+    baselines: list[str] = typer.Option(None, help="folder(s) of `ptbench baseline` records (default: results/baselines beside the campaign)"),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="draw the plots (matplotlib: the slowest part)"),
 ) -> None:
-    """Aggregate results: Markdown table on screen; CSV, LaTeX (booktabs), JSON and a PNG chart."""
+    """Aggregate results: Markdown on screen; CSV, LaTeX (booktabs), JSON, cost table and plots (PNG, PDF)."""
+    from pathlib import Path
+
     from ptbench import commands
 
-    md, files, problems = commands.write_tables(target, out)
+    md, files, problems = commands.write_tables(targets, out, plots=plots, policy=policy, weights=weights, allow_mixed=allow_mixed,
+                                                baselines=[Path(b) for b in baselines] if baselines else None)
+    from rich.markup import escape
+
     for p in problems:
-        commands.err_console.print(f"[yellow]warning:[/] {p}", soft_wrap=True)
-    commands.console.print(md)
-    commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
+        commands.err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)  # labels may hold [brackets]
+    commands.console.print(md, markup=False, highlight=False, soft_wrap=True)
+    commands.console.print(f"tables: {', '.join(str(f) for f in files)}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def report(
+    targets: list[str] = typer.Argument(..., help="campaign files or results folders (several merge, as in collate)"),
+    out: str = typer.Option(None, help="folder for the site (default: <first campaign>/report)"),
+    policy: str = typer.Option(None, help="base_fallback | exclude | nan (default: the campaign's scoring.policy)"),
+    weights: str = typer.Option("auto", help="auto | equal | ptb | FILE.json (as in collate)"),
+    baselines: list[str] = typer.Option(None, help="folder(s) of `ptbench baseline` records"),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"),
+) -> None:
+    """A static HTML site (opens from disk, offline): tables, plots, one page per trial with its trajectory."""
+    from pathlib import Path
+
+    from rich.markup import escape
+
+    from ptbench import commands
+    from ptbench.results.collate import collate_dirs, write_outputs
+    from ptbench.results.report import build_report
+
+    roots = [commands.resolve_campaign_dir(t)[0] for t in targets]
+    result = collate_dirs(roots, policy=policy, weights=weights, allow_mixed=allow_mixed,
+                          baselines=[Path(b) for b in baselines] if baselines else None)
+    site = Path(out) if out else roots[0] / "report"
+    write_outputs(result, site / "tables")
+    index = build_report(result, site, site / "tables")
+    for p in result.warnings:
+        commands.err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)
+    commands.console.print(f"report: {index} ({len(result.collation.trials)} trial page(s))", markup=False, highlight=False)
 
 
 @trial_app.command("run")

@@ -1,134 +1,172 @@
-"""Aggregate result.json files into tables: agent x task, mean ± std over seeds, n.
+"""`ptbench collate`: read result records from one or more results folders, apply the scoring
+policy, aggregate, and write the tables (Markdown, CSV, LaTeX, JSON) and plots.
 
 Every record is validated against the schema; a file that does not validate is reported, never
-silently dropped. Rows are agents (agent / base model when a campaign has several base models).
+silently dropped. Folders from several campaigns merge into one table when their evaluation settings
+and test sets agree (else a refusal naming what differs, unless allow_mixed).
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections import defaultdict
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_text
+from ptbench.results.aggregate import Collation, collate
+from ptbench.results.comparable import check_comparable
+from ptbench.results.cost import AgentCost, cost_table
+from ptbench.results.merging import duplicate_trials, label_conflicts
+from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy
 from ptbench.results.schema import ResultRecord
 
 
 @dataclass
-class Cell:
-    values: list[float] = field(default_factory=list)
-    unscored: int = 0  # trials without a metric (no model, failures)
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.values) if self.values else math.nan
-
-    @property
-    def std(self) -> float:
-        return statistics.stdev(self.values) if len(self.values) > 1 else 0.0
+class Loaded:
+    records: list[ResultRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    trial_dirs: dict[tuple[str, str], str] = field(default_factory=dict)  # (campaign, trial id) -> folder
+    campaign_specs: dict[str, dict] = field(default_factory=dict)  # campaign name -> campaign.json "spec"
 
 
-@dataclass
-class Table:
-    rows: list[str]
-    columns: list[str]
-    cells: dict[tuple[str, str], Cell]
-    metric_names: dict[str, str]
-    problems: list[str]
-
-
-def find_results(root: Path) -> list[Path]:
+def find_results(root: Path) -> list[str]:
+    """Every trial's result.json under root. A folder holding trial.json or result.json is a trial (or
+    baseline) folder and is not searched further: the agent's workspace lives inside its trial folder,
+    and a result.json the agent wrote there must never count as a trial."""
     if root.is_file():
-        return [root]
-    return sorted(p for p in root.rglob("result.json") if ".replaced" not in p.parts)
+        return [str(root)]
+    found = []
+    for here, dirs, files in os.walk(root):
+        if "result.json" in files or "trial.json" in files:
+            if "result.json" in files:
+                found.append(os.path.join(here, "result.json"))
+            dirs[:] = []
+        else:
+            dirs[:] = [d for d in dirs if d != ".replaced" and not d.startswith(".")]
+    return sorted(found)  # strings: 10,000 Path objects cost a noticeable part of a collation
+
+
+def load(roots: list[Path], into: Loaded | None = None) -> Loaded:
+    loaded = into or Loaded()
+    for root in roots:
+        if not root.exists():
+            raise UserError(f"{root}: no such campaign file or results directory")
+        looked: set[str] = set()
+        for path in find_results(root):
+            try:
+                with open(path, "rb") as f:
+                    r = ResultRecord.model_validate_json(f.read())
+            except (ValidationError, ValueError, OSError) as exc:
+                loaded.problems.append(f"{path}: not a valid result record ({str(exc).splitlines()[0]})")
+                continue
+            loaded.records.append(r)
+            trial_dir = os.path.dirname(path)
+            loaded.trial_dirs[(r.campaign, r.trial_id)] = trial_dir
+            if r.campaign in loaded.campaign_specs or os.path.dirname(trial_dir) in looked:
+                continue
+            looked.add(os.path.dirname(trial_dir))
+            snapshot = Path(trial_dir).parent / "campaign.json"  # the plan's copy of the campaign, beside the trials
+            if snapshot.is_file():
+                try:
+                    loaded.campaign_specs[r.campaign] = json.loads(snapshot.read_text()).get("spec", {})
+                except (json.JSONDecodeError, AttributeError):
+                    loaded.problems.append(f"{snapshot}: not valid JSON; its scoring policy is not known")
+    return loaded
 
 
 def load_records(root: Path) -> tuple[list[ResultRecord], list[str]]:
-    if not root.exists():
-        raise UserError(f"{root}: no such campaign file or results directory")
-    records, problems = [], []
-    for path in find_results(root):
-        try:
-            records.append(ResultRecord.model_validate_json(path.read_bytes()))
-        except (ValidationError, ValueError) as exc:
-            problems.append(f"{path}: not a valid result record ({str(exc).splitlines()[0]})")
-    return records, problems
+    loaded = load([root])
+    return loaded.records, loaded.problems
 
 
-def aggregate(records: list[ResultRecord], problems: list[str] | None = None) -> Table:
-    several_bases = len({r.base_model.label for r in records}) > 1
-    cells: dict[tuple[str, str], Cell] = defaultdict(Cell)
-    metric_names: dict[str, str] = {}
-    rows: list[str] = []
-    cols: list[str] = []
-    for r in sorted(records, key=lambda r: (r.agent.label, r.base_model.label, r.task.label, r.seed)):
-        row = f"{r.agent.label} / {r.base_model.label}" if several_bases else r.agent.label
-        col = r.task.label
-        rows += [row] if row not in rows else []
-        cols += [col] if col not in cols else []
-        cell = cells[(row, col)]
-        if r.primary_metric is not None and r.status in ("completed", "timed_out"):
-            cell.values.append(r.primary_metric.value)
-            metric_names[col] = r.primary_metric.name
-        else:
-            cell.unscored += 1
-    return Table(rows, cols, dict(cells), metric_names, list(problems or []))
+def policies(loaded: Loaded, override: str | None) -> tuple[str, str | None]:
+    """(scoring policy, integrity policy or None) from the campaign snapshots, or `--policy`."""
+    campaigns = sorted({r.campaign for r in loaded.records if baseline_setting(r) is None})
+    found: dict[str, tuple[str, str | None]] = {}
+    for name in campaigns:
+        spec = loaded.campaign_specs.get(name, {})
+        scoring = (spec.get("scoring") or {}).get("policy", "base_fallback")
+        integrity = spec.get("integrity")
+        integrity = integrity.get("policy") if isinstance(integrity, dict) else None
+        found[name] = (check_policy(scoring, f"campaign {name}: scoring.policy"),
+                       check_policy(integrity, f"campaign {name}: integrity.policy", INTEGRITY_POLICIES) if integrity else None)
+    integrity_policies = {p[1] for p in found.values()}
+    if override:
+        check_policy(override, "--policy")
+    elif len({p[0] for p in found.values()}) > 1:
+        raise UserError("the campaigns use different scoring policies (" + ", ".join(f"{n}: {p[0]}" for n, p in found.items())
+                        + "); pass --policy base_fallback|exclude|nan to choose one")
+    if len(integrity_policies) > 1:
+        raise UserError("the campaigns use different integrity policies (" + ", ".join(f"{n}: {p[1]}" for n, p in found.items()) + ")")
+    scoring = override or next(iter({p[0] for p in found.values()}), "base_fallback")
+    return scoring, next(iter(integrity_policies), None)
 
 
-def _fmt(cell: Cell | None, scale: float, latex: bool = False) -> str:
-    if cell is None or not cell.values:
-        return "—" if not latex else "--"
-    pm = r"$\pm$" if latex else "±"
-    text = f"{cell.mean * scale:.1f} {pm} {cell.std * scale:.1f} (n={len(cell.values)})"
-    if cell.unscored:
-        text += f" [{cell.unscored} unscored]"
-    return text
+def default_baselines(roots: list[Path]) -> list[Path]:
+    """`ptbench baseline` writes to results/baselines by default: beside a campaign's folder."""
+    out = []
+    for root in roots:
+        sibling = root.resolve().parent / "baselines"
+        if (root / "campaign.json").is_file() and sibling.is_dir() and sibling.resolve() not in {r.resolve() for r in roots}:
+            out.append(sibling)
+    return sorted(set(out))
 
 
-def to_markdown(t: Table, scale: float = 100.0) -> str:
-    head = "| agent | " + " | ".join(t.columns) + " |"
-    sep = "|---|" + "---|" * len(t.columns)
-    body = ["| " + row + " | " + " | ".join(_fmt(t.cells.get((row, c)), scale) for c in t.columns) + " |" for row in t.rows]
-    return "\n".join([head, sep, *body])
+@dataclass
+class Collated:
+    collation: Collation
+    costs: list[AgentCost]
+    loaded: Loaded
+    warnings: list[str]
 
 
-def _latex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("$", r"\$")):
-        s = s.replace(a, b)
-    return s
+def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str = "auto",
+                 baselines: list[Path] | None = None, allow_mixed: bool = False) -> Collated:
+    if not targets:
+        raise UserError("collate: name at least one results folder or campaign file")
+    loaded = load(targets)
+    extra = default_baselines(targets) if baselines is None else baselines
+    if extra:
+        load(extra, into=loaded)
+    if not loaded.records:
+        raise UserError(f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results folder)")
+    warnings = list(loaded.problems) + label_conflicts(loaded.records) + duplicate_trials(loaded.records)
+    if extra:
+        warnings.append(f"baseline records read from {', '.join(map(str, extra))}")
+    # the one comparability check (issue 11b's): raises unless allow_mixed, else returns warnings
+    warnings += [f"mixed evaluation (--allow-mixed): {d}" for d in check_comparable(loaded.records, allow_mixed=allow_mixed)]
+    scoring, integrity = policies(loaded, policy)
+    c = collate(loaded.records, scoring, integrity, weights)
+    missing = sorted({(t.record.base_model.label, t.record.task.label) for t in c.trials if t.rule == "no_baseline"})
+    if missing:
+        warnings.append("no base zero-shot score for " + ", ".join(f"{b} on {t}" for b, t in missing)
+                        + ": those trials count as nan (run `ptbench baseline --kind base` or pass --baselines DIR)")
+    return Collated(c, cost_table(loaded.records, loaded.trial_dirs), loaded, warnings)
 
 
-def to_latex(t: Table, scale: float = 100.0) -> str:
-    cols = "l" + "c" * len(t.columns)
-    lines = [r"\begin{tabular}{" + cols + "}", r"\toprule",
-             "Agent & " + " & ".join(_latex_escape(c) for c in t.columns) + r" \\", r"\midrule"]
-    for row in t.rows:
-        cells = []
-        for c in t.columns:
-            cell = t.cells.get((row, c))
-            cells.append(f"{cell.mean * scale:.1f} $\\pm$ {cell.std * scale:.1f}" if cell and cell.values else "--")
-        lines.append(_latex_escape(row) + " & " + " & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines) + "\n"
+def write_outputs(result: Collated, out: Path, plots: bool = True) -> tuple[str, list[Path]]:
+    """Every format into `out`; returns the Markdown (for the screen) and the files written."""
+    from ptbench.results import latex, tables
+    from ptbench.results.plots import write_plots
 
-
-def to_csv(t: Table) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["agent", "task", "metric", "mean", "std", "n", "unscored", "values"])
-    for row in t.rows:
-        for c in t.columns:
-            cell = t.cells.get((row, c))
-            if cell is None:
-                continue
-            w.writerow([row, c, t.metric_names.get(c, ""), "" if not cell.values else f"{cell.mean:.6g}",
-                        "" if not cell.values else f"{cell.std:.6g}", len(cell.values), cell.unscored,
-                        " ".join(f"{v:.6g}" for v in cell.values)])
-    return buf.getvalue()
+    c, costs = result.collation, result.costs
+    out.mkdir(parents=True, exist_ok=True)
+    md = tables.to_markdown(c, costs)
+    texts = {
+        "results.md": md + "\n",
+        "results.csv": tables.to_csv(c),
+        "results.tex": latex.to_latex(c),
+        "results.json": json.dumps(tables.to_json(c, costs), allow_nan=False) + "\n",  # no indent: the C encoder, 10x faster
+        "cost.csv": tables.cost_csv(costs),
+    }
+    files = []
+    for name, text in texts.items():
+        atomic_write_text(out / name, text)
+        files.append(out / name)
+    if plots:
+        files += write_plots(c, costs, out)
+    return md, files

@@ -1,14 +1,18 @@
-"""A grouped bar chart of a results table: one group per task, one bar per agent, ± std over seeds."""
+"""Figures beside the tables, each as PNG and PDF: per-benchmark bars with error bars per agent; the
+weighted average per agent with the baselines as lines; score vs time used; score vs cost."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from ptbench.results.collate import Table
+from ptbench.results.aggregate import Collation
+from ptbench.results.cost import AgentCost
+
+SCALE = 100.0
 
 
-def plot_table(table: Table, path: Path, scale: float = 100.0) -> Path | None:
-    """Write the chart as PNG; None when matplotlib is not installed (pip install 'ptbench[plots]')."""
+def _pyplot():
     try:
         import matplotlib
 
@@ -16,22 +20,88 @@ def plot_table(table: Table, path: Path, scale: float = 100.0) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    n_rows = max(1, len(table.rows))
-    width = 0.8 / n_rows
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(table.columns) * max(1, n_rows / 2)), 3.5))
-    for i, row in enumerate(table.rows):
-        cells = [table.cells.get((row, c)) for c in table.columns]
-        means = [c.mean * scale if c and c.values else 0.0 for c in cells]
-        stds = [c.std * scale if c and c.values else 0.0 for c in cells]
-        xs = [j + (i - (n_rows - 1) / 2) * width for j in range(len(table.columns))]
-        ax.bar(xs, means, width, yerr=stds, capsize=3, label=row)
-    ax.set_xticks(range(len(table.columns)), table.columns)
-    ax.set_ylabel("score (mean ± std over seeds)")
-    ax.legend(fontsize="small", frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
+    return plt
+
+
+def _save(plt, fig, out: Path, stem: str) -> list[Path]:
+    paths = []
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=150)
+    for ext in ("png", "pdf"):
+        path = out / f"{stem}.{ext}"
+        tmp = out / f".{stem}.tmp.{ext}"
+        fig.savefig(tmp, dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
+        tmp.replace(path)  # atomic, like every file another process may read
+        paths.append(path)
     plt.close(fig)
-    tmp.replace(path)  # atomic, like every file another process may read
-    return path
+    return paths
+
+
+def _ms(stat) -> tuple[float, float]:
+    if stat is None or not stat.values or math.isnan(stat.mean):
+        return 0.0, 0.0
+    return stat.mean * SCALE, stat.std * SCALE
+
+
+def benchmark_bars(plt, c: Collation, out: Path) -> list[Path]:
+    n = max(1, len(c.agents))
+    width = 0.8 / n
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(c.tasks) * max(1.0, n / 2)), 3.5))
+    for i, agent in enumerate(c.agents):
+        ms = [_ms(c.per_benchmark.get((agent, t))) for t in c.tasks]
+        xs = [j + (i - (n - 1) / 2) * width for j in range(len(c.tasks))]
+        ax.bar(xs, [m for m, _ in ms], width, yerr=[s for _, s in ms], capsize=3, label=agent)
+    ax.set_xticks(range(len(c.tasks)), c.tasks, rotation=20 if len(c.tasks) > 4 else 0)
+    ax.set_ylabel("score (mean ± std over runs)")
+    if c.agents:
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(plt, fig, out, "benchmarks")
+
+
+def aggregate_bars(plt, c: Collation, out: Path) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(c.agents) + 2), 3.5))
+    ms = [_ms(c.aggregate.get(a)) for a in c.agents]
+    ax.bar(range(len(c.agents)), [m for m, _ in ms], 0.6, yerr=[s for _, s in ms], capsize=4, color="tab:blue")
+    ax.set_xticks(range(len(c.agents)), c.agents, rotation=20 if len(c.agents) > 4 else 0)
+    styles = ["--", ":", "-.", (0, (5, 1))]
+    for k, (setting, value) in enumerate(c.baseline_aggregate.items()):
+        ax.axhline(value * SCALE, color="gray", linestyle=styles[k % len(styles)], linewidth=1, label=setting)
+    if c.baseline_aggregate:
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_ylabel("weighted average (mean ± std over runs)")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(plt, fig, out, "aggregate")
+
+
+def score_vs(plt, c: Collation, costs: list[AgentCost], out: Path, what: str) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    by_agent = {r.agent: r for r in costs}
+    shown = 0
+    for agent in c.agents:
+        row, stat = by_agent.get(agent), c.aggregate.get(agent)
+        if row is None or not row.trials or stat is None or not stat.values or math.isnan(stat.mean):
+            continue
+        x = row.hours_used / row.trials if what == "time" else (row.cost_usd / row.trials if row.cost_usd is not None else None)
+        if x is None:
+            continue
+        m, s = _ms(stat)
+        ax.errorbar([x], [m], yerr=[s], fmt="o", capsize=3, label=agent)
+        shown += 1
+    if not shown:
+        ax.text(0.5, 0.5, "no agent reported a cost" if what == "cost" else "no scored agent", ha="center", va="center",
+                transform=ax.transAxes)
+    elif shown <= 10:
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_xlabel("hours used per trial" if what == "time" else "cost per trial (USD)")
+    ax.set_ylabel("weighted average")
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(plt, fig, out, f"score_vs_{what}")
+
+
+def write_plots(c: Collation, costs: list[AgentCost], out: Path) -> list[Path]:
+    """Every figure into `out`; [] when matplotlib is not installed (pip install 'ptbench[plots]')."""
+    plt = _pyplot()
+    if plt is None:
+        return []
+    return (benchmark_bars(plt, c, out) + aggregate_bars(plt, c, out)
+            + score_vs(plt, c, costs, out, "time") + score_vs(plt, c, costs, out, "cost"))

@@ -95,6 +95,14 @@ class Evaluation(Strict):
     batch_size: int = Field(default=32, ge=1)
 
 
+class Scoring(Strict):
+    """How the collator scores a trial without a valid score (no model, failures) or with a flagged
+    or unchecked integrity verdict; base_fallback is the reference protocol."""
+
+    policy: Literal["base_fallback", "exclude", "nan"] = Field(
+        default="base_fallback", description="base_fallback: the base model's zero-shot score; exclude: leave it out; nan: the cell becomes nan")
+
+
 class Campaign(Strict):
     name: str = Field(description="campaign name: its folder under results_dir")
     agents: list[AgentRef] = Field(min_length=1)
@@ -110,6 +118,7 @@ class Campaign(Strict):
     evaluation: Evaluation = Evaluation()
     max_continuations: int = Field(default=0, ge=0, description="times an agent that quits early may be resumed")
     max_requeues: int = Field(default=3, ge=0, description="times a preempted or evicted job may resume")
+    scoring: Scoring = Scoring()
 
     @field_validator("name")
     @classmethod

@@ -1,0 +1,123 @@
+"""The scoring policy: what a trial counts for when it has no valid score or integrity did not clear it.
+
+A trial scores its own metric only when it finished with a model (`completed`, `timed_out`), has a
+primary metric, and every integrity check says `clean`. Every other trial follows the policy:
+`base_fallback` (the base model's zero-shot score on that task: the reference protocol, and what the
+agent prompt promises), `exclude` (left out of the means) or `nan` (the cell becomes nan). Each
+trial's rule is kept, so every table can say how many cells used which rule.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+from ptbench.core.errors import UserError
+from ptbench.results.schema import ResultRecord
+
+Policy = Literal["base_fallback", "exclude", "nan"]
+POLICIES: tuple[str, ...] = ("base_fallback", "exclude", "nan")
+# The campaign's `integrity.policy` (issue 12) may also say `show`: a flagged or unchecked trial keeps
+# its own score, marked.
+INTEGRITY_POLICIES: tuple[str, ...] = (*POLICIES, "show")
+# The rule a trial's number came from; no_baseline = base_fallback asked, but no zero-shot score exists.
+RULES: tuple[str, ...] = ("scored", "shown", "base_fallback", "excluded", "nan", "no_baseline")
+SCORED_STATUSES = ("completed", "timed_out")
+BASE_MODEL_AGENT = "base-model"  # the keyless agent that hands back the base model unchanged
+
+
+def check_policy(policy: str, where: str, allowed: tuple[str, ...] = POLICIES) -> str:
+    if policy not in allowed:
+        raise UserError(f"{where}: unknown scoring policy {policy!r}; use one of {', '.join(allowed)}")
+    return policy
+
+
+def integrity_of(record: ResultRecord) -> str:
+    """flagged if any check flagged; unchecked if any is unchecked (or unknown) or none ran; else clean."""
+    verdicts = list(record.integrity.values())
+    if any(v == "flagged" for v in verdicts):
+        return "flagged"
+    if not verdicts or any(v != "clean" for v in verdicts):
+        return "unchecked"
+    return "clean"
+
+
+def has_valid_score(record: ResultRecord) -> bool:
+    m = record.primary_metric
+    return record.status in SCORED_STATUSES and m is not None and math.isfinite(m.value)
+
+
+def baseline_setting(record: ResultRecord) -> str | None:
+    """The setting label of a `ptbench baseline` record ("base (zero-shot)", "base (5-shot)",
+    "instruct"), None for an agent's trial. Baseline records carry agent names `baseline-<slug>`."""
+    return record.agent.label if record.agent.name.startswith("baseline-") else None
+
+
+def is_zero_shot_base(record: ResultRecord) -> bool:
+    return record.agent.name == "baseline-base-zero-shot"
+
+
+def is_instruct(record: ResultRecord) -> bool:
+    return record.agent.name == "baseline-instruct"
+
+
+def _model_keys(record: ResultRecord) -> list[str]:
+    """Ways a baseline's model may name a campaign's base model: label, hub id, folder name."""
+    ident = record.base_model.id.rstrip("/")
+    return [f"label:{record.base_model.label}", f"id:{ident}", f"name:{ident.rsplit('/', 1)[-1].lower()}"]
+
+
+class BaselineIndex:
+    """The base model's zero-shot score per (base model, task): from `ptbench baseline` records, else
+    from the campaign's own `base-model` agent trials (the base model handed back unchanged)."""
+
+    def __init__(self, records: list[ResultRecord]):
+        self._scores: dict[tuple[str, str], dict[str, list[float]]] = {"baseline": defaultdict(list), "base-model agent": defaultdict(list)}
+        for r in records:
+            source = "baseline" if is_zero_shot_base(r) else "base-model agent" if r.agent.name == BASE_MODEL_AGENT else None
+            if source is None or not has_valid_score(r):
+                continue
+            for key in _model_keys(r):
+                for task in {r.task.name, r.task.label}:
+                    self._scores[source][(key, task)].append(r.primary_metric.value)
+        self.sources_used: set[str] = set()
+
+    def lookup(self, trial: ResultRecord) -> float | None:
+        for source, scores in self._scores.items():
+            for key in _model_keys(trial):
+                for task in (trial.task.label, trial.task.name):
+                    if values := scores.get((key, task)):
+                        self.sources_used.add(source)
+                        return statistics.fmean(values)
+        return None
+
+
+@dataclass
+class ScoredTrial:
+    record: ResultRecord
+    value: float | None  # None: excluded
+    rule: str  # one of RULES
+    reason: str  # why the policy applied: the status, "flagged" or "unchecked"; "" when scored
+
+
+def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrity_policy: str | None = None) -> ScoredTrial:
+    """Apply the policy to one agent trial. `integrity_policy`, when set, governs trials whose only
+    problem is their integrity verdict (flagged or unchecked); `policy` governs the rest."""
+    integrity = integrity_of(r)
+    if has_valid_score(r) and integrity == "clean":
+        return ScoredTrial(r, r.primary_metric.value, "scored", "")
+    if has_valid_score(r):
+        reason, rule = integrity, integrity_policy or policy
+    else:
+        reason, rule = ("no_metric" if r.status in SCORED_STATUSES else r.status), policy
+    if rule == "show":
+        return ScoredTrial(r, r.primary_metric.value, "shown", reason)
+    if rule == "exclude":
+        return ScoredTrial(r, None, "excluded", reason)
+    if rule == "nan":
+        return ScoredTrial(r, math.nan, "nan", reason)
+    base = baselines.lookup(r)
+    return ScoredTrial(r, base, "base_fallback", reason) if base is not None else ScoredTrial(r, math.nan, "no_baseline", reason)

@@ -1,0 +1,191 @@
+"""A collation as Markdown (on screen), CSV (long format) and JSON (versioned schema).
+
+Every score table carries n and a mark per non-scored rule with its count, and ends with the number
+of trials each rule scored, so a reader sees what a mean is made of.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from ptbench.results.aggregate import Collation, Stat
+from ptbench.results.cost import AgentCost
+
+COLLATION_SCHEMA = "ptbench.collation"
+COLLATION_SCHEMA_VERSION = 1
+MARKS = {"shown": "°", "base_fallback": "†", "excluded": "‡", "nan": "§", "no_baseline": "¶"}
+MEANING = {
+    "scored": "scored their own result",
+    "shown": "kept their own score although integrity flagged them or could not check them (integrity policy show)",
+    "base_fallback": "took the base model's zero-shot score (scoring policy base_fallback)",
+    "excluded": "were left out (scoring policy exclude)",
+    "nan": "counted as nan (scoring policy nan)",
+    "no_baseline": "counted as nan: base_fallback asked, but no zero-shot score of that base model on that task exists",
+}
+RULE_ORDER = ("scored", "shown", "base_fallback", "excluded", "nan", "no_baseline")
+
+
+def marks(stat: Stat, symbols: dict[str, str] = MARKS, join: str = " ") -> str:
+    return join.join(f"{symbols[r]}{stat.rules[r]}" for r in RULE_ORDER if r in symbols and stat.rules.get(r))
+
+
+def number(stat: Stat | None, scale: float, pm: str = "±", with_std: bool = True) -> str:
+    if stat is None or not stat.values:
+        return "—"
+    if math.isnan(stat.mean):
+        return "nan"
+    return f"{stat.mean * scale:.1f} {pm} {stat.std * scale:.1f}" if with_std else f"{stat.mean * scale:.1f}"
+
+
+def md_cell(stat: Stat | None, scale: float, with_std: bool = True) -> str:
+    if stat is None:
+        return ""
+    text = number(stat, scale, with_std=with_std) + f" (n={stat.n})"
+    if stat.incomplete:
+        text += f" [{stat.incomplete} incomplete]"
+    m = marks(stat)
+    return f"{text} {m}" if m else text
+
+
+def rule_summary(c: Collation) -> str:
+    totals, reasons = c.rule_totals, c.reasons
+    parts = []
+    for rule in RULE_ORDER:
+        n = totals.get(rule, 0)
+        if rule == "shown" and not n:
+            continue  # only the integrity policy `show` uses it
+        why = ", ".join(f"{k} {reason}" for (r, reason), k in sorted(reasons.items()) if r == rule)
+        parts.append(f"{n} {rule}" + (f" ({why})" if why else ""))
+    return "Trials by rule: " + "; ".join(parts) + "."
+
+
+def legend(c: Collation) -> str:
+    used = [r for r in RULE_ORDER if r in MARKS and c.rule_totals.get(r)]
+    if not used:
+        return "Every trial scored its own result." if c.trials else ""
+    return "Marks: " + "; ".join(f"{MARKS[r]}k = k trials {MEANING[r]}" for r in used) + "."
+
+
+def _md(head: list[str], rows: list[list[str]]) -> str:
+    def line(cells: list[str]) -> str:  # a label with | or a newline would break the table
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    return "\n".join([line(head), "|" + "---|" * len(head), *(line(r) for r in rows)])
+
+
+def benchmark_rows(c: Collation, cell, agg_cell, base_cell) -> list[list[str]]:
+    rows = [[a, *(cell(c.per_benchmark.get((a, t))) for t in c.tasks), agg_cell(c.aggregate.get(a))] for a in c.agents]
+    for s in c.settings:
+        agg = c.baseline_aggregate.get(s)
+        rows.append([s, *(base_cell(c.baselines.get((s, t))) for t in c.tasks),
+                     base_cell(Stat([agg]) if agg is not None else None)])
+    return rows
+
+
+def per_base_rows(c: Collation, cell) -> list[list[str]]:
+    """agent × base model rows, then each baseline setting × model (the models a fallback draws on);
+    `agent_row_count` tells where the baselines start."""
+    bases = sorted({b for (_, b, _) in c.per_base})
+    rows = [[a, b, *(cell(c.per_base.get((a, b, t))) for t in c.tasks)]
+            for a in c.agents for b in bases if any((a, b, t) in c.per_base for t in c.tasks)]
+    models = sorted({(s, m) for (s, m, _) in c.baseline_per_model if s in c.settings}, key=lambda sm: (c.settings.index(sm[0]), sm[1]))
+    rows += [[s, m, *(cell(c.baseline_per_model.get((s, m, t))) for t in c.tasks)] for s, m in models]
+    return rows
+
+
+def agent_row_count(c: Collation) -> int:
+    return len({(a, b) for (a, b, _) in c.per_base})
+
+
+def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
+    out = [f"Scoring policy: {c.policy}" + (f" (integrity: {c.integrity_policy})" if c.integrity_policy else ""), ""]
+    out.append(_md(["agent", *c.tasks, "weighted avg"], benchmark_rows(
+        c, lambda s: md_cell(s, scale), lambda s: md_cell(s, scale), lambda s: md_cell(s, scale, with_std=False))))
+    out += ["", rule_summary(c), legend(c), *c.notes]
+    if c.settings:
+        out.append("Baseline rows: mean over their models (n = models), no agent involved.")
+    if c.agents:
+        out += ["", _md(["agent", "base model", *c.tasks], per_base_rows(c, lambda s: md_cell(s, scale)))]
+        out.append("n = runs (seeds). " + rule_summary(c))
+    if costs:
+        out += ["", cost_markdown(costs)]
+    return "\n".join(out)
+
+
+def cost_markdown(costs: list[AgentCost]) -> str:
+    head = ["agent", "trials", "hours used", "tokens in", "tokens out", "cache read", "cache write", "cost (USD)",
+            "tool calls", "continuations", "failures"]
+    rows = [[r.agent, str(r.trials), f"{r.hours_used:.2f}", f"{r.input_tokens:,}", f"{r.output_tokens:,}",
+             f"{r.cache_read_tokens:,}", f"{r.cache_write_tokens:,}", "n/a" if r.cost_usd is None else f"{r.cost_usd:.2f}",
+             str(r.tool_calls), str(r.continuations), ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "none"]
+            for r in costs]
+    return _md(head, rows)
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def _stat_json(stat: Stat) -> dict:
+    return {"mean": _num(stat.mean) if stat.values else None, "std": _num(stat.std) if stat.values else None, "n": stat.n,
+            "values": [_num(v) for v in stat.values], "incomplete": stat.incomplete,
+            **{f"n_{r}": stat.rules.get(r, 0) for r in RULE_ORDER}}
+
+
+def to_json(c: Collation, costs: list[AgentCost]) -> dict:
+    return {
+        "schema": COLLATION_SCHEMA, "schema_version": COLLATION_SCHEMA_VERSION,
+        "policy": c.policy, "integrity_policy": c.integrity_policy,
+        "weights": {"source": c.weights.source, "by_task": c.weights.by_task},
+        "tasks": c.tasks, "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
+        "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
+        "notes": c.notes,
+        "benchmark": [{"agent": a, "task": t, **_stat_json(s)} for (a, t), s in sorted(c.per_benchmark.items())],
+        "aggregate": [{"agent": a, **_stat_json(s)} for a, s in sorted(c.aggregate.items())],
+        "per_base_model": [{"agent": a, "base_model": b, "task": t, **_stat_json(s)} for (a, b, t), s in sorted(c.per_base.items())],
+        "baselines": [{"setting": s, "task": t, **_stat_json(st)} for (s, t), st in sorted(c.baselines.items())],
+        "baseline_aggregate": [{"setting": s, "mean": _num(v)} for s, v in c.baseline_aggregate.items()],
+        "cost": [r.to_json() for r in costs],
+        "trials": [{"trial_id": t.record.trial_id, "campaign": t.record.campaign, "agent": t.record.agent.label,
+                    "base_model": t.record.base_model.label, "task": t.record.task.label, "seed": t.record.seed,
+                    "status": t.record.status, "integrity": t.record.integrity, "rule": t.rule, "reason": t.reason,
+                    "value": _num(t.value)} for t in c.trials],
+    }
+
+
+def to_csv(c: Collation) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["table", "agent", "base_model", "task", "mean", "std", "n", *(f"n_{r}" for r in RULE_ORDER), "incomplete", "values"])
+
+    def row(table: str, agent: str, base: str, task: str, s: Stat) -> None:
+        fmt = lambda x: "" if x is None or math.isnan(x) else f"{x:.6g}"
+        w.writerow([table, agent, base, task, fmt(s.mean) if s.values else "", fmt(s.std) if s.values else "", s.n,
+                    *(s.rules.get(r, 0) for r in RULE_ORDER), s.incomplete, " ".join(fmt(v) or "nan" for v in s.values)])
+
+    for (a, t), s in sorted(c.per_benchmark.items()):
+        row("benchmark", a, "", t, s)
+    for a, s in sorted(c.aggregate.items()):
+        row("aggregate", a, "", "weighted_avg", s)
+    for (a, b, t), s in sorted(c.per_base.items()):
+        row("per_base_model", a, b, t, s)
+    for (setting, t), s in sorted(c.baselines.items()):
+        row("baseline", setting, "", t, s)
+    for setting, v in c.baseline_aggregate.items():
+        row("baseline", setting, "", "weighted_avg", Stat([v]))
+    return buf.getvalue()
+
+
+def cost_csv(costs: list[AgentCost]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    fields = ["agent", "trials", "hours_used", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+              "cost_usd", "tool_calls", "continuations", "failures"]
+    w.writerow(fields)
+    for r in costs:
+        d = r.to_json()
+        d["failures"] = " ".join(f"{k}={n}" for k, n in r.failures.items())
+        w.writerow(["" if d[f] is None else d[f] for f in fields])
+    return buf.getvalue()
