@@ -138,13 +138,14 @@ class SlurmBackend:
     def render_array(self, params: dict[str, Any], folder: Path, count: int, path: Path) -> None:
         """The sbatch script for an array of `count` tasks with `params`, as submit would write it."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        # the command line submitit's SlurmExecutor writes into every script it submits
         command = " ".join([self.python, "-u -m submitit.core._submit", str(folder)])
         atomic_write_text(path, _sbatch_script(command, folder, count, params))
 
     def submit_array(self, folder: Path, fn: Any, args: list[list[Any]], params: dict[str, Any]) -> list[Any]:
         """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind when sbatch refuses."""
         try:
-            from submitit.slurm.slurm import SlurmExecutor
+            from submitit import SlurmExecutor
         except ImportError:
             raise UserError("the slurm backend needs submitit: pip install 'ptbench[slurm]'") from None
         folder.mkdir(parents=True, exist_ok=True)
