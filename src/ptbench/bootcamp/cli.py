@@ -174,6 +174,22 @@ def sft(
     print(f"{len(rows)} rows -> {out}")
 
 
+@app.command("export-verl")
+def export_verl(
+    config: Path = typer.Argument(..., help="bootcamp YAML (or a suite YAML listing several)"),
+    out: Path = typer.Argument(..., help="folder to write the verl dataset and configs to"),
+    force: bool = typer.Option(False, help="overwrite data made from a different config"),
+) -> None:
+    """Write the dataset, tool config, agent-loop config and a trainer snippet for verl (0.9.1)."""
+    from ptbench.bootcamp.suite import load_configs
+    from ptbench.bootcamp.verl_export import export_verl as _export
+
+    manifest = _export(load_configs(config), out, force=force)
+    for split, info in manifest["splits"].items():
+        print(f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})")
+    print(f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}")
+
+
 @app.command("serve-tools")
 def serve_tools(
     dir: Optional[Path] = typer.Option(None, "--dir", help="campaign/rollout folder to announce the server in (toolserver.json)"),
