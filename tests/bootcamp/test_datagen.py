@@ -150,6 +150,9 @@ def test_sft_examples_match_the_written_sft_file(tmp_path: Path) -> None:
     examples = sft_examples(path, "train")
     written = [json.loads(x) for x in (tmp_path / "d" / "sft" / "train.jsonl").read_text().splitlines()]
     assert examples == written and len(examples) == 30
-    assert set(examples[0]) == {"prompt", "completion"} and "\\boxed{" in examples[0]["completion"]
+    assert set(examples[0]) == {"prompt", "completion", "tools"} and "\\boxed{" in examples[0]["completion"][0]["content"]
+    assert [m["role"] for m in examples[0]["prompt"]] == ["system", "user"]
+    text = sft_examples(path, "train", "text")
+    assert set(text[0]) == {"prompt", "completion"} and isinstance(text[0]["prompt"], str)
     with pytest.raises(UserError, match="no split 'dev'"):
         sft_examples(path, "dev")

@@ -68,6 +68,7 @@ def rollout(
     slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition"),
     slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
     force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
+    extra_body: Optional[str] = typer.Option(None, help='JSON object of extra request fields, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\''),
 ) -> None:
     """Play a split's episodes against a model endpoint, sharded; resumes where a previous run stopped."""
     from rich.console import Console
@@ -84,6 +85,7 @@ def rollout(
     if backend not in ("local", "slurm", "htcondor"):
         raise UserError(f"--backend {backend}: choose local, slurm or htcondor")
     cfg = load_bootcamp(config)
+    body = _parse_extra_body(extra_body)
     out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
     if data is None:
         data = out / "data"
@@ -93,7 +95,7 @@ def rollout(
     settings = RolloutSettings(
         config=cfg, config_hash=cfg.config_hash(), data_dir=str(data), split=split, endpoint=endpoint, model=model,
         api_key_env=api_key_env, concurrency=concurrency, request_timeout_s=timeout, max_retries=max_retries, limit=limit,
-        tool_server=tool_server,
+        tool_server=tool_server, extra_body=body,
     )
     write_settings(out, settings, force=force)
     console = Console()
@@ -120,6 +122,21 @@ def rollout(
     if failed:
         first = next(iter(failed))
         raise UserError(f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume")
+
+
+def _parse_extra_body(text: str | None) -> dict:
+    if not text:
+        return {}
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise UserError(f"--extra-body: not JSON ({exc}); pass an object, e.g. '{{\"top_k\": 20}}'") from None
+    if not isinstance(body, dict):
+        raise UserError("--extra-body: pass a JSON object, e.g. '{\"top_k\": 20}'")
+    clash = sorted(set(body) & {"model", "messages", "tools", "stream"})
+    if clash:
+        raise UserError(f"--extra-body must not set {', '.join(clash)} (the harness sets them)")
+    return body
 
 
 @app.command("rollout-shard")
@@ -160,18 +177,26 @@ def sft(
     config: Path = typer.Argument(..., help="bootcamp YAML"),
     out: Path = typer.Option(..., help="JSONL to write, e.g. workspace/data/train.jsonl"),
     split: str = typer.Option("train"),
-    from_traces: Optional[Path] = typer.Option(None, help="rollout folder: export its correct episodes as chat `messages` instead"),
+    fmt: str = typer.Option("chat", "--format", help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)"),
+    from_traces: Optional[Path] = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
+    only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
+    min_score: Optional[float] = typer.Option(None, help="with --from-traces: keep only episodes scoring at least this"),
+    expand_turns: bool = typer.Option(False, help="with --from-traces: one example per assistant turn (prompt = history, completion = that turn)"),
 ) -> None:
-    """Write SFT data: {"prompt","completion"} from the generator's reference answers, or chat traces."""
+    """Write SFT data: the generator's reference answers, or a rollout's traces (TRL's conversational format)."""
     from ptbench.bootcamp import _json
-    from ptbench.bootcamp.merge import sft_from_traces
-    from ptbench.bootcamp.sft import sft_examples
+    from ptbench.bootcamp.sft import sft_examples, sft_from_traces
     from ptbench.fsutil import atomic_write_bytes
 
-    rows = sft_from_traces(from_traces) if from_traces else sft_examples(config, split)
+    note = ""
+    if from_traces:
+        rows, counts = sft_from_traces(from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns)
+        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+    else:
+        rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out, b"".join(_json.dumps_line(r) for r in rows))
-    print(f"{len(rows)} rows -> {out}")
+    print(f"{len(rows)} rows -> {out}{note}")
 
 
 @app.command("export-verl")

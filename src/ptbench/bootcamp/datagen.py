@@ -185,14 +185,24 @@ def build_row(env: Environment, split: str, index: int, case: dict[str, Any]) ->
     }
 
 
-def sft_row(env: Environment, row: dict[str, Any]) -> dict[str, str] | None:
-    """{"prompt", "completion"}: the prompt as plain text and the generator's reference answer."""
+def sft_row(env: Environment, row: dict[str, Any], fmt: str = "chat") -> dict[str, Any] | None:
+    """The generator's reference answer as an SFT example (None: the generator has none).
+
+    `chat` (TRL's conversational prompt-completion): `prompt` is the row's messages, `completion` one
+    assistant message, `tools` the tool schemas as a JSON string (TRL's SFTTrainer json-loads it), so
+    TRL applies the model's chat template and trains on the completion only. `text`: the prompt as plain
+    text (system + user) and the answer as a string, for base models without a chat template."""
     identity = json.loads(row["reward_model"]["ground_truth"])
     completion = env.generators[row["extra_info"]["level"]].reference_completion(identity)
     if completion is None:
         return None
-    prompt = "\n\n".join(m["content"] for m in row["prompt"])
-    return {"completion": completion, "prompt": prompt}
+    if fmt == "text":
+        return {"completion": completion, "prompt": "\n\n".join(m["content"] for m in row["prompt"])}
+    return {
+        "completion": [{"content": completion, "role": "assistant"}],
+        "prompt": [dict(m) for m in row["prompt"]],
+        "tools": json.dumps(env.tool_schemas, sort_keys=True),
+    }
 
 
 def dumps_jsonl(rows: list[dict[str, Any]]) -> bytes:

@@ -126,17 +126,3 @@ def summary_table(summary: dict[str, Any]) -> Any:
             f"{s['turns_mean']:.2f}", str(s["tool_calls"]), f"{s['prompt_tokens']}/{s['completion_tokens']}", str(s["retries"]), errs,
         )
     return table
-
-
-def sft_from_traces(out_dir: str | Path, *, only_correct: bool = True) -> list[dict[str, Any]]:
-    """Chat-format SFT rows (`messages` and `tools`) from merged traces: successful episodes by default."""
-    out = Path(out_dir)
-    settings = read_settings(out)
-    from ptbench.bootcamp.environment import build_environment
-
-    tools = build_environment(settings.config).tool_schemas
-    rows = []
-    for rec in read_jsonl(out / "merged" / "traces.jsonl"):
-        if rec["status"] == "ok" and (rec.get("correct") or not only_correct):
-            rows.append({"messages": rec["messages"], "tools": tools, "sample_id": rec["sample_id"]})
-    return rows
