@@ -13,7 +13,7 @@ from ptbench.bootcamp.datagen import Shard
 from ptbench.bootcamp.merge import merge
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings
 from ptbench.bootcamp.sft import sft_from_traces
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 from .chat_endpoint import serve_in_thread
 from .conftest import CAMPAIGNS

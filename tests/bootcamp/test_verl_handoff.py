@@ -13,6 +13,7 @@ from .conftest import REPO, require
 
 VENV_PYTHON = Path(os.environ.get("PTBENCH_VERL_VENV", REPO / ".venv-verl")) / "bin" / "python"
 EXPECTED = [
+    "ptbench's CLI, bootcamp, export and reward modules import without verl",
     "export-verl wrote the suite",
     "initialize_tools_from_config loads tools.yaml",
     "RLHFDataset loads every non-empty split",

@@ -259,8 +259,19 @@ def check_reward_loader(out: Path) -> None:
     ok("get_custom_reward_fn (load_extern_object) loads compute_score; **kwargs accepted; multi-turn rows without ptbench_agent fail closed")
 
 
+def check_core_does_not_import_verl() -> None:
+    import subprocess
+
+    code = ("import sys, ptbench.cli.main, ptbench.bootcamp, ptbench.bootcamp.verl_export, ptbench.bootcamp.reward, "
+            "ptbench.bootcamp.episode_runtime; bad = sorted(m for m in sys.modules if m == 'verl' or m.startswith('verl.')); "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    ok("ptbench's CLI, bootcamp, export and reward modules import without verl (only verl_tools/verl_agent_loop need it)")
+
+
 def main() -> None:
     work = Path(sys.argv[1])
+    check_core_does_not_import_verl()
     out = work / "verl"
     export_verl(load_configs(write_suite(work)), out)
     ok("export-verl wrote the suite")

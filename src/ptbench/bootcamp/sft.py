@@ -23,8 +23,8 @@ from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
 from ptbench.bootcamp.datagen import build_rows, sft_row
 from ptbench.bootcamp.environment import build_environment
 from ptbench.bootcamp.rollout import read_settings
-from ptbench.errors import UserError
-from ptbench.fsutil import read_jsonl
+from ptbench.core.errors import UserError
+from ptbench.core.files import read_jsonl
 
 FORMATS = ("chat", "text")
 

@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 
 class SuiteEntry(BaseModel):

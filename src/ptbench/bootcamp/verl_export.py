@@ -25,8 +25,8 @@ from ptbench.bootcamp.api import TOOLS, canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.datagen import dumps_jsonl, generate, load_rows
 from ptbench.bootcamp.rowschema import AGENT_NAME, parquet_bytes
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_bytes, atomic_write_json
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_bytes, atomic_write_json
 
 ADAPTER_CLASS = "ptbench.bootcamp.verl_tools.BootcampTool"
 AGENT_LOOP_CLASS = "ptbench.bootcamp.verl_agent_loop.BootcampAgentLoop"

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -186,7 +186,7 @@ def sft(
     """Write SFT data: the generator's reference answers, or a rollout's traces (TRL's conversational format)."""
     from ptbench.bootcamp import _json
     from ptbench.bootcamp.sft import sft_examples, sft_from_traces
-    from ptbench.fsutil import atomic_write_bytes
+    from ptbench.core.files import atomic_write_bytes
 
     note = ""
     if from_traces:
