@@ -12,13 +12,17 @@ puts twice its configured number of cases into the mixture. A plain bootcamp YAM
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
+from ptbench.bootcamp.merge import merge
 from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_bytes, atomic_write_json
 
 
 class SuiteEntry(BaseModel):
@@ -55,9 +59,67 @@ def load_configs(path: str | Path) -> list[BootcampConfig]:
         raise UserError(f"{path}: no such file; pass a bootcamp or suite YAML")
     if not is_suite(path):
         return [load_bootcamp(path)]
+    suite = load_suite(path)
+    return [_scaled(load_bootcamp(path.parent / e.config), e.weight) for e in suite.bootcamps]
+
+
+def load_suite(path: str | Path) -> Suite:
     try:
-        suite = Suite.model_validate(yaml.safe_load(path.read_text()))
+        return Suite.model_validate(yaml.safe_load(Path(path).read_text()))
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UserError(f"{path}: {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}") from None
-    return [_scaled(load_bootcamp(path.parent / e.config), e.weight) for e in suite.bootcamps]
+
+
+# ------------------------------------------------------------------------------ suite rollouts
+
+SUITE_MARKER = "suite.json"
+
+
+def suite_name(path: str | Path) -> str:
+    return load_suite(path).suite
+
+
+def write_members(path: str | Path, out: Path) -> list[tuple[str, Path]]:
+    """Each member's effective config (weights applied) as OUT/<name>/bootcamp.yaml, and OUT/suite.json;
+    a member rollout is then an ordinary rollout of that file into OUT/<name>."""
+    configs = load_configs(path)
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise UserError(f"{path}: bootcamp names repeat ({', '.join(names)}); each member needs its own name")
+    members = []
+    for cfg in configs:
+        target = out / cfg.name / "bootcamp.yaml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(target, yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False).encode())
+        members.append((cfg.name, target))
+    atomic_write_json(out / SUITE_MARKER, {"suite": suite_name(path), "members": names})
+    return members
+
+
+def is_suite_rollout(out: str | Path) -> bool:
+    return (Path(out) / SUITE_MARKER).is_file()
+
+
+def merge_suite(out_dir: str | Path) -> dict:
+    """Merge every member rollout, then one summary (and traces file) over them all: per data source
+    and per generator level, with each member's own summary kept."""
+    out = Path(out_dir)
+    info = json.loads((out / SUITE_MARKER).read_text())
+    members = {name: merge(out / name) for name in info["members"]}
+    data = b"".join((out / name / "merged" / "traces.jsonl").read_bytes() for name in info["members"])
+    (out / "merged").mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out / "merged" / "traces.jsonl", data)
+    summary = {
+        "suite": info["suite"],
+        "episodes": sum(s["episodes"] for s in members.values()),
+        "expected": sum(s["expected"] for s in members.values()),
+        "missing": sum(s["missing"] for s in members.values()),
+        "model": ", ".join(sorted({s["model"] for s in members.values()})),
+        "traces_sha256": hashlib.sha256(data).hexdigest(),
+        "by_data_source": {k: v for s in members.values() for k, v in s["by_data_source"].items()},
+        "by_level": {k: v for s in members.values() for k, v in s["by_level"].items()},
+        "members": members,
+    }
+    atomic_write_json(out / "merged" / "summary.json", summary)
+    return summary

@@ -19,7 +19,7 @@ def _default_out(config_name: str, what: str) -> Path:
 
 @app.command()
 def generate(
-    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    config: Path = typer.Argument(..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>)"),
     out: Optional[Path] = typer.Option(None, help="output folder (default results/bootcamp/<name>/data)"),
     shard: Optional[str] = typer.Option(None, help="i/N: only compute this shard's cases; run once more without --shard to assemble"),
     parquet: bool = typer.Option(True, help="also write <split>.parquet"),
@@ -33,24 +33,31 @@ def generate(
     from ptbench.bootcamp.datagen import Shard
     from ptbench.bootcamp.datagen import generate as _generate
 
-    cfg = load_bootcamp(config)
-    out = out or _default_out(cfg.name, "data")
-    result = _generate(cfg, out, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+    from ptbench.bootcamp.suite import is_suite, load_configs, suite_name
+
+    if is_suite(config):
+        base = out or _default_out(suite_name(config), "data")
+        targets = [(cfg, base / cfg.name) for cfg in load_configs(config)]
+    else:
+        cfg = load_bootcamp(config)
+        targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console = Console()
-    if shard:
-        console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {out}/.cache")
-        return
-    table = Table(title=f"{cfg.name} -> {out}")
-    for col in ("split", "rows", "levels", "sha256"):
-        table.add_column(col)
-    for split, info in result["splits"].items():
-        table.add_row(split, str(info["n"]), ", ".join(f"{k}: {v}" for k, v in info["levels"].items()), info["jsonl_sha256"][:16])
-    console.print(table)
+    for cfg, target in targets:
+        result = _generate(cfg, target, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+        if shard:
+            console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {target}/.cache")
+            continue
+        table = Table(title=f"{cfg.name} -> {target}")
+        for col in ("split", "rows", "levels", "sha256"):
+            table.add_column(col)
+        for split, info in result["splits"].items():
+            table.add_row(split, str(info["n"]), ", ".join(f"{k}: {v}" for k, v in info["levels"].items()), info["jsonl_sha256"][:16])
+        console.print(table)
 
 
 @app.command()
 def rollout(
-    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    config: Path = typer.Argument(..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>, then one merge)"),
     endpoint: str = typer.Option(..., help="OpenAI-compatible base URL, e.g. http://host:8000/v1"),
     model: str = typer.Option(..., help="model name sent in each request"),
     out: Optional[Path] = typer.Option(None, help="rollout folder (default results/bootcamp/<name>/rollout-<split>)"),
@@ -82,8 +89,25 @@ def rollout(
     from ptbench.bootcamp.merge import summary_table
     from ptbench.bootcamp.rollout import RolloutSettings, write_settings
 
+    from ptbench.bootcamp.suite import is_suite, merge_suite, suite_name, write_members
+
     if backend not in ("local", "slurm", "htcondor"):
         raise UserError(f"--backend {backend}: choose local, slurm or htcondor")
+    if is_suite(config):
+        if data is not None:
+            raise UserError("--data: a suite generates each member's data into OUT/<name>/data; leave --data out")
+        base = (out or _default_out(suite_name(config), f"rollout-{split}")).resolve()
+        for name, member in write_members(config, base):
+            rollout(member, endpoint, model, out=base / name, split=split, data=None, shards=shards, backend=backend,
+                    concurrency=concurrency, timeout=timeout, max_retries=max_retries, limit=limit, tool_server=tool_server,
+                    api_key_env=api_key_env, wait=wait, slurm_partition=slurm_partition, slurm_time=slurm_time, force=force,
+                    extra_body=extra_body)
+        if backend == "htcondor" or not wait:
+            return
+        summary = merge_suite(base)
+        Console().print(summary_table(summary))
+        Console().print(f"suite traces: {base / 'merged' / 'traces.jsonl'}  summary: {base / 'merged' / 'summary.json'}")
+        return
     cfg = load_bootcamp(config)
     body = _parse_extra_body(extra_body)
     out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
@@ -154,7 +178,7 @@ def rollout_shard(
 
 @app.command()
 def merge(
-    out: Path = typer.Argument(..., help="rollout folder"),
+    out: Path = typer.Argument(..., help="rollout folder (or a suite rollout folder)"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON instead of a table"),
 ) -> None:
     """Merge shard traces into merged/traces.jsonl (one record per episode) and merged/summary.json."""
@@ -162,8 +186,9 @@ def merge(
 
     from ptbench.bootcamp.merge import merge as _merge
     from ptbench.bootcamp.merge import summary_table
+    from ptbench.bootcamp.suite import is_suite_rollout, merge_suite
 
-    summary = _merge(out)
+    summary = merge_suite(out) if is_suite_rollout(out) else _merge(out)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
