@@ -23,6 +23,7 @@ EXPECTED = [
     "hostile: fake turn markers",
     "sql_explore: a temp table made in call 1",
     "mastermind: interaction route",
+    "tool lifecycle under verl: one create and one release per episode",
 ]
 
 

@@ -33,7 +33,7 @@ from verl.trainer.ppo.reward import get_custom_reward_fn
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
-from ptbench.bootcamp.api import TOOLS, Tool
+from ptbench.bootcamp.api import TOOLS, Tool, ToolResult, register_tool
 from ptbench.bootcamp.rowschema import row_schema
 from ptbench.bootcamp.suite import load_configs
 from ptbench.bootcamp.verl_agent_loop import BootcampAgentLoop
@@ -239,6 +239,42 @@ async def check_episodes(out: Path, tokenizer, tools) -> None:
     ok("mastermind: interaction route in ptbench_agent (feedback as user turns, turn scores); a fake 'Solved!' does not end it")
 
 
+LIFECYCLE: list[str] = []
+
+
+@register_tool("lifecycle_probe")
+class LifecycleProbe(Tool):
+    """Records create/execute/release, to show one create and one release per episode under verl."""
+
+    description = "Count calls."
+
+    def create_sync(self, identity):
+        LIFECYCLE.append("create")
+        return {"n": 0}
+
+    def execute_sync(self, state, arguments):
+        state["n"] += 1
+        LIFECYCLE.append(f"execute {state['n']}")
+        return ToolResult(text=str(state["n"]))
+
+    def release_sync(self, state):
+        LIFECYCLE.append("release")
+
+
+async def check_lifecycle(work: Path, tokenizer) -> None:
+    data = yaml.safe_load((REPO / "campaigns" / "bootcamp" / "arithmetic.yaml").read_text())
+    data.update(name="probe", splits={"train": 1}, tools=[{"name": "lifecycle_probe"}])
+    (work / "probe.yaml").write_text(yaml.safe_dump(data))
+    out = work / "probe-verl"
+    export_verl(load_configs(work / "probe.yaml"), out)
+    tools = {t.name: t for t in initialize_tools_from_config(str(out / "tools.yaml"))}
+    row = rows(out, "probe")[0]
+    output, server = await play(out, tokenizer, tools, row, [call("lifecycle_probe"), call("lifecycle_probe"), "done"])
+    assert LIFECYCLE == ["create", "execute 1", "execute 2", "release"], LIFECYCLE
+    assert "<tool_response>\n2\n</tool_response>" in server.prompts[2]
+    ok("tool lifecycle under verl: one create and one release per episode, state across calls")
+
+
 def check_reward_loader(out: Path) -> None:
     trainer = OmegaConf.load(out / "trainer.yaml")
     fn = get_custom_reward_fn(trainer)
@@ -280,6 +316,7 @@ def main() -> None:
     check_datasets(out, tokenizer)
     check_reward_loader(out)
     asyncio.run(check_episodes(out, tokenizer, tools))
+    asyncio.run(check_lifecycle(work, tokenizer))
     print("ALL OK")
 
 

@@ -26,14 +26,15 @@ def _tool(name: str, params_json: str) -> Tool:
     return TOOLS.get(name)(**json.loads(params_json))
 
 
-def _import(modules: list[str]) -> None:
+def import_modules(modules: list[str]) -> None:
+    """A verl worker is a fresh process: import the bootcamp's own modules so its parts are registered."""
     for mod in modules:
         importlib.import_module(mod)
 
 
 class EpisodeRuntime:
     def __init__(self, spec: EpisodeSpec, identity: Identity) -> None:
-        _import(spec.imports)
+        import_modules(spec.imports)
         self.spec = spec
         self.identity = identity
         self.tools: dict[str, Tool] = {t["name"]: _tool(t["name"], canonical_json(t.get("params") or {})) for t in spec.tools}

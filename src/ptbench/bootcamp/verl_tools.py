@@ -18,14 +18,14 @@ from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from ptbench.bootcamp.api import TOOLS
-from ptbench.bootcamp.episode_runtime import EpisodeRuntime, _import
+from ptbench.bootcamp.episode_runtime import EpisodeRuntime, import_modules
 
 RUNTIME_ATTR = "_ptbench_runtime"
 
 
-def tool_schema(name: str, imports: list[str] | None = None) -> OpenAIFunctionToolSchema:
+def registered_tool_schema(name: str, imports: list[str] | None = None) -> OpenAIFunctionToolSchema:
     """The registered tool's OpenAI schema, validated by verl's own model."""
-    _import(list(imports or []))
+    import_modules(list(imports or []))
     cls = TOOLS.get(name)
     return OpenAIFunctionToolSchema.model_validate(cls.schema(cls.__new__(cls)))
 
@@ -35,7 +35,7 @@ class BootcampTool(BaseTool):
         name = config.get("ptbench_tool")
         if not name:
             raise ValueError("ptbench BootcampTool: config.ptbench_tool must name a registered bootcamp tool")
-        schema = tool_schema or globals()["tool_schema"](name, config.get("imports"))
+        schema = tool_schema or registered_tool_schema(name, config.get("imports"))
         if schema.function.name != name:
             raise ValueError(f"ptbench BootcampTool: tool_schema names '{schema.function.name}' but config.ptbench_tool is '{name}'")
         super().__init__(config, schema)
