@@ -24,6 +24,9 @@ if ! python -c "import vllm" 2>/dev/null; then
   python -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 fi
 
+# verl pins transformers<5.11 (ours need >=5.16): the verl hand-off tests run in their own venv, .venv-verl.
+bash scripts/verl-venv.sh
+
 # System components the tests run for real: a Slurm cluster, munge, bubblewrap.
 need=()
 command -v slurmctld >/dev/null || need+=(slurm-wlm)

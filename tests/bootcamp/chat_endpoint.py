@@ -48,6 +48,8 @@ class EndpointStats:
     requests: int = 0
     ok: int = 0
     injected: dict[str, int] = field(default_factory=lambda: {"500": 0, "429": 0, "timeout": 0})
+    bodies: list[dict[str, Any]] | None = None
+    """Set to a list to record every request body (tests of what the client sends)."""
 
 
 def make_app(policy: Policy, latency_s: float = 0.0, faults: Faults | None = None, stats: EndpointStats | None = None) -> web.Application:
@@ -86,6 +88,8 @@ def make_app(policy: Policy, latency_s: float = 0.0, faults: Faults | None = Non
                 return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": f"{faults.retry_after_s}"})
             await asyncio.sleep(faults.hang_s)
         body = _loads(raw)
+        if stats.bodies is not None:
+            stats.bodies.append(body)
         if latency_s:
             await asyncio.sleep(latency_s)
         message = policy(body["messages"], body.get("tools"))

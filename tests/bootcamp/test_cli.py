@@ -104,12 +104,12 @@ def test_merge_json_and_sft_hand_off(tmp_path: Path) -> None:
     assert stats["score_min"] == stats["score_max"] == 1.0 and stats["completion_tokens"] == 5 * 21
     # The reference agent's training file: {"prompt", "completion"} lines from the train split.
     train = tmp_path / "workspace" / "data" / "train.jsonl"
-    res = _cli("sft", str(cfg), "--out", str(train))
+    res = _cli("sft", str(cfg), "--out", str(train), "--format", "text")
     assert res.returncode == 0, res.stderr
     lines = [json.loads(x) for x in train.read_text().splitlines()]
-    assert len(lines) == 20 and all(set(x) == {"prompt", "completion"} for x in lines)
+    assert len(lines) == 20 and all(set(x) == {"prompt", "completion"} and isinstance(x["prompt"], str) for x in lines)
     # Or chat-format SFT rows from the rollout's correct episodes.
     chats = tmp_path / "chats.jsonl"
     assert _cli("sft", str(cfg), "--out", str(chats), "--from-traces", str(out)).returncode == 0
     rows = [json.loads(x) for x in chats.read_text().splitlines()]
-    assert len(rows) == 5 and rows[0]["messages"][-1]["role"] == "assistant" and rows[0]["tools"][0]["function"]["name"] == "calculator"
+    assert len(rows) == 5 and rows[0]["messages"][-1]["role"] == "assistant" and json.loads(rows[0]["tools"])[0]["function"]["name"] == "calculator"

@@ -107,11 +107,35 @@ def test_rows_follow_verl_rlhf_layout_and_parquet_matches_jsonl(tmp_path: Path) 
     assert r["reward_model"]["style"] == "rule"
     identity = json.loads(r["reward_model"]["ground_truth"])
     assert {"db", "question", "answer"} <= set(identity)
-    assert r["extra_info"]["tools_kwargs"]["sql_query"]["create_kwargs"]["identity"] == r["reward_model"]["ground_truth"]
-    assert r["extra_info"]["need_tools_kwargs"] is True and r["agent_name"] == "tool_agent"
+    spec = json.loads(r["extra_info"]["ptbench"])
+    assert [t["name"] for t in spec["tools"]] == ["sql_query"] and spec["interaction"] is None
+    assert r["agent_name"] == "ptbench_agent" and "tools_kwargs" not in r["extra_info"]
     assert [x["extra_info"]["index"] for x in rows] == list(range(len(rows)))
     table = pq.read_table(tmp_path / "d" / "train.parquet").to_pylist()
     assert [json.dumps(t, sort_keys=True) for t in table] == [json.dumps(x, sort_keys=True) for x in rows]
+
+
+def test_every_bootcamp_writes_one_schema_and_empty_splits_are_valid_tables(tmp_path: Path) -> None:
+    """Same columns and types for every environment (verl concatenates files only when they match),
+    and an empty split is a readable Parquet file with that schema, not 0 bytes."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    from ptbench.bootcamp.rowschema import row_schema
+
+    schemas = set()
+    for name in ("arithmetic", "mastermind", "sql_explore"):
+        generate(load_bootcamp(small_config(tmp_path, name, test=0, train=3)), tmp_path / name)
+        for split in ("test", "train"):
+            table = pq.read_table(tmp_path / name / f"{split}.parquet")
+            assert table.schema == row_schema(), (name, split)
+            schemas.add(str(table.schema))
+        empty = pq.read_table(tmp_path / name / "test.parquet")
+        assert empty.num_rows == 0 and (tmp_path / name / "test.parquet").stat().st_size > 0
+        ds = datasets.Dataset(empty)
+        assert len(ds) == 0 and set(ds.features) == set(row_schema().names)
+        assert pq.read_table(tmp_path / name / "train.parquet").num_rows == 3
+    assert len(schemas) == 1
 
 
 def test_changed_config_refuses_to_overwrite(tmp_path: Path) -> None:
@@ -126,6 +150,9 @@ def test_sft_examples_match_the_written_sft_file(tmp_path: Path) -> None:
     examples = sft_examples(path, "train")
     written = [json.loads(x) for x in (tmp_path / "d" / "sft" / "train.jsonl").read_text().splitlines()]
     assert examples == written and len(examples) == 30
-    assert set(examples[0]) == {"prompt", "completion"} and "\\boxed{" in examples[0]["completion"]
+    assert set(examples[0]) == {"prompt", "completion", "tools"} and "\\boxed{" in examples[0]["completion"][0]["content"]
+    assert [m["role"] for m in examples[0]["prompt"]] == ["system", "user"]
+    text = sft_examples(path, "train", "text")
+    assert set(text[0]) == {"prompt", "completion"} and isinstance(text[0]["prompt"], str)
     with pytest.raises(UserError, match="no split 'dev'"):
         sft_examples(path, "dev")

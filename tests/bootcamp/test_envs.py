@@ -88,20 +88,26 @@ def test_mastermind_feedback_and_termination() -> None:
     assert r3.terminate and "Guesses left: 0" in r3.feedback  # out of guesses
 
 
-def test_compute_score_uses_the_verl_signature_and_only_the_final_answer() -> None:
+def test_compute_score_scores_only_the_agent_loops_final_text() -> None:
+    from ptbench.bootcamp.rowschema import EpisodeSpec
+
     gt = json.dumps({"expression": "6 * 7", "answer": 42})
-    extra = {"reward_fn": "boxed_number", "reward_params": "{}"}
-    assert compute_score("bootcamp/arithmetic", "so \\boxed{42}", gt, extra) == 1.0
-    assert compute_score("bootcamp/arithmetic", "so \\boxed{41}", gt, extra) == 0.0
-    # Multi-turn response (ChatML): a tool output that contains the answer must not count.
-    leaky = (
-        "<|im_start|>assistant\ncalling tool<|im_end|>\n<|im_start|>user\n<tool_response>\\boxed{42}</tool_response><|im_end|>\n"
-        "<|im_start|>assistant\nI am not sure.<|im_end|>"
-    )
-    assert compute_score("bootcamp/arithmetic", leaky, gt, extra) == 0.0
-    assert compute_score("bootcamp/arithmetic", leaky.replace("I am not sure.", "It is \\boxed{42}"), gt, extra) == 1.0
+    multi = EpisodeSpec(bootcamp="arithmetic", tools=[{"name": "calculator", "params": {}, "timeout_s": 5}]).to_json()
+    single = EpisodeSpec(bootcamp="plain").to_json()
+    extra = {"reward_fn": "boxed_number", "reward_params": "{}", "ptbench": multi}
+    # verl's decoding (special tokens stripped): every turn and the tool output in one string.
+    decoded = "system\nuser\nassistant\nmaybe \\boxed{42}\nuser\n<tool_response>\n42\n</tool_response>\nassistant\nI am not sure."
+    assert compute_score("bootcamp/arithmetic", decoded, gt, {**extra, "ptbench_final_text": "I am not sure."}) == 0.0
+    assert compute_score("bootcamp/arithmetic", "not sure", gt, {**extra, "ptbench_final_text": "so \\boxed{42}"}, reward_router_address=None) == 1.0
+    with pytest.raises(ValueError, match="ptbench_agent"):  # multi-turn without the agent loop's text: fail closed
+        compute_score("bootcamp/arithmetic", decoded, gt, extra)
+    single_extra = {"reward_fn": "boxed_number", "reward_params": "{}", "ptbench": single}
+    assert compute_score("bootcamp/arithmetic", "so \\boxed{42}", gt, single_extra) == 1.0  # single_turn_agent: one turn
+    assert compute_score("bootcamp/arithmetic", "so \\boxed{41}", gt, single_extra) == 0.0
     with pytest.raises(ValueError, match="reward_fn"):
         compute_score("bootcamp/arithmetic", "\\boxed{42}", gt, {})
+    with pytest.raises(ValueError, match="ptbench"):
+        compute_score("bootcamp/arithmetic", "\\boxed{42}", gt, {"reward_fn": "boxed_number"})
 
 
 def test_compute_score_on_generated_rows(tmp_path) -> None:
@@ -113,6 +119,7 @@ def test_compute_score_on_generated_rows(tmp_path) -> None:
     for line in (tmp_path / "d" / "test.jsonl").read_text().splitlines():
         row = json.loads(line)
         answer = json.loads(row["reward_model"]["ground_truth"])["answer"]
-        args = (row["data_source"], f"Answer: {answer}", row["reward_model"]["ground_truth"], row["extra_info"])
-        assert compute_score(*args) == 1.0
-        assert compute_score(row["data_source"], "Answer: nobody", row["reward_model"]["ground_truth"], row["extra_info"]) == 0.0
+        extra = {**row["extra_info"], "ptbench_final_text": f"Answer: {answer}"}
+        assert compute_score(row["data_source"], "ignored", row["reward_model"]["ground_truth"], extra) == 1.0
+        extra["ptbench_final_text"] = "Answer: nobody"
+        assert compute_score(row["data_source"], f"Answer: {answer}", row["reward_model"]["ground_truth"], extra) == 0.0

@@ -82,7 +82,7 @@ class Tool(ABC):
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": []}
     blocking: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
@@ -90,7 +90,9 @@ class Tool(ABC):
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema sent with every chat request."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+        # `required` always present: verl's OpenAIFunctionToolSchema and strict OpenAI servers expect it.
+        parameters = {"required": [], **self.parameters}
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": parameters}}
 
     # Synchronous hooks: override these (simple tools) or the async ones (tools that await I/O).
     def create_sync(self, identity: Identity) -> Any:

@@ -91,6 +91,7 @@ class ChatClient:
         timeout_s: float = 120.0,
         retry: RetryPolicy | None = None,
         sampling: dict[str, Any] | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.url = chat_url(endpoint)
         self.model = model
@@ -101,6 +102,8 @@ class ChatClient:
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self.sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
+        # Passed through as top-level request fields, e.g. {"chat_template_kwargs": {"enable_thinking": false}}.
+        self.extra_body = dict(extra_body or {})
         self._session: Any = None
         self._rng = random.Random()
         self.stats: dict[str, int] = {"requests": 0, "retries": 0}
@@ -118,7 +121,10 @@ class ChatClient:
             await self._session.close()
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.sampling}
+        # Reasoning text stays in the trace but is not sent back: strict servers reject unknown
+        # message fields, and reasoning templates drop earlier turns' thinking anyway.
+        sendable = [{k: v for k, v in m.items() if k != "reasoning_content"} if "reasoning_content" in m else m for m in messages]
+        body: dict[str, Any] = {**self.extra_body, "model": self.model, "messages": sendable, **self.sampling}
         if tools:
             body["tools"] = tools
         return _json.dumps(body)

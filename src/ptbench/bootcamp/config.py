@@ -49,6 +49,16 @@ class Sampling(_Strict):
     max_tokens: int = Field(default=512, ge=1)
     top_p: float | None = None
     seed: int | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra top-level request fields, e.g. `{chat_template_kwargs: {enable_thinking: false}}` or `top_k`."""
+
+    @field_validator("extra_body")
+    @classmethod
+    def _no_overrides(cls, v: dict[str, Any]) -> dict[str, Any]:
+        clash = sorted(set(v) & {"model", "messages", "tools", "stream"})
+        if clash:
+            raise ValueError(f"extra_body must not set {', '.join(clash)} (the harness sets them)")
+        return v
 
 
 class BootcampConfig(_Strict):

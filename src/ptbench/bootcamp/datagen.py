@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
+from ptbench.bootcamp.rowschema import AGENT_NAME, EpisodeSpec, parquet_bytes
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_bytes, atomic_write_json, read_jsonl
 
@@ -171,46 +172,41 @@ def build_row(env: Environment, split: str, index: int, case: dict[str, Any]) ->
         "reward_fn": cfg.reward.name,
         "reward_params": canonical_json(cfg.reward.params),
     }
-    row: dict[str, Any] = {
+    # Every row of every bootcamp has the same columns (rowschema.row_schema): what differs between
+    # environments goes in the `ptbench` JSON string, so mixtures concatenate and empty splits load.
+    extra["ptbench"] = EpisodeSpec.from_config(cfg).to_json()
+    return {
+        "agent_name": AGENT_NAME,
         "data_source": cfg.source,
         "prompt": prompt,
         "ability": cfg.name,
         "reward_model": {"ground_truth": gt, "style": "rule"},
         "extra_info": extra,
     }
-    if cfg.tools:
-        extra["need_tools_kwargs"] = True
-        extra["tools_kwargs"] = {t.name: {"create_kwargs": {"identity": gt}} for t in cfg.tools}
-    if cfg.interaction:
-        extra["interaction_kwargs"] = {"name": cfg.interaction.name, "identity": gt}
-    if cfg.tools or cfg.interaction:
-        row["agent_name"] = "tool_agent"
-    return row
 
 
-def sft_row(env: Environment, row: dict[str, Any]) -> dict[str, str] | None:
-    """{"prompt", "completion"}: the prompt as plain text and the generator's reference answer."""
+def sft_row(env: Environment, row: dict[str, Any], fmt: str = "chat") -> dict[str, Any] | None:
+    """The generator's reference answer as an SFT example (None: the generator has none).
+
+    `chat` (TRL's conversational prompt-completion): `prompt` is the row's messages, `completion` one
+    assistant message, `tools` the tool schemas as a JSON string (TRL's SFTTrainer json-loads it), so
+    TRL applies the model's chat template and trains on the completion only. `text`: the prompt as plain
+    text (system + user) and the answer as a string, for base models without a chat template."""
     identity = json.loads(row["reward_model"]["ground_truth"])
     completion = env.generators[row["extra_info"]["level"]].reference_completion(identity)
     if completion is None:
         return None
-    prompt = "\n\n".join(m["content"] for m in row["prompt"])
-    return {"completion": completion, "prompt": prompt}
+    if fmt == "text":
+        return {"completion": completion, "prompt": "\n\n".join(m["content"] for m in row["prompt"])}
+    return {
+        "completion": [{"content": completion, "role": "assistant"}],
+        "prompt": [dict(m) for m in row["prompt"]],
+        "tools": json.dumps(env.tool_schemas, sort_keys=True),
+    }
 
 
 def dumps_jsonl(rows: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows).encode()
-
-
-def parquet_bytes(rows: list[dict[str, Any]]) -> bytes:
-    """Parquet with fixed settings and column order, so the bytes depend only on the rows."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pylist(rows)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="snappy", row_group_size=10_000, use_dictionary=True, write_statistics=True, version="2.6")
-    return sink.getvalue().to_pybytes()
 
 
 def build_rows(env: Environment, out_dir: Path | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -248,7 +244,7 @@ def generate(config: BootcampConfig, out_dir: str | Path, *, shard: Shard | None
         data = dumps_jsonl(rows)
         atomic_write_bytes(out / f"{split}.jsonl", data)
         if parquet:
-            atomic_write_bytes(out / f"{split}.parquet", parquet_bytes(rows) if rows else b"")
+            atomic_write_bytes(out / f"{split}.parquet", parquet_bytes(rows))
         sft = [s for s in (sft_row(env, r) for r in rows) if s is not None]
         atomic_write_bytes(out / "sft" / f"{split}.jsonl", dumps_jsonl(sft))
         levels: dict[str, int] = {}

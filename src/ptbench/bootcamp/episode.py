@@ -134,8 +134,12 @@ def _bug_record(exc: Exception, kind: str = "environment_error") -> dict[str, An
 
 
 def _assistant_message(message: dict[str, Any]) -> dict[str, Any]:
-    """Keep only what a chat request accepts back (servers add fields like `reasoning_content`)."""
+    """Keep only what a chat request accepts back, plus the reasoning text for the trace (vLLM and
+    others return it as `reasoning_content` or `reasoning`; the client strips it before sending)."""
     out: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        out["reasoning_content"] = reasoning
     calls = message.get("tool_calls")
     if calls:
         out["tool_calls"] = [

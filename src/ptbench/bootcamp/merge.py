@@ -41,6 +41,14 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {src: _stats(rs) for src, rs in sorted(groups.items())}
 
 
+def summarize_levels(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """data source -> generator level -> stats: accuracy by difficulty, for curriculum studies."""
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in records:
+        groups.setdefault(r["data_source"], {}).setdefault(str(r.get("level")), []).append(r)
+    return {src: {lv: _stats(rs) for lv, rs in sorted(levels.items())} for src, levels in sorted(groups.items())}
+
+
 def _stats(rs: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in rs if r["status"] == "ok"]
     scores = [float(r["score"]) for r in ok if r.get("score") is not None]
@@ -107,6 +115,7 @@ def merge(out_dir: str | Path) -> dict[str, Any]:
         "split": settings.split,
         "traces_sha256": hashlib.sha256(data).hexdigest(),
         "by_data_source": summarize(ordered),
+        "by_level": summarize_levels(ordered),
     }
     atomic_write_json(out / "merged" / "summary.json", summary)
     return summary
@@ -118,7 +127,12 @@ def summary_table(summary: dict[str, Any]) -> Any:
     table = Table(title=f"bootcamp rollout: {summary['episodes']}/{summary['expected']} episodes, model {summary['model']}")
     for col in ("data source", "n", "ok", "success", "score mean [min, max]", "turns", "tool calls", "tokens in/out", "retries", "errors"):
         table.add_column(col, justify="left" if col in ("data source", "errors") else "right")
-    for src, s in summary["by_data_source"].items():
+    rows = [(src, s) for src, s in summary["by_data_source"].items()]
+    for src, levels in (summary.get("by_level") or {}).items():
+        if len(levels) > 1:  # one level is the data source's own row again
+            rows += [(f"  {src} / {lv}", s) for lv, s in levels.items()]
+    rows.sort(key=lambda x: x[0].strip())
+    for src, s in rows:
         score = "-" if s["score_mean"] is None else f"{s['score_mean']:.3f} [{s['score_min']:.2f}, {s['score_max']:.2f}]"
         errs = ", ".join(f"{k}: {v}" for k, v in s["errors"].items()) or "-"
         table.add_row(
@@ -126,17 +140,3 @@ def summary_table(summary: dict[str, Any]) -> Any:
             f"{s['turns_mean']:.2f}", str(s["tool_calls"]), f"{s['prompt_tokens']}/{s['completion_tokens']}", str(s["retries"]), errs,
         )
     return table
-
-
-def sft_from_traces(out_dir: str | Path, *, only_correct: bool = True) -> list[dict[str, Any]]:
-    """Chat-format SFT rows (`messages` and `tools`) from merged traces: successful episodes by default."""
-    out = Path(out_dir)
-    settings = read_settings(out)
-    from ptbench.bootcamp.environment import build_environment
-
-    tools = build_environment(settings.config).tool_schemas
-    rows = []
-    for rec in read_jsonl(out / "merged" / "traces.jsonl"):
-        if rec["status"] == "ok" and (rec.get("correct") or not only_correct):
-            rows.append({"messages": rec["messages"], "tools": tools, "sample_id": rec["sample_id"]})
-    return rows

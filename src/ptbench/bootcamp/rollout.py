@@ -53,13 +53,15 @@ class RolloutSettings(BaseModel):
     max_retries: int = 6
     limit: int | None = None
     tool_server: str | None = None
+    extra_body: dict[str, Any] = {}
+    """From `rollout --extra-body JSON`: merged over the config's `sampling.extra_body`."""
 
 
 def write_settings(out: Path, settings: RolloutSettings, *, force: bool = False) -> None:
     path = out / SETTINGS
     if path.is_file() and not force:
         old = read_settings(out)
-        for field in ("config_hash", "model", "split", "data_dir", "limit"):
+        for field in ("config_hash", "model", "split", "data_dir", "limit", "extra_body"):
             if getattr(old, field) != getattr(settings, field):
                 raise UserError(
                     f"{out} already holds a rollout with a different {field} ({getattr(old, field)!r} -> {getattr(settings, field)!r}); "
@@ -170,6 +172,7 @@ async def run_rows(
     it = iter(rows)
     fd = os.open(trace_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     sampling = settings.config.sampling.model_dump()
+    extra_body = {**sampling.pop("extra_body"), **settings.extra_body}
     client = ChatClient(
         settings.endpoint,
         settings.model,
@@ -178,6 +181,7 @@ async def run_rows(
         timeout_s=settings.request_timeout_s,
         retry=RetryPolicy(max_retries=settings.max_retries),
         sampling=sampling,
+        extra_body=extra_body,
     )
     config_hash = settings.config_hash
 

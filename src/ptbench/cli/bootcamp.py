@@ -21,7 +21,7 @@ def _default_out(config_name: str, what: str) -> Path:
 
 @app.command()
 def generate(
-    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    config: Path = typer.Argument(..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>)"),
     out: Optional[Path] = typer.Option(None, help="output folder (default results/bootcamp/<name>/data)"),
     shard: Optional[str] = typer.Option(None, help="i/N: only compute this shard's cases; run once more without --shard to assemble"),
     parquet: bool = typer.Option(True, help="also write <split>.parquet"),
@@ -35,24 +35,31 @@ def generate(
     from ptbench.bootcamp.datagen import Shard
     from ptbench.bootcamp.datagen import generate as _generate
 
-    cfg = load_bootcamp(config)
-    out = out or _default_out(cfg.name, "data")
-    result = _generate(cfg, out, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+    from ptbench.bootcamp.suite import is_suite, load_configs, suite_name
+
+    if is_suite(config):
+        base = out or _default_out(suite_name(config), "data")
+        targets = [(cfg, base / cfg.name) for cfg in load_configs(config)]
+    else:
+        cfg = load_bootcamp(config)
+        targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console = Console()
-    if shard:
-        console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {out}/.cache")
-        return
-    table = Table(title=f"{cfg.name} -> {out}")
-    for col in ("split", "rows", "levels", "sha256"):
-        table.add_column(col)
-    for split, info in result["splits"].items():
-        table.add_row(split, str(info["n"]), ", ".join(f"{k}: {v}" for k, v in info["levels"].items()), info["jsonl_sha256"][:16])
-    console.print(table)
+    for cfg, target in targets:
+        result = _generate(cfg, target, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+        if shard:
+            console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {target}/.cache")
+            continue
+        table = Table(title=f"{cfg.name} -> {target}")
+        for col in ("split", "rows", "levels", "sha256"):
+            table.add_column(col)
+        for split, info in result["splits"].items():
+            table.add_row(split, str(info["n"]), ", ".join(f"{k}: {v}" for k, v in info["levels"].items()), info["jsonl_sha256"][:16])
+        console.print(table)
 
 
 @app.command()
 def rollout(
-    config: Path = typer.Argument(..., help="bootcamp YAML"),
+    config: Path = typer.Argument(..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>, then one merge)"),
     endpoint: str = typer.Option(..., help="OpenAI-compatible base URL, e.g. http://host:8000/v1"),
     model: str = typer.Option(..., help="model name sent in each request"),
     out: Optional[Path] = typer.Option(None, help="rollout folder (default results/bootcamp/<name>/rollout-<split>)"),
@@ -72,6 +79,7 @@ def rollout(
     slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
     slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
     force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
+    extra_body: Optional[str] = typer.Option(None, help='JSON object of extra request fields, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\''),
 ) -> None:
     """Play a split's episodes against a model endpoint, sharded; resumes where a previous run stopped."""
     from rich.console import Console
@@ -84,7 +92,23 @@ def rollout(
     from ptbench.bootcamp.merge import merge as _merge
     from ptbench.bootcamp.merge import summary_table
     from ptbench.bootcamp.rollout import RolloutSettings, write_settings
+    from ptbench.bootcamp.suite import is_suite, merge_suite, suite_name, write_members
 
+    if is_suite(config):
+        if data is not None:
+            raise UserError("--data: a suite generates each member's data into OUT/<name>/data; leave --data out")
+        base = (out or _default_out(suite_name(config), f"rollout-{split}")).resolve()
+        for name, member in write_members(config, base):
+            rollout(member, endpoint, model, out=base / name, split=split, data=None, shards=shards, backend=backend,
+                    backend_config=backend_config, render=render, concurrency=concurrency, timeout=timeout,
+                    max_retries=max_retries, limit=limit, tool_server=tool_server, api_key_env=api_key_env, wait=wait,
+                    slurm_partition=slurm_partition, slurm_time=slurm_time, force=force, extra_body=extra_body)
+        if render or backend == "htcondor" or not wait:
+            return
+        summary = merge_suite(base)
+        Console().print(summary_table(summary))
+        Console().print(f"suite traces: {base / 'merged' / 'traces.jsonl'}  summary: {base / 'merged' / 'summary.json'}")
+        return
     backend, options = _backend_choice(backend, backend_config)
     if slurm_partition:
         options = {**options, "partition": slurm_partition}
@@ -93,6 +117,7 @@ def rollout(
     elif backend == "htcondor":
         launch.parse_options(options)
     cfg = load_bootcamp(config)
+    body = _parse_extra_body(extra_body)
     out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
     if data is None:
         data = out / "data"
@@ -102,7 +127,7 @@ def rollout(
     settings = RolloutSettings(
         config=cfg, config_hash=cfg.config_hash(), data_dir=str(data), split=split, endpoint=endpoint, model=model,
         api_key_env=api_key_env, concurrency=concurrency, request_timeout_s=timeout, max_retries=max_retries, limit=limit,
-        tool_server=tool_server,
+        tool_server=tool_server, extra_body=body,
     )
     write_settings(out, settings, force=force)
     console = Console()
@@ -141,6 +166,21 @@ def rollout(
         raise UserError(f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume")
 
 
+def _parse_extra_body(text: str | None) -> dict:
+    if not text:
+        return {}
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise UserError(f"--extra-body: not JSON ({exc}); pass an object, e.g. '{{\"top_k\": 20}}'") from None
+    if not isinstance(body, dict):
+        raise UserError("--extra-body: pass a JSON object, e.g. '{\"top_k\": 20}'")
+    clash = sorted(set(body) & {"model", "messages", "tools", "stream"})
+    if clash:
+        raise UserError(f"--extra-body must not set {', '.join(clash)} (the harness sets them)")
+    return body
+
+
 class _BackendFile(BaseModel):
     """A file that names a backend: a campaign file, or one with only `backend: {name, options}`."""
 
@@ -177,7 +217,7 @@ def rollout_shard(
 
 @app.command()
 def merge(
-    out: Path = typer.Argument(..., help="rollout folder"),
+    out: Path = typer.Argument(..., help="rollout folder (or a suite rollout folder)"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON instead of a table"),
 ) -> None:
     """Merge shard traces into merged/traces.jsonl (one record per episode) and merged/summary.json."""
@@ -185,8 +225,9 @@ def merge(
 
     from ptbench.bootcamp.merge import merge as _merge
     from ptbench.bootcamp.merge import summary_table
+    from ptbench.bootcamp.suite import is_suite_rollout, merge_suite
 
-    summary = _merge(out)
+    summary = merge_suite(out) if is_suite_rollout(out) else _merge(out)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
@@ -200,18 +241,42 @@ def sft(
     config: Path = typer.Argument(..., help="bootcamp YAML"),
     out: Path = typer.Option(..., help="JSONL to write, e.g. workspace/data/train.jsonl"),
     split: str = typer.Option("train"),
-    from_traces: Optional[Path] = typer.Option(None, help="rollout folder: export its correct episodes as chat `messages` instead"),
+    fmt: str = typer.Option("chat", "--format", help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)"),
+    from_traces: Optional[Path] = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
+    only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
+    min_score: Optional[float] = typer.Option(None, help="with --from-traces: keep only episodes scoring at least this"),
+    expand_turns: bool = typer.Option(False, help="with --from-traces: one example per assistant turn (prompt = history, completion = that turn)"),
 ) -> None:
-    """Write SFT data: {"prompt","completion"} from the generator's reference answers, or chat traces."""
+    """Write SFT data: the generator's reference answers, or a rollout's traces (TRL's conversational format)."""
     from ptbench.bootcamp import _json
-    from ptbench.bootcamp.merge import sft_from_traces
-    from ptbench.bootcamp.sft import sft_examples
+    from ptbench.bootcamp.sft import sft_examples, sft_from_traces
     from ptbench.core.files import atomic_write_bytes
 
-    rows = sft_from_traces(from_traces) if from_traces else sft_examples(config, split)
+    note = ""
+    if from_traces:
+        rows, counts = sft_from_traces(from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns)
+        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+    else:
+        rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(out, b"".join(_json.dumps_line(r) for r in rows))
-    print(f"{len(rows)} rows -> {out}")
+    print(f"{len(rows)} rows -> {out}{note}")
+
+
+@app.command("export-verl")
+def export_verl(
+    config: Path = typer.Argument(..., help="bootcamp YAML (or a suite YAML listing several)"),
+    out: Path = typer.Argument(..., help="folder to write the verl dataset and configs to"),
+    force: bool = typer.Option(False, help="overwrite data made from a different config"),
+) -> None:
+    """Write the dataset, tool config, agent-loop config and a trainer snippet for verl (0.9.1)."""
+    from ptbench.bootcamp.suite import load_configs
+    from ptbench.bootcamp.verl_export import export_verl as _export
+
+    manifest = _export(load_configs(config), out, force=force)
+    for split, info in manifest["splits"].items():
+        print(f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})")
+    print(f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}")
 
 
 @app.command("serve-tools")

@@ -35,8 +35,9 @@ def _tokenizer():
     return fast
 
 
-def make_tiny_model(path: str | Path, *, seed: int = 0, hidden: int = 128, layers: int = 4) -> Path:
-    """Write a random tiny Llama + tokenizer to `path` (idempotent: an existing model is kept)."""
+def make_tiny_model(path: str | Path, *, seed: int = 0, hidden: int = 128, layers: int = 4, tokenizer=None) -> Path:
+    """Write a random tiny Llama + tokenizer to `path` (idempotent: an existing model is kept).
+    `tokenizer`: another tokenizer to use (e.g. `tool_chat.tool_tokenizer()`), default the plain one."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -44,7 +45,7 @@ def make_tiny_model(path: str | Path, *, seed: int = 0, hidden: int = 128, layer
     if (path / "config.json").is_file() and (path / "tokenizer.json").is_file():
         return path
     torch.manual_seed(seed)
-    tokenizer = _tokenizer()
+    tokenizer = tokenizer if tokenizer is not None else _tokenizer()
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
         num_hidden_layers=layers, num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64,
