@@ -249,9 +249,16 @@ def eval_cmd(
     engine: str = typer.Option("auto", help="auto | transformers | vllm"),
     batch_size: int = typer.Option(32),
     task_options: str = typer.Option("{}", help="task options as JSON"),
+    base_model: str = typer.Option(None, help="base model id of the trial: picks the harness's chat template for its family"),
+    chat_template: str = typer.Option("harness", help="harness (by --base-model) | model (the model's own, recorded) | qwen3 | gemma3 | smollm3 | llama3"),
+    agent_view: bool = typer.Option(False, "--agent-view", help="leave test references and grading details out of samples.jsonl"),
+    eval_cache: str = typer.Option(None, help="harness-only evaluation cache (judge verdicts); default $PTBENCH_EVAL_CACHE"),
+    verify_install: bool = typer.Option(False, "--verify-install", help="refuse to evaluate if ptbench or a scoring package differs from its RECORD"),
 ) -> None:
     """Evaluate a model on a task with the harness's own evaluation code."""
     import json
+    import os
+    from pathlib import Path
 
     from ptbench.errors import UserError
     from ptbench.tasks.evaluate import evaluate
@@ -260,7 +267,15 @@ def eval_cmd(
         options = json.loads(task_options)
     except json.JSONDecodeError as exc:
         raise UserError(f"--task-options: not valid JSON ({exc})") from None
-    m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size)
+    if eval_cache:
+        os.environ["PTBENCH_EVAL_CACHE"] = str(Path(eval_cache).resolve())
+    installation = None
+    if verify_install:
+        from ptbench.runner.installation import verify_installation
+
+        installation = verify_installation()
+    m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size,
+                 base_model=base_model, chat_template=chat_template, agent_view=agent_view, installation=installation)
     p = m["primary"]
     stderr = f" ± {p['stderr']:.4f}" if p["stderr"] is not None else ""
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
