@@ -70,7 +70,9 @@ def run(
     if not any(t.result_json.exists() for t in p.trials):
         commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
         return
-    md, files, problems = commands.write_tables(str(p.campaign_dir), None)
+    md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
+    for problem in problems:
+        commands.err_console.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
     commands.console.print(md)
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
@@ -221,11 +223,12 @@ def cancel(
 def collate(
     target: str = typer.Argument(..., help="campaign file, its results folder, or any folder of result.json files"),
     out: str = typer.Option(None, help="folder for results.{md,csv,tex,json,png} (default: <campaign>/tables)"),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="put results with different test-set hashes or evaluation settings in one column (warns)"),
 ) -> None:
     """Aggregate results: Markdown table on screen; CSV, LaTeX (booktabs), JSON and a PNG chart."""
     from ptbench import commands
 
-    md, files, problems = commands.write_tables(target, out)
+    md, files, problems = commands.write_tables(target, out, allow_mixed=allow_mixed)
     for p in problems:
         commands.err_console.print(f"[yellow]warning:[/] {p}", soft_wrap=True)
     commands.console.print(md)

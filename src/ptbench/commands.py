@@ -119,14 +119,16 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
         return True
 
 
-def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], list[str]]:
+def write_tables(target: str, out_dir: str | None, *, allow_mixed: bool = False) -> tuple[str, list[Path], list[str]]:
     from ptbench.results.collate import aggregate, load_records, to_csv, to_latex, to_markdown
+    from ptbench.results.comparable import check_comparable
     from ptbench.fsutil import atomic_write_text
 
     root, _ = resolve_campaign_dir(target)
     records, problems = load_records(root)
     if not records:
         raise UserError(f"{root}: no result.json found (run the campaign first, or point at its results folder)")
+    problems += check_comparable(records, allow_mixed=allow_mixed)
     table = aggregate(records, problems)
     out = Path(out_dir) if out_dir else root / "tables"
     out.mkdir(parents=True, exist_ok=True)

@@ -46,6 +46,8 @@ def _check(metrics: dict, name: str, engine: str, out: Path) -> None:
     assert metrics["settings"]["phases"][-1] == {**metrics["settings"]["phases"][-1], "ok": True, "max_new_tokens": 24}
     assert json.loads((out / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
     assert len((out / "samples.jsonl").read_text().splitlines()) == N[name]
+    identity = metrics["settings"]["test_set"]  # every task records what it scored
+    assert identity["n"] == N[name] and len(identity["sha256"]) == 64
 
 
 def _vllm_available() -> bool:

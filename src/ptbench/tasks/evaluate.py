@@ -94,6 +94,8 @@ def evaluate(
     if not examples:
         raise UserError(f"task '{task_name}': no test examples to evaluate (check data_path and limit)")
     chat = choose_chat_format(base_model, chat_template)
+    if chat.source == "harness" and chat.family is None and not all(isinstance(ex.prompt, str) for ex in examples):
+        chat.render([], None, None)  # raises the one-line error now, before a model is loaded
     # An engine object may be passed in (tests and `ptbench baseline` reuse one loaded model).
     eng: Engine | None = None if isinstance(engine, str) else engine
     prompts: list[str] | None = None
@@ -125,7 +127,7 @@ def evaluate(
         atomic_write_json(out / "failure.json", {"task": task_name, "error": f"{type(last).__name__}: {last}", **detail, "settings": settings})
         raise EvaluationFailed(f"{task_name}: every evaluation phase failed ({len(phases)} phases); last: {last}",
                                {"phases": phases, **detail})
-    _write_samples(out, examples, completions, scored.scores, scored.details or [{}] * len(examples), agent_view=agent_view)
+    _write_samples(out, examples, prompts, completions, scored.scores, scored.details or [{}] * len(examples), agent_view=agent_view)
     settings = _settings(task, eng, chat, examples, phases, limit)
     settings.update(scored.settings)
     if installation is not None:
@@ -160,9 +162,10 @@ def _settings(task: Task, eng: Engine | None, chat: ChatFormat, examples: list[E
 _AGENT_FIELDS = ("id", "completion", "finish_reason", "score")
 
 
-def _write_samples(out: Path, examples, completions, scores, details, *, agent_view: bool = False) -> None:
-    rows = [{"id": ex.id, "reference": ex.reference, "completion": c.text, "finish_reason": c.finish_reason, "score": s, **d}
-            for ex, c, s, d in zip(examples, completions, scores, details)]
+def _write_samples(out: Path, examples, prompts, completions, scores, details, *, agent_view: bool = False) -> None:
+    # `prompt` is the text the model saw (after the chat template), so the template applied can be checked.
+    rows = [{"id": ex.id, "prompt": p, "reference": ex.reference, "completion": c.text, "finish_reason": c.finish_reason, "score": s, **d}
+            for ex, p, c, s, d in zip(examples, prompts, completions, scores, details)]
     if agent_view:
         rows = [{k: r[k] for k in _AGENT_FIELDS} for r in rows]
     atomic_write_text(out / "samples.jsonl", "".join(json.dumps(r, default=str) + "\n" for r in rows))
