@@ -284,6 +284,34 @@ def eval_cmd(
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
 
 
+@app.command("eval-references")
+def eval_references_cmd(
+    task: str = typer.Argument(..., help="task scored against reference answers (arena_hard_writing)"),
+    model: str = typer.Option(..., help="the official instruct model's folder (or hub id), e.g. Qwen3-1.7B"),
+    out: str = typer.Option(None, help="references root (default: $PTBENCH_EVAL_CACHE/references)"),
+    name: str = typer.Option(None, help="whose answers these are (default: the task's reference_model, Qwen/Qwen3-1.7B)"),
+    engine: str = typer.Option("auto", help="auto | transformers | vllm (use the engine evaluation uses)"),
+    batch_size: int = typer.Option(32),
+    limit: int = typer.Option(None, help="answer only the first N questions"),
+    task_options: str = typer.Option("{}", help="task options as JSON"),
+    chat_template: str = typer.Option("model", help="model (the instruct model's own, default) | harness | a family name"),
+    base_model: str = typer.Option(None, help="with --chat-template harness: the id that picks the family"),
+    replace: bool = typer.Option(False, "--replace", help="make them again where they exist"),
+) -> None:
+    """Generate and cache the reference answers a task judges against (Arena-Hard writing)."""
+    import json
+
+    from ptbench.tasks.references import generate_references
+
+    try:
+        options = json.loads(task_options)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--task-options: not valid JSON ({exc})") from None
+    path = generate_references(task, model, out, name=name, engine=engine, batch_size=batch_size, limit=limit,
+                               task_options=options, chat_template=chat_template, base_model=base_model, replace=replace)
+    print(f"{task}: reference answers in {path}")
+
+
 @app.command()
 def baseline(
     model: str = typer.Option(..., help="model folder (or hub id) to evaluate as-is"),

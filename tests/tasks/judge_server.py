@@ -15,7 +15,8 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-CASES = {"c1": ("B>>A", "A>B"), "c2": ("A=B", "B>A"), "c3": ("A>>B", "B>>A"), "ratelimit": ("B>A", "A>B")}
+CASES = {"c1": ("B>>A", "A>B"), "c2": ("A=B", "B>A"), "c3": ("A>>B", "B>>A"), "c4": ("B>>A", "B>A"), "c5": ("A=B", "B>>A"),
+         "ratelimit": ("B>A", "A>B")}
 
 
 class _Server(ThreadingHTTPServer):

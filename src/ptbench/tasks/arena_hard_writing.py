@@ -13,6 +13,7 @@ unparsable game is a failed example (not scored); past the threshold the evaluat
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -125,16 +126,21 @@ class ArenaHardWriting(JudgedTask):
                                              "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
         return {str(r["uid"]): _answer_text(r) for r in rows}
 
-    def test_examples(self, limit: int | None = None) -> list[Example]:
+    def question_examples(self, limit: int | None = None) -> list[Example]:
+        """The questions as examples without references (what `ptbench eval-references` answers)."""
         rows = self.questions()
+        rows = rows[:limit] if limit else rows
+        return [Example(id=r["uid"], reference=None, meta={"question": r["prompt"]},
+                        prompt=self._prompt(r["prompt"], "plain_base.jinja", text=r["prompt"])) for r in rows]
+
+    def test_examples(self, limit: int | None = None) -> list[Example]:
+        examples = self.question_examples(limit)
         refs = self._references()
-        missing = [r["uid"] for r in rows if r["uid"] not in refs]
+        missing = [ex.id for ex in examples if ex.id not in refs]
         if missing:
             raise UserError(f"arena_hard_writing: {len(missing)} questions have no reference answer in "
                             f"{self.dataset['reference_answers']['file']} (e.g. {missing[0]}); regenerate it with ptbench eval-references")
-        rows = rows[:limit] if limit else rows
-        return [Example(id=r["uid"], reference=refs[r["uid"]], meta={"question": r["prompt"]},
-                        prompt=self._prompt(r["prompt"], "plain_base.jinja", text=r["prompt"])) for r in rows]
+        return [dataclasses.replace(ex, reference=refs[ex.id]) for ex in examples]
 
     def score(self, example: Example, completion: str) -> float:
         """One example through the judge (evaluation scores whole batches with `score_batch`); 0.0 if unjudgeable."""
