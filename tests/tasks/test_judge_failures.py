@@ -91,8 +91,8 @@ parallelism: 1
 def test_runner_records_eval_failed_not_completed_and_counts_below_threshold(judge, write_campaign, test_agents, tmp_path):
     common = {"max_new_tokens": 4, **judge_options(judge, tmp_path, judge_max_retries=0)}
     del common["judge_cache_dir"]  # the runner's default: the campaign's harness-only cache
-    spread = {**write_healthbench(tmp_path / "spread", n=20, rubrics=10, failing={0, 4, 8, 12}), **common}
-    below = {**write_healthbench(tmp_path / "below", n=40, rubrics=2, failing={3}), **common}
+    spread = {**write_healthbench(tmp_path / "spread", n=10, rubrics=5, failing={0, 4}), **common}  # 4% of calls, 20% of examples
+    below = {**write_healthbench(tmp_path / "below", n=40, rubrics=1, failing={3}), **common}
     path = write_campaign(CAMPAIGN.replace("@SPREAD@", json.dumps(spread)).replace("@BELOW@", json.dumps(below)))
     run = ptbench("run", str(path), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
@@ -100,13 +100,15 @@ def test_runner_records_eval_failed_not_completed_and_counts_below_threshold(jud
     failed = json.loads((trials / "quick-copy__tiny__spread__s0" / "result.json").read_text())
     assert failed["status"] == "eval_failed" and failed["primary_metric"] is None
     assert failed["failure"]["retryable"] is True and failed["failure"]["stage"] == "evaluate"
-    assert failed["extra_metrics"]["judge_failed_examples"] == 4 and failed["extra_metrics"]["judge_failed_calls"] == 4
+    assert failed["extra_metrics"]["judge_failed_examples"] == 2 and failed["extra_metrics"]["judge_failed_calls"] == 2
+    assert failed["extra_metrics"]["judge_calls"] == 50
     assert [p["ok"] for p in failed["evaluation"]["phases"]] == [False]
     ok = json.loads((trials / "quick-copy__tiny__below__s0" / "result.json").read_text())
     assert ok["status"] == "completed" and ok["primary_metric"]["n"] == 39
     assert ok["extra_metrics"]["judge_failed_examples"] == 1 and ok["extra_metrics"]["judge_examples"] == 40
     assert ok["evaluation"]["chat_template"]["family"] == "llama3"
     assert ok["evaluation"]["test_set"]["n"] == 40 and len(ok["evaluation"]["test_set"]["sha256"]) == 64
+    assert ok["evaluation"]["installation"]["transformers"]["files_verified"] > 0  # the runner asked for --verify-install
     # The judge cache sits in the campaign's harness-only area, not in the agent's workspace or HOME.
     cache = trials / ".harness" / "eval-cache" / "judge"
     assert any(cache.rglob("*.json"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 
+import ptbench
 from ptbench.fsutil import atomic_write_text
 from ptbench.trial import TrialDir
 
@@ -28,6 +29,7 @@ EVALUATE_SH = """#!/usr/bin/env bash
 # computed by the harness's own copy, with the harness's chat template, whatever happens to this file.
 set -euo pipefail
 model=${1:-final_model}; shift || true
+export PYTHONPATH=@PTBENCH_ROOT@${PYTHONPATH:+:$PYTHONPATH}  # the ptbench the harness runs, not another one on the path
 exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" --task-options @OPTIONS@ --base-model @BASE@ --chat-template @CHAT@ --agent-view "$@"
 """
 
@@ -45,7 +47,8 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
     atomic_write_text(
         trial.workspace / "evaluate.sh",
         EVALUATE_SH.replace("@PYTHON@", shlex.quote(python)).replace("@TASK@", spec.task.name).replace("@OPTIONS@", options)
-        .replace("@BASE@", shlex.quote(spec.base_model.id)).replace("@CHAT@", spec.evaluation.chat_template),
+        .replace("@BASE@", shlex.quote(spec.base_model.id)).replace("@CHAT@", spec.evaluation.chat_template)
+        .replace("@PTBENCH_ROOT@", shlex.quote(str(Path(ptbench.__file__).resolve().parent.parent))),
         mode=0o755,
     )
     write_deadline(trial, spec.budget.seconds)
