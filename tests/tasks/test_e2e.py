@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.inference.base import GenerationFailed
-from ptbench.tasks import get_task
 from ptbench.tasks.evaluate import evaluate
 
 from .conftest import ARENA_FIXTURE, FIXTURES, HEALTHBENCH_FIXTURE, judge_options, require

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.runner.installation import check_distribution, verify_installation
 from tests.conftest import ptbench
 

@@ -146,7 +146,8 @@ class _ShrinkingEngine:
         raise AssertionError("the harness template is used, not the model's")
 
     def generate(self, prompts, settings, *, max_new_tokens=None):
-        from ptbench.inference.base import Completion, GenerationFailed
+        from ptbench.core.errors import GenerationFailed
+        from ptbench.core.generation import Completion
 
         if max_new_tokens > self.budget:
             raise GenerationFailed(f"out of memory at max_new_tokens={max_new_tokens}")

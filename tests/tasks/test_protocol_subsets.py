@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.tasks import Example, get_task
 from ptbench.tasks.subsets import read_ids
 from tests.conftest import ptbench

@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.testing import load_script
-from ptbench.testing.fixtures import require
+from tests.support import require
 
 SCRIPT = [
     {"shell": "echo hi > out.txt"},

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.inference.base import TOOLS_SYSTEM_PROMPT
 
 TEMPLATE_DIR = Path(__file__).parent / "chat_templates"

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
-from ptbench.httputil import parse_retry_after as _retry_after
+from ptbench.core.errors import UserError
+from ptbench.core.http import parse_retry_after as _retry_after
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class JudgeClient:
                 pass  # a torn or foreign cache file: ask again
         reply = await self._request(client, sem, body)
         if reply.ok:
-            from ptbench.fsutil import atomic_write_json
+            from ptbench.core.files import atomic_write_json
 
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, {"key": key, "base_url": self.config.base_url, "model": self.config.model,

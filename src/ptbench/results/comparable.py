@@ -11,7 +11,7 @@ import json
 from collections import defaultdict
 from typing import Any, Callable
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.results.schema import ResultRecord
 
 

@@ -17,7 +17,7 @@ import json
 from importlib import metadata
 from typing import Any
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 # What decides a score: ptbench itself, generation (torch, transformers, tokenizers, vllm), prompt
 # templating, and answer checking. Absent ones (vllm on a CPU node) are skipped.

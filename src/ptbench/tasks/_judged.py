@@ -8,11 +8,12 @@ conversation fails the evaluation instead of quietly dropping most of the test s
 
 from __future__ import annotations
 
-from typing import Any
+import typing
+from typing import Any, ClassVar
 
 from ptbench.inference.judge import JudgeClient, JudgeConfig, require_key
 from ptbench.tasks._common import BenchmarkTask
-from ptbench.tasks.base import EvaluationFailed
+from ptbench.core.errors import EvaluationFailed
 
 
 def check_judge_failures(record: dict[str, Any], what: str) -> None:
@@ -40,6 +41,8 @@ class JudgedTask(BenchmarkTask):
 
     default_judge_model = "gpt-5-mini"
     default_judge_reasoning_effort: str | None = None
+    # judge_* options are popped by prefix below, so the signature cannot declare them.
+    extra_options: ClassVar[dict[str, Any]] = {f"judge_{k}": v | None for k, v in typing.get_type_hints(JudgeConfig).items()}
 
     def __init__(self, *, judge_failure_threshold: float = 0.05, **options: Any) -> None:
         judge_opts = {k: options.pop(k) for k in list(options) if k.startswith("judge_")}

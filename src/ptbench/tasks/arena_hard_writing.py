@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.tasks._common import DatasetPin, load_rows, local_data_path, read_rows, render_template
 from ptbench.tasks._judged import JudgedTask
 from ptbench.tasks.answer_cleanup import clean_answer

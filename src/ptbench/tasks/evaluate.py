@@ -19,11 +19,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json, atomic_write_text
-from ptbench.inference.base import Engine, get_engine
+from ptbench.core.errors import EvaluationFailed, UserError
+from ptbench.core.files import atomic_write_json, atomic_write_text
+from ptbench.inference import Engine, get_engine
 from ptbench.inference.chat_format import ChatFormat, choose_chat_format
-from ptbench.tasks.base import EvaluationFailed, Example, ScoredBatch, Task, get_task, mean_stderr
+from ptbench.tasks.base import Example, ScoredBatch, Task, get_task, mean_stderr
 from ptbench.tasks.identity import scored_set_identity
 
 

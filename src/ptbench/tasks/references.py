@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json, atomic_write_text
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json, atomic_write_text
 from ptbench.inference.base import get_engine
 from ptbench.inference.chat_format import choose_chat_format
 from ptbench.tasks.arena_hard_writing import reference_file

@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 SHIPPED = Path(__file__).parent / "data"
 
