@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.tasks import EvaluationFailed, get_task
+from ptbench.core.errors import EvaluationFailed
+from ptbench.tasks import get_task
 from ptbench.tasks.evaluate import evaluate
 from tests.conftest import ptbench
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
+from ptbench.core.errors import UserError
+from ptbench.results.comparable import check_comparable
 from ptbench.results.schema import ResultRecord
 from ptbench.tasks import get_task
 from ptbench.tasks.identity import scored_set_identity
@@ -69,9 +73,24 @@ def test_collate_refuses_mixed_test_sets_and_says_which_differ(tmp_path):
     assert allowed.returncode == 0 and "test-set hash differs" in allowed.stderr and (tmp_path / "mixed" / "tables" / "results.md").exists()
 
 
-def test_collate_refuses_a_different_judge_and_accepts_alike_results(tmp_path):
-    _write(tmp_path / "judges", [_record("t1", "claude", "a" * 64), _record("t2", "codex", "a" * 64, judge_model="gpt-4o")])
-    run = ptbench("collate", str(tmp_path / "judges"))
-    assert run.returncode == 2 and "judge differs" in run.stderr and "gpt-4o" in run.stderr
-    _write(tmp_path / "alike", [_record("t1", "claude", "a" * 64), _record("t2", "codex", "a" * 64)])
-    assert ptbench("collate", str(tmp_path / "alike")).returncode == 0
+def _check(records, **kw):
+    return check_comparable([ResultRecord.model_validate(r) for r in records], **kw)
+
+
+def test_a_different_judge_is_refused_and_alike_results_pass():
+    with pytest.raises(UserError, match="judge differs: .*gpt-4o"):
+        _check([_record("t1", "claude", "a" * 64), _record("t2", "codex", "a" * 64, judge_model="gpt-4o")])
+    assert _check([_record("t1", "claude", "a" * 64), _record("t2", "codex", "a" * 64)]) == []
+    warned = _check([_record("t1", "claude", "a" * 64), _record("t2", "codex", "b" * 64)], allow_mixed=True)
+    assert len(warned) == 1 and "test-set hash differs" in warned[0]
+
+
+def test_baseline_rows_keep_their_own_prompt_format_but_not_another_judge():
+    base = _record("baseline-base-zero-shot-qwen-healthbench_easy", "base (zero-shot)", "c" * 64)
+    base["campaign"] = "baselines"
+    base["evaluation"].update(prompt_format="base", chat_template={"source": "unused (completion prompts)"})
+    assert _check([_record("t1", "claude", "a" * 64), base]) == []
+    other = _record("baseline-instruct", "instruct", "a" * 64, judge_model="gpt-4o")
+    other["campaign"] = "baselines"
+    with pytest.raises(UserError, match="judge differs"):
+        _check([_record("t1", "claude", "a" * 64), other])

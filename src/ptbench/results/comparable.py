@@ -1,7 +1,8 @@
 """May these results share a column? Only when they scored the same test set the same way.
 
 Grouped by column (task label), every scored record's test-set hash and evaluation settings are
-compared; a difference is refused (one line naming the column, the setting and which trials hold
+compared (baseline rows, whose prompt format is what defines them, on task version, judge and
+limit only); a difference is refused (one line naming the column, the setting and which trials hold
 each value) unless the user asks for mixed columns, in which case it is returned as a warning.
 """
 
@@ -41,6 +42,11 @@ SETTINGS: dict[str, Callable[[ResultRecord], Any]] = {
 }
 
 
+# `ptbench baseline` rows are defined by their prompt format (base zero-/few-shot prompts, the
+# instruct model's own template): only what must hold for any row of a column is compared for them.
+BASELINE_SETTINGS = ("task version", "judge", "limit")
+
+
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return text[:12] + "…" if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text[:80]
@@ -57,7 +63,8 @@ def check_comparable(records: list[ResultRecord], *, allow_mixed: bool = False) 
         for setting, get in SETTINGS.items():
             holders: dict[str, list[str]] = defaultdict(list)
             for r in group:
-                holders[_short(get(r))].append(r.trial_id)
+                if r.campaign != "baselines" or setting in BASELINE_SETTINGS:
+                    holders[_short(get(r))].append(r.trial_id)
             if len(holders) > 1:
                 parts = "; ".join(f"{value} in {len(ids)} ({', '.join(ids[:2])}{', …' if len(ids) > 2 else ''})"
                                   for value, ids in sorted(holders.items()))

@@ -18,7 +18,7 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text
-from ptbench.inference.base import get_engine
+from ptbench.inference import get_engine
 from ptbench.inference.chat_format import choose_chat_format
 from ptbench.tasks.arena_hard_writing import reference_file
 from ptbench.tasks.base import get_task
