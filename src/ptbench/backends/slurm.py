@@ -27,7 +27,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict
-from ptbench.trial import TrialDir
+from ptbench.trial import TrialDir, TrialSpec
 
 # The sbatch comment every submission carries, so a reader of the script knows what runs.
 _WHAT_RUNS = "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission (listed in {listing})"
@@ -80,8 +80,8 @@ class SlurmBackend:
         self.options = parse_options(options)
 
     # ---- what would be submitted ---------------------------------------------------------
-    def sbatch_parameters(self, campaign: Campaign, n_trials: int) -> dict[str, Any]:
-        """submitit `SlurmExecutor` parameters (its names = sbatch flags) for one array of n trials."""
+    def sbatch_parameters(self, campaign: Campaign) -> dict[str, Any]:
+        """submitit `SlurmExecutor` parameters (its names = sbatch flags) for an array of the campaign's trials."""
         what_runs = _WHAT_RUNS.format(python=self.python, listing=campaign.campaign_dir / "jobs.json")
         return self.array_parameters(name=f"ptbench-{campaign.name}", minutes=campaign.budget.scheduler_minutes,
                                      parallelism=campaign.parallelism, gres=default_gres(campaign.budget, self.options),
@@ -127,11 +127,11 @@ class SlurmBackend:
         minutes = campaign.budget.scheduler_minutes
         return TrialJob(minutes * 60, min(self.options.signal_seconds, minutes * 60 // 2), self.options.python)
 
-    def render(self, campaign: Campaign, specs, out: str | None) -> str:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         """Write the sbatch script `submit` would hand to Slurm (and the array's trial list beside it)."""
         cdir = campaign.campaign_dir
         path = Path(out) if out else cdir / "submit" / "slurm.sh"
-        self.render_array(self.sbatch_parameters(campaign, len(specs)), cdir / "slurm", len(specs), path)
+        self.render_array(self.sbatch_parameters(campaign), cdir / "slurm", len(specs), path)
         atomic_write_text(path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs)))
         return str(path)
 
@@ -177,7 +177,7 @@ class SlurmBackend:
             raise UserError("nothing to submit")
         campaign, cdir = plan.campaign, plan.campaign_dir
         folder = cdir / "slurm"
-        jobs = self.submit_array(folder, self.job(campaign), [[str(t.path) for t in trials]], self.sbatch_parameters(campaign, len(trials)))
+        jobs = self.submit_array(folder, self.job(campaign), [[str(t.path) for t in trials]], self.sbatch_parameters(campaign))
         job_ids = [j.job_id for j in jobs]
         array_id = job_ids[0].split("_")[0]
         script = folder / f"{array_id}_submission.sh"

@@ -152,8 +152,6 @@ def render(
 
     c, specs = validate_campaign(campaign, agents_can_start=False)  # rendering needs no keys
     name = backend or c.backend.name
-    if name == "local":
-        raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
     path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, specs, out)
     print(path)
 
