@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -48,6 +50,18 @@ def test_agents_evaluate_sh_shows_scores_without_references(write_campaign, test
     # The harness's own evaluation keeps everything, outside the workspace.
     final = [json.loads(line) for line in (trial / "eval" / "samples.jsonl").read_text().splitlines()]
     assert all("reference" in r and "prompt" in r for r in final)
+    caches = json.loads((trial / "result.json").read_text())["evaluation"]["caches"]
+    assert caches["HF_HUB_CACHE"] == str((trial.parent / ".harness" / "eval-cache" / "hf-hub").resolve())
+
+
+def test_harness_caches_are_what_huggingface_reads(tmp_path):
+    """Test sets load through the harness-only HF caches, not the agent-writable shared one."""
+    code = ("import sys; from ptbench.runner.eval_stage import use_harness_caches; use_harness_caches(sys.argv[1]); "
+            "import huggingface_hub.constants as c, datasets.config as d; print(c.HF_HUB_CACHE); print(d.HF_DATASETS_CACHE)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ec")], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "HF_HUB_CACHE": "/agent/writable/hub", "HF_DATASETS_CACHE": "/agent/writable/ds"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(tmp_path / "ec" / "hf-hub"), str(tmp_path / "ec" / "hf-datasets")]
 
 
 def _fake_dist(root, name="ptbench_probe"):

@@ -254,25 +254,28 @@ def eval_cmd(
 ) -> None:
     """Evaluate a model on a task with the harness's own evaluation code."""
     import json
-    import os
-    from pathlib import Path
 
     from ptbench.core.errors import UserError
+
+    caches = None
+    if eval_cache:  # before anything imports huggingface_hub, which reads its cache paths once
+        from ptbench.runner.eval_stage import use_harness_caches
+
+        caches = use_harness_caches(eval_cache)
     from ptbench.tasks.evaluate import evaluate
 
     try:
         options = json.loads(task_options)
     except json.JSONDecodeError as exc:
         raise UserError(f"--task-options: not valid JSON ({exc})") from None
-    if eval_cache:
-        os.environ["PTBENCH_EVAL_CACHE"] = str(Path(eval_cache).resolve())
     installation = None
     if verify_install:
         from ptbench.runner.installation import verify_installation
 
         installation = verify_installation()
     m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size,
-                 base_model=base_model, chat_template=chat_template, agent_view=agent_view, installation=installation)
+                 base_model=base_model, chat_template=chat_template, agent_view=agent_view, installation=installation,
+                 caches=caches)
     p = m["primary"]
     stderr = f" ± {p['stderr']:.4f}" if p["stderr"] is not None else ""
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")

@@ -2,8 +2,10 @@
 
 Everything that decides the score comes from the harness, not from the agent's workspace: the
 trial's base model id (which picks the harness's chat template), the harness-only evaluation cache
-(judge verdicts; PTBENCH_EVAL_CACHE, default `<campaign>/.harness/eval-cache`, never bound into an
-agent's sandbox), and a check of the ptbench installation against its distribution RECORD.
+(PTBENCH_EVAL_CACHE, default `<campaign>/.harness/eval-cache`, never bound into an agent's
+sandbox: judge verdicts, reference answers, and the Hugging Face hub/datasets caches the test sets
+are loaded through, so a test set the agent rewrote in the shared HF cache is never read), and a
+check of the ptbench installation against its distribution RECORD.
 """
 
 from __future__ import annotations
@@ -30,3 +32,14 @@ def evaluation_argv(trial: TrialDir, python: str) -> list[str]:
     if ev.limit:
         argv += ["--limit", str(ev.limit)]
     return argv
+
+
+def use_harness_caches(root: str | Path) -> dict[str, str]:
+    """Point this process's evaluation at the harness-only cache: judge verdicts and the Hugging
+    Face hub and datasets caches (test sets are downloaded there, not read from the agent-writable
+    shared cache; an offline node uses data_path / PTBENCH_DATA_DIR or a cache seeded beforehand).
+    Must run before `huggingface_hub` is imported: it reads these variables once."""
+    root = Path(root).resolve()
+    env = {"PTBENCH_EVAL_CACHE": str(root), "HF_HUB_CACHE": str(root / "hf-hub"), "HF_DATASETS_CACHE": str(root / "hf-datasets")}
+    os.environ.update(env)
+    return env

@@ -75,6 +75,7 @@ def evaluate(
     chat_template: str = "harness",
     agent_view: bool = False,
     installation: dict[str, Any] | None = None,
+    caches: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate `model_path` on a task; writes `metrics.json` and `samples.jsonl` into out_dir.
 
@@ -132,6 +133,8 @@ def evaluate(
     settings.update(scored.settings)
     if installation is not None:
         settings["installation"] = installation
+    if caches is not None:
+        settings["caches"] = caches
     metrics = {
         "task": {"name": task_name, "version": task.version, "options": task_options or {}},
         "primary": primary,
