@@ -5,7 +5,10 @@ same prompts (GSM8K-schema rows rendered with the model's chat template) and the
 settings. The harness side is the whole `evaluate()` call: data loading, templating, tokenizing,
 generation with retry bookkeeping, scoring and writing metrics/samples.
 
-    VLLM_CPU_KVCACHE_SPACE=1 python scripts/bench_eval_overhead.py [--n 200] [--max-new-tokens 64] [--repeats 3]
+    VLLM_CPU_KVCACHE_SPACE=1 python scripts/bench_eval_overhead.py [--n 200] [--max-new-tokens 64] [--repeats 3] [--base-model ID]
+
+With --base-model (e.g. meta-llama/Meta-Llama-3-8B) both sides render the harness's chat template
+for that family, as the runner's evaluation does.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--base-model", default=None)
     args = parser.parse_args()
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
@@ -48,7 +52,13 @@ def main() -> None:
     llm = LLM(model=str(model), dtype="float32", max_model_len=2048, seed=0, max_num_seqs=256)
     tok = llm.get_tokenizer()
     task = get_task("gsm8k", **options)
-    prompts = [tok.apply_chat_template(ex.prompt, tokenize=False, add_generation_prompt=True) for ex in task.test_examples()]
+    if args.base_model:
+        from ptbench.inference.chat_format import choose_chat_format
+
+        chat = choose_chat_format(args.base_model)
+        prompts = [chat.render(ex.prompt, None, None) for ex in task.test_examples()]
+    else:
+        prompts = [tok.apply_chat_template(ex.prompt, tokenize=False, add_generation_prompt=True) for ex in task.test_examples()]
     params = SamplingParams(max_tokens=args.max_new_tokens, temperature=0.0)
     engine = VLLMEngine.from_llm(llm)
     llm.generate(prompts[:8], params, use_tqdm=False)  # warm-up
@@ -59,7 +69,7 @@ def main() -> None:
         llm.generate(prompts, params, use_tqdm=False)
         raw.append(time.perf_counter() - started)
         started = time.perf_counter()
-        evaluate("gsm8k", str(model), work / "eval", task_options=options, engine=engine)
+        evaluate("gsm8k", str(model), work / "eval", task_options=options, engine=engine, base_model=args.base_model)
         harness.append(time.perf_counter() - started)
     report = {"n": args.n, "max_new_tokens": args.max_new_tokens, "raw_generate_s": [round(x, 3) for x in raw],
               "ptbench_eval_s": [round(x, 3) for x in harness], "ratio_median": round(sorted(harness)[len(harness) // 2] / sorted(raw)[len(raw) // 2], 3)}

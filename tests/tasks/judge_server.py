@@ -5,6 +5,7 @@ verdict when the model is A); the game order is read from where "REFERENCE-ANSWE
 Special cases: `fail` answers HTTP 500 every time, `ratelimit` answers 429 with Retry-After
 once and then the scripted verdict, `garbage` answers text with no verdict.
 HealthBench: the rubric criterion ends in [met] / [unmet] / [fail].
+`fail_first = N`: the first N requests answer HTTP 500 whatever they ask (an outage that passes).
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-CASES = {"c1": ("B>>A", "A>B"), "c2": ("A=B", "B>A"), "c3": ("A>>B", "B>>A"), "ratelimit": ("B>A", "A>B")}
+CASES = {"c1": ("B>>A", "A>B"), "c2": ("A=B", "B>A"), "c3": ("A>>B", "B>>A"), "c4": ("B>>A", "B>A"), "c5": ("A=B", "B>>A"),
+         "ratelimit": ("B>A", "A>B")}
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default backlog (5) refuses connections under 16 concurrent judge calls
+    daemon_threads = True
 
 
 class ScriptedJudge:
@@ -22,6 +29,8 @@ class ScriptedJudge:
         self.requests: list[dict] = []
         self.auth: list[str | None] = []
         self.rate_limited: set[str] = set()
+        self.fail_first = 0
+        self._lock = threading.Lock()
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,7 +51,7 @@ class ScriptedJudge:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
@@ -50,6 +59,10 @@ class ScriptedJudge:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def answer(self, body: dict) -> tuple[int, str, dict]:
+        with self._lock:
+            if self.fail_first > 0:
+                self.fail_first -= 1
+                return 500, "", {}
         text = "\n".join(m["content"] for m in body["messages"])
         if "# Rubric item" in text:
             item = text.split("# Rubric item", 1)[1]

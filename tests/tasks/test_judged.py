@@ -14,11 +14,11 @@ from ptbench.tasks import Example, get_task
 from ptbench.tasks.arena_hard_writing import parse_verdict, question_score
 from ptbench.tasks.healthbench_easy import bootstrap_stderr, example_score
 
-from .conftest import FIXTURES, judge_options
+from .conftest import ARENA_FIXTURE, HEALTHBENCH_FIXTURE, judge_options
 
 
 def arena(judge, tmp_path, **extra):
-    return get_task("arena_hard_writing", data_path=str(FIXTURES / "arena_hard_writing"), **judge_options(judge, tmp_path, **extra))
+    return get_task("arena_hard_writing", **ARENA_FIXTURE, **judge_options(judge, tmp_path, **extra))
 
 
 def test_arena_arithmetic_matches_hand_computed(judge, tmp_path: Path):
@@ -30,7 +30,7 @@ def test_arena_arithmetic_matches_hand_computed(judge, tmp_path: Path):
     # c3: two strong losses -> 0/6.
     assert scored.scores == [1.0, 0.25, 0.0]
     assert scored.details[0]["verdicts"] == ["B>>A", "A>B"]
-    assert scored.settings["judge_calls"] == 6 and scored.settings["judge_failures"] == 0
+    assert scored.settings["judge_calls"] == 6 and scored.settings["judge_failed_calls"] == 0
     assert len(judge.requests) == 6
 
 
@@ -46,14 +46,16 @@ def _writing(case: str, i: int) -> Example:
                    meta={"question": f"Write something. case={case}"})
 
 
-def test_judge_failures_counted_and_threshold_fails(judge, tmp_path: Path):
+def test_judge_failures_counted_per_example_and_threshold_fails(judge, tmp_path: Path):
     examples = [_writing("c1", 0), _writing("c2", 1), _writing("fail", 2), _writing("garbage", 3)]
     with pytest.raises(EvaluationFailed) as info:
         arena(judge, tmp_path).score_batch(examples, ["a"] * 4)
-    assert info.value.detail["judge_failures"] == 4 and info.value.detail["judge_calls"] == 8
+    detail = info.value.detail
+    assert (detail["judge_failed_calls"], detail["judge_calls"]) == (4, 8)
+    assert (detail["judge_failed_examples"], detail["judge_examples"]) == (2, 4)
     tolerant = arena(judge, tmp_path, judge_failure_threshold=0.6).score_batch(examples, ["a"] * 4)
     assert tolerant.scores == [1.0, 0.25, None, None]
-    assert tolerant.settings["judge_failures"] == 4
+    assert tolerant.settings["judge_failed_calls"] == 4 and tolerant.settings["judge_failed_examples"] == 2
     assert tolerant.settings["judge_errors"] == {"http_500": 2, "unparsable": 2}
 
 
@@ -74,7 +76,7 @@ def test_cache_saves_repeat_calls_and_retry_after_is_honoured(judge, tmp_path: P
 
 
 def test_healthbench_rubric_arithmetic(judge, tmp_path: Path):
-    task = get_task("healthbench_easy", data_path=str(FIXTURES / "healthbench_easy"), **judge_options(judge, tmp_path))
+    task = get_task("healthbench_easy", **HEALTHBENCH_FIXTURE, **judge_options(judge, tmp_path))
     examples = task.test_examples()
     scored = task.score_batch(examples, ["some answer"] * 3)
     # hb001: 5 of 8 positive points; hb002: 4 - 6 < 0 -> clipped to 0; hb003: 8 of 8.
@@ -91,10 +93,14 @@ def test_healthbench_helpers_and_failures(judge, tmp_path: Path):
     assert example_score(rubrics, [True, False, True]) == 1.0
     assert bootstrap_stderr([1.0, 1.0, 1.0]) == 0.0
     assert bootstrap_stderr([0.0, 1.0] * 50, seed=1) == pytest.approx(0.05, abs=0.01)
-    ex = Example(id="f", prompt=[{"role": "user", "content": "q"}], meta={"conversation": [{"role": "user", "content": "q"}]},
-                 reference=[{"criterion": "ok [met]", "points": 1}, {"criterion": "broken [fail]", "points": 1}])
+    good = Example(id="g", prompt=[{"role": "user", "content": "q"}], meta={"conversation": [{"role": "user", "content": "q"}]},
+                   reference=[{"criterion": "ok [met]", "points": 1}])
+    bad = Example(id="f", prompt=[{"role": "user", "content": "q"}], meta={"conversation": [{"role": "user", "content": "q"}]},
+                  reference=[{"criterion": "ok [met]", "points": 1}, {"criterion": "broken [fail]", "points": 1}])
     task = get_task("healthbench_easy", **judge_options(judge, tmp_path, judge_failure_threshold=0.5))
-    scored = task.score_batch([ex], ["a"])
-    assert scored.scores == [None] and scored.settings["judge_failures"] == 1
-    with pytest.raises(EvaluationFailed):
-        get_task("healthbench_easy", **judge_options(judge, tmp_path)).score_batch([ex], ["a"])
+    scored = task.score_batch([good, bad], ["a", "a"])
+    assert scored.scores == [1.0, None] and scored.settings["judge_failed_calls"] == 1 and scored.settings["judge_failed_examples"] == 1
+    with pytest.raises(EvaluationFailed):  # one of two examples failed: 50% > the default 5%
+        get_task("healthbench_easy", **judge_options(judge, tmp_path)).score_batch([good, bad], ["a", "a"])
+    with pytest.raises(EvaluationFailed, match="every example failed"):  # even with a threshold of 100%
+        get_task("healthbench_easy", **judge_options(judge, tmp_path, judge_failure_threshold=1.0)).score_batch([bad], ["a"])

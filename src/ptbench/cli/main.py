@@ -298,21 +298,67 @@ def eval_cmd(
     engine: str = typer.Option("auto", help="auto | transformers | vllm"),
     batch_size: int = typer.Option(32),
     task_options: str = typer.Option("{}", help="task options as JSON"),
+    base_model: str = typer.Option(None, help="base model id of the trial: picks the harness's chat template for its family"),
+    chat_template: str = typer.Option("harness", help="harness (by --base-model) | model (the model's own, recorded) | qwen3 | gemma3 | smollm3 | llama3"),
+    agent_view: bool = typer.Option(False, "--agent-view", help="leave test references and grading details out of samples.jsonl"),
+    eval_cache: str = typer.Option(None, help="harness-only evaluation cache (judge verdicts); default $PTBENCH_EVAL_CACHE"),
+    verify_install: bool = typer.Option(False, "--verify-install", help="refuse to evaluate if ptbench or a scoring package differs from its RECORD"),
 ) -> None:
     """Evaluate a model on a task with the harness's own evaluation code."""
     import json
 
     from ptbench.core.errors import UserError
+
+    caches = None
+    if eval_cache:  # before anything imports huggingface_hub, which reads its cache paths once
+        from ptbench.runner.eval_stage import use_harness_caches
+
+        caches = use_harness_caches(eval_cache)
     from ptbench.tasks.evaluate import evaluate
 
     try:
         options = json.loads(task_options)
     except json.JSONDecodeError as exc:
         raise UserError(f"--task-options: not valid JSON ({exc})") from None
-    m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size)
+    installation = None
+    if verify_install:
+        from ptbench.runner.installation import verify_installation
+
+        installation = verify_installation()
+    m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size,
+                 base_model=base_model, chat_template=chat_template, agent_view=agent_view, installation=installation,
+                 caches=caches)
     p = m["primary"]
     stderr = f" ± {p['stderr']:.4f}" if p["stderr"] is not None else ""
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
+
+
+@app.command("eval-references")
+def eval_references_cmd(
+    task: str = typer.Argument(..., help="task scored against reference answers (arena_hard_writing)"),
+    model: str = typer.Option(..., help="the official instruct model's folder (or hub id), e.g. Qwen3-1.7B"),
+    out: str = typer.Option(None, help="references root (default: $PTBENCH_EVAL_CACHE/references)"),
+    name: str = typer.Option(None, help="whose answers these are (default: the task's reference_model, Qwen/Qwen3-1.7B)"),
+    engine: str = typer.Option("auto", help="auto | transformers | vllm (use the engine evaluation uses)"),
+    batch_size: int = typer.Option(32),
+    limit: int = typer.Option(None, help="answer only the first N questions"),
+    task_options: str = typer.Option("{}", help="task options as JSON"),
+    chat_template: str = typer.Option("model", help="model (the instruct model's own, default) | harness | a family name"),
+    base_model: str = typer.Option(None, help="with --chat-template harness: the id that picks the family"),
+    replace: bool = typer.Option(False, "--replace", help="make them again where they exist"),
+) -> None:
+    """Generate and cache the reference answers a task judges against (Arena-Hard writing)."""
+    import json
+
+    from ptbench.tasks.references import generate_references
+
+    try:
+        options = json.loads(task_options)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--task-options: not valid JSON ({exc})") from None
+    path = generate_references(task, model, out, name=name, engine=engine, batch_size=batch_size, limit=limit,
+                               task_options=options, chat_template=chat_template, base_model=base_model, replace=replace)
+    print(f"{task}: reference answers in {path}")
 
 
 @app.command()

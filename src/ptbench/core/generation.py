@@ -11,7 +11,7 @@ class GenerationSettings:
     max_new_tokens: int
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
-    # Lower max_new_tokens to retry with when generation fails for length/memory reasons.
+    # Lower max_new_tokens of the later evaluation phases (a full retry when a phase fails for any reason).
     retry_max_new_tokens: tuple[int, ...] = ()
 
 

@@ -2,7 +2,9 @@
 
 - at most `concurrency` requests in flight;
 - retries with exponential backoff; a 429/503 with `Retry-After` waits as long as the server asks;
-- an on-disk cache keyed by (judge model, request hash): re-evaluating pays nothing twice;
+- an on-disk cache keyed by (base URL, judge model, request): re-evaluating pays nothing twice.
+  The runner keeps it in the harness-only evaluation cache (PTBENCH_EVAL_CACHE/judge), outside
+  the agent's workspace and HOME, so an agent cannot plant verdicts for its own answers;
 - every request ends as a `JudgeReply` with text or an error — never an exception — so the caller
   can count failures and refuse to score past its threshold.
 
@@ -38,6 +40,7 @@ class JudgeConfig:
     max_backoff_s: float = 60.0
     temperature: float | None = None  # None: the server's default (reasoning judges refuse others)
     max_tokens: int | None = None
+    reasoning_effort: str | None = None  # e.g. "medium" for gpt-5-mini, as the reference protocol uses
     cache_dir: str | None = None
 
     @classmethod
@@ -50,9 +53,9 @@ class JudgeConfig:
             "base_url": base_url.rstrip("/"),
             "model": options.get("judge_model") or os.environ.get("PTBENCH_JUDGE_MODEL") or default_model,
             "api_key_env": options.get("judge_api_key_env") or os.environ.get("PTBENCH_JUDGE_API_KEY_ENV") or "OPENAI_API_KEY",
-            "cache_dir": options.get("judge_cache_dir") or os.environ.get("PTBENCH_JUDGE_CACHE"),
+            "cache_dir": options.get("judge_cache_dir") or os.environ.get("PTBENCH_JUDGE_CACHE") or _eval_cache_judge_dir(),
         }
-        for name in ("concurrency", "max_retries", "timeout_s", "backoff_s", "max_backoff_s", "temperature", "max_tokens"):
+        for name in ("concurrency", "max_retries", "timeout_s", "backoff_s", "max_backoff_s", "temperature", "max_tokens", "reasoning_effort"):
             if f"judge_{name}" in options:
                 kwargs[name] = options[f"judge_{name}"]
         return cls(**kwargs)
@@ -91,7 +94,8 @@ class JudgeClient:
         self.stats = JudgeStats()
 
     def cache_key(self, payload: dict[str, Any]) -> str:
-        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        # Keyed by endpoint too: the same model name at two servers is not the same judge.
+        blob = json.dumps({"base_url": self.config.base_url, "request": payload}, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
 
     def payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -100,6 +104,8 @@ class JudgeClient:
             body["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
             body["max_tokens"] = self.config.max_tokens
+        if self.config.reasoning_effort is not None:
+            body["reasoning_effort"] = self.config.reasoning_effort
         return body
 
     def complete_all(self, conversations: list[list[dict[str, str]]]) -> list[JudgeReply]:
@@ -125,16 +131,19 @@ class JudgeClient:
         self.stats.requests += 1
         if path.is_file():
             try:
-                self.stats.cached += 1
-                return JudgeReply(text=json.loads(path.read_text())["text"], cached=True)
-            except (ValueError, KeyError):
-                self.stats.cached -= 1  # a torn cache file: ask again
+                entry = json.loads(path.read_text())
+                if entry.get("key") == key and isinstance(entry.get("text"), str):
+                    self.stats.cached += 1
+                    return JudgeReply(text=entry["text"], cached=True)
+            except (ValueError, AttributeError):
+                pass  # a torn or foreign cache file: ask again
         reply = await self._request(client, sem, body)
         if reply.ok:
             from ptbench.core.files import atomic_write_json
 
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(path, {"model": self.config.model, "text": reply.text, "at": time.time()})
+            atomic_write_json(path, {"key": key, "base_url": self.config.base_url, "model": self.config.model,
+                                     "text": reply.text, "at": time.time()})
         else:
             self.stats.failed += 1
             kind = (reply.error or "error").split(":", 1)[0]
@@ -176,17 +185,10 @@ class JudgeClient:
         return JudgeReply(text=None, error=error, attempts=self.config.max_retries + 1)
 
 
-def check_failure_rate(failed: int, total: int, threshold: float, what: str, errors: dict[str, int]) -> None:
-    """Raise EvaluationFailed when more than `threshold` of the judge calls failed."""
-    from ptbench.core.errors import EvaluationFailed
-
-    rate = failed / total if total else 0.0
-    if rate > threshold:
-        raise EvaluationFailed(
-            f"{what}: {failed} of {total} judge calls failed ({rate:.1%} > threshold {threshold:.1%}); "
-            f"errors {errors}. Not scored. Fix the judge endpoint/key and re-run (answered calls are cached).",
-            {"judge_calls": total, "judge_failures": failed, "judge_errors": errors},
-        )
+def _eval_cache_judge_dir() -> str | None:
+    """The judge cache inside the harness-only evaluation cache (PTBENCH_EVAL_CACHE), when one is set."""
+    root = os.environ.get("PTBENCH_EVAL_CACHE")
+    return os.path.join(root, "judge") if root else None
 
 
 def require_key(config: JudgeConfig) -> None:

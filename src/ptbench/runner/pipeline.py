@@ -22,6 +22,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
+from ptbench.runner.eval_stage import evaluation_argv
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
@@ -209,13 +210,7 @@ class Runner:
             self._mark(state, "evaluate", "skipped")
             return
         ev = self.spec.evaluation
-        import json
-
-        argv = [sys.executable, "-m", "ptbench", "eval", self.spec.task.name, "--model", str(self.trial.final_model),
-                "--out", str(self.trial.eval_dir), "--engine", ev.engine, "--batch-size", str(ev.batch_size),
-                "--task-options", json.dumps(self.spec.task.options)]
-        if ev.limit:
-            argv += ["--limit", str(ev.limit)]
+        argv = evaluation_argv(self.trial, sys.executable)
         self.trial.event("evaluating", engine=ev.engine)
         allowance = self.spec.budget.eval_minutes * 60 or None
         rc, tail = self._run_child(argv, self.trial.eval_dir / "eval.log", timeout=allowance)

@@ -5,6 +5,8 @@ of an idle trial, a scheduler's time limit seen in its job log)."""
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
 import time
 
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
@@ -33,9 +35,12 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     collect = state.stages["collect"]
     evaluate = state.stages["evaluate"]
     failure = None
-    if evaluate.outcome == "failed":
+    metrics_file = trial.eval_dir / "metrics.json"
+    if evaluate.outcome == "failed" or (evaluate.outcome == "ok" and not _finite_score(metrics_file)):
         status = "eval_failed"
-        failure = Failure(stage="evaluate", kind="eval_error", message=evaluate.detail.get("log_tail", "")[-500:])
+        # Retryable: a judge outage or a node's memory trouble passes; the score is never guessed.
+        failure = Failure(stage="evaluate", kind="eval_error", retryable=True,
+                          message=evaluate.detail.get("log_tail", "")[-500:] or f"{metrics_file}: missing or without a finite score")
     elif not collect.detail.get("found"):
         status = "no_model" if solve.outcome in ("ok", "timed_out") else "agent_failed"
         kind = {"ok": "no_final_model", "timed_out": "timeout"}.get(solve.outcome, "agent_exit")
@@ -50,13 +55,16 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     else:
         status = "completed"
     record = _base(spec, state, status, failure)
-    metrics_file = trial.eval_dir / "metrics.json"
-    if evaluate.outcome == "ok" and metrics_file.exists():
+    if status != "eval_failed" and evaluate.outcome == "ok":
         metrics = json.loads(metrics_file.read_text())
         record.primary_metric = Metric(**metrics["primary"])
         record.extra_metrics = metrics.get("extra", {})
         record.evaluation = metrics.get("settings", {})
         record.task.version = metrics.get("task", {}).get("version")
+    elif (trial.eval_dir / "failure.json").is_file():  # the phases tried and the judge counts, for the record
+        failed = json.loads((trial.eval_dir / "failure.json").read_text())
+        record.evaluation = failed.get("settings", {})
+        record.extra_metrics = {k: v for k, v in failed.items() if k.startswith("judge_")}
     verdicts = trial.checks_dir / "verdicts.json"
     if verdicts.exists():
         record.integrity = json.loads(verdicts.read_text())
@@ -67,6 +75,14 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     if session.exists():
         record.agent.cli_version = json.loads(session.read_text()).get("cli_version")
     return record
+
+
+def _finite_score(metrics_file: Path) -> bool:
+    try:
+        value = json.loads(metrics_file.read_text())["primary"]["value"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def cancelled(trial: TrialDir, state: TrialState) -> ResultRecord:

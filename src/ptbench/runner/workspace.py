@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 import time
 
 import jinja2
 
+import ptbench
 from ptbench.core.files import atomic_write_text
 from ptbench.trial import TrialDir
 
@@ -22,10 +24,12 @@ printf 'Remaining time (hours:minutes:seconds): %d:%02d:%02d\\n' $((left / 3600)
 
 EVALUATE_SH = """#!/usr/bin/env bash
 # A copy of the benchmark's evaluation for your own checks: bash evaluate.sh MODEL_DIR [--limit N].
-# The final score is computed by the harness's own copy, whatever happens to this file.
+# It shows scores (metrics.json; samples.jsonl without the test references). The final score is
+# computed by the harness's own copy, with the harness's chat template, whatever happens to this file.
 set -euo pipefail
 model=${1:-final_model}; shift || true
-exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" --task-options @OPTIONS@ "$@"
+export PYTHONPATH=@PTBENCH_ROOT@${PYTHONPATH:+:$PYTHONPATH}  # the ptbench the harness runs, not another one on the path
+exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" --task-options @OPTIONS@ --base-model @BASE@ --chat-template @CHAT@ --agent-view "$@"
 """
 
 
@@ -41,7 +45,9 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
     options = shlex.quote(json.dumps(spec.task.options))
     atomic_write_text(
         trial.workspace / "evaluate.sh",
-        EVALUATE_SH.replace("@PYTHON@", shlex.quote(python)).replace("@TASK@", spec.task.name).replace("@OPTIONS@", options),
+        EVALUATE_SH.replace("@PYTHON@", shlex.quote(python)).replace("@TASK@", spec.task.name).replace("@OPTIONS@", options)
+        .replace("@BASE@", shlex.quote(spec.base_model.id)).replace("@CHAT@", spec.evaluation.chat_template)
+        .replace("@PTBENCH_ROOT@", shlex.quote(str(Path(ptbench.__file__).resolve().parent.parent))),
         mode=0o755,
     )
     write_deadline(trial, spec.budget.seconds)

@@ -93,6 +93,9 @@ class Evaluation(Strict):
     engine: Literal["auto", "transformers", "vllm"] = "auto"
     limit: int | None = Field(default=None, ge=1, description="evaluate only the first N test examples")
     batch_size: int = Field(default=32, ge=1)
+    # harness: ptbench's chat template for the base model's family; model: the final model's own
+    # (recorded in the metrics); or a family name (qwen3, gemma3, smollm3, llama3).
+    chat_template: Literal["harness", "model", "qwen3", "gemma3", "smollm3", "llama3"] = "harness"
 
 
 class Scoring(Strict):

@@ -14,6 +14,7 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.generation import GenerationSettings
+from ptbench.tasks.protocol import token_phases
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -100,7 +101,8 @@ class BenchmarkTask:
 
     prompt_format: "chat" (messages rendered with the model's own chat template) or "base" (an
     explicit completion-style template file, for base models); fewshot: worked examples in the base
-    format; max_new_tokens / retry_max_new_tokens: override the reference generation lengths.
+    format; max_new_tokens / retry_max_new_tokens: override the protocol's token phases
+    (tasks/protocol.py; the class defaults below apply to tasks the protocol does not list).
     """
 
     version = "1"
@@ -118,8 +120,9 @@ class BenchmarkTask:
         self.data_path = data_path
         self.prompt_format = prompt_format
         self.fewshot = int(fewshot)
-        self.max_new_tokens = max_new_tokens or self.default_max_new_tokens
-        self.retry = tuple(retry_max_new_tokens) if retry_max_new_tokens is not None else self.default_retry
+        phases = token_phases(getattr(self, "name", ""), max_new_tokens=max_new_tokens, retry=retry_max_new_tokens,
+                              fallback=(self.default_max_new_tokens, *self.default_retry))
+        self.max_new_tokens, self.retry = phases[0], phases[1:]
         self.temperature = temperature
         self.seed = seed
         self.dataset: dict[str, Any] = {}

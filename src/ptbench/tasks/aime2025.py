@@ -35,8 +35,6 @@ def is_equivalent(completion: str, reference: str) -> bool:
 @register_task("aime2025")
 class AIME2025(BenchmarkTask):
     primary_metric = "accuracy"
-    default_max_new_tokens = 12000
-    default_retry = (8000,)
     base_stop = ("\nProblem:",)
 
     def test_examples(self, limit: int | None = None) -> list[Example]:

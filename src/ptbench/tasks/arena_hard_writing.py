@@ -1,28 +1,35 @@
-"""Arena-Hard v2.0, creative-writing subset (250 prompts): pairwise judgement against stored
-reference answers.
+"""Arena-Hard v2.0, creative-writing subset (250 prompts, uids shipped in
+tasks/data/arena_hard_writing_uids.txt): pairwise judgement against reference answers.
 
-Each answer is judged twice, once as assistant A and once as assistant B (position bias cancels).
-A verdict counts once, a strong verdict (`>>`) three times, as in Arena-Hard's own scoring. The
+The reference answers are the official instruct model's (default Qwen3-1.7B), generated and cached
+by ptbench itself with the same engine (`ptbench eval-references arena_hard_writing --model DIR`).
+Before judging, both answers have `<think>` blocks stripped and a runaway repetition cut. Each
+answer is judged twice, once as assistant A and once as assistant B (position bias cancels). A
+verdict counts once, a strong verdict (`>>`) three times, as in Arena-Hard's own scoring. The
 per-question score is the model's weighted win share over its two games (ties count half); the
-primary metric is the mean over questions, with its standard error. A game whose judge call failed
-or whose verdict could not be parsed counts as a judge failure and is left out; above the threshold
-the evaluation fails.
+primary metric is the mean over questions, with its standard error. A question with a failed or
+unparsable game is a failed example (not scored); past the threshold the evaluation fails.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+from ptbench.core.errors import UserError
 from ptbench.tasks._common import DatasetPin, load_rows, local_data_path, read_rows, render_template
 from ptbench.tasks._judged import JudgedTask
+from ptbench.tasks.answer_cleanup import clean_answer
+from ptbench.tasks.subsets import read_ids, select_by_id
 from ptbench.tasks.base import Example, ScoredBatch, register_task
 
 # The Arena-Hard-Auto data (questions and baseline answers). No verified commit hash: set one.
 PIN = DatasetPin(id="lmarena-ai/arena-hard-auto", split="train", revision=None,
                  data_files="data/arena-hard-v2.0/question.jsonl")
-REFERENCE_FILE = "data/arena-hard-v2.0/model_answer/{model}.jsonl"
 CATEGORY = "creative_writing"
 _VERDICT = re.compile(r"\[\[([AB][<>=]{1,2}[AB])\]\]")
 # (verdict from A's point of view) -> (winner, weight)
@@ -54,48 +61,86 @@ def question_score(games: list[tuple[str, str]]) -> float | None:
 
 
 def _answer_text(row: dict[str, Any]) -> str:
+    """A reference answer: ptbench's references file ({"uid", "answer"}) or arena-hard's model_answer rows."""
+    if "answer" in row:
+        return str(row["answer"])
     content = row["messages"][-1]["content"]
     return content["answer"] if isinstance(content, dict) else str(content)
 
 
+def reference_file(root: str | Path, reference_model: str) -> Path:
+    """Where `ptbench eval-references` keeps a model's answers: ROOT/arena_hard_writing/<model>.jsonl."""
+    return Path(root) / "arena_hard_writing" / (re.sub(r"[^A-Za-z0-9._-]+", "--", reference_model) + ".jsonl")
+
+
 @register_task("arena_hard_writing")
 class ArenaHardWriting(JudgedTask):
-    primary_metric = "win_rate"
-    default_max_new_tokens = 3000
-    default_retry = (2000,)
+    """Options: question_uids (list or file; default the shipped 250 creative_writing uids),
+    reference_model (whose answers are the baseline; default the official Qwen3-1.7B instruct),
+    reference_answers (a references file; default the one `ptbench eval-references` wrote into the
+    harness-only evaluation cache), plus the judge options of JudgedTask."""
 
-    def __init__(self, *, reference_model: str = "gemini-2.0-flash-001", **options: Any) -> None:
+    primary_metric = "win_rate"
+    default_judge_reasoning_effort = "medium"
+
+    def __init__(self, *, reference_model: str = "Qwen/Qwen3-1.7B", reference_answers: str | None = None,
+                 question_uids: list[str] | str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.reference_model = reference_model
+        self.reference_answers = reference_answers
+        self.question_uids = question_uids
 
-    def _references(self) -> dict[str, str]:
-        local = local_data_path("arena_hard_writing", self.data_path)
-        if local is not None:
-            path = local / "model_answer" / f"{self.reference_model}.jsonl"
-            if not path.is_file():
-                from ptbench.core.errors import UserError
-
-                raise UserError(f"arena_hard_writing: reference answers {path} missing (expected model_answer/<reference_model>.jsonl beside question.jsonl)")
-            rows = read_rows(path)
-        else:
-            import dataclasses
-
-            pin = dataclasses.replace(PIN, data_files=REFERENCE_FILE.format(model=self.reference_model))
-            rows, _ = load_rows("arena_hard_writing", pin, None)
-        return {r["uid"]: _answer_text(r) for r in rows}
-
-    def test_examples(self, limit: int | None = None) -> list[Example]:
+    def questions(self) -> list[dict[str, Any]]:
+        """The subset's questions (uid, prompt, ...) from the official question file, by uid."""
+        uids, subset = read_ids(self.question_uids, "arena_hard_writing_uids.txt")
         local = local_data_path("arena_hard_writing", self.data_path)
         if local is not None:
             rows, self.dataset = read_rows(Path(local) / "question.jsonl"), {"id": PIN.id, "local_path": str(local)}
         else:
             rows, self.dataset = load_rows("arena_hard_writing", PIN, None)
         rows = [r for r in rows if r.get("category") == CATEGORY]
-        self.dataset["reference_model"] = self.reference_model
-        refs = self._references()
+        self.dataset.update(subset)
+        return select_by_id(rows, "uid", uids, "arena_hard_writing", self.dataset.get("local_path") or PIN.id)
+
+    def _reference_path(self) -> Path:
+        if self.reference_answers:
+            return Path(self.reference_answers).expanduser()
+        candidates = []
+        if os.environ.get("PTBENCH_EVAL_CACHE"):
+            candidates.append(reference_file(Path(os.environ["PTBENCH_EVAL_CACHE"]) / "references", self.reference_model))
+        local = local_data_path("arena_hard_writing", self.data_path)
+        if local is not None:  # arena-hard's own layout: model_answer/<model>.jsonl beside question.jsonl
+            candidates.append(Path(local) / "model_answer" / f"{self.reference_model}.jsonl")
+        for path in candidates:
+            if path.is_file():
+                return path
+        raise UserError(f"arena_hard_writing: no reference answers of {self.reference_model} (looked in "
+                        f"{', '.join(map(str, candidates)) or 'nowhere: PTBENCH_EVAL_CACHE is not set'}); generate them with "
+                        f"`ptbench eval-references arena_hard_writing --model INSTRUCT_MODEL_DIR --out $PTBENCH_EVAL_CACHE/references` "
+                        "or pass task option reference_answers")
+
+    def _references(self) -> dict[str, str]:
+        path = self._reference_path()
+        rows = read_rows(path)
+        self.dataset["reference_answers"] = {"model": self.reference_model, "file": str(path),
+                                             "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        return {str(r["uid"]): _answer_text(r) for r in rows}
+
+    def question_examples(self, limit: int | None = None) -> list[Example]:
+        """The questions as examples without references (what `ptbench eval-references` answers)."""
+        rows = self.questions()
         rows = rows[:limit] if limit else rows
-        return [Example(id=r["uid"], reference=refs[r["uid"]], meta={"question": r["prompt"]},
+        return [Example(id=r["uid"], reference=None, meta={"question": r["prompt"]},
                         prompt=self._prompt(r["prompt"], "plain_base.jinja", text=r["prompt"])) for r in rows]
+
+    def test_examples(self, limit: int | None = None) -> list[Example]:
+        examples = self.question_examples(limit)
+        refs = self._references()
+        missing = [ex.id for ex in examples if ex.id not in refs]
+        if missing:
+            raise UserError(f"arena_hard_writing: {len(missing)} questions have no reference answer in "
+                            f"{self.dataset['reference_answers']['file']} (e.g. {missing[0]}); regenerate it with ptbench eval-references")
+        return [dataclasses.replace(ex, reference=refs[ex.id]) for ex in examples]
 
     def score(self, example: Example, completion: str) -> float:
         """One example through the judge (evaluation scores whole batches with `score_batch`); 0.0 if unjudgeable."""
@@ -108,11 +153,14 @@ class ArenaHardWriting(JudgedTask):
                                                             answer_a=answer_a, answer_b=answer_b)}]
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
-        conversations = []
-        for ex, answer in zip(examples, completions):
+        conversations, cut = [], 0
+        for ex, raw in zip(examples, completions):
             question = ex.meta["question"]
-            conversations.append(self.judge_messages(question, ex.reference, answer))  # game 1: model is B
-            conversations.append(self.judge_messages(question, answer, ex.reference))  # game 2: model is A
+            answer, was_cut = clean_answer(raw)
+            reference, _ = clean_answer(ex.reference)
+            cut += was_cut
+            conversations.append(self.judge_messages(question, reference, answer))  # game 1: model is B
+            conversations.append(self.judge_messages(question, answer, reference))  # game 2: model is A
         client, replies = self._judge(conversations)
         scores, details, unparsable = [], [], 0
         for i in range(len(examples)):
@@ -127,7 +175,8 @@ class ArenaHardWriting(JudgedTask):
             # A question counts only when both orders were judged (otherwise position bias returns).
             scores.append(question_score(games) if len(games) == 2 else None)
             details.append({"verdicts": verdicts})
-        record = self._judge_record(client, unparsable)
+        record = self._judge_record(client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples))
         self._check(record, "arena_hard_writing")
+        record["verdict_weights"] = {"strong": 3, "weak": 1, "tie": "half of 1"}
         return ScoredBatch(scores=scores, details=details, settings=record,
-                           extra={"judge_failures": record["judge_failures"], "judge_calls": record["judge_calls"]})
+                           extra={**self._judge_extra(record), "answers_cut_for_repetition": cut})

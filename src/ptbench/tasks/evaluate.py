@@ -2,28 +2,34 @@
 
 The runner's evaluate stage and agents in their workspace call the same function, so an agent's
 own check and the final score cannot drift apart (the final one always runs the harness's copy).
+
+Evaluation runs in token phases (tasks/protocol.py): each phase is a full retry of generation and
+scoring with a lower max new tokens, entered when the previous phase failed for *any* reason; every
+phase is recorded. A result is written only when a phase produced a finite score over at least one
+example; otherwise `failure.json` and EvaluationFailed (exit code 3, the runner's `eval_failed`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ptbench.core.errors import EvaluationFailed, UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text
 from ptbench.inference import Engine, get_engine
-from ptbench.core.errors import GenerationFailed
+from ptbench.inference.chat_format import ChatFormat, choose_chat_format
 from ptbench.tasks.base import Example, ScoredBatch, Task, get_task, mean_stderr
-from ptbench.core.errors import EvaluationFailed
+from ptbench.tasks.identity import scored_set_identity
 
 
-def _prompts(task: Task, engine: Engine, examples: list[Example]) -> list[str]:
-    # Chat prompts (lists of messages) go through the model's own chat template; tools (BFCL) too.
-    return [ex.prompt if isinstance(ex.prompt, str) else
-            (engine.apply_chat_template(ex.prompt, tools=ex.meta["tools"]) if ex.meta.get("tools") else engine.apply_chat_template(ex.prompt))
+def render_prompts(chat: ChatFormat, engine: Engine, examples: list[Example]) -> list[str]:
+    """Completion prompts as they are; chat prompts (and BFCL's tools) through the chosen chat format."""
+    return [ex.prompt if isinstance(ex.prompt, str) else chat.render(ex.prompt, ex.meta.get("tools"), engine.apply_chat_template)
             for ex in examples]
 
 
@@ -43,20 +49,16 @@ def primary_metric(task: Task, scored: ScoredBatch) -> dict[str, Any]:
     return {"name": task.primary_metric, "value": value, "stderr": stderr, "n": len(valid)}
 
 
-def generate_with_retries(task: Task, engine: Engine, prompts: list[str]) -> tuple[list[Any], list[dict[str, Any]]]:
-    """Generate; on a length/memory failure retry with each lower max_new_tokens, recording every phase."""
+def phase_tokens(task: Task) -> tuple[int, ...]:
     settings = task.generation()
-    phases: list[dict[str, Any]] = []
-    for max_tokens in (settings.max_new_tokens, *settings.retry_max_new_tokens):
-        started = time.monotonic()
-        try:
-            completions = engine.generate(prompts, settings, max_new_tokens=max_tokens)
-        except GenerationFailed as exc:
-            phases.append({"max_new_tokens": max_tokens, "ok": False, "error": str(exc), "seconds": round(time.monotonic() - started, 3)})
-            continue
-        phases.append({"max_new_tokens": max_tokens, "ok": True, "seconds": round(time.monotonic() - started, 3)})
-        return completions, phases
-    raise GenerationFailed(f"every generation phase failed: {phases}")
+    return (settings.max_new_tokens, *settings.retry_max_new_tokens)
+
+
+def _chat_record(chat: ChatFormat, engine: Engine | None, examples: list[Example]) -> dict[str, Any]:
+    if all(isinstance(ex.prompt, str) for ex in examples):
+        return {"source": "unused (completion prompts)"}
+    tokenizer = getattr(engine, "tokenizer", None)
+    return chat.record(getattr(tokenizer, "chat_template", None) if chat.source == "model" else None)
 
 
 def evaluate(
@@ -69,11 +71,18 @@ def evaluate(
     limit: int | None = None,
     batch_size: int = 32,
     engine_options: dict[str, Any] | None = None,
+    base_model: str | None = None,
+    chat_template: str = "harness",
+    agent_view: bool = False,
+    installation: dict[str, Any] | None = None,
+    caches: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate `model_path` on a task; writes `metrics.json` and `samples.jsonl` into out_dir.
 
-    Raises EvaluationFailed (after writing `failure.json`) when the task cannot score trustworthily.
-    `engine_options` (or the env PTBENCH_ENGINE_OPTIONS, a JSON object) go to the engine."""
+    `base_model` (the trial's base model id) picks the harness's chat template; `chat_template`
+    "model" opts into the model's own. `agent_view` (the agent's evaluate.sh) leaves references and
+    per-example grading details out of `samples.jsonl`. Raises EvaluationFailed (after writing
+    `failure.json`) when no phase could score trustworthily."""
     if engine_options is None and os.environ.get("PTBENCH_ENGINE_OPTIONS"):
         engine_options = json.loads(os.environ["PTBENCH_ENGINE_OPTIONS"])
     out = Path(out_dir)
@@ -83,25 +92,52 @@ def evaluate(
     if preflight is not None:
         preflight()
     examples = task.test_examples(limit)
+    if not examples:
+        raise UserError(f"task '{task_name}': no test examples to evaluate (check data_path and limit)")
+    chat = choose_chat_format(base_model, chat_template)
+    if chat.source == "harness" and chat.family is None and not all(isinstance(ex.prompt, str) for ex in examples):
+        chat.render([], None, None)  # raises the one-line error now, before a model is loaded
     # An engine object may be passed in (tests and `ptbench baseline` reuse one loaded model).
-    eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {})) if isinstance(engine, str) else engine
-    completions, phases = generate_with_retries(task, eng, _prompts(task, eng, examples))
-    texts = [c.text for c in completions]
-    settings = {"engine": eng.name, "engine_settings": getattr(eng, "settings", {}), "phases": phases,
-                "generation": asdict(task.generation()), "limit": limit}
-    info = getattr(task, "settings_info", None)
-    settings.update(info() if info else {})
-    try:
-        scored = score_examples(task, examples, texts)
-    except EvaluationFailed as exc:
-        _write_samples(out, examples, completions, [None] * len(examples), [{}] * len(examples))
-        atomic_write_json(out / "failure.json", {"task": task_name, "error": str(exc), **exc.detail, "settings": settings})
-        raise
-    _write_samples(out, examples, completions, scored.scores, scored.details or [{}] * len(examples))
+    eng: Engine | None = None if isinstance(engine, str) else engine
+    prompts: list[str] | None = None
+    phases: list[dict[str, Any]] = []
+    generation = task.generation()
+    for number, max_tokens in enumerate(phase_tokens(task), 1):
+        started = time.monotonic()
+        try:
+            if eng is None:
+                eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {}))
+            if prompts is None:
+                prompts = render_prompts(chat, eng, examples)
+            completions = eng.generate(prompts, generation, max_new_tokens=max_tokens)
+            scored = score_examples(task, examples, [c.text for c in completions])
+            primary = primary_metric(task, scored)
+            if not primary["n"] or not math.isfinite(primary["value"]):
+                raise EvaluationFailed(f"{task_name}: no example could be scored (n={primary['n']}, value={primary['value']})")
+        except Exception as exc:  # any failure is retried in the next phase, and recorded
+            if isinstance(exc, UserError) and not isinstance(exc, EvaluationFailed):
+                raise  # a setup mistake (no template for the family, a bad option): no phase can fix it
+            phases.append(_failed_phase(number, max_tokens, started, exc))
+            last = exc
+            continue
+        phases.append({"phase": number, "max_new_tokens": max_tokens, "ok": True, "seconds": round(time.monotonic() - started, 3)})
+        break
+    else:
+        settings = _settings(task, eng, chat, examples, phases, limit)
+        detail = getattr(last, "detail", {})
+        atomic_write_json(out / "failure.json", {"task": task_name, "error": f"{type(last).__name__}: {last}", **detail, "settings": settings})
+        raise EvaluationFailed(f"{task_name}: every evaluation phase failed ({len(phases)} phases); last: {last}",
+                               {"phases": phases, **detail})
+    _write_samples(out, examples, prompts, completions, scored.scores, scored.details or [{}] * len(examples), agent_view=agent_view)
+    settings = _settings(task, eng, chat, examples, phases, limit)
     settings.update(scored.settings)
+    if installation is not None:
+        settings["installation"] = installation
+    if caches is not None:
+        settings["caches"] = caches
     metrics = {
         "task": {"name": task_name, "version": task.version, "options": task_options or {}},
-        "primary": primary_metric(task, scored),
+        "primary": primary,
         "extra": {"truncated": sum(c.finish_reason == "length" for c in completions),
                   "prompt_too_long": sum(c.finish_reason == "prompt_too_long" for c in completions),
                   "unscored": sum(s is None for s in scored.scores), **scored.extra},
@@ -111,7 +147,28 @@ def evaluate(
     return metrics
 
 
-def _write_samples(out: Path, examples, completions, scores, details) -> None:
-    rows = [{"id": ex.id, "reference": ex.reference, "completion": c.text, "finish_reason": c.finish_reason, "score": s, **d}
-            for ex, c, s, d in zip(examples, completions, scores, details)]
+def _failed_phase(number: int, max_tokens: int, started: float, exc: BaseException) -> dict[str, Any]:
+    return {"phase": number, "max_new_tokens": max_tokens, "ok": False, "error": f"{type(exc).__name__}: {exc}"[:1000],
+            "seconds": round(time.monotonic() - started, 3)}
+
+
+def _settings(task: Task, eng: Engine | None, chat: ChatFormat, examples: list[Example], phases, limit) -> dict[str, Any]:
+    info = getattr(task, "settings_info", None)
+    return {"engine": getattr(eng, "name", None), "engine_settings": getattr(eng, "settings", {}), "phases": phases,
+            "generation": asdict(task.generation()), "limit": limit, "chat_template": _chat_record(chat, eng, examples),
+            **(info() if info else {}),
+            "test_set": scored_set_identity(examples, getattr(task, "dataset", {}))}
+
+
+# What the agent's view of samples.jsonl keeps (an allow-list: references, rubric grades, judge
+# verdicts and executed ground truths stay out, whatever fields a task adds later).
+_AGENT_FIELDS = ("id", "completion", "finish_reason", "score")
+
+
+def _write_samples(out: Path, examples, prompts, completions, scores, details, *, agent_view: bool = False) -> None:
+    # `prompt` is the text the model saw (after the chat template), so the template applied can be checked.
+    rows = [{"id": ex.id, "prompt": p, "reference": ex.reference, "completion": c.text, "finish_reason": c.finish_reason, "score": s, **d}
+            for ex, p, c, s, d in zip(examples, prompts, completions, scores, details)]
+    if agent_view:
+        rows = [{k: r[k] for k in _AGENT_FIELDS} for r in rows]
     atomic_write_text(out / "samples.jsonl", "".join(json.dumps(r, default=str) + "\n" for r in rows))

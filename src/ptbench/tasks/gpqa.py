@@ -48,8 +48,6 @@ def extract_letter(completion: str) -> str | None:
 @register_task("gpqa")
 class GPQA(BenchmarkTask):
     primary_metric = "accuracy"
-    default_max_new_tokens = 12000
-    default_retry = (8000,)
     base_stop = ("\nQuestion:",)
 
     def test_examples(self, limit: int | None = None) -> list[Example]:

@@ -3,8 +3,9 @@
 An example's score is (points of the criteria met) / (sum of the positive points), clipped to
 [0, 1]; criteria with negative points are undesirable behaviours that subtract when met. The
 primary metric is the mean over examples with a bootstrap standard error (1000 resamples, seeded),
-as in OpenAI's simple-evals. An example with a criterion the judge failed to grade is left out and
-counted as a judge failure; above the threshold the evaluation fails.
+as in OpenAI's simple-evals. An example with a criterion the judge failed to grade is a failed
+example: it is not scored, and when more than the threshold of examples (default 5%) failed, or all
+of them, the evaluation fails instead of scoring the rest.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 
 from ptbench.tasks._common import DatasetPin, load_rows, render_template
 from ptbench.tasks._judged import JudgedTask
+from ptbench.tasks.subsets import read_ids, select_by_id
 from ptbench.tasks.base import Example, MetricValue, ScoredBatch, register_task
 
-# HealthBench's published file (simple-evals); the 245-example "easy" subset is selected from it by
-# the task option `subset_ids` or by pointing `data_path` at the subset file. Unpinned: a URL has
-# no revision, so record the file you used (data_path) for published numbers.
+# HealthBench's published file (simple-evals). The Easy subset's 245 prompt ids ship with ptbench
+# (tasks/data/healthbench_easy_prompt_ids.txt); its examples are taken from this file by id, and a
+# missing id is an error. A URL has no revision: the test-set hash in the metrics identifies it.
 PIN = DatasetPin(id="json", split="train", revision=None,
                  data_files="https://openaipublic.blob.core.windows.net/simple-evals/healthbench/2025-05-07-06-14-12_oss_eval.jsonl")
 _JSON = re.compile(r"\{.*\}", re.S)
@@ -61,24 +63,17 @@ def parse_grade(text: str) -> bool | None:
 @register_task("healthbench_easy")
 class HealthBenchEasy(JudgedTask):
     primary_metric = "score"
-    default_max_new_tokens = 2048
-    default_retry = (1024,)
 
     def __init__(self, *, subset_ids: list[str] | str | None = None, bootstrap_samples: int = 1000, **options: Any) -> None:
         super().__init__(**options)
-        if isinstance(subset_ids, str):  # a file with one prompt_id per line
-            from pathlib import Path
-
-            subset_ids = [line.strip() for line in Path(subset_ids).read_text().splitlines() if line.strip()]
-        self.subset_ids = subset_ids
+        self.subset_ids = subset_ids  # None: the shipped 245 prompt ids of HealthBench Easy
         self.bootstrap_samples = bootstrap_samples
 
     def test_examples(self, limit: int | None = None) -> list[Example]:
+        ids, subset = read_ids(self.subset_ids, "healthbench_easy_prompt_ids.txt")
         rows, self.dataset = load_rows("healthbench_easy", PIN, self.data_path)
-        if self.subset_ids is not None:
-            wanted = set(self.subset_ids)
-            rows = [r for r in rows if r["prompt_id"] in wanted]
-            self.dataset["subset_size"] = len(self.subset_ids)
+        rows = select_by_id(rows, "prompt_id", ids, "healthbench_easy", self.dataset.get("local_path") or PIN.data_files)
+        self.dataset.update(subset)
         rows = rows[:limit] if limit else rows
         out = []
         for r in rows:
@@ -113,12 +108,11 @@ class HealthBenchEasy(JudgedTask):
         scores = [example_score(ex.reference, g) if all(x is not None for x in g) else None
                   for ex, g in zip(examples, grades)]
         details = [{"criteria_met": g} for g in grades]
-        record = self._judge_record(client, unparsable)
+        record = self._judge_record(client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples))
         self._check(record, "healthbench_easy")
         valid = [s for s in scores if s is not None]
-        mean = sum(valid) / len(valid) if valid else float("nan")
+        mean = sum(valid) / len(valid)  # not empty: _check refuses when every example failed
         primary = MetricValue(name=self.primary_metric, value=mean, n=len(valid),
                               stderr=bootstrap_stderr(valid, samples=self.bootstrap_samples, seed=self.seed))
         return ScoredBatch(scores=scores, details=details, settings=record, primary=primary,
-                           extra={"judge_failures": record["judge_failures"], "judge_calls": record["judge_calls"],
-                                  "stderr_method": f"bootstrap ({self.bootstrap_samples} resamples)"})
+                           extra={**self._judge_extra(record), "stderr_method": f"bootstrap ({self.bootstrap_samples} resamples)"})
