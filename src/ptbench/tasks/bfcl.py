@@ -140,8 +140,6 @@ def results_match(gt: Any, pred: Any, kind: str) -> bool:
 @register_task("bfcl")
 class BFCL(BenchmarkTask):
     primary_metric = "accuracy"
-    default_max_new_tokens = 12000
-    default_retry = (8000,)
     base_stop = ("\n",)
 
     def __init__(self, *, functions_module: str | None = None, timeout_s: float = 15.0, allow_unisolated: bool = False,
