@@ -29,9 +29,10 @@ from ptbench.agents.failures import FailureInfo, classify
 from ptbench.agents.launcher import Launch, build_launch, find_executable
 from ptbench.agents.redact import Redactor, RedactingPump, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
-from ptbench.agents.spec import AgentSpec, load_agent
+from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.fsutil import atomic_write_json
+from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox import SandboxRequest, build_command
@@ -73,10 +74,15 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
 
     read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
     exe = find_executable(spec)
+    argv = list(launch.argv)
     if exe:
         real = Path(os.path.realpath(exe))
         modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
         read_only.append(modules)
+        # Only resolved paths are mounted: a CLI found through a symlinked prefix runs by its real path.
+        argv = [str(real) if a == exe else a for a in argv]
+    # The agent's own folder (helper scripts beside agent.yaml, `{{ agent_dir }}`), read-only.
+    read_only.append(agent_folder(spec.name))
     base = trial.spec.base_model.path
     if base:
         read_only.append(Path(base))
@@ -87,7 +93,7 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
     elif (Path.home() / ".cache" / "huggingface").is_dir():
         writable.append(Path.home() / ".cache" / "huggingface")
         launch.env.setdefault("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
-    return SandboxRequest(argv=launch.argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
+    return SandboxRequest(argv=argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
                           writable=writable, gpus=trial.spec.budget.gpus, options=dict(trial.spec.sandbox_options))
 
 
@@ -97,7 +103,9 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
     options = {**spec.options, **trial.spec.agent.options}
     min_left = float(options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
     budget = trial.spec.budget
-    with rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as base_url:
+    with (rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("")) as provider_url, \
+            trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway:
+        base_url = gateway.base_url if gateway else provider_url
         outcome: SolveOutcome | None = None
         failure: FailureInfo | None = None
         while True:
@@ -116,7 +124,8 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
                 prompt = continuation_message(trial, left, reason)
             outcome, traj, failure = _run_once(trial, state, spec, set_watchdog, prompt=prompt, resume=resume,
                                                session_id=session.get("session_id") or "", base_url=base_url,
-                                               rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left)
+                                               rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left,
+                                               gateway=gateway)
             session["session_id"] = traj.session_id or session.get("session_id")
             session["runs"] = int(session.get("runs", 0)) + 1
             session["cli_version"] = spec.version
@@ -138,10 +147,12 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
 
 
 def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog, *, prompt: str, resume: bool, session_id: str,
-              base_url: str, rehearsal: bool, mode: str, left: float) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
+              base_url: str, rehearsal: bool, mode: str, left: float,
+              gateway: TrialGateway | None = None) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
-    launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal)
-    redactor = Redactor(launch.secrets)
+    launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal,
+                          gateway_token=gateway.token if gateway else "", extra_env=gateway.agent_env() if gateway else None)
+    redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
         command = build_command(trial.spec.sandbox, sandbox_request(trial, spec, launch))
@@ -178,12 +189,33 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
     traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
     tail = log_path.read_bytes()[-20000:].decode(errors="replace")
     failure = None if outcome.timed_out or outcome.interrupted else classify(traj, tail, outcome.exit_code)
+    if gateway is not None:
+        _gateway_usage(trial, gateway)
+        if gateway.cap_hit and not outcome.interrupted:  # the gateway knows why the agent stopped; no log guessing
+            up = gateway.gateway.routes["agent"]
+            failure = FailureInfo("cost_cap", False, f"the trial's cost cap of ${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f}); "
+                                                     "further model calls were refused")
     if failure is not None:
         atomic_write_json(trial.agent_dir / "failure.json", {**failure.to_json(), "run": run_number, "exit_code": outcome.exit_code})
         trial.event("agent_failure", kind=failure.kind, retryable=failure.retryable, message=failure.message[:300])
     else:
         (trial.agent_dir / "failure.json").unlink(missing_ok=True)
     return outcome, traj, failure
+
+
+def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
+    """agent/usage.json: the gateway's counts are authoritative (the same for every CLI); the CLI's own beside them."""
+    path = trial.agent_dir / "usage.json"
+    try:
+        cli = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        cli = {}
+    totals = gateway.gateway.totals()
+    agent = totals["agent"]
+    usage = {**cli, **{k: agent[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")},
+             "total_tokens": agent["input_tokens"] + agent["output_tokens"], "calls": agent["calls"], "cost_usd": agent["cost_usd"], "source": "gateway", "gateway": totals,
+             "cli_reported": {k: v for k, v in cli.items() if k.endswith("_tokens") or k == "cost_usd"}}
+    atomic_write_json(path, usage)
 
 
 @contextlib.contextmanager
