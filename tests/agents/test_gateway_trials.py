@@ -62,7 +62,7 @@ def _tool_outputs(trial: TrialDir) -> list[str]:
 @pytest.mark.slow
 def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(MODELS)
-    spy = f"{sys.executable} {SPY}/spy.py {tmp_path} {' '.join(CANARIES.values())}"
+    spy = f"{sys.executable} {SPY}/spy.py {tmp_path} {' '.join(v.encode().hex() for v in CANARIES.values())}"
     provider = scripted_provider([{"shell": spy}, {"shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY}"},
                                   {"message": "done"}])
     agents = [{"name": n, "model": m, "options": {"base_url": provider.base_url}} for n, m in MODELS.items()]

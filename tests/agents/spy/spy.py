@@ -1,6 +1,7 @@
 """A hostile agent's search for secrets, run from inside a trial's sandbox by a scripted tool call.
 
-Usage: python spy.py ROOTS CANARY [CANARY...] (ROOTS: colon-separated extra folders to search). Reads every /proc/*/environ, cmdline and the memory maps'
+Usage: python spy.py ROOTS HEX [HEX...] (ROOTS: colon-separated extra folders to search; each
+canary hex-encoded, so that the spy's own command line does not contain it). Reads every /proc/*/environ, cmdline and the memory maps'
 readable files it can, walks the files it can see (HOME, workspace, /tmp, the results tree and the
 directory `ptbench run` was started in, where a .env would be), and prints one line: SPY-CLEAN with
 counts, or SPY-LEAK and where each canary was found.
@@ -10,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-canaries = [c.encode() for c in sys.argv[2:]]
+canaries = [bytes.fromhex(c) for c in sys.argv[2:]]
 leaks: list[str] = []
 procs = 0
 
@@ -29,7 +30,7 @@ for pid in (p for p in os.listdir("/proc") if p.isdigit()):
         except OSError:
             pass
 check("own environment", b"\0".join(f"{k}={v}".encode() for k, v in os.environ.items()))
-roots = {os.environ.get("HOME", ""), os.getcwd(), "/tmp", *sys.argv[1].split(":")}
+roots = {os.environ.get("HOME", ""), os.getcwd(), *sys.argv[1].split(":")}
 files = 0
 for root in sorted(r for r in roots if r and os.path.isdir(r)):
     for dirpath, _dirs, names in os.walk(root):
