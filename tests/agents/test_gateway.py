@@ -19,9 +19,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from ptbench.fsutil import read_jsonl
+from ptbench.core.files import read_jsonl
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
-from ptbench.procsec import is_dumpable, make_not_dumpable
+from ptbench.core.procsec import is_dumpable, make_not_dumpable
 
 REAL = "sk-real-canary-0b7d2e9f41"
 
@@ -125,7 +125,7 @@ def test_spy_finds_a_canary_where_one_is_visible(tmp_path: Path) -> None:
 
 
 def test_runner_can_make_itself_not_dumpable() -> None:
-    code = "from ptbench.procsec import make_not_dumpable, is_dumpable; assert is_dumpable(); assert make_not_dumpable(); assert not is_dumpable()"
+    code = "from ptbench.core.procsec import make_not_dumpable, is_dumpable; assert is_dumpable(); assert make_not_dumpable(); assert not is_dumpable()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert out.returncode == 0, out.stderr

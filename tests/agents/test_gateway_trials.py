@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ptbench.fsutil import read_jsonl
+from ptbench.core.files import read_jsonl
 from ptbench.testing.fixtures import require
 from ptbench.trial import TrialDir
 

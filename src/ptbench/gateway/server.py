@@ -24,10 +24,10 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from ptbench.fsutil import append_jsonl
+from ptbench.core.files import append_jsonl
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.wire import SseUsageScanner, Usage, add_usage, api_of, error_body, gemini_model
-from ptbench.httputil import parse_retry_after
+from ptbench.core.http import parse_retry_after
 
 # Where each CLI puts its key; whichever carried the trial token gets the real key.
 _KEY_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "api-key")

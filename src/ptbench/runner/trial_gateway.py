@@ -19,9 +19,9 @@ from typing import Any
 from ptbench.agents.launcher import REHEARSAL_KEY, _render, read_secrets, required_keys
 from ptbench.agents.redact import Redactor
 from ptbench.agents.spec import AgentSpec
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
-from ptbench.procsec import make_not_dumpable
+from ptbench.core.procsec import make_not_dumpable
 from ptbench.trial import TrialDir
 
 JUDGE_GATEWAY_ENV = "PTBENCH_JUDGE_GATEWAY"  # base URL of the judge route (an OpenAI API at .../v1)
