@@ -130,3 +130,28 @@ def test_runner_can_make_itself_not_dumpable() -> None:
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
     assert out.returncode == 0, out.stderr
     assert callable(make_not_dumpable) and isinstance(is_dumpable(), bool)
+
+
+def test_judge_route_uses_the_trial_token_and_has_its_own_cap(tmp_path: Path, scripted_provider, monkeypatch) -> None:
+    """The agent's evaluate.sh judges through the gateway: JudgeConfig follows PTBENCH_JUDGE_GATEWAY."""
+    from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeClient, JudgeConfig
+
+    provider = scripted_provider([{"message": "[[A>B]]"}, {"message": "[[B>A]]"}])
+    token = new_trial_token()
+    agent = Upstream("agent", "http://127.0.0.1:9", "unused-agent-key")
+    judge = Upstream("judge", provider.base_url + "/v1", REAL, models={"gpt-5-mini": "gpt-5-mini"}, cost_cap_usd=1e-9)
+    with gateway_in_thread(Gateway(token, agent, judge=judge, calls_path=tmp_path / "calls.jsonl")) as gw:
+        monkeypatch.setenv(JUDGE_GATEWAY_ENV, f"{gw.base_url}/judge")
+        monkeypatch.setenv(JUDGE_TOKEN_ENV, token)
+        monkeypatch.setenv("OPENAI_API_KEY", "")
+        config = JudgeConfig.from_options({"judge_base_url": "https://elsewhere.example/v1", "judge_max_retries": 0,
+                                           "judge_cache_dir": str(tmp_path / "cache")}, default_model="gpt-5-mini")
+        assert config.base_url == f"{gw.base_url}/judge" and config.api_key_env == JUDGE_TOKEN_ENV
+        first = JudgeClient(config).complete_all([[{"role": "user", "content": "judge this"}]])
+        second = JudgeClient(config).complete_all([[{"role": "user", "content": "and this"}]])
+    assert first[0].text and first[0].error is None
+    assert second[0].text is None and "http_403" in second[0].error and "cost cap" in second[0].error
+    forwarded = [r for r in provider.requests if r["api"] == "chat"]
+    assert len(forwarded) == 1 and forwarded[0]["path"] == "/v1/chat/completions"
+    calls = read_jsonl(tmp_path / "calls.jsonl")
+    assert [c["route"] for c in calls] == ["judge", "judge"] and calls[1]["refused"] == "ptbench_cost_cap"

@@ -21,11 +21,10 @@ from ptbench.agents.redact import Redactor
 from ptbench.agents.spec import AgentSpec
 from ptbench.core.errors import UserError
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
+from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.trial import TrialDir
 
-JUDGE_GATEWAY_ENV = "PTBENCH_JUDGE_GATEWAY"  # base URL of the judge route (an OpenAI API at .../v1)
-JUDGE_TOKEN_ENV = "PTBENCH_JUDGE_TOKEN"
 
 
 @dataclass
@@ -75,7 +74,6 @@ def _models(spec: AgentSpec, model: str, options: dict[str, Any]) -> dict[str, s
 
 def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) -> Upstream | None:
     """The judge of a judged task (Arena, HealthBench), for the agent's own evaluate.sh."""
-    from ptbench.inference.judge import JudgeConfig
     from ptbench.tasks import get_task
     from ptbench.tasks._judged import JudgedTask
 
