@@ -15,9 +15,15 @@ def price_table(path: str | None = None) -> dict[str, dict[str, float]]:
     return {k: v for k, v in raw.items() if not k.startswith("_")}
 
 
+@lru_cache(maxsize=256)
+def _default_price(model: str) -> tuple[str, dict[str, float]]:
+    return price_of(model, price_table())
+
+
 def price_of(model: str, table: dict[str, dict[str, float]] | None = None) -> tuple[str, dict[str, float]]:
     """(the table entry used, its prices) for `model`; the '*' entry when none matches."""
-    table = table or price_table()
+    if table is None:
+        return _default_price(model)
     name = model.rsplit("/", 1)[-1].lower()
     best = max((k for k in table if k != "*" and name.startswith(k)), key=len, default="*")
     return best, table[best]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import os
 import random
 import time
 from collections.abc import Callable
@@ -24,7 +25,6 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from ptbench.core.files import append_jsonl
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.wire import SseUsageScanner, Usage, add_usage, api_of, error_body, gemini_model
 from ptbench.core.http import parse_retry_after
@@ -66,6 +66,7 @@ class Gateway:
         self.on_cap = on_cap
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
+        self._calls_fd: int | None = None
         self.base_url = ""
 
     # ----- checks ------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ class Gateway:
         while True:
             attempts += 1
             try:
-                reply = await self._session.request(request.method, url, params=query, headers=headers, data=raw or None)
+                reply = await self._session.request(request.method, url, params=query or None, headers=headers, data=raw or None)
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 if attempts <= self.retries:
                     await asyncio.sleep(self._wait(attempts, None))
@@ -230,7 +231,9 @@ class Gateway:
         if error:
             rec["error"] = self.redact(error)
         if self.calls_path is not None:
-            append_jsonl(self.calls_path, rec)
+            if self._calls_fd is None:
+                self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self._calls_fd, (json.dumps(rec) + "\n").encode())  # one write(2) a line: never torn by a reader
 
     # ----- lifecycle ---------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -254,6 +257,9 @@ class Gateway:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._calls_fd is not None:
+            os.close(self._calls_fd)
+            self._calls_fd = None
 
     def totals(self) -> dict[str, Any]:
         return {name: {"calls": u.calls, "cost_usd": round(u.spent_usd, 6), "cost_cap_usd": u.cost_cap_usd,
