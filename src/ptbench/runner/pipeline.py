@@ -22,9 +22,10 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
+from ptbench.agents.redact import RedactingPump
+from ptbench.runner.child_env import evaluation_env, harness_redactor
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
-from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.runner.workspace import prepare_workspace
 from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.trial import Attempt, StageMark, TrialDir, TrialState
@@ -229,10 +230,12 @@ class Runner:
         self.trial.save_state(state)
 
     def _run_child(self, argv: list[str], log_path, *, timeout: float | None = None) -> tuple[int, str]:
-        env = dict(os.environ, **{TRIAL_ENV_MARKER: str(self.trial.path)})  # found again after a kill -9
+        env = evaluation_env(self.trial, dict(os.environ))  # only what evaluation needs, no other key
         deadline = time.monotonic() + timeout if timeout else None
-        with open(log_path, "ab") as log:
-            self.child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        pump = RedactingPump(log_path, harness_redactor())  # eval.log is redacted like the agent's log
+        with pump.joined(), open(log_path, "ab") as log:
+            self.child = subprocess.Popen(argv, stdout=pump.write_fd, stderr=pump.write_fd, start_new_session=True, env=env)
+            pump.close_writer()
             rc = None
             while rc is None:
                 try:

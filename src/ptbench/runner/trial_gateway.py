@@ -10,7 +10,6 @@ Subscription logins (`gateway: false`) keep their token files, as before: the do
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from ptbench.core.errors import UserError
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
 from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
 from ptbench.core.procsec import make_not_dumpable
+from ptbench.core.secrets import remove_from_environ
 from ptbench.trial import TrialDir
 
 
@@ -111,9 +111,8 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
     make_not_dumpable()
     keep: set[str] = set()
     judge = _judge_upstream(trial, options, keep)
-    for n in names:  # the runner's children (and /proc/self/environ readers) no longer find it in os.environ
-        if n not in keep:
-            os.environ.pop(n, None)
+    # The runner's children no longer inherit it; what the runner writes is still redacted of it.
+    remove_from_environ([n for n in names if n not in keep])
     token = new_trial_token()
     agent = Upstream("agent", upstream, keys[names[0]], models=_models(spec, model, options), cost_cap_usd=_float(options, "cost_cap_usd"))
 
