@@ -166,7 +166,7 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
             trial.save_state(state)
 
         watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-                            on_tick=on_tick, on_event=trial.event)
+                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left))
         state.solve_runs += 1
         trial.save_state(state)
         pump = RedactingPump(log_path, redactor)
