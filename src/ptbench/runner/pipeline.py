@@ -70,14 +70,14 @@ class Runner:
                 return 0
             lease: Lease | None = None
             try:
-                become_subreaper()
+                subreaper = become_subreaper()  # checked: without it an orphaned process could escape the sweep
                 scheduler, job_id = job_identity()
                 state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
                 trial.save_state(state)
                 trial.write_runner_pid()
                 lease = Lease(trial)
                 trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
-                            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
+                            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"), subreaper=subreaper)
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
                 if killed := kill_leftovers(str(trial.path)):  # of an attempt whose runner was killed -9

@@ -25,13 +25,18 @@ import psutil
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+KILL_SWEEP_SECONDS = 30.0
 
 
 def become_subreaper() -> bool:
-    """Adopt orphaned descendants (Linux >= 3.4). Returns False where unsupported."""
+    """Adopt orphaned descendants (Linux >= 3.4); True only if the kernel says it took effect."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
+        flag = ctypes.c_int(0)
+        return libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value == 1
     except (OSError, AttributeError):
         return False
 
@@ -204,13 +209,18 @@ def terminate_descendants(grace_seconds: float) -> int:
         if not _alive(_descendants()):
             return len(seen)
         time.sleep(0.1)
-    for _ in range(50):
+    # Keep sweeping until the tree is empty: each sweep first stops what it finds (a stopped process
+    # cannot fork between sweeps), then kills it. Bounded: a process stuck in uninterruptible I/O
+    # must not hang the runner forever.
+    end = time.monotonic() + KILL_SWEEP_SECONDS
+    while time.monotonic() < end:
         left = _alive(_descendants())
         if not left:
             break
         seen.update(p.pid for p in left)
+        _signal_all(left, signal.SIGSTOP)
         _signal_all(left, signal.SIGKILL)
-        time.sleep(0.05)
+        time.sleep(0.02)
         _reap_children(-1)
     _reap_children(-1)
     return len(seen)
