@@ -42,7 +42,7 @@ class TrialSpec(Strict):
     task: TaskRef
     seed: int
     budget: Budget
-    sandbox: str = "none"
+    sandbox: str = "auto"
     sandbox_options: dict[str, Any] = Field(default_factory=dict)
     evaluation: Evaluation = Evaluation()
     max_continuations: int = 0

@@ -28,6 +28,7 @@ PASSTHROUGH_ENV = (
     "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
     "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "PYTHONPATH",  # the agent's python (evaluate.sh, helper agents) imports the same ptbench as the runner
 )
 REHEARSAL_KEY = "ptbench-rehearsal-not-a-real-key"
 

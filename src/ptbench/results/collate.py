@@ -67,6 +67,8 @@ def aggregate(records: list[ResultRecord], problems: list[str] | None = None) ->
     cols: list[str] = []
     for r in sorted(records, key=lambda r: (r.agent.label, r.base_model.label, r.task.label, r.seed)):
         row = f"{r.agent.label} / {r.base_model.label}" if several_bases else r.agent.label
+        if r.integrity.get("sandbox") == "none":  # asked for explicitly; the agent could see the host
+            row += " (unsandboxed)"
         col = r.task.label
         rows += [row] if row not in rows else []
         cols += [col] if col not in cols else []

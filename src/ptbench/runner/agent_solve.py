@@ -33,6 +33,7 @@ from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox import SandboxRequest, build_command
+from ptbench.sandbox.auto import resolve_sandbox
 from ptbench.trial import TrialDir, TrialState
 
 DEFAULT_CONTINUE_MINUTES = 10.0
@@ -70,6 +71,7 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
     from ptbench.sandbox.bwrap import python_paths
 
     read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
+    read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
     exe = find_executable(spec)
     argv = list(launch.argv)
     if exe:
@@ -152,7 +154,7 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
     redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
-        command = build_command(trial.spec.sandbox, sandbox_request(trial, spec, launch))
+        command = build_command(resolve_sandbox(trial.spec.sandbox), sandbox_request(trial, spec, launch))
         _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
@@ -214,10 +216,18 @@ def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
     atomic_write_json(path, usage)
 
 
+def sandbox_used(trial: TrialDir) -> str:
+    """The sandbox the agent really ran in (agent/launch.json), for the result; "unknown" if it never ran."""
+    try:
+        return str(json.loads((trial.agent_dir / "launch.json").read_text())["sandbox"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
 def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
     record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
-              "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": trial.spec.sandbox,
+              "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": resolve_sandbox(trial.spec.sandbox),
               "python": sys.executable, "time": time.time()}
     atomic_write_json(trial.agent_dir / "launch.json", record)

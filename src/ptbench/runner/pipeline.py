@@ -26,6 +26,7 @@ from ptbench.agents.redact import RedactingPump
 from ptbench.runner.child_env import evaluation_env, harness_redactor
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.lease import Lease, busy_message
+from ptbench.runner.agent_solve import sandbox_used
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.runner.workspace import prepare_workspace
 from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
@@ -199,7 +200,8 @@ class Runner:
     def _integrity(self, state: TrialState) -> None:
         # Seam for the integrity checks (contamination, model identity, API use). Until they are
         # built every verdict is "unchecked" — never "clean".
-        verdicts = {"contamination": "unchecked", "model_identity": "unchecked", "api_usage": "unchecked"}
+        verdicts = {"contamination": "unchecked", "model_identity": "unchecked", "api_usage": "unchecked",
+                    "sandbox": sandbox_used(self.trial)}
         atomic_write_json(self.trial.checks_dir / "verdicts.json", verdicts)
         self._mark(state, "integrity", "unchecked", **verdicts)
 
