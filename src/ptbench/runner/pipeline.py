@@ -20,6 +20,7 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
+from ptbench.core.procsec import make_not_dumpable
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
 from ptbench.agents.redact import RedactingPump
@@ -72,6 +73,7 @@ class Runner:
             lease: Lease | None = None
             try:
                 subreaper = become_subreaper()  # checked: without it an orphaned process could escape the sweep
+                make_not_dumpable()  # the keys this job inherited: not in /proc/<runner>/environ for the agent
                 scheduler, job_id = job_identity()
                 state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
                 trial.save_state(state)
