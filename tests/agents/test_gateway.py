@@ -21,7 +21,6 @@ from aiohttp import web
 
 from ptbench.core.files import read_jsonl
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
-from ptbench.core.procsec import is_dumpable, make_not_dumpable
 
 REAL = "sk-real-canary-0b7d2e9f41"
 
@@ -124,12 +123,37 @@ def test_spy_finds_a_canary_where_one_is_visible(tmp_path: Path) -> None:
     assert out.stdout.startswith("SPY-LEAK") and "environ" in out.stdout
 
 
-def test_runner_can_make_itself_not_dumpable() -> None:
-    code = "from ptbench.core.procsec import make_not_dumpable, is_dumpable; assert is_dumpable(); assert make_not_dumpable(); assert not is_dumpable()"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
-    assert out.returncode == 0, out.stderr
-    assert callable(make_not_dumpable) and isinstance(is_dumpable(), bool)
+def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
+    """Under `sandbox: none` the agent is the runner's uid: make_not_dumpable closes /proc/PID/environ to it.
+
+    Both processes run as one unprivileged uid (setpriv to nobody when the tests run as root, who
+    could read anything); the control without the call shows the read works otherwise."""
+    import shutil
+
+    from ptbench.testing.fixtures import require
+
+    prefix = []
+    if os.geteuid() == 0:
+        require(shutil.which("setpriv") is not None, "setpriv (util-linux) is not installed")
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    holder_code = ("import sys, time\nfrom ptbench.core.procsec import make_not_dumpable\n"
+                   "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\ntime.sleep(60)")
+    reads = {}
+    for hardened in ("1", "0"):
+        holder = subprocess.Popen([*prefix, sys.executable, "-c", holder_code, hardened], stdout=subprocess.PIPE, text=True,
+                                  env={"PATH": os.environ["PATH"], "PYTHONPATH": src, "SOME_KEY": REAL})
+        try:
+            assert holder.stdout.readline().strip() == "ready"
+            reader = subprocess.run([*prefix, sys.executable, "-c", f"print(open('/proc/{holder.pid}/environ', 'rb').read().count(b'{REAL}'))"],
+                                    capture_output=True, text=True, timeout=60)
+            reads[hardened] = reader.stdout.strip() or reader.stderr.strip().splitlines()[-1]
+        finally:
+            holder.kill()
+            holder.wait(10)
+    assert "PermissionError" in reads["1"], reads
+    assert reads["0"] == "1", reads  # the control: a dumpable process's environment is readable
+
 
 
 def test_judge_route_uses_the_trial_token_and_has_its_own_cap(tmp_path: Path, scripted_provider, monkeypatch) -> None:
@@ -155,3 +179,14 @@ def test_judge_route_uses_the_trial_token_and_has_its_own_cap(tmp_path: Path, sc
     assert len(forwarded) == 1 and forwarded[0]["path"] == "/v1/chat/completions"
     calls = read_jsonl(tmp_path / "calls.jsonl")
     assert [c["route"] for c in calls] == ["judge", "judge"] and calls[1]["refused"] == "ptbench_cost_cap"
+
+
+def test_only_the_model_apis_are_open(tmp_path: Path, scripted_provider) -> None:
+    """A hostile agent with its token cannot reach files, batches or fine-tuning with the real key."""
+    provider = scripted_provider([{"message": "hello"}])
+    token = new_trial_token()
+    with gateway_in_thread(Gateway(token, Upstream("agent", provider.base_url, REAL), calls_path=tmp_path / "calls.jsonl")) as gw:
+        for path in ("/v1/fine_tuning/jobs", "/v1/files", "/v1/messages/batches", "/v1/batches"):
+            status, out = _post(gw.base_url + path, {"model": "gpt-5"}, {"authorization": f"Bearer {token}"})
+            assert status == 403 and b"not an API this trial may use" in out, (path, status, out)
+    assert provider.requests == []  # nothing was forwarded

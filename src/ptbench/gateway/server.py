@@ -36,6 +36,8 @@ _DROP_REQUEST = {"host", "content-length", "connection", "transfer-encoding", "a
 _DROP_REPLY = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie"}
 RETRY_STATUS = {429, 500, 502, 503, 504, 529}
 _PRICED = {"anthropic", "responses", "chat", "gemini"}
+# Only what the CLIs need: no files, batches, fine-tuning or other paid API a key would open.
+ALLOWED_APIS = _PRICED | {"anthropic.count_tokens", "gemini.countTokens", "models"}
 COST_CAP_MARK = "ptbench_cost_cap"  # in the refusal the CLI shows, and in calls.jsonl
 
 
@@ -99,6 +101,9 @@ class Gateway:
         if place is None:
             self._record(up, api, "", 401, started, refused="no trial token")
             return self._refuse(api, 401, "ptbench gateway: invalid API key (this endpoint takes only the trial's token)")
+        if api not in ALLOWED_APIS:
+            self._record(up, api, "", 403, started, refused="route not allowed")
+            return self._refuse(api, 403, f"ptbench gateway: {request.method} {path} is not an API this trial may use")
         raw = await request.read()
         body: Any = None
         model = ""

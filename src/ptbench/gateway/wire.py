@@ -37,7 +37,7 @@ def api_of(method: str, path: str) -> str:
         return "anthropic.count_tokens"
     if p.endswith("/messages"):
         return "anthropic"
-    if p.endswith("/responses"):
+    if p.endswith("/responses") or p.endswith("/responses/compact"):
         return "responses"
     if p.endswith("/chat/completions"):
         return "chat"

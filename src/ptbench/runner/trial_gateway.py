@@ -113,8 +113,12 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
     judge = _judge_upstream(trial, options, keep)
     # The runner's children no longer inherit it; what the runner writes is still redacted of it.
     remove_from_environ([n for n in names if n not in keep])
+    models = _models(spec, model, options)
+    if not models:  # an empty allow-list would let any model through: fail closed
+        raise UserError(f"agent '{spec.name}' reaches its model through the trial's gateway, whose allow-list is the campaign's "
+                        "model: set `model:` for this agent (or agent option allowed_models)")
     token = new_trial_token()
-    agent = Upstream("agent", upstream, keys[names[0]], models=_models(spec, model, options), cost_cap_usd=_float(options, "cost_cap_usd"))
+    agent = Upstream("agent", upstream, keys[names[0]], models=models, cost_cap_usd=_float(options, "cost_cap_usd"))
 
     def on_cap(up: Upstream) -> None:
         trial.event("cost_cap", route=up.name, cap_usd=up.cost_cap_usd, spent_usd=round(up.spent_usd, 6))
