@@ -158,7 +158,12 @@ def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
 
 def test_judge_route_uses_the_trial_token_and_has_its_own_cap(tmp_path: Path, scripted_provider, monkeypatch) -> None:
     """The agent's evaluate.sh judges through the gateway: JudgeConfig follows PTBENCH_JUDGE_GATEWAY."""
-    from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeClient, JudgeConfig
+    from ptbench.inference.judge import (
+        JUDGE_GATEWAY_ENV,
+        JUDGE_TOKEN_ENV,
+        JudgeClient,
+        JudgeConfig,
+    )
 
     provider = scripted_provider([{"message": "[[A>B]]"}, {"message": "[[B>A]]"}])
     token = new_trial_token()

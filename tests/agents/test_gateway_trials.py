@@ -22,7 +22,6 @@ import yaml
 from ptbench.core.files import read_jsonl
 from ptbench.testing.fixtures import require
 from ptbench.trial import TrialDir
-
 from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
 
 SPY = Path(__file__).with_name("spy")

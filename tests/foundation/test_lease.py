@@ -14,7 +14,6 @@ import sys
 import time
 
 from ptbench.trial import TrialDir
-
 from tests.conftest import ptbench
 
 CAMPAIGN = """

@@ -11,14 +11,12 @@ import asyncio
 import json
 import sys
 import threading
-from pathlib import Path
 
 from aiohttp import web
 
 from ptbench.runner.child_env import evaluation_env
 from ptbench.runner.pipeline import Runner
 from ptbench.trial import TrialDir
-
 from tests.conftest import ptbench
 
 CANARY = {"OPENAI_API_KEY": "sk-oai-canary-redact-5e1f0a", "SOME_SERVICE_TOKEN": "tok-canary-redact-77b2c9d1"}

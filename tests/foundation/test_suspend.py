@@ -17,7 +17,6 @@ import psutil
 import pytest
 
 from ptbench.trial import TrialDir
-
 from tests.conftest import ptbench
 
 CAMPAIGN = """

@@ -19,7 +19,6 @@ import pytest
 
 from ptbench.testing.fixtures import require
 from ptbench.trial import TrialDir
-
 from tests.conftest import ptbench
 
 CAMPAIGN = """

@@ -59,4 +59,4 @@ def gateway_in_thread(gateway: Gateway, host: str = "127.0.0.1") -> Iterator[Gat
         thread.join(30)
 
 
-__all__ = ["COST_CAP_MARK", "Gateway", "TOKEN_PREFIX", "Upstream", "gateway_in_thread", "new_trial_token"]
+__all__ = ["COST_CAP_MARK", "TOKEN_PREFIX", "Gateway", "Upstream", "gateway_in_thread", "new_trial_token"]

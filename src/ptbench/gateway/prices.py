@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from ptbench.gateway.wire import Usage
 
 
-@lru_cache(maxsize=None)
+@cache
 def price_table(path: str | None = None) -> dict[str, dict[str, float]]:
     raw = json.loads(Path(path or Path(__file__).with_name("prices.json")).read_text())
     return {k: v for k, v in raw.items() if not k.startswith("_")}

@@ -25,9 +25,16 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from ptbench.gateway.prices import cost_usd, price_of
-from ptbench.gateway.wire import SseUsageScanner, Usage, add_usage, api_of, error_body, gemini_model
 from ptbench.core.http import parse_retry_after
+from ptbench.gateway.prices import cost_usd, price_of
+from ptbench.gateway.wire import (
+    SseUsageScanner,
+    Usage,
+    add_usage,
+    api_of,
+    error_body,
+    gemini_model,
+)
 
 # Where each CLI puts its key; whichever carried the trial token gets the real key.
 _KEY_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "api-key")
@@ -152,7 +159,7 @@ class Gateway:
             attempts += 1
             try:
                 reply = await self._session.request(request.method, url, params=query or None, headers=headers, data=raw or None)
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 if attempts <= self.retries:
                     await asyncio.sleep(self._wait(attempts, None))
                     continue

@@ -36,7 +36,9 @@ def evaluation_env(trial: TrialDir, environ: dict[str, str]) -> dict[str, str]:
 
 
 def _judge_key_env(trial: TrialDir) -> str | None:
-    from ptbench.tasks import get_task  # heavy (datasets): only when an evaluation starts
+    from ptbench.tasks import (
+        get_task,  # heavy (datasets): only when an evaluation starts
+    )
     from ptbench.tasks._judged import JudgedTask
 
     try:

@@ -19,12 +19,11 @@ from ptbench.agents.launcher import REHEARSAL_KEY, _render, read_secrets, requir
 from ptbench.agents.redact import Redactor
 from ptbench.agents.spec import AgentSpec
 from ptbench.core.errors import UserError
-from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
-from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.core.secrets import remove_from_environ
+from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
+from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
 from ptbench.trial import TrialDir
-
 
 
 @dataclass
