@@ -30,7 +30,8 @@ from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_tex
 from ptbench.core.locks import file_lock
 from ptbench.plan import Plan
 from ptbench.runner import record
-from ptbench.trial import TrialDir
+from ptbench.spec import Campaign
+from ptbench.trial import TrialDir, TrialSpec
 
 
 class CondorSubmission(BaseModel):
@@ -89,7 +90,7 @@ class HTCondorBackend:
         self._cache: tuple[tuple, dict[str, JobView]] | None = None
 
     # ---- render / submit -------------------------------------------------------------------
-    def render(self, campaign, specs, out: str | None) -> str:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         todo, skipped = unfinished_specs(campaign, specs)
         rendered = render_trials(campaign, todo, self.opts, skipped=skipped)
         path = Path(out) if out else campaign.campaign_dir / "submit" / "htcondor.sub"
