@@ -130,7 +130,7 @@ def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
     could read anything); the control without the call shows the read works otherwise."""
     import shutil
 
-    from ptbench.testing.fixtures import require
+    from tests.support import require
 
     prefix = []
     if os.geteuid() == 0:

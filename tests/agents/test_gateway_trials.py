@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from ptbench.core.files import read_jsonl
-from ptbench.testing.fixtures import require
+from tests.support import require
 from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
 

@@ -8,7 +8,7 @@ import pytest
 
 from ptbench.core.errors import UserError
 from ptbench.sandbox.auto import bwrap_usable, resolve_sandbox
-from ptbench.testing.fixtures import require
+from tests.support import require
 
 
 def test_auto_is_bwrap_where_bwrap_works() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ptbench.testing.fixtures import require
+from tests.support import require
 from ptbench.trial import TrialDir
 from tests.conftest import ptbench
 
