@@ -27,11 +27,13 @@ fi
 # verl pins transformers<5.11 (ours need >=5.16): the verl hand-off tests run in their own venv, .venv-verl.
 bash scripts/verl-venv.sh
 
-# System components the tests run for real: a Slurm cluster, munge, bubblewrap.
+# System components the tests run for real: a Slurm cluster, munge, bubblewrap, tmux (the escape
+# test's host tmux server).
 need=()
 command -v slurmctld >/dev/null || need+=(slurm-wlm)
 command -v munged >/dev/null || need+=(munge)
 command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v tmux >/dev/null || need+=(tmux)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock
+from ptbench.core.secrets import redact_text, secret_env_values
 from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Strict, TaskRef
 
 STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
@@ -41,7 +42,7 @@ class TrialSpec(Strict):
     task: TaskRef
     seed: int
     budget: Budget
-    sandbox: str = "none"
+    sandbox: str = "auto"
     sandbox_options: dict[str, Any] = Field(default_factory=dict)
     evaluation: Evaluation = Evaluation()
     max_continuations: int = 0
@@ -131,7 +132,10 @@ class TrialDir:
         atomic_write_json(self.state_json, state)
 
     def event(self, kind: str, /, **fields: Any) -> None:  # positional-only: a field may be called "kind"
-        append_jsonl(self.events_jsonl, {"time": time.time(), "event": kind, "host": _HOST, **fields})
+        record = {"time": time.time(), "event": kind, "host": _HOST, **fields}
+        # An event may carry a message from anywhere (a provider's error, a judge's reply): redacted.
+        text = redact_text(json.dumps(record, default=str), secret_env_values())
+        append_jsonl(self.events_jsonl, json.loads(text))
 
     def try_lock(self):
         """Hold the trial's lock while the block runs; yields False (and holds nothing) when a

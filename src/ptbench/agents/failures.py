@@ -2,7 +2,8 @@
 
 Kinds (and whether a later retry may succeed): rate_limit (yes), overloaded (yes), auth (no),
 quota (no), context_window (no), cli_crash (yes: a crash of the CLI itself, not of the model),
-agent_exit (no: a non-zero exit with no recognised cause). The patterns come from the four CLIs'
+agent_exit (no: a non-zero exit with no recognised cause); cost_cap (no) is set by the trial's
+gateway when it refused calls over the cost cap, not read from the log. The patterns come from the four CLIs'
 real outputs (tests/testing/data/errors/). Gemini reports an exhausted quota and a rate limit with
 the same 429 RESOURCE_EXHAUSTED, so both read as rate_limit.
 """
@@ -15,7 +16,7 @@ from dataclasses import asdict, dataclass
 from ptbench.agents.traces.model import Trajectory
 
 RETRYABLE = {"rate_limit": True, "overloaded": True, "auth": False, "quota": False, "context_window": False,
-             "cli_crash": True, "agent_exit": False}
+             "cli_crash": True, "agent_exit": False, "cost_cap": False}
 
 # Checked in this order: the first kind with a matching pattern wins.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [

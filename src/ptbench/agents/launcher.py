@@ -28,6 +28,7 @@ PASSTHROUGH_ENV = (
     "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
     "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "PYTHONPATH",  # the agent's python (evaluate.sh, helper agents) imports the same ptbench as the runner
 )
 REHEARSAL_KEY = "ptbench-rehearsal-not-a-real-key"
 
@@ -148,12 +149,13 @@ def missing_requirements(spec: AgentSpec, model: str | None, options: dict[str, 
 
 
 def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str] | None = None, resume: bool = False,
-                 session_id: str = "", base_url: str = "", rehearsal: bool = False) -> Launch:
+                 session_id: str = "", base_url: str = "", rehearsal: bool = False, gateway_token: str = "") -> Launch:
     """The command, environment and files of one run of the trial's agent.
 
     `resume` uses continue_command (with `session_id`) where the agent has one; `base_url` points
-    the CLI at another endpoint (a rehearsal's scripted provider); in a rehearsal every key gets a
-    dummy value and no real key is read.
+    the CLI at another endpoint (the trial's gateway, a rehearsal's scripted provider); with a
+    `gateway_token` every key variable holds that token and no real key is read (the gateway holds
+    it); in a rehearsal every key gets a dummy value and no real key is read.
     """
     spec = load_agent(trial.spec.agent.name)
     where = f"agents/{spec.name}/agent.yaml"
@@ -161,7 +163,9 @@ def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str]
     model = trial.spec.agent.model or (spec.rehearsal_model if rehearsal else None)
     executable = find_executable(spec)
     key_names = required_keys(spec, model, options, base_url or str(options.get("base_url") or ""))
-    if rehearsal:
+    if gateway_token:
+        secrets = {k: gateway_token for k in key_names}
+    elif rehearsal:
         secrets = {k: REHEARSAL_KEY for k in key_names}
     else:
         secrets = read_secrets([*key_names, *spec.optional_keys])

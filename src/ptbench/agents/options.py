@@ -12,6 +12,8 @@ from ptbench.core.errors import OptionProblem
 # Options the harness itself reads for every agent (agents/launcher.py, runner/agent_solve.py,
 # agents/rehearsal.py); None means any value.
 COMMON_OPTIONS: dict[str, Any] = {"base_url": "", "continue_if_minutes_left": 10.0, "rehearsal": None}
+# Options of the trial's LLM gateway (runner/trial_gateway.py), for agents that reach their model through it.
+GATEWAY_OPTIONS: dict[str, Any] = {"cost_cap_usd": 0.0, "judge_cost_cap_usd": 0.0, "allowed_models": []}
 
 
 def _type_problem(default: Any, value: Any) -> str | None:
@@ -27,7 +29,8 @@ def _type_problem(default: Any, value: Any) -> str | None:
 
 
 def check_agent_options(spec: AgentSpec, options: dict[str, Any]) -> None:
-    declared = {**COMMON_OPTIONS, **spec.options}
+    gateway = GATEWAY_OPTIONS if spec.gateway and spec.upstream else {}
+    declared = {**COMMON_OPTIONS, **gateway, **spec.options}
     for key, value in options.items():
         if key not in declared:
             near = difflib.get_close_matches(key, declared, n=1)

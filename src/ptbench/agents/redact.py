@@ -8,9 +8,10 @@ are scrubbed after each run with `scrub_tree`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 MIN_SECRET_LEN = 8  # shorter values would redact ordinary text; keys are far longer
@@ -93,6 +94,14 @@ class RedactingPump:
     def join(self, timeout: float = 30.0) -> None:
         self.close_writer()
         self._thread.join(timeout)
+
+    @contextlib.contextmanager
+    def joined(self, timeout: float = 30.0) -> Iterator[RedactingPump]:
+        """The pump, joined when the block ends however it ends (the writer's end closed on the way out)."""
+        try:
+            yield self
+        finally:
+            self.join(timeout)
 
 
 def scrub_tree(root: str | os.PathLike[str], redactor: Redactor, *, max_bytes: int = 64 * 1024 * 1024) -> list[Path]:

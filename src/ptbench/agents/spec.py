@@ -56,6 +56,13 @@ class AgentSpec(Strict):
     # extra environment only in rehearsals (e.g. fewer API retries)
     rehearsal_env: dict[str, str] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict, description="defaults for campaign agent options")
+    # The real provider behind the trial's LLM gateway (templated: model, options), as the CLI's own
+    # base URL would name it; the gateway appends the request path. Empty: the agent calls no LLM.
+    upstream: str = ""
+    # False for subscription logins (OAuth tokens the CLI refreshes itself): they cannot be proxied.
+    gateway: bool = True
+    # model name the CLI sends -> name sent upstream (templated); default: the campaign's model as is
+    gateway_models: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("command", "continue_command")
     @classmethod

@@ -24,6 +24,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Set in an agent's environment by the trial's gateway (runner/trial_gateway.py): its judge route and token.
+JUDGE_GATEWAY_ENV = "PTBENCH_JUDGE_GATEWAY"
+JUDGE_TOKEN_ENV = "PTBENCH_JUDGE_TOKEN"
+
 from ptbench.core.errors import UserError
 from ptbench.core.http import parse_retry_after as _retry_after
 
@@ -58,6 +62,10 @@ class JudgeConfig:
         for name in ("concurrency", "max_retries", "timeout_s", "backoff_s", "max_backoff_s", "temperature", "max_tokens", "reasoning_effort"):
             if f"judge_{name}" in options:
                 kwargs[name] = options[f"judge_{name}"]
+        if os.environ.get(JUDGE_GATEWAY_ENV):
+            # Inside a trial (the agent's own evaluate.sh): the judge is reached only through the
+            # trial's gateway, with the trial token; the real judge key stays with the runner.
+            kwargs.update(base_url=os.environ[JUDGE_GATEWAY_ENV].rstrip("/"), api_key_env=JUDGE_TOKEN_ENV)
         return cls(**kwargs)
 
     def public(self) -> dict[str, Any]:
@@ -173,7 +181,11 @@ class JudgeClient:
                         error = "bad_response: no choices[0].message.content"
                     elif resp.status_code in (400, 401, 403, 404):
                         # Not transient: retrying cannot help (bad model name, bad key, bad request).
-                        return JudgeReply(text=None, error=f"http_{resp.status_code}: {resp.text[:200]}", attempts=attempt)
+                        body = resp.text[:200]
+                        key = os.environ.get(self.config.api_key_env, "")
+                        if len(key) >= 8:  # an endpoint that echoes the key must not put it into results
+                            body = body.replace(key, f"[REDACTED:{self.config.api_key_env}]")
+                        return JudgeReply(text=None, error=f"http_{resp.status_code}: {body}", attempts=attempt)
                     else:
                         error = f"http_{resp.status_code}"
                         wait = _retry_after(resp.headers.get("retry-after"))

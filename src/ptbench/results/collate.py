@@ -21,7 +21,7 @@ from ptbench.results.aggregate import Collation, collate
 from ptbench.results.comparable import check_comparable
 from ptbench.results.cost import AgentCost, cost_table
 from ptbench.results.merging import duplicate_trials, label_conflicts
-from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy
+from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy, marked_label
 from ptbench.results.schema import ResultRecord
 
 
@@ -135,6 +135,8 @@ def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str
     if not loaded.records:
         raise UserError(f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results folder)")
     warnings = list(loaded.problems) + label_conflicts(loaded.records) + duplicate_trials(loaded.records)
+    for r in loaded.records:  # every table, plot and report row says when an agent ran unsandboxed
+        r.agent.label = marked_label(r)
     if extra:
         warnings.append(f"baseline records read from {', '.join(map(str, extra))}")
     # the one comparability check (issue 11b's): raises unless allow_mixed, else returns warnings

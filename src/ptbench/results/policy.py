@@ -121,3 +121,15 @@ def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrit
         return ScoredTrial(r, math.nan, "nan", reason)
     base = baselines.lookup(r)
     return ScoredTrial(r, base, "base_fallback", reason) if base is not None else ScoredTrial(r, math.nan, "no_baseline", reason)
+
+
+def marked_label(record: ResultRecord) -> str:
+    """The agent's label, with a mark where the run was less contained than the default: an agent
+    run with `sandbox: none` (it could see the host), or code evaluated with `allow_unisolated`."""
+    label = record.agent.label
+    if record.sandbox == "none" and "[unsandboxed]" not in label:
+        label += " [unsandboxed]"
+    isolation = (record.evaluation.get("sandbox") or {}).get("isolation") if isinstance(record.evaluation.get("sandbox"), dict) else None
+    if isolation == "none" and "[unisolated code]" not in label:
+        label += " [unisolated code]"
+    return label

@@ -75,6 +75,7 @@ class ResultRecord(BaseModel):
     primary_metric: Metric | None = None
     extra_metrics: dict[str, Any] = Field(default_factory=dict)
     integrity: dict[str, str] = Field(default_factory=dict)
+    sandbox: str | None = None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance

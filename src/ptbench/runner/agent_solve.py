@@ -26,12 +26,14 @@ from ptbench.agents.failures import FailureInfo, classify
 from ptbench.agents.launcher import Launch, build_launch, find_executable
 from ptbench.agents.redact import Redactor, RedactingPump, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
-from ptbench.agents.spec import AgentSpec, load_agent
+from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.files import atomic_write_json
+from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox import SandboxRequest, build_command
+from ptbench.sandbox.auto import resolve_sandbox
 from ptbench.trial import TrialDir, TrialState
 
 DEFAULT_CONTINUE_MINUTES = 10.0
@@ -69,11 +71,17 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
     from ptbench.sandbox.bwrap import python_paths
 
     read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
+    read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
     exe = find_executable(spec)
+    argv = list(launch.argv)
     if exe:
         real = Path(os.path.realpath(exe))
         modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
         read_only.append(modules)
+        # Only resolved paths are mounted: a CLI found through a symlinked prefix runs by its real path.
+        argv = [str(real) if a == exe else a for a in argv]
+    # The agent's own folder (helper scripts beside agent.yaml, `{{ agent_dir }}`), read-only.
+    read_only.append(agent_folder(spec.name))
     base = trial.spec.base_model.path
     if base:
         read_only.append(Path(base))
@@ -84,7 +92,7 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
     elif (Path.home() / ".cache" / "huggingface").is_dir():
         writable.append(Path.home() / ".cache" / "huggingface")
         launch.env.setdefault("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
-    return SandboxRequest(argv=launch.argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
+    return SandboxRequest(argv=argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
                           writable=writable, gpus=trial.spec.budget.gpus, options=dict(trial.spec.sandbox_options))
 
 
@@ -94,7 +102,9 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
     options = {**spec.options, **trial.spec.agent.options}
     min_left = float(options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
     budget = trial.spec.budget
-    with rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as base_url:
+    with (rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("")) as provider_url, \
+            trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway:
+        base_url = gateway.base_url if gateway else provider_url
         outcome: SolveOutcome | None = None
         failure: FailureInfo | None = None
         while True:
@@ -113,7 +123,8 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
                 prompt = continuation_message(trial, left, reason)
             outcome, traj, failure = _run_once(trial, state, spec, set_watchdog, prompt=prompt, resume=resume,
                                                session_id=session.get("session_id") or "", base_url=base_url,
-                                               rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left)
+                                               rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left,
+                                               gateway=gateway)
             session["session_id"] = traj.session_id or session.get("session_id")
             session["runs"] = int(session.get("runs", 0)) + 1
             session["cli_version"] = spec.version
@@ -135,13 +146,15 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
 
 
 def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog, *, prompt: str, resume: bool, session_id: str,
-              base_url: str, rehearsal: bool, mode: str, left: float) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
+              base_url: str, rehearsal: bool, mode: str, left: float,
+              gateway: TrialGateway | None = None) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
-    launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal)
-    redactor = Redactor(launch.secrets)
+    launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal,
+                          gateway_token=gateway.token if gateway else "", extra_env=gateway.agent_env() if gateway else None)
+    redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
-        command = build_command(trial.spec.sandbox, sandbox_request(trial, spec, launch))
+        command = build_command(resolve_sandbox(trial.spec.sandbox), sandbox_request(trial, spec, launch))
         _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
@@ -155,7 +168,7 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
             trial.save_state(state)
 
         watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-                            on_tick=on_tick, on_event=trial.event)
+                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left))
         state.solve_runs += 1
         trial.save_state(state)
         pump = RedactingPump(log_path, redactor)
@@ -174,6 +187,12 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
     traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
     tail = log_path.read_bytes()[-20000:].decode(errors="replace")
     failure = None if outcome.timed_out or outcome.interrupted else classify(traj, tail, outcome.exit_code)
+    if gateway is not None:
+        _gateway_usage(trial, gateway)
+        if gateway.cap_hit and not outcome.interrupted:  # the gateway knows why the agent stopped; no log guessing
+            up = gateway.gateway.routes["agent"]
+            failure = FailureInfo("cost_cap", False, f"the trial's cost cap of ${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f}); "
+                                                     "further model calls were refused")
     if failure is not None:
         atomic_write_json(trial.agent_dir / "failure.json", {**failure.to_json(), "run": run_number, "exit_code": outcome.exit_code})
         trial.event("agent_failure", kind=failure.kind, retryable=failure.retryable, message=failure.message[:300])
@@ -182,10 +201,33 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
     return outcome, traj, failure
 
 
+def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
+    """agent/usage.json: the gateway's counts are authoritative (the same for every CLI); the CLI's own beside them."""
+    path = trial.agent_dir / "usage.json"
+    try:
+        cli = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        cli = {}
+    totals = gateway.gateway.totals()
+    agent = totals["agent"]
+    usage = {**cli, **{k: agent[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")},
+             "total_tokens": agent["input_tokens"] + agent["output_tokens"], "calls": agent["calls"], "cost_usd": agent["cost_usd"], "source": "gateway", "gateway": totals,
+             "cli_reported": {k: v for k, v in cli.items() if k.endswith("_tokens") or k == "cost_usd"}}
+    atomic_write_json(path, usage)
+
+
+def sandbox_used(trial: TrialDir) -> str:
+    """The sandbox the agent really ran in (agent/launch.json), for the result; "unknown" if it never ran."""
+    try:
+        return str(json.loads((trial.agent_dir / "launch.json").read_text())["sandbox"])
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
 def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
     record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
-              "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": trial.spec.sandbox,
+              "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": resolve_sandbox(trial.spec.sandbox),
               "python": sys.executable, "time": time.time()}
     atomic_write_json(trial.agent_dir / "launch.json", record)

@@ -4,7 +4,7 @@ prepare -> solve -> collect -> integrity -> evaluate -> record. Each stage leave
 state.json; a restarted job (requeue, eviction, kill -9) continues at the first unfinished stage,
 and the solve stage gets only the budget that is left.
 
-Exit codes: 0 a result is recorded; 75 interrupted or failed retryably, run again to resume;
+Exit codes: 0 a result is recorded; 75 interrupted, failed retryably or the trial locked (runner/lease.py), run again to resume;
 2 a user error (bad trial directory, corrupt state).
 """
 
@@ -20,12 +20,15 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
+from ptbench.core.procsec import make_not_dumpable
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
+from ptbench.agents.redact import RedactingPump
+from ptbench.runner.child_env import evaluation_env, harness_redactor
 from ptbench.runner.eval_stage import evaluation_argv
 from ptbench.runner.gpu import check_gpus
+from ptbench.runner.lease import Lease, busy_message
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
-from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.runner.workspace import prepare_workspace
 from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.sandbox.bwrap import bwrap_problem
@@ -61,20 +64,24 @@ class Runner:
     def run(self) -> int:
         trial = self.trial
         with trial.try_lock() as held:
-            if not held:
-                raise UserError(f"{trial.path}: another runner is working on this trial (see runner.pid); wait for it or cancel it")
+            if not held:  # a live runner, or a dead node's lock not yet released: both are "try again later"
+                print(busy_message(trial), file=sys.stderr)
+                return EXIT_RESUMABLE
             state = trial.load_state()
             if "record" in state.stages or trial.result_json.exists():
                 print(f"{trial.id}: already finished ({(trial.read_result() or {}).get('status', '?')}); nothing to do")
                 return 0
+            lease: Lease | None = None
             try:
-                become_subreaper()
+                subreaper = become_subreaper()  # checked: without it an orphaned process could escape the sweep
+                make_not_dumpable()  # the keys this job inherited: not in /proc/<runner>/environ for the agent
                 scheduler, job_id = job_identity()
                 state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
                 trial.save_state(state)
                 trial.write_runner_pid()
+                lease = Lease(trial)
                 trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
-                            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
+                            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"), subreaper=subreaper)
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
                 if killed := kill_leftovers(str(trial.path)):  # of an attempt whose runner was killed -9
@@ -84,6 +91,8 @@ class Runner:
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, signal.SIG_DFL)
                 trial.runner_pid.unlink(missing_ok=True)
+                if lease is not None:
+                    lease.release()
 
     def _stages(self, state: TrialState) -> int:
         try:
@@ -232,10 +241,12 @@ class Runner:
         self.trial.save_state(state)
 
     def _run_child(self, argv: list[str], log_path, *, timeout: float | None = None) -> tuple[int, str]:
-        env = dict(os.environ, **{TRIAL_ENV_MARKER: str(self.trial.path)})  # found again after a kill -9
+        env = evaluation_env(self.trial, dict(os.environ))  # only what evaluation needs, no other key
         deadline = time.monotonic() + timeout if timeout else None
-        with open(log_path, "ab") as log:
-            self.child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        pump = RedactingPump(log_path, harness_redactor())  # eval.log is redacted like the agent's log
+        with pump.joined(), open(log_path, "ab") as log:
+            self.child = subprocess.Popen(argv, stdout=pump.write_fd, stderr=pump.write_fd, start_new_session=True, env=env)
+            pump.close_writer()
             rc = None
             while rc is None:
                 try:

@@ -12,17 +12,19 @@ import time
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
 from ptbench.core.provenance import provenance
 from ptbench.results.store import write_record
-from ptbench.trial import StageMark, TrialDir, TrialSpec, TrialState
+from ptbench.runner.agent_solve import sandbox_used
+from ptbench.trial import StageMark, TrialDir, TrialState
 
 
-def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
+def _base(trial: TrialDir, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
+    spec = trial.spec
     b = spec.budget
     return ResultRecord(
         campaign=spec.campaign, trial_id=spec.trial_id,
         agent=AgentInfo(name=spec.agent.name, model=spec.agent.model, label=spec.agent.display),
         base_model=BaseModelInfo(id=spec.base_model.id, revision=spec.base_model.revision, label=spec.base_model.display),
         task=TaskInfo(name=spec.task.name, label=spec.task.display),
-        seed=spec.seed, status=status, failure=failure,
+        seed=spec.seed, status=status, failure=failure, sandbox=sandbox_used(trial),
         budget=BudgetUsed(hours=b.hours, gpus=b.gpus, gpu_type=b.gpu_type, solve_seconds_used=round(state.solve_seconds_used, 2), solve_runs=state.solve_runs),
         provenance=Provenance(**provenance()), finished_at=time.time(),
     )
@@ -30,7 +32,6 @@ def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | No
 
 def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     """The final record after the evaluate stage."""
-    spec = trial.spec
     solve = state.stages["solve"]
     collect = state.stages["collect"]
     evaluate = state.stages["evaluate"]
@@ -54,7 +55,7 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
         failure = Failure(stage="solve", kind="timeout", message="budget used up; final_model/ saved before the deadline was evaluated")
     else:
         status = "completed"
-    record = _base(spec, state, status, failure)
+    record = _base(trial, state, status, failure)
     if status != "eval_failed" and evaluate.outcome == "ok":
         metrics = json.loads(metrics_file.read_text())
         record.primary_metric = Metric(**metrics["primary"])
@@ -87,7 +88,7 @@ def _finite_score(metrics_file: Path) -> bool:
 
 def cancelled(trial: TrialDir, state: TrialState) -> ResultRecord:
     stage = state.next_stage() or "record"
-    return _base(trial.spec, state, "cancelled", Failure(stage=stage, kind="cancelled", message="cancelled by the user"))
+    return _base(trial, state, "cancelled", Failure(stage=stage, kind="cancelled", message="cancelled by the user"))
 
 
 def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
@@ -97,7 +98,7 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     kind = last.get("kind", "requeue_limit")
     status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(stage, "agent_failed")
     msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip("; ")
-    return _base(trial.spec, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))
+    return _base(trial, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))
 
 
 def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -> ResultRecord:
@@ -107,7 +108,7 @@ def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -
     stage = state.next_stage() or "record"
     msg = (f"{reason + '; ' if reason else ''}the scheduler's time limit ended the job in the {stage} stage "
            f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
-    return _base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=msg))
+    return _base(trial, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=msg))
 
 
 def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str | None = None, ended_at: float | None = None,

@@ -4,7 +4,9 @@ The agent runs in its own session. The runner is a child subreaper (Linux), so a
 calls setsid() and double-forks is re-parented to the runner instead of init and stays visible as
 a descendant: at the deadline every descendant gets SIGTERM, and SIGKILL after the grace period,
 until none is left. Time used is reported every second so the runner can persist it; a resumed
-solve gets only what is left.
+solve gets only what is left. Time the job spent stopped (a heartbeat gap longer than
+PTBENCH_SUSPEND_GAP_SECONDS, default 10: Slurm suspend, gang scheduling, HTCondor suspend) is not
+charged: the deadline moves by the gap and a `suspended` event records it.
 """
 
 from __future__ import annotations
@@ -23,13 +25,18 @@ import psutil
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+KILL_SWEEP_SECONDS = 30.0
 
 
 def become_subreaper() -> bool:
-    """Adopt orphaned descendants (Linux >= 3.4). Returns False where unsupported."""
+    """Adopt orphaned descendants (Linux >= 3.4); True only if the kernel says it took effect."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
+        flag = ctypes.c_int(0)
+        return libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value == 1
     except (OSError, AttributeError):
         return False
 
@@ -55,6 +62,8 @@ class Watchdog:
         on_tick: Callable[[float], None] = lambda elapsed: None,
         on_event: Callable[..., None] = lambda kind, **kw: None,
         tick_seconds: float = 1.0,
+        on_resume: Callable[[float], None] = lambda seconds_left: None,
+        suspend_gap_seconds: float | None = None,
     ) -> None:
         self.seconds_left = seconds_left
         self.grace = grace_seconds
@@ -63,6 +72,11 @@ class Watchdog:
         self.on_event = on_event
         self.tick = tick_seconds
         self.interrupted: str | None = None
+        self.on_resume = on_resume
+        # A heartbeat gap this long means the job was stopped (SIGSTOP by the scheduler: Slurm
+        # suspend, gang scheduling, HTCondor suspend): that time is not the agent's.
+        self.suspend_gap = suspend_gap_seconds if suspend_gap_seconds is not None else _suspend_gap_from_env()
+        self.suspended = 0.0  # seconds not charged
 
     def interrupt(self, signame: str) -> None:
         """Called from the runner's signal handler: stop the agent at the next tick."""
@@ -89,19 +103,28 @@ class Watchdog:
             killed = terminate_descendants(self.grace)
         if killed:
             self._safe(self.on_event, "terminated", processes=killed)
-        elapsed = min(time.monotonic() - start, self.seconds_left)
+        elapsed = min(time.monotonic() - start - self.suspended, self.seconds_left)
         self.on_tick(elapsed)  # the final time must be persisted: let a failure here surface
         return SolveOutcome(exit_code, timed_out, self.interrupted, elapsed, warned)
 
     def _watch(self, proc: subprocess.Popen, start: float, deadline: float, warn_at: float) -> tuple[int | None, bool]:
         warned = False
         next_tick = start
+        beat = start
         while True:
+            now = time.monotonic()
+            if now - beat > self.suspend_gap:  # the loop sleeps 0.1 s: this long a gap is a stopped job
+                gap = now - beat - 0.1
+                self.suspended += gap
+                deadline, warn_at, next_tick = deadline + gap, warn_at + gap, now
+                self._safe(self.on_event, "suspended", seconds=round(gap, 1), total_seconds=round(self.suspended, 1),
+                           seconds_left=round(deadline - now, 1))
+                self._safe(self.on_resume, deadline - now)
+            beat = now
             status = _reap_children(proc.pid)
             if status is not None:
                 proc.returncode = status  # reaped here: keep Popen from waiting again
                 return status, warned
-            now = time.monotonic()
             if self.interrupted or now >= deadline:
                 return None, warned
             if not warned and now >= warn_at:
@@ -109,7 +132,7 @@ class Watchdog:
                 self._safe(self.on_event, "warned", seconds_left=round(deadline - now, 1))
             if now >= next_tick:
                 # A full disk must not stop the watch: the time is kept in memory and saved next tick.
-                self._safe(self.on_tick, now - start)
+                self._safe(self.on_tick, now - start - self.suspended)
                 next_tick = now + self.tick
             time.sleep(min(0.1, max(0.0, deadline - now)))
 
@@ -119,6 +142,13 @@ class Watchdog:
             fn(*args, **kwargs)
         except OSError as exc:
             print(f"ptbench watchdog: could not persist progress ({exc}); retrying", file=sys.stderr)
+
+
+def _suspend_gap_from_env(default: float = 10.0) -> float:
+    try:
+        return max(1.0, float(os.environ.get("PTBENCH_SUSPEND_GAP_SECONDS", default)))
+    except ValueError:
+        return default
 
 
 def _reap_children(agent_pid: int) -> int | None:
@@ -179,13 +209,18 @@ def terminate_descendants(grace_seconds: float) -> int:
         if not _alive(_descendants()):
             return len(seen)
         time.sleep(0.1)
-    for _ in range(50):
+    # Keep sweeping until the tree is empty: each sweep first stops what it finds (a stopped process
+    # cannot fork between sweeps), then kills it. Bounded: a process stuck in uninterruptible I/O
+    # must not hang the runner forever.
+    end = time.monotonic() + KILL_SWEEP_SECONDS
+    while time.monotonic() < end:
         left = _alive(_descendants())
         if not left:
             break
         seen.update(p.pid for p in left)
+        _signal_all(left, signal.SIGSTOP)
         _signal_all(left, signal.SIGKILL)
-        time.sleep(0.05)
+        time.sleep(0.02)
         _reap_children(-1)
     _reap_children(-1)
     return len(seen)

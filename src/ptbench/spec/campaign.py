@@ -114,7 +114,8 @@ class Campaign(Strict):
     seeds: list[int] = Field(default=[0], min_length=1)
     budget: Budget
     backend: Backend = Backend()
-    sandbox: Literal["none", "bwrap", "apptainer"] = "none"
+    # auto: bwrap where it can run (else a setup error); `none` only when asked for, and marked in tables
+    sandbox: Literal["auto", "none", "bwrap", "apptainer"] = "auto"
     sandbox_options: dict[str, Any] = Field(default_factory=dict)
     results_dir: str = "results"
     parallelism: int = Field(default=1, ge=1)

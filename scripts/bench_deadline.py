@@ -1,0 +1,94 @@
+"""Deadline -> last process gone, for a hostile agent that ignores SIGTERM and tries to escape.
+
+    PYTHONPATH=src python scripts/bench_deadline.py [--sandbox bwrap|none] [--grace 2] [--runs 3]
+
+Runs the test agent `escaper` (tests/fixtures/agents: nohup, setsid + double fork, its own tmux
+server, SIGTERM ignored) with a 10 s budget through `ptbench trial run`, polls every 5 ms for any
+process of the job (the runner's descendants, and anything named ptb-escape-TAG), and prints the
+time from the runner's `deadline` event to the last one gone (target: < grace + 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+CAMPAIGN = """
+name: bench
+agents: [{{name: escaper, options: {{tag: "{tag}"}}}}]
+base_models: [{{id: local/empty, path: "{empty}", label: empty}}]
+tasks: [{{name: arithmetic, options: {{n_test: 4}}}}]
+budget: {{hours: 0.0028, gpus: 0, grace_seconds: {grace}}}
+results_dir: "{results}"
+sandbox: {sandbox}
+"""
+
+
+def _job_processes(root: psutil.Process, tag: str) -> set[int]:
+    pids = set()
+    try:
+        pids = {p.pid for p in root.children(recursive=True)}
+    except psutil.Error:
+        pass
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if any(f"ptb-escape-{tag}" in a for a in p.info["cmdline"] or []):
+                pids.add(p.pid)
+        except psutil.Error:
+            pass
+    return pids
+
+
+def one_run(sandbox: str, grace: float) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path, tag = Path(tmp), uuid.uuid4().hex[:8]
+        (tmp_path / "empty").mkdir()
+        campaign = tmp_path / "c.yaml"
+        campaign.write_text(CAMPAIGN.format(tag=tag, empty=tmp_path / "empty", grace=grace, results=tmp_path / "results", sandbox=sandbox))
+        env = {**os.environ, "PTBENCH_AGENTS_PATH": str(REPO / "tests" / "fixtures" / "agents")}
+        subprocess.run([sys.executable, "-m", "ptbench", "plan", str(campaign)], check=True, env=env, capture_output=True)
+        trial = next((tmp_path / "results" / "bench").glob("*/trial.json")).parent
+        job = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        root = psutil.Process(job.pid)
+        gone_at = None
+        while job.poll() is None:
+            alive = _job_processes(root, tag) - {job.pid}
+            now = time.time()
+            if alive:
+                gone_at = None
+            elif gone_at is None:
+                gone_at = now
+            time.sleep(0.005)
+        events = [json.loads(line) for line in (trial / "events.jsonl").read_text().splitlines()]
+        deadline = next(e["time"] for e in events if e["event"] == "deadline")
+        left = _job_processes(root, tag)
+        if left:
+            raise SystemExit(f"processes survived the runner: {sorted(left)}")
+        return (gone_at or time.time()) - deadline
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sandbox", default="bwrap")
+    ap.add_argument("--grace", type=float, default=2.0)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    times = [one_run(args.sandbox, args.grace) for _ in range(args.runs)]
+    print(f"sandbox {args.sandbox}, grace {args.grace:g} s: deadline -> last process gone, median {statistics.median(times):.3f} s, "
+          f"max {max(times):.3f} s over {len(times)} runs (target < grace + 1 s = {args.grace + 1:g} s)")
+
+
+if __name__ == "__main__":
+    main()

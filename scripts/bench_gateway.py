@@ -1,0 +1,126 @@
+"""Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
+
+    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64]
+
+The upstream is a local SSE server streaming an Anthropic Messages reply (message_start, 40 text
+deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
+trial it runs in the runner's), so its CPU time is measured alone (psutil). Prints medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import aiohttp
+import psutil
+from aiohttp import web
+
+_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"' + b"x" * 60 + b'"}}\n\n'
+_START = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":1200,"output_tokens":1}}}\n\n'
+_END = (b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+TOKEN = "ptb-trial-bench-token"
+
+
+async def _upstream(request: web.Request) -> web.StreamResponse:
+    await request.read()
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    await resp.write(_START)
+    for _ in range(40):
+        await resp.write(_DELTA)
+    await resp.write(_END)
+    await resp.write_eof()
+    return resp
+
+
+def start_upstream() -> str:
+    loop = asyncio.new_event_loop()
+    app = web.Application()
+    app.router.add_post("/v1/messages", _upstream)
+    runner = web.AppRunner(app, access_log=None)
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    loop.run_until_complete(site.start())
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+
+
+GATEWAY = """
+import sys, time
+from ptbench.gateway import Gateway, Upstream, gateway_in_thread
+gw = Gateway({token!r}, Upstream("agent", {upstream!r}, "sk-real-bench-key", cost_cap_usd=1e9), calls_path={calls!r})
+with gateway_in_thread(gw):
+    print(gw.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+async def _call(session: aiohttp.ClientSession, url: str) -> float:
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 400, "stream": True, "messages": [{"role": "user", "content": "hi " * 500}]}
+    t0 = time.perf_counter()
+    async with session.post(url + "/v1/messages", data=json.dumps(body), headers={"x-api-key": TOKEN, "content-type": "application/json"}) as r:
+        async for _ in r.content.iter_any():
+            pass
+        assert r.status == 200, r.status
+    return time.perf_counter() - t0
+
+
+async def sequential(url: str, n: int) -> list[float]:
+    async with aiohttp.ClientSession() as s:
+        for _ in range(10):  # warm up connections
+            await _call(s, url)
+        return [await _call(s, url) for _ in range(n)]
+
+
+async def concurrent(url: str, n: int, width: int) -> None:
+    sem = asyncio.Semaphore(width)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=width)) as s:
+        async def one() -> None:
+            async with sem:
+                await _call(s, url)
+        await asyncio.gather(*(one() for _ in range(n)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--concurrency", type=int, default=64)
+    args = ap.parse_args()
+    import tempfile
+
+    upstream = start_upstream()
+    with tempfile.TemporaryDirectory() as tmp:
+        code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl")
+        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            gw = proc.stdout.readline().strip()
+            direct, via = [], []
+            for _ in range(3):  # interleaved rounds, so machine noise hits both alike
+                direct += asyncio.run(sequential(upstream, args.calls // 3))
+                via += asyncio.run(sequential(gw, args.calls // 3))
+            added_ms = (statistics.median(via) - statistics.median(direct)) * 1000
+            p = psutil.Process(proc.pid)
+            before = sum(p.cpu_times()[:2])
+            n = args.calls * 2
+            asyncio.run(concurrent(gw, n, args.concurrency))
+            cpu_ms = (sum(p.cpu_times()[:2]) - before) * 1000 / n
+            lines = sum(1 for _ in open(f"{tmp}/calls.jsonl"))
+        finally:
+            proc.stdin.close()
+            proc.wait(30)
+    print(f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
+          f"added {added_ms:.2f} ms (target < 2 ms)")
+    print(f"gateway CPU per call at {args.concurrency} concurrent streams: {cpu_ms:.3f} ms over {n} calls (target < 0.5 ms); "
+          f"{lines} calls recorded")
+
+
+if __name__ == "__main__":
+    main()

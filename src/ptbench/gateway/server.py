@@ -1,0 +1,278 @@
+"""The per-trial LLM gateway: the agent's only way to its model provider.
+
+The runner starts one for an LLM agent's solve stage, outside the sandbox, on a free loopback
+port. The agent's CLI gets the gateway's URL as its base URL and a random trial token as its "key";
+the gateway checks the token, checks the model against the allow-list and the cost cap, swaps the
+token for the real key and forwards the request unchanged (streams pass through as they arrive).
+Every call is recorded in agent/calls.jsonl (no headers, error text redacted) with its model,
+tokens, cost, latency and status. `/judge/...` is the same for the judge of the agent's own
+`evaluate.sh`, with its own key and cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from ptbench.core.http import parse_retry_after
+from ptbench.gateway.prices import cost_usd, price_of
+from ptbench.gateway.wire import (
+    SseUsageScanner,
+    Usage,
+    add_usage,
+    api_of,
+    error_body,
+    gemini_model,
+)
+
+# Where each CLI puts its key; whichever carried the trial token gets the real key.
+_KEY_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "api-key")
+_DROP_REQUEST = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding", "keep-alive",
+                 "proxy-authorization", "cookie", *_KEY_HEADERS}
+_DROP_REPLY = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie"}
+RETRY_STATUS = {429, 500, 502, 503, 504, 529}
+_PRICED = {"anthropic", "responses", "chat", "gemini"}
+# Only what the CLIs need: no files, batches, fine-tuning or other paid API a key would open.
+ALLOWED_APIS = _PRICED | {"anthropic.count_tokens", "gemini.countTokens", "models"}
+COST_CAP_MARK = "ptbench_cost_cap"  # in the refusal the CLI shows, and in calls.jsonl
+
+
+@dataclass
+class Upstream:
+    """One real provider the gateway forwards to."""
+
+    name: str  # "agent" or "judge"
+    base_url: str  # the provider's base URL as the CLI would have used it; the request path is appended
+    key: str
+    models: dict[str, str] = field(default_factory=dict)  # allowed name -> name sent upstream; {} = any model
+    cost_cap_usd: float | None = None
+    spent_usd: float = 0.0
+    cap_hit: bool = False
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+class Gateway:
+    def __init__(self, token: str, agent: Upstream, *, judge: Upstream | None = None, calls_path: str | Path | None = None,
+                 redact: Callable[[str], str] = lambda s: s, retries: int = 4, max_retry_wait: float = 60.0,
+                 backoff: float = 1.0, on_cap: Callable[[Upstream], None] = lambda u: None) -> None:
+        self.token = token
+        self.routes = {"agent": agent, **({"judge": judge} if judge else {})}
+        self.calls_path = Path(calls_path) if calls_path else None
+        self.redact = redact
+        self.retries, self.max_retry_wait, self.backoff = retries, max_retry_wait, backoff
+        self.on_cap = on_cap
+        self._session: aiohttp.ClientSession | None = None
+        self._runner: web.AppRunner | None = None
+        self._calls_fd: int | None = None
+        self.base_url = ""
+
+    # ----- checks ------------------------------------------------------------------------------
+    def _token_place(self, request: web.Request) -> str | None:
+        """Which header (or `?key=`) carried the trial token; None if none did."""
+        for name in _KEY_HEADERS:
+            value = request.headers.get(name)
+            if value:
+                given = value.split(" ", 1)[1] if name == "authorization" and " " in value else value
+                if hmac.compare_digest(given.encode(), self.token.encode()):
+                    return name
+        key = request.query.get("key")
+        if key and hmac.compare_digest(key.encode(), self.token.encode()):
+            return "query"
+        return None
+
+    def _refuse(self, api: str, status: int, message: str) -> web.Response:
+        return web.json_response(error_body(api, status, message), status=status)
+
+    # ----- one call ----------------------------------------------------------------------------
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        path = request.path
+        route = "agent"
+        if path.startswith("/judge/") and "judge" in self.routes:
+            route, path = "judge", path[len("/judge"):]
+        up = self.routes[route]
+        api = api_of(request.method, path)
+        place = self._token_place(request)
+        if place is None:
+            self._record(up, api, "", 401, started, refused="no trial token")
+            return self._refuse(api, 401, "ptbench gateway: invalid API key (this endpoint takes only the trial's token)")
+        if api not in ALLOWED_APIS:
+            self._record(up, api, "", 403, started, refused="route not allowed")
+            return self._refuse(api, 403, f"ptbench gateway: {request.method} {path} is not an API this trial may use")
+        raw = await request.read()
+        body: Any = None
+        model = ""
+        if api.startswith("gemini"):
+            model = gemini_model(path)
+        elif request.method == "POST" and raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                return self._refuse(api, 400, "ptbench gateway: the request body is not JSON")
+            model = str(body.get("model", "")) if isinstance(body, dict) else ""
+        if request.method == "POST" and up.models and model not in up.models:
+            self._record(up, api, model, 403, started, refused="model not allowed")
+            allowed = ", ".join(sorted(up.models))
+            return self._refuse(api, 403, f"ptbench gateway: model '{model}' is not allowed in this trial (allowed: {allowed})")
+        if request.method == "POST" and up.cost_cap_usd is not None and up.spent_usd >= up.cost_cap_usd:
+            first = not up.cap_hit
+            up.cap_hit = True
+            self._record(up, api, model, 403, started, refused=COST_CAP_MARK)
+            if first:
+                self.on_cap(up)
+            return self._refuse(api, 403, f"ptbench gateway ({COST_CAP_MARK}): this trial's {up.name} cost cap of "
+                                          f"${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f} used); no further model calls are allowed")
+        sent_model = up.models.get(model, model) if model else model
+        if sent_model != model:  # an alias (e.g. OpenCode's provider-less name): the upstream gets its own name
+            if api.startswith("gemini"):
+                path = path.replace(f"/{model}:", f"/{sent_model}:", 1)
+            elif isinstance(body, dict):
+                raw = json.dumps({**body, "model": sent_model}).encode()
+        return await self._forward(request, up, api, model, path, place, raw, started)
+
+    async def _forward(self, request: web.Request, up: Upstream, api: str, model: str, path: str, place: str,
+                       raw: bytes, started: float) -> web.StreamResponse:
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+        query = [(k, v) for k, v in request.query.items() if k != "key"]
+        if place == "query":
+            query.append(("key", up.key))
+        elif place == "authorization":
+            headers["Authorization"] = f"Bearer {up.key}"
+        else:
+            headers[place] = up.key
+        url = up.base_url.rstrip("/") + path
+        assert self._session is not None
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                reply = await self._session.request(request.method, url, params=query or None, headers=headers, data=raw or None)
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                if attempts <= self.retries:
+                    await asyncio.sleep(self._wait(attempts, None))
+                    continue
+                self._record(up, api, model, 502, started, attempts=attempts, error=f"{type(exc).__name__}: {exc}")
+                return self._refuse(api, 502, f"ptbench gateway: the provider could not be reached ({type(exc).__name__})")
+            if reply.status in RETRY_STATUS and attempts <= self.retries:
+                wait = self._wait(attempts, reply.headers.get("Retry-After"))
+                if wait <= self.max_retry_wait:
+                    reply.release()
+                    await asyncio.sleep(wait)
+                    continue
+            break
+        return await self._relay(request, reply, up, api, model, started, attempts)
+
+    def _wait(self, attempt: int, retry_after: str | None) -> float:
+        told = parse_retry_after(retry_after)
+        if told is not None:
+            return told
+        return self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+
+    async def _relay(self, request: web.Request, reply: aiohttp.ClientResponse, up: Upstream, api: str, model: str,
+                     started: float, attempts: int) -> web.StreamResponse:
+        out = web.StreamResponse(status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY})
+        sse = reply.headers.get("Content-Type", "").startswith("text/event-stream")
+        scanner = SseUsageScanner(api) if sse else None
+        kept = bytearray()  # a JSON reply (or an error) is read for usage / the message; capped
+        status = reply.status
+        first_byte = None
+        try:
+            await out.prepare(request)
+            async for chunk in reply.content.iter_any():
+                if first_byte is None:
+                    first_byte = time.perf_counter() - started
+                if scanner is not None:
+                    scanner.feed(chunk)
+                elif len(kept) < 16 * 1024 * 1024:
+                    kept += chunk
+                await out.write(chunk)
+            await out.write_eof()
+        except (ConnectionResetError, aiohttp.ClientError, asyncio.CancelledError) as exc:
+            status = status if isinstance(exc, asyncio.CancelledError) else -1
+            raise
+        finally:
+            reply.release()
+            usage = Usage()
+            if scanner is not None:
+                scanner.close()
+                usage = scanner.usage
+            elif kept and api in _PRICED:
+                try:
+                    parsed = json.loads(bytes(kept))
+                    for item in parsed if isinstance(parsed, list) else [parsed]:  # Gemini streams a JSON array without alt=sse
+                        add_usage(api, item, usage)
+                except ValueError:
+                    pass
+            error = bytes(kept[:600]).decode("utf-8", "replace") if reply.status >= 400 else None
+            self._record(up, api, model, status, started, usage=usage, stream=sse, attempts=attempts, error=error,
+                         first_byte_s=first_byte)
+        return out
+
+    # ----- records -----------------------------------------------------------------------------
+    def _record(self, up: Upstream, api: str, model: str, status: int, started: float, *, usage: Usage | None = None,
+                stream: bool = False, attempts: int = 0, refused: str | None = None, error: str | None = None,
+                first_byte_s: float | None = None) -> None:
+        usage = usage or Usage()
+        cost = cost_usd(model, usage) if api in _PRICED and usage.seen else 0.0
+        up.spent_usd += cost
+        up.calls += 1
+        for k in ("input", "output", "cache_read", "cache_write"):
+            setattr(up.usage, k, getattr(up.usage, k) + getattr(usage, k))
+        rec: dict[str, Any] = {"time": time.time(), "route": up.name, "api": api or "other", "model": model,
+                               "status": status, "stream": stream, "latency_s": round(time.perf_counter() - started, 4),
+                               **usage.to_json(), "usage_reported": usage.seen, "cost_usd": round(cost, 6),
+                               "price": price_of(model)[0] if model else None, "spent_usd": round(up.spent_usd, 6)}
+        if first_byte_s is not None:
+            rec["first_byte_s"] = round(first_byte_s, 4)
+        if attempts > 1:
+            rec["attempts"] = attempts
+        if refused:
+            rec["refused"] = refused
+        if error:
+            rec["error"] = self.redact(error)
+        if self.calls_path is not None:
+            if self._calls_fd is None:
+                self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self._calls_fd, (json.dumps(rec) + "\n").encode())  # one write(2) a line: never torn by a reader
+
+    # ----- lifecycle ---------------------------------------------------------------------------
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=900)
+        self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
+                                              skip_auto_headers=("User-Agent",))
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port chosen when port=0
+        self.base_url = f"http://{host}:{sock.getsockname()[1]}"
+        return self.base_url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        if self._calls_fd is not None:
+            os.close(self._calls_fd)
+            self._calls_fd = None
+
+    def totals(self) -> dict[str, Any]:
+        return {name: {"calls": u.calls, "cost_usd": round(u.spent_usd, 6), "cost_cap_usd": u.cost_cap_usd,
+                       "cap_hit": u.cap_hit, **u.usage.to_json()} for name, u in self.routes.items()}

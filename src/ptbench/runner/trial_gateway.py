@@ -1,0 +1,134 @@
+"""The solve stage's LLM gateway: the real key stays in the runner, the agent gets a trial token.
+
+For an LLM agent (one with an `upstream` and `gateway: true`) the runner reads the real key, drops
+it from its own environment, makes itself non-dumpable (a same-uid process can then read neither
+its /proc/PID/environ nor its memory) and serves the gateway from a thread of its own process,
+outside the sandbox. Agent options: `cost_cap_usd` (the agent's calls), `judge_cost_cap_usd` (the
+judge route its evaluate.sh uses), `allowed_models` (beside the campaign's model and `small_model`).
+Subscription logins (`gateway: false`) keep their token files, as before: the documented exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from ptbench.agents.launcher import REHEARSAL_KEY, _render, read_secrets, required_keys
+from ptbench.agents.redact import Redactor
+from ptbench.agents.spec import AgentSpec
+from ptbench.core.errors import UserError
+from ptbench.core.procsec import make_not_dumpable
+from ptbench.core.secrets import remove_from_environ
+from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
+from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
+from ptbench.trial import TrialDir
+
+
+@dataclass
+class TrialGateway:
+    gateway: Gateway
+    token: str
+    real_keys: dict[str, str]  # to redact: never written anywhere
+
+    @property
+    def base_url(self) -> str:
+        return self.gateway.base_url
+
+    def agent_env(self) -> dict[str, str]:
+        """What the agent's environment gets beside its key variables (the judge route, if any)."""
+        if "judge" not in self.gateway.routes:
+            return {}
+        return {JUDGE_GATEWAY_ENV: f"{self.base_url}/judge", JUDGE_TOKEN_ENV: self.token}
+
+    @property
+    def cap_hit(self) -> bool:
+        return self.gateway.routes["agent"].cap_hit
+
+
+def uses_gateway(spec: AgentSpec) -> bool:
+    return spec.gateway and bool(spec.upstream) and spec.uses_prompt and not spec.auth_files
+
+
+def _float(options: dict[str, Any], name: str) -> float | None:
+    value = options.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise UserError(f"agent option {name}: '{value}' is not a number of US dollars (e.g. {name}: 20)") from None
+
+
+def _models(spec: AgentSpec, model: str, options: dict[str, Any]) -> dict[str, str]:
+    ctx = {"model": model, "options": options}
+    where = f"agents/{spec.name}/agent.yaml: gateway_models"
+    models = {_render(k, ctx, where): _render(v, ctx, where) for k, v in spec.gateway_models.items()} or {model: model}
+    for extra in [options.get("small_model"), *(options.get("allowed_models") or [])]:
+        if extra:
+            models.setdefault(str(extra), str(extra))
+    return {k: v for k, v in models.items() if k}
+
+
+def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) -> Upstream | None:
+    """The judge of a judged task (Arena, HealthBench), for the agent's own evaluate.sh."""
+    from ptbench.tasks import get_task
+    from ptbench.tasks._judged import JudgedTask
+
+    task = get_task(trial.spec.task.name, **trial.spec.task.options)
+    if not isinstance(task, JudgedTask):
+        return None
+    config: JudgeConfig = task.judge_config
+    key = read_secrets([config.api_key_env]).get(config.api_key_env, "")
+    keep.add(config.api_key_env)  # the harness's own evaluation needs it later
+    return Upstream("judge", config.base_url, key, models={config.model: config.model},
+                    cost_cap_usd=_float(options, "judge_cost_cap_usd"))
+
+
+@contextmanager
+def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") -> Iterator[TrialGateway | None]:
+    """The trial's gateway for the whole solve stage (None for agents that call no LLM through one)."""
+    if not uses_gateway(spec):
+        with nullcontext(None) as none:
+            yield none
+        return
+    options = {**spec.options, **trial.spec.agent.options}
+    model = trial.spec.agent.model or (spec.rehearsal_model if rehearsal_url else "")
+    real_base = rehearsal_url or str(options.get("base_url") or "")
+    upstream = rehearsal_url or _render(spec.upstream, {"model": model, "options": options}, f"agents/{spec.name}/agent.yaml: upstream").strip()
+    if not upstream:
+        raise UserError(f"agent '{spec.name}': no provider URL for model '{model}' behind the gateway; set agent option base_url")
+    names = required_keys(spec, model, options, real_base)
+    if rehearsal_url:
+        keys = {n: REHEARSAL_KEY for n in names}
+    else:
+        keys = read_secrets(names)
+        missing = [n for n in names if n not in keys]
+        if missing or not names:
+            raise UserError(f"agent '{spec.name}' needs {', '.join(missing or ['a key'])}: set it in the environment or in .env")
+    make_not_dumpable()
+    keep: set[str] = set()
+    judge = _judge_upstream(trial, options, keep)
+    # The runner's children no longer inherit it; what the runner writes is still redacted of it.
+    remove_from_environ([n for n in names if n not in keep])
+    models = _models(spec, model, options)
+    if not models:  # an empty allow-list would let any model through: fail closed
+        raise UserError(f"agent '{spec.name}' reaches its model through the trial's gateway, whose allow-list is the campaign's "
+                        "model: set `model:` for this agent (or agent option allowed_models)")
+    token = new_trial_token()
+    agent = Upstream("agent", upstream, keys[names[0]], models=models, cost_cap_usd=_float(options, "cost_cap_usd"))
+
+    def on_cap(up: Upstream) -> None:
+        trial.event("cost_cap", route=up.name, cap_usd=up.cost_cap_usd, spent_usd=round(up.spent_usd, 6))
+
+    secrets = {**keys, **({"judge": judge.key} if judge and judge.key else {})}
+    redactor = Redactor({**secrets, "trial_token": token})
+    gw = Gateway(token, agent, judge=judge, calls_path=trial.agent_dir / "calls.jsonl", redact=redactor.text, on_cap=on_cap)
+    with gateway_in_thread(gw):
+        trial.event("gateway", base_url=gw.base_url, upstream=upstream, models=sorted(agent.models),
+                    cost_cap_usd=agent.cost_cap_usd, judge=bool(judge))
+        try:
+            yield TrialGateway(gw, token, secrets)
+        finally:
+            trial.event("gateway_closed", **{f"{k}_{f}": v for k, t in gw.totals().items() for f, v in t.items()})
