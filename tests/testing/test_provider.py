@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.testing import load_script
 from tests.servers import running, wait_for_file, wait_gone
 

@@ -12,12 +12,10 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -27,10 +25,13 @@ from ptbench.backends import htcondor_schedd
 from ptbench.backends.htcondor_joblog import DURATION_HOLD_CODES, JobView, read_job_log, scheduler_state
 from ptbench.backends.htcondor_options import HTCondorOptions, parse_options
 from ptbench.backends.htcondor_render import Rendered, render_trials
-from ptbench.errors import UserError
-from ptbench.fsutil import append_jsonl, atomic_write_json, atomic_write_text
+from ptbench.core.errors import UserError
+from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
+from ptbench.core.locks import file_lock
 from ptbench.plan import Plan
-from ptbench.trial import StageMark, TrialDir
+from ptbench.runner import record
+from ptbench.spec import Campaign
+from ptbench.trial import TrialDir, TrialSpec
 
 
 class CondorSubmission(BaseModel):
@@ -75,17 +76,6 @@ def load_jobs(campaign_dir: Path) -> CondorJobs | None:
         raise UserError(f"{path}: not an htcondor job table ({exc.errors()[0]['msg']}); move it aside") from None
 
 
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def unfinished_specs(campaign, specs) -> tuple[list, int]:
     """Specs whose trial has no result yet (what `submit` would send), and how many were left out."""
     todo = [s for s in specs if not (campaign.campaign_dir / s.trial_id / "result.json").exists()]
@@ -100,7 +90,7 @@ class HTCondorBackend:
         self._cache: tuple[tuple, dict[str, JobView]] | None = None
 
     # ---- render / submit -------------------------------------------------------------------
-    def render(self, campaign, specs, out: str | None) -> str:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         todo, skipped = unfinished_specs(campaign, specs)
         rendered = render_trials(campaign, todo, self.opts, skipped=skipped)
         path = Path(out) if out else campaign.campaign_dir / "submit" / "htcondor.sub"
@@ -137,7 +127,7 @@ class HTCondorBackend:
         return {tid: f"{cluster}.{p}" for tid, p in procs.items()}
 
     def _record_submission(self, cdir: Path, sub: CondorSubmission) -> None:
-        with _locked(cdir / ".jobs.json.lock"):
+        with file_lock(cdir / ".jobs.json.lock"):
             jobs_file = cdir / "jobs.json"
             jobs = load_jobs(cdir)
             if jobs is None:
@@ -207,7 +197,7 @@ class HTCondorBackend:
         if not views or not condor_dir(cdir).is_dir():
             return
         cursor_file = condor_dir(cdir) / "tracked.json"
-        with _locked(condor_dir(cdir) / ".tracked.lock"):
+        with file_lock(condor_dir(cdir) / ".tracked.lock"):
             try:
                 cursor = json.loads(cursor_file.read_text())
             except (FileNotFoundError, json.JSONDecodeError):
@@ -274,8 +264,6 @@ def _views_from_queue(jobs: CondorJobs) -> dict[str, JobView]:
 def record_time_limit(trial: TrialDir, job: JobView) -> bool:
     """Record `timed_out` for a trial whose job HTCondor held at its time limit before the runner
     recorded a result. False when a runner on this host still holds the trial (try again later)."""
-    from ptbench.runner import record
-
     assert job.duration_hold is not None
     code, reason, when = job.duration_hold
     with trial.try_lock() as held:
@@ -289,13 +277,8 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
             result.provenance.host = job.host
-        atomic_write_json(trial.result_json, result)
-        if state.attempts and state.attempts[-1].ended_at is None:
-            state.attempts[-1].ended_at = when
-            state.attempts[-1].outcome = "held: scheduler time limit"
-        state.stages["record"] = StageMark(done_at=time.time(), outcome=result.status, detail={"by": "htcondor job log", "job_id": job.job_id})
-        trial.save_state(state)
-        trial.event("recorded", status=result.status, by="htcondor job log", job_id=job.job_id, reason=message)
+        record.finish(trial, state, result, by="htcondor job log", ended_at=when, attempt_outcome="held: scheduler time limit",
+                      job_id=job.job_id, reason=message)
         return True
 
 

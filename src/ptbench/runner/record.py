@@ -1,37 +1,16 @@
-"""Build the `result.json` record from a trial's state, eval metrics and provenance."""
+"""A trial's `result.json`: built from its state, eval metrics and provenance, and written by
+`finish`, the one writer every terminal status goes through (the runner's record stage, a cancel
+of an idle trial, a scheduler's time limit seen in its job log)."""
 
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import time
-from functools import lru_cache
-from pathlib import Path
 
-import ptbench
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
-from ptbench.runner.workspace import job_identity
-from ptbench.trial import TrialDir, TrialSpec, TrialState
-
-
-@lru_cache(maxsize=1)
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(ptbench.__file__).parent, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def _provenance() -> Provenance:
-    import os
-
-    scheduler, job_id = job_identity()
-    return Provenance(
-        ptbench_version=ptbench.__version__, git_commit=_git_commit(), host=socket.gethostname(),
-        scheduler=scheduler, job_id=job_id, container_image=os.environ.get("APPTAINER_CONTAINER") or os.environ.get("PTBENCH_CONTAINER_IMAGE"),
-    )
+from ptbench.core.provenance import provenance
+from ptbench.results.store import write_record
+from ptbench.trial import StageMark, TrialDir, TrialSpec, TrialState
 
 
 def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
@@ -43,7 +22,7 @@ def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | No
         task=TaskInfo(name=spec.task.name, label=spec.task.display),
         seed=spec.seed, status=status, failure=failure,
         budget=BudgetUsed(hours=b.hours, gpus=b.gpus, gpu_type=b.gpu_type, solve_seconds_used=round(state.solve_seconds_used, 2), solve_runs=state.solve_runs),
-        provenance=_provenance(), finished_at=time.time(),
+        provenance=Provenance(**provenance()), finished_at=time.time(),
     )
 
 
@@ -113,3 +92,22 @@ def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -
     msg = (f"{reason + '; ' if reason else ''}the scheduler's time limit ended the job in the {stage} stage "
            f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
     return _base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=msg))
+
+
+def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str | None = None, ended_at: float | None = None,
+           attempt_outcome: str | None = None, secrets: dict[str, str] | None = None, **event: object) -> bool:
+    """Record `result` as the trial's outcome. The caller holds the trial's lock (`TrialDir.try_lock`).
+
+    The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
+    already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
+    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    written = write_record(trial.result_json, result, secrets=secrets)
+    now = time.time()
+    state.stages["record"] = StageMark(done_at=now, outcome=result.status, detail={"by": by} if by else {})
+    if state.attempts and state.attempts[-1].ended_at is None:
+        state.attempts[-1].ended_at = ended_at or now
+        state.attempts[-1].outcome = attempt_outcome or result.status
+    trial.save_state(state)
+    trial.event("stage_done", stage="record", outcome=result.status)
+    trial.event("recorded", status=result.status, **({"by": by} if by else {}), **event)
+    return written

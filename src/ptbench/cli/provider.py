@@ -31,7 +31,7 @@ def _serve_until_stopped(stop: StopSignals, script: Path, host: str, port: int, 
 
     from rich.console import Console
 
-    from ptbench.fsutil import atomic_write_json
+    from ptbench.core.files import atomic_write_json
     from ptbench.testing.script import load_script
     from ptbench.testing.server import ScriptedProvider
 
