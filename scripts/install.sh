@@ -11,7 +11,8 @@ PIP="python -m pip install --disable-pip-version-check -q"
 # torch first and pinned: an unpinned torch (asked for by any dependency) pulls a multi-GB CUDA build.
 python -c "import torch" 2>/dev/null || $PIP torch==2.13.0
 if [ "$role" = demo ]; then
-  $PIP -e ".[train,eval,plots]"
+  # Pinned to the versions the README's table came from: others give other floating-point results.
+  $PIP -e ".[train,eval,plots]" -c scripts/demo-constraints.txt
   exit 0
 fi
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import multiprocessing
 import random
+import signal
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -133,7 +134,8 @@ def serve_in_thread(policy: Policy, latency_s: float = 0.0, faults: Faults | Non
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    ready.wait(10)
+    if not ready.wait(120):  # generous: a loaded CI machine starts slowly; a dead thread never sets it
+        raise RuntimeError("scripted chat endpoint did not start within 120 s")
     try:
         yield f"http://127.0.0.1:{box['port']}/v1", stats
     finally:
@@ -142,6 +144,9 @@ def serve_in_thread(policy: Policy, latency_s: float = 0.0, faults: Faults | Non
 
 
 def _serve_process(policy: Policy, latency_s: float, faults: Faults | None, port_q: Any) -> None:
+    # A forked child inherits the test process's Python handlers; terminate() must simply end it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     async def main() -> None:
         runner = web.AppRunner(make_app(policy, latency_s, faults), access_log=None)
         await runner.setup()
@@ -165,9 +170,12 @@ def serve_in_process(policy: Policy, latency_s: float = 0.0, faults: Faults | No
     q = ctx.Queue()
     proc = ctx.Process(target=_serve_process, args=(policy, latency_s, faults, q), daemon=True)
     proc.start()
-    port = q.get(timeout=20)
     try:
+        port = q.get(timeout=120)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         proc.terminate()
         proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()

@@ -4,11 +4,8 @@ redaction, and the `ptbench provider serve` command."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,7 +13,7 @@ import pytest
 
 from ptbench.core.errors import UserError
 from ptbench.testing import load_script
-from tests.support import require
+from tests.servers import running, wait_for_file, wait_gone
 
 SCRIPT = [
     {"shell": "echo hi > out.txt"},
@@ -266,25 +263,17 @@ def test_script_files_validate_with_a_useful_message(tmp_path: Path) -> None:
 
 
 def test_provider_serve_command(tmp_path: Path) -> None:
-    script, ready, record = tmp_path / "s.json", tmp_path / "ready.json", tmp_path / "rec.jsonl"
+    script, ready, record, log = tmp_path / "s.json", tmp_path / "ready.json", tmp_path / "rec.jsonl", tmp_path / "log.txt"
     script.write_text(json.dumps({"turns": [{"message": "hello from the CLI"}]}))
-    proc = subprocess.Popen([sys.executable, "-m", "ptbench", "provider", "serve", "--script", str(script),
-                             "--ready-file", str(ready), "--record", str(record)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
-    try:
-        for _ in range(300):
-            if ready.exists() or proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        require(ready.exists(), f"provider did not start: {proc.stderr.read().decode() if proc.poll() is not None else 'timeout'}")
+    args = ["provider", "serve", "--script", str(script), "--ready-file", str(ready), "--record", str(record)]
+    with running(args, log) as proc:  # killed on the way out whatever happens (signal tests: test_provider_signals.py)
+        wait_for_file(ready, proc, log)
         base = json.loads(ready.read_text())["base_url"]
         r = httpx.post(f"{base}/v1/chat/completions", json={"model": "m", "tools": OPENCODE_TOOLS, "messages": []})
         assert r.json()["choices"][0]["message"]["content"] == "hello from the CLI"
         assert json.loads(record.read_text().splitlines()[0])["api"] == "chat"
-    finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(30)
-    assert proc.returncode == 0
+        assert wait_gone(proc, log, "SIGINT") == 0
 
 
 def test_delay_turn_holds_the_reply(scripted_provider) -> None:

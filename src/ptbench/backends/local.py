@@ -11,14 +11,17 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections import deque
+from contextlib import nullcontext
 from pathlib import Path
 
 from ptbench.backends.base import runner_argv
 from ptbench.plan import Plan
 from ptbench.status import local_runner_pid, runner_alive
 from ptbench.core.errors import UserError
+from ptbench.core.stopsignals import StopSignals
 from ptbench.spec import Campaign
 from ptbench.trial import TrialDir, TrialSpec
 
@@ -51,8 +54,11 @@ class LocalBackend:
         codes: dict[str, int] = {}
         logs = plan.campaign_dir / "logs"
         logs.mkdir(exist_ok=True)
-        try:
-            while pending or running:
+        # Flag-only handlers, also over an inherited SIG_IGN: `ptbench run … &` in a script gets SIGINT
+        # ignored, and a plain SIGTERM used to kill this loop and orphan the runners.
+        stop = StopSignals()
+        with stop if threading.current_thread() is threading.main_thread() else nullcontext():
+            while (pending or running) and not stop.stopped:
                 for tid, (proc, gpus, trial) in list(running.items()):
                     if proc.poll() is not None:
                         codes[tid] = proc.returncode
@@ -76,13 +82,13 @@ class LocalBackend:
                         proc = subprocess.Popen(runner_argv(trial), stdout=log, stderr=subprocess.STDOUT, env=env)
                     running[trial.id] = (proc, gpus, trial)
                 time.sleep(self.poll)
-        except KeyboardInterrupt:
+        if stop.stopped:
             # Runners checkpoint on SIGTERM and can be resumed with `ptbench run` later.
             for proc, _, _ in running.values():
                 proc.send_signal(signal.SIGTERM)
             for proc, _, _ in running.values():
                 proc.wait()
-            raise
+            raise KeyboardInterrupt
         return codes
 
     def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:

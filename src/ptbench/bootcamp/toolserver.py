@@ -16,8 +16,13 @@ import asyncio
 import json
 import os
 import socket
+import sys
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +31,7 @@ from pydantic import BaseModel
 from ptbench.bootcamp.api import TOOLS, Identity, Tool, ToolError, ToolResult, canonical_json
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
+from ptbench.core.stopsignals import StopSignals
 
 SERVER_FILE = "toolserver.json"
 
@@ -121,7 +127,13 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
 
 
 def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 0, advertise: str | None = None, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None) -> None:
-    """Run the server until interrupted; once listening, write `<directory>/toolserver.json`."""
+    """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`."""
+    # Before the slow imports: a stop signal from here on is kept, even one that comes before uvicorn runs.
+    with StopSignals() as stop:
+        _serve_until_stopped(stop, directory, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports)
+
+
+def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, host: str, port: int, advertise: str | None, request_timeout_s: float, idle_ttl_s: float, imports: list[str] | None) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -143,28 +155,61 @@ def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 
             pass
 
     class _Server(uvicorn.Server):
-        # uvicorn re-raises SIGTERM after its graceful shutdown, so a `finally` would never run:
-        # withdraw the address here, while shutting down.
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # StopSignals owns SIGINT/SIGTERM: uvicorn's own handlers exist only while serve() runs
+            # (a signal before that was lost under an inherited SIG_IGN) and re-raise the signal after.
+            yield
+
         async def shutdown(self, sockets: Any = None) -> None:
             withdraw()
             await super().shutdown(sockets)
 
-    server = _Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=75))
+    # A tool call in flight may run for request_timeout_s; a stop must not wait for it.
+    server = _Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=75, timeout_graceful_shutdown=5))
+
+    async def exit_on_stop() -> None:
+        await stop.wait()
+        server.should_exit = True
 
     async def main() -> None:
+        if stop.stopped:
+            return
         task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.05)
-        if marker is not None and server.started:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(marker, {"url": url, "pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()})
-        print(f"tool server listening on {url}", flush=True)
-        await task
+        watcher = asyncio.create_task(exit_on_stop())
+        try:
+            while not server.started and not task.done():
+                await asyncio.sleep(0.05)
+            if marker is not None and server.started and not stop.stopped:
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_json(marker, {"url": url, "pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()})
+            print(f"tool server listening on {url}", flush=True)
+            await task
+        finally:
+            watcher.cancel()
 
+    # Blocking tools run in this pool. Python cannot interrupt a thread, and asyncio.run and the
+    # interpreter's exit both wait for every pool thread, so one hung call (a runaway SQLite query)
+    # kept a stopped server alive for ever: the pool is not waited for, and a call still running
+    # after the graceful shutdown is abandoned (os._exit).
+    pool = ThreadPoolExecutor(thread_name_prefix="toolserver-call")
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(pool)
     try:
-        asyncio.run(main())
+        loop.run_until_complete(main())
+        loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         withdraw()
+        sock.close()
+        pool.shutdown(wait=False, cancel_futures=True)
+        loop.close()
+    workers = [t for t in threading.enumerate() if t.name.startswith("toolserver-call")]
+    for worker in workers:
+        worker.join(1.0)  # idle workers leave at once
+    if any(w.is_alive() for w in workers):
+        print("tool server: abandoning tool calls still running", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(0)
 
 
 def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:

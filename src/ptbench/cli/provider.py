@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from ptbench.core.stopsignals import StopSignals
+
 app = typer.Typer(no_args_is_help=True)
 
 
@@ -18,6 +20,13 @@ def serve(
     ready_file: Path | None = typer.Option(None, "--ready-file", help="Write {\"base_url\": ...} here once listening."),
 ) -> None:
     """Serve the Anthropic, OpenAI (Responses, Chat) and Gemini APIs, playing SCRIPT to any caller."""
+    # First, before the slow imports: a SIGINT/SIGTERM from here on stops the server, even one that
+    # comes before it listens.
+    with StopSignals() as stop:
+        _serve_until_stopped(stop, script, host, port, record, ready_file)
+
+
+def _serve_until_stopped(stop: StopSignals, script: Path, host: str, port: int, record: Path | None, ready_file: Path | None) -> None:
     import asyncio
 
     from rich.console import Console
@@ -30,16 +39,18 @@ def serve(
     console = Console(stderr=True)
 
     async def run() -> None:
-        base = await provider.start(host, port)
-        if ready_file is not None:
-            atomic_write_json(ready_file, {"base_url": base})
-        console.print(f"scripted provider on [bold]{base}[/] ({len(provider.player.script.turns)} turns); Ctrl-C stops")
+        if stop.stopped:
+            return
         try:
-            await asyncio.Event().wait()
+            base = await provider.start(host, port)
+            if stop.stopped:
+                return
+            if ready_file is not None:
+                atomic_write_json(ready_file, {"base_url": base})
+            console.print(f"scripted provider on [bold]{base}[/] ({len(provider.player.script.turns)} turns); Ctrl-C stops")
+            await stop.wait()
         finally:
+            # Replies held open (delay_s, streams) are cut after the runner's 1 s shutdown_timeout.
             await provider.stop()
 
-    try:
-        asyncio.run(run())
-    except KeyboardInterrupt:
-        pass
+    asyncio.run(run())

@@ -2,7 +2,11 @@
 
 Fixed and documented so its score is a stable point of comparison for coding agents:
 prompt/completion pairs from `data/train.jsonl`, loss on the completion only, AdamW with a cosine
-schedule, a fixed number of steps scaled to the budget, then `final_model/` with the tokenizer.
+schedule, a fixed number of steps (never bounded by wall clock, so a loaded machine trains the same
+model, only later), then `final_model/` with the tokenizer.
+
+Deterministic given its seed on one software stack: the same seed gives bit-identical weights
+whatever the machine's core count or load (tests/foundation/test_reference_determinism.py).
 """
 
 from __future__ import annotations
@@ -23,15 +27,34 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--learning-rate", type=float, default=3e-3)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch; part of the recipe (results depend on it)")
     return p.parse_args(argv)
 
 
+def make_deterministic(seed: int, threads: int) -> None:
+    """Seed python, numpy and torch, and fix what else changes floating-point results between runs."""
+    import torch
+    from transformers import set_seed
+
+    set_seed(seed)
+    # How a sum is split between threads changes its rounding. The local backend derives
+    # OMP_NUM_THREADS from cores / parallelism, so the count is fixed here, by the recipe.
+    torch.set_num_threads(threads)
+    # On CPU every kernel this recipe uses has a deterministic version: insist on it. On CUDA a
+    # kernel without one (some attention backward passes) warns rather than failing the trial.
+    torch.use_deterministic_algorithms(True, warn_only=torch.cuda.is_available())
+    torch.backends.cudnn.benchmark = False
+
+
 def train(args: argparse.Namespace) -> Path:
+    # cuBLAS reduces deterministically only with a fixed workspace; read when CUDA starts.
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
+    make_deterministic(args.seed, args.threads)
     rows = [json.loads(line) for line in Path(args.train_file).read_text().splitlines() if line.strip()]
     if args.max_examples:
         rows = rows[: args.max_examples]
@@ -52,6 +75,17 @@ def train(args: argparse.Namespace) -> Path:
         save_strategy="no",
         report_to=[],
         seed=args.seed,
+        data_seed=args.seed,  # the sampler's shuffle
+        # Spelled out rather than left to TRL's defaults, which have changed between releases.
+        packing=False,
+        padding_free=False,
+        loss_type="nll",
+        optim="adamw_torch_fused",
+        adam_beta1=0.9,
+        adam_beta2=0.999,
+        adam_epsilon=1e-8,
+        max_grad_norm=1.0,
+        gradient_accumulation_steps=1,
         bf16=use_gpu and torch.cuda.is_bf16_supported(),
         use_cpu=not use_gpu,
         completion_only_loss=True,

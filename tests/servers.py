@@ -1,0 +1,75 @@
+"""Helpers for tests that start a long-running ptbench server as a real process and stop it with a
+signal: spawn it (optionally with SIGINT ignored, as a shell's background job or a CI runner gets
+it), wait for its address file, signal it, and always kill what is left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ALIVE_LIMIT_S = 60.0
+"""A server still running this long after a stop signal is stuck, not slow (a hang guard, not a timing)."""
+
+
+def spawn(args: list[str], log: Path, *, ignore_sigint: bool = False, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`python -m ptbench ARGS` in its own process group; output to LOG (an unread pipe could fill
+    and block the server). With `ignore_sigint` it starts with SIGINT ignored, inherited through exec."""
+    cmd = [sys.executable, "-m", "ptbench", *args]
+    if ignore_sigint:
+        cmd = ["bash", "-c", 'trap "" INT; exec "$@"', "bash", *cmd]
+    with open(log, "wb") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+
+
+def reap(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the server's whole process group if anything of it is left; never leave a process behind."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+@contextmanager
+def running(args: list[str], log: Path, *, ignore_sigint: bool = False, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    proc = spawn(args, log, ignore_sigint=ignore_sigint, env=env)
+    try:
+        yield proc
+    finally:
+        reap(proc)
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen[bytes], log: Path, limit_s: float = 120.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while not path.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"server did not write {path.name} (exit {proc.poll()}): {log.read_text()[-2000:]}")
+        time.sleep(0.05)
+
+
+def wait_gone(proc: subprocess.Popen[bytes], log: Path, what: str) -> int:
+    """The exit status once the process has ended; fails if it is still alive after ALIVE_LIMIT_S."""
+    try:
+        return proc.wait(ALIVE_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still alive {ALIVE_LIMIT_S:g} s after {what}: {log.read_text()[-2000:]}")
+
+
+@contextmanager
+def cpu_load() -> Iterator[None]:
+    """Busy loops on every core (at most 2), as on the loaded CI machine where startup is slow."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+            for _ in range(min(os.cpu_count() or 1, 2))]
+    try:
+        yield
+    finally:
+        for proc in busy:
+            reap(proc)
