@@ -22,6 +22,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
+from ptbench.node.monitor import Monitor
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
@@ -54,6 +55,7 @@ class Runner:
         # only set it; the stages check it at safe points (`_check_stop`), so a stop never lands in
         # the middle of a write, a cleanup or the secret scrub.
         self.stop_signal: str | None = None
+        self.monitor = Monitor(trial.path, interval=self.spec.budget.monitor_seconds, gpus=self.spec.budget.gpus)
 
     # ---- entry --------------------------------------------------------------------------
     def run(self) -> int:
@@ -93,7 +95,8 @@ class Runner:
             # The state machine: the first unfinished stage runs; between stages, a stop is honoured.
             while (stage := state.next_stage()) is not None:
                 self._check_stop()
-                getattr(self, f"_{stage}")(state)
+                with self.monitor.stage(stage):  # samples during solve and evaluate only
+                    getattr(self, f"_{stage}")(state)
             return 0
         except _Interrupted as exc:
             return self._interrupted(state, exc.signame)

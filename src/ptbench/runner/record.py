@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import time
 
-from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
+from ptbench.node.monitor import summarize as monitor_summary
+from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, MonitorSummary, Provenance, ResultRecord, TaskInfo
 from ptbench.core.provenance import provenance
 from ptbench.results.store import write_record
 from ptbench.trial import StageMark, TrialDir, TrialSpec, TrialState
@@ -101,6 +102,8 @@ def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str 
     The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
     already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
     now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    if result.monitor is None and (summary := monitor_summary(trial.path)):
+        result.monitor = MonitorSummary(**summary)
     written = write_record(trial.result_json, result, secrets=secrets)
     now = time.time()
     state.stages["record"] = StageMark(done_at=now, outcome=result.status, detail={"by": by} if by else {})

@@ -59,6 +59,7 @@ class Budget(Strict):
     warn_seconds: float | None = Field(default=None, ge=0, description="warning this long before the deadline (default: 10% of the budget, at most 10 min)")
     eval_minutes: float = Field(default=60, ge=0, description="allowance for collect + evaluate after the agent")
     margin_minutes: float = Field(default=10, ge=0, description="extra scheduler time so the watchdog always acts first")
+    monitor_seconds: float = Field(default=60, gt=0, description="GPU/CPU/RAM/disk sampling interval during solve and evaluate (monitor.jsonl)")
 
     @field_validator("hours")
     @classmethod
