@@ -110,7 +110,7 @@ base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
 tasks: [{name: arithmetic, options: {n_test: 4}}]
 budget: {hours: 1, gpus: 1, gpu_type: H100}
 results_dir: "@RESULTS@"
-max_requeues: 1
+max_requeues: 0
 """
 
 
@@ -127,7 +127,6 @@ def test_a_busy_gpu_stops_the_trial_before_the_agent_exit_75_then_setup_failed(w
     assert state["failure"]["kind"] == "no_gpu" and state["failure"]["retryable"] is True
     assert "4000001" in state["failure"]["message"]
     assert not (trial / "workspace").exists()  # the agent never started
-    assert ptbench("trial", "run", str(trial), env=env).returncode == 75
     last = ptbench("trial", "run", str(trial), env=env)
     assert last.returncode == 0
     result = json.loads((trial / "result.json").read_text())
