@@ -79,3 +79,11 @@ def test_nvml_sampling_on_a_gpu(tmp_path):
     summary = summarize(tmp_path)
     assert summary["gpu_count"] == 1 and summary["gpu_util_max"] > 10
     assert summary["gpu_memory_peak_bytes"] > 256 * 2**20 and summary["gpu_hours"] > 0
+
+
+def test_the_default_interval_stays_out_of_trial_json():
+    """Trials planned before the monitor existed must still match their campaign when re-planned."""
+    from ptbench.spec.campaign import Budget
+
+    assert "monitor_seconds" not in Budget(hours=1).model_dump_json()
+    assert Budget.model_validate_json(Budget(hours=1, monitor_seconds=5).model_dump_json()).monitor_seconds == 5
