@@ -102,6 +102,9 @@ def check_images() -> list[Check]:
                       "bash containers/build.sh agent && bash containers/build.sh eval")]
     out = []
     for name, entry in sorted(digests.items()):
+        if not isinstance(entry, dict):
+            out.append(Check(f"image {name}", "fail", "unreadable entry in the digests file", f"bash containers/build.sh {name}"))
+            continue
         image = Path(str(entry.get("image", "")))
         if not image.is_file():
             out.append(Check(f"image {name}", "fail", f"{image} is missing", f"rebuild it: bash containers/build.sh {name}"))

@@ -68,7 +68,7 @@ class Monitor:
         stop = threading.Event()
         self._open_gpus()
         last = [time.monotonic()]
-        self._sample(name, 0.0)  # a baseline for the CPU deltas
+        self._safe_sample(name, 0.0)  # a baseline for the CPU deltas
         thread = threading.Thread(target=self._loop, args=(name, stop, last), name=f"ptbench-monitor-{name}", daemon=True)
         thread.start()
         try:
@@ -76,18 +76,23 @@ class Monitor:
         finally:
             stop.set()
             thread.join(timeout=30)
-            now = time.monotonic()
-            self._sample(name, now - last[0])
+            self._safe_sample(name, time.monotonic() - last[0])
             self._close_gpus()
 
     def _loop(self, name: str, stop: threading.Event, last: list[float]) -> None:
         while not stop.wait(self.interval):
             now = time.monotonic()
-            try:
-                self._sample(name, now - last[0])
-            except Exception as exc:  # a monitor must never take the trial down
-                append_jsonl(self.path, {"time": time.time(), "stage": name, "error": f"{type(exc).__name__}: {exc}"})
+            self._safe_sample(name, now - last[0])
             last[0] = now
+
+    def _safe_sample(self, name: str, dt: float) -> None:
+        try:
+            self._sample(name, dt)
+        except Exception as exc:  # a monitor must never take the trial down
+            try:
+                append_jsonl(self.path, {"time": time.time(), "stage": name, "error": f"{type(exc).__name__}: {exc}"})
+            except OSError:
+                pass
 
     def _open_gpus(self) -> None:
         if self.gpus <= 0:
