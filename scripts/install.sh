@@ -65,3 +65,20 @@ if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.
   mkdir -p "$prefix"
   npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}" >/dev/null
 fi
+
+# Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
+# its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.
+HARBOR_VENV=${PTBENCH_HARBOR_VENV:-$PWD/.venv-harbor}
+if ! "$HARBOR_VENV/bin/python" -c "import harbor" 2>/dev/null; then
+  py312=""
+  if command -v pyenv >/dev/null; then
+    py312=$(ls -d "$(pyenv root)"/versions/3.12.*/bin/python 2>/dev/null | sort -V | tail -1 || true)
+  fi
+  [ -z "$py312" ] && py312=$(command -v python3.12 || true)
+  if [ -n "$py312" ]; then
+    "$py312" -m venv "$HARBOR_VENV"
+    "$HARBOR_VENV/bin/python" -m pip install --disable-pip-version-check -q harbor==0.26.0
+  else
+    echo "warning: no Python 3.12 found (pyenv install 3.12 or apt-get install python3.12); the Harbor export test needs $HARBOR_VENV" >&2
+  fi
+fi

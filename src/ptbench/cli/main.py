@@ -409,10 +409,16 @@ def list_cmd() -> None:
 
 def _register_subapps() -> None:
     from ptbench.cli.bootcamp import app as bootcamp_app
+    from ptbench.cli.cache import app as cache_app
+    from ptbench.cli.doctor import doctor
+    from ptbench.cli.export import app as export_app
     from ptbench.cli.provider import app as provider_app
 
     app.add_typer(bootcamp_app, name="bootcamp", help="Programmable environments: generate data, roll out, merge traces.")
     app.add_typer(provider_app, name="provider", help="The scripted model provider (tests and rehearsals).")
+    app.command("doctor")(doctor)
+    app.add_typer(export_app, name="export", help="Export a campaign for other runners (Harbor tasks).")
+    app.add_typer(cache_app, name="cache", help="Hub caches: prefetch models and datasets, verify the agent cache holds no evaluation data.")
 
 
 def main(argv: list[str] | None = None) -> None:

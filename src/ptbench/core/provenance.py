@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ptbench.core.images import image_digest
 from ptbench.core.jobenv import job_identity
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -28,8 +29,9 @@ def provenance() -> dict[str, Any]:
     from ptbench import __version__
 
     scheduler, job_id = job_identity()
+    image = os.environ.get("APPTAINER_CONTAINER") or os.environ.get("PTBENCH_CONTAINER_IMAGE")
     return {
         "ptbench_version": __version__, "git_commit": git_commit(), "host": socket.gethostname(),
         "scheduler": scheduler, "job_id": job_id,
-        "container_image": os.environ.get("APPTAINER_CONTAINER") or os.environ.get("PTBENCH_CONTAINER_IMAGE"),
+        "container_image": image, "container_digest": image_digest(image),
     }

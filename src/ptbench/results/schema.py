@@ -56,9 +56,27 @@ class Provenance(BaseModel):
     ptbench_version: str
     git_commit: str | None = None
     container_image: str | None = None
+    container_digest: str | None = None  # sha256:<hex> of the .sif (containers/digests.json, PTBENCH_CONTAINER_DIGEST)
     host: str
     scheduler: str
     job_id: str | None = None
+
+
+class MonitorSummary(BaseModel):
+    """What the trial used during solve and evaluate (from monitor.jsonl, `ptbench.node.monitor`)."""
+
+    samples: int
+    monitored_seconds: float
+    cpu_percent_mean: float | None = None
+    cpu_percent_max: float | None = None
+    rss_peak_bytes: int | None = None
+    trial_dir_peak_bytes: int | None = None
+    disk_free_min_bytes: int | None = None
+    gpu_count: int | None = None  # the GPU fields only where NVML saw the job's GPUs
+    gpu_util_mean: float | None = None
+    gpu_util_max: float | None = None
+    gpu_memory_peak_bytes: int | None = None
+    gpu_hours: float | None = None
 
 
 class ResultRecord(BaseModel):
@@ -79,4 +97,5 @@ class ResultRecord(BaseModel):
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance
+    monitor: MonitorSummary | None = None
     finished_at: float

@@ -26,6 +26,7 @@ from ptbench.runner import record
 from ptbench.agents.redact import RedactingPump
 from ptbench.runner.child_env import evaluation_env, harness_redactor
 from ptbench.runner.eval_stage import evaluation_argv
+from ptbench.node.monitor import Monitor
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.lease import Lease, busy_message
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
@@ -59,6 +60,7 @@ class Runner:
         # only set it; the stages check it at safe points (`_check_stop`), so a stop never lands in
         # the middle of a write, a cleanup or the secret scrub.
         self.stop_signal: str | None = None
+        self.monitor = Monitor(trial.path, interval=self.spec.budget.monitor_seconds, gpus=self.spec.budget.gpus)
 
     # ---- entry --------------------------------------------------------------------------
     def run(self) -> int:
@@ -104,7 +106,8 @@ class Runner:
             # The state machine: the first unfinished stage runs; between stages, a stop is honoured.
             while (stage := state.next_stage()) is not None:
                 self._check_stop()
-                getattr(self, f"_{stage}")(state)
+                with self.monitor.stage(stage):  # samples during solve and evaluate only
+                    getattr(self, f"_{stage}")(state)
             return 0
         except _Interrupted as exc:
             return self._interrupted(state, exc.signame)

@@ -9,7 +9,8 @@ import math
 from pathlib import Path
 import time
 
-from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
+from ptbench.node.monitor import summarize as monitor_summary
+from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, MonitorSummary, Provenance, ResultRecord, TaskInfo
 from ptbench.core.provenance import provenance
 from ptbench.results.store import write_record
 from ptbench.runner.agent_solve import sandbox_used
@@ -118,6 +119,8 @@ def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str 
     The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
     already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
     now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    if result.monitor is None and (summary := monitor_summary(trial.path)):
+        result.monitor = MonitorSummary(**summary)
     written = write_record(trial.result_json, result, secrets=secrets)
     now = time.time()
     state.stages["record"] = StageMark(done_at=now, outcome=result.status, detail={"by": by} if by else {})

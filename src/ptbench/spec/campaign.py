@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 _SLUG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -59,6 +59,16 @@ class Budget(Strict):
     warn_seconds: float | None = Field(default=None, ge=0, description="warning this long before the deadline (default: 10% of the budget, at most 10 min)")
     eval_minutes: float = Field(default=60, ge=0, description="allowance for collect + evaluate after the agent")
     margin_minutes: float = Field(default=10, ge=0, description="extra scheduler time so the watchdog always acts first")
+    monitor_seconds: float = Field(default=60, gt=0, description="GPU/CPU/RAM/disk sampling interval during solve and evaluate (monitor.jsonl)")
+
+    @model_serializer(mode="wrap")
+    def _without_default_monitor(self, handler):
+        # Sampling does not change a trial's outcome: at its default it stays out of trial.json, so
+        # trials planned before the monitor existed still match their campaign when re-planned.
+        data = handler(self)
+        if isinstance(data, dict) and self.monitor_seconds == 60:
+            data.pop("monitor_seconds", None)
+        return data
 
     @field_validator("hours")
     @classmethod

@@ -1,0 +1,105 @@
+"""`ptbench export harbor`: the task directories are loaded by the real `harbor` package (in its own
+Python 3.12 venv, .venv-harbor, built by scripts/install.sh test) with no unknown keys; the verifier
+(`ptbench.export.harbor_verify`, what tests/test.sh runs) scores a real tiny model and scores 0 what
+it must not trust.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, ptbench
+from tests.support import require
+
+HARBOR_PY = Path(os.environ.get("PTBENCH_HARBOR_VENV", REPO / ".venv-harbor")) / "bin" / "python"
+CHECK = REPO / "scripts" / "harbor_check_tasks.py"
+
+CAMPAIGN = """
+name: cloud
+agents: [base-model]
+base_models: [{id: Qwen/Qwen3-1.7B-Base, revision: 0123abc, label: qwen3-1.7b}, {id: local/tiny, path: "@MODEL@", label: tiny}]
+tasks: [gsm8k, {name: arithmetic, options: {n_test: 4}}]
+seeds: [0, 1]
+budget: {hours: 10, gpus: 1, gpu_type: H100, eval_minutes: 30}
+evaluation: {engine: transformers, limit: 4}
+results_dir: "@RESULTS@"
+"""
+
+
+def harbor_check(out: Path) -> subprocess.CompletedProcess:
+    require(HARBOR_PY.exists(), f"{HARBOR_PY} missing: bash scripts/install.sh test builds the harbor venv (Python 3.12)")
+    return subprocess.run([str(HARBOR_PY), str(CHECK), str(out)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def exported(write_campaign, tmp_path) -> Path:
+    out = tmp_path / "harbor"
+    run = ptbench("export", "harbor", str(write_campaign(CAMPAIGN)), str(out), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    return out
+
+
+def test_every_task_loads_in_harbor_without_unknown_keys_and_a_bad_one_fails(exported):
+    tasks = sorted(p.name for p in exported.iterdir())
+    assert tasks == ["qwen3-1.7b__arithmetic", "qwen3-1.7b__gsm8k", "tiny__arithmetic", "tiny__gsm8k"]  # per (base, task), not per seed
+    t = exported / "qwen3-1.7b__gsm8k"
+    cfg = tomllib.loads((t / "task.toml").read_text())
+    assert cfg["agent"]["timeout_sec"] == 36000.0 and cfg["verifier"]["timeout_sec"] == 1800.0
+    assert cfg["environment"]["gpus"] == 1 and cfg["environment"]["gpu_types"] == ["H100"]
+    assert "36000" in cfg["environment"]["healthcheck"]["command"]  # timer.sh's deadline
+    instruction = (t / "instruction.md").read_text()
+    assert "Qwen/Qwen3-1.7B-Base" in instruction and "`/app/final_model/`" in instruction and "bash timer.sh" in instruction
+    assert "/tmp" not in instruction  # no path of this machine leaks into a cloud task
+    dockerfile = (t / "environment" / "Dockerfile").read_text()
+    assert "@anthropic-ai/claude-code@" in dockerfile and "COPY workspace/ /app/" in dockerfile
+    assert "npm" not in (t / "tests" / "Dockerfile").read_text()  # the verifier image has no agent CLIs
+    assert (exported / "tiny__arithmetic" / "environment" / "workspace" / "data" / "train.jsonl").stat().st_size > 0
+
+    # two tasks spoiled: a key harbor would silently ignore, and a config harbor rejects
+    bad = exported / "qwen3-1.7b__gsm8k" / "task.toml"
+    bad.write_text(bad.read_text().replace("[agent]\n", "[agent]\ntimeout = 5\n"))
+    broken = exported / "tiny__gsm8k" / "task.toml"
+    broken.write_text(broken.read_text().replace('environment_mode = "separate"', 'environment_mode = "shared"'))
+    check = harbor_check(exported)
+    assert check.returncode == 1, check.stdout + check.stderr
+    reports = {r["task"]: r for r in map(json.loads, check.stdout.splitlines())}
+    assert reports["qwen3-1.7b__gsm8k"]["problems"] == ["agent.timeout: unknown key for harbor's AgentConfig"]
+    assert "harbor could not load it" in reports["tiny__gsm8k"]["problems"][0]
+    for clean in ("qwen3-1.7b__arithmetic", "tiny__arithmetic"):  # the exporter's own output: loaded, separate verifier
+        assert reports[clean]["problems"] == [] and reports[clean]["verifier"] == "separate"
+        assert reports[clean]["name"] == f"ptbench/{clean}" and reports[clean]["instruction_chars"] > 1000
+
+
+def test_export_refuses_a_non_empty_folder(write_campaign, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "x").write_text("keep")
+    run = ptbench("export", "harbor", str(write_campaign(CAMPAIGN)), str(tmp_path / "out"), cwd=tmp_path)
+    assert run.returncode == 2 and "not empty" in run.stderr and (tmp_path / "out" / "x").read_text() == "keep"
+
+
+def _verify(exported: Path, model: Path, out: Path) -> dict:
+    spec = exported / "tiny__arithmetic" / "tests" / "verify.json"
+    run = subprocess.run([sys.executable, "-m", "ptbench.export.harbor_verify", str(spec), str(model), str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return json.loads((out / "reward.json").read_text())
+
+
+def test_the_verifier_scores_a_real_model_and_zero_for_what_it_cannot_trust(exported, tiny_model, tmp_path):
+    reward = _verify(exported, tiny_model, tmp_path / "v1")
+    assert reward["no_model"] == 0 and reward["eval_failed"] == 0 and 0.0 <= reward["reward"] <= 1.0
+    assert json.loads((tmp_path / "v1" / "eval" / "metrics.json").read_text())["primary"]["n"] == 4
+    assert json.loads((tmp_path / "v1" / "integrity.json").read_text())["contamination"] == "unchecked"  # never "clean"
+
+    assert _verify(exported, tmp_path / "nothing", tmp_path / "v2") == {"reward": 0.0, "no_model": 1, "eval_failed": 0}
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "model.safetensors").symlink_to(tiny_model / "model.safetensors")
+    assert _verify(exported, linked, tmp_path / "v3")["no_model"] == 1
