@@ -33,7 +33,7 @@ def require(ok: bool, why: str) -> None:
 
 def npm_bin() -> Path:
     """Where tests look for the agent CLIs: $PTBENCH_NPM_PREFIX or the repo's .cache/npm, then PATH."""
-    default = Path(__file__).resolve().parents[3] / ".cache" / "npm"
+    default = Path(__file__).resolve().parents[1] / ".cache" / "npm"
     return Path(os.environ.get("PTBENCH_NPM_PREFIX", default)) / "node_modules" / ".bin"
 
 
