@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ptbench.errors import UserError
 from ptbench.fsutil import append_jsonl, atomic_write_json
-from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Strict, TaskRef
+from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Integrity, Strict, TaskRef
 
 STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
 Stage = Literal["prepare", "solve", "collect", "integrity", "evaluate", "record"]
@@ -48,6 +48,7 @@ class TrialSpec(Strict):
     evaluation: Evaluation = Evaluation()
     max_continuations: int = 0
     max_requeues: int = 3
+    integrity: Integrity = Integrity()
 
     def spec_hash(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]

@@ -20,6 +20,7 @@ from typing import Any
 
 from ptbench.errors import UserError
 from ptbench.fsutil import atomic_write_json, atomic_write_text
+from ptbench.integrity import overall, run_checks
 from ptbench.runner import record
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import TRIAL_ENV_MARKER, Watchdog, become_subreaper, kill_leftovers, terminate_descendants
@@ -178,11 +179,8 @@ class Runner:
         self._mark(state, "collect", "ok" if found else "no_model", found=found)
 
     def _integrity(self, state: TrialState) -> None:
-        # Seam for the integrity checks (contamination, model identity, API use). Until they are
-        # built every verdict is "unchecked" — never "clean".
-        verdicts = {"contamination": "unchecked", "model_identity": "unchecked", "api_usage": "unchecked"}
-        atomic_write_json(self.trial.checks_dir / "verdicts.json", verdicts)
-        self._mark(state, "integrity", "unchecked", **verdicts)
+        verdicts = run_checks(self.trial.path, self.spec, env={TRIAL_ENV_MARKER: str(self.trial.path)})
+        self._mark(state, "integrity", overall(verdicts), **verdicts)
 
     def _evaluate(self, state: TrialState) -> None:
         if not state.stages["collect"].detail.get("found"):

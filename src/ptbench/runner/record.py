@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import ptbench
+from ptbench.integrity import read_verdicts
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
 from ptbench.runner.workspace import job_identity
 from ptbench.trial import TrialDir, TrialSpec, TrialState
@@ -78,9 +79,7 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
         record.extra_metrics = metrics.get("extra", {})
         record.evaluation = metrics.get("settings", {})
         record.task.version = metrics.get("task", {}).get("version")
-    verdicts = trial.checks_dir / "verdicts.json"
-    if verdicts.exists():
-        record.integrity = json.loads(verdicts.read_text())
+    record.integrity, record.integrity_detail = read_verdicts(trial.checks_dir, list(spec.integrity.checks))
     usage = trial.agent_dir / "usage.json"
     if usage.exists():
         record.usage = json.loads(usage.read_text())
