@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
 from ptbench.bootcamp.datagen import Shard  # noqa: E402
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings  # noqa: E402
-from ptbench.fsutil import read_jsonl  # noqa: E402
+from ptbench.core.files import read_jsonl  # noqa: E402
 from tests.bootcamp.chat_endpoint import Faults, serve_in_process  # noqa: E402
 from tests.bootcamp.policies import arithmetic_policy  # noqa: E402
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.plan import Plan, load_plan, plan_campaign
 from ptbench.spec import Campaign, load_campaign
 from ptbench.status import FINAL_STATES, TrialStatus, trial_status
 from ptbench.trial import TrialDir
+from ptbench.validate import validate_campaign
 
 console = Console()
 err_console = Console(stderr=True)
@@ -23,15 +23,15 @@ def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
     """A campaign file -> its results folder; a folder is taken as it is."""
     path = Path(target)
     if path.is_file():
-        campaign = load_campaign(path, check_names=False)
+        campaign = load_campaign(path)
         return campaign.campaign_dir, campaign
     if path.is_dir():
         return path.resolve(), None
     raise UserError(f"{target}: no such campaign file or results directory")
 
 
-def plan(campaign_file: str, *, replace: bool = False) -> Plan:
-    campaign = load_campaign(campaign_file)
+def plan(campaign_file: str, *, replace: bool = False, validated: Campaign | None = None) -> Plan:
+    campaign = validated or validate_campaign(campaign_file, agents_can_start=False)[0]
     return plan_campaign(campaign, replace=replace, source=str(Path(campaign_file).resolve()))
 
 
@@ -105,7 +105,7 @@ def select_trials(campaign_dir: Path, trial_ids: list[str] | None) -> list[Trial
 
 def record_cancelled_if_idle(trial: TrialDir) -> bool:
     """Write a `cancelled` result for a trial no runner is working on; False if a runner holds it."""
-    from ptbench.fsutil import atomic_write_json
+    from ptbench.core.files import atomic_write_json
     from ptbench.runner import record
 
     if trial.result_json.exists():
@@ -121,7 +121,7 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
 
 def write_tables(target: str, out_dir: str | None) -> tuple[str, list[Path], list[str]]:
     from ptbench.results.collate import aggregate, load_records, to_csv, to_latex, to_markdown
-    from ptbench.fsutil import atomic_write_text
+    from ptbench.core.files import atomic_write_text
 
     root, _ = resolve_campaign_dir(target)
     records, problems = load_records(root)

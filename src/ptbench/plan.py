@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json, atomic_write_text
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json, atomic_write_text
 from ptbench.spec.campaign import Campaign
 from ptbench.trial import TrialDir, TrialSpec
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from ptbench.errors import UserError
-from ptbench.runner.workspace import read_pid_file
+from ptbench.core.errors import UserError
 from ptbench.trial import TrialDir
 
 _HOST = socket.gethostname()
@@ -29,7 +28,7 @@ class TrialStatus:
 def local_runner_pid(trial: TrialDir) -> int | None:
     """The pid of the live runner of this trial on this host, checked by its command line
     (a stale pid file whose number was reused by another process does not count)."""
-    info = read_pid_file(trial.runner_pid)
+    info = trial.read_runner_pid()
     if info is None or info[1] != _HOST:
         return None
     try:
@@ -41,7 +40,7 @@ def local_runner_pid(trial: TrialDir) -> int | None:
 
 
 def runner_alive(trial: TrialDir) -> bool:
-    info = read_pid_file(trial.runner_pid)
+    info = trial.read_runner_pid()
     if info is None:
         return False
     if info[1] != _HOST:

@@ -10,12 +10,9 @@ results/<campaign>/<trial-id>/
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 import socket
 import time
 from functools import cached_property
@@ -24,8 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ptbench.errors import UserError
-from ptbench.fsutil import append_jsonl, atomic_write_json
+from ptbench.core.errors import UserError
+from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
+from ptbench.core.locks import file_lock
 from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Integrity, Strict, TaskRef
 
 STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
@@ -136,25 +134,21 @@ class TrialDir:
     def event(self, kind: str, /, **fields: Any) -> None:  # positional-only: a field may be called "kind"
         append_jsonl(self.events_jsonl, {"time": time.time(), "event": kind, "host": _HOST, **fields})
 
-    @contextmanager
-    def try_lock(self) -> Iterator[bool]:
+    def try_lock(self):
         """Hold the trial's lock while the block runs; yields False (and holds nothing) when a
         runner is working on the trial. The one guard between a runner and anyone recording for it."""
-        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        return file_lock(self.path / ".lock", wait=False)
+
+    def write_runner_pid(self) -> None:
+        """runner.pid: "<pid> <host>" of the runner working on the trial now."""
+        atomic_write_text(self.runner_pid, f"{os.getpid()} {_HOST}\n")
+
+    def read_runner_pid(self) -> tuple[int, str] | None:
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            except OSError as exc:  # e.g. Lustre mounted without `flock`, NFS without a lock daemon
-                raise UserError(
-                    f"{self.path}: cannot lock files on this filesystem ({exc.strerror}); put results_dir on a "
-                    "filesystem with flock support (Lustre: mount with -o flock)"
-                ) from None
-            yield True
-        finally:
-            os.close(fd)
+            pid, host = self.runner_pid.read_text().split()
+            return int(pid), host
+        except (FileNotFoundError, ValueError):
+            return None
 
     def read_result(self) -> dict[str, Any] | None:
         try:

@@ -13,7 +13,7 @@ import yaml
 
 from ptbench.agents import available_agents, load_agent
 from ptbench.agents.launcher import build_launch, find_executable
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.plan import plan_campaign
 from ptbench.spec import load_campaign
 

@@ -61,6 +61,6 @@ def make_rollout(tmp_path: Path, name: str, endpoint: str, *, test: int = 12, tr
 
 
 def shard_records(out: Path) -> list[dict]:
-    from ptbench.fsutil import read_jsonl
+    from ptbench.core.files import read_jsonl
 
     return [r for p in sorted((out / "shards").glob("shard-*.jsonl")) for r in read_jsonl(p)]

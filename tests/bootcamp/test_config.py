@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.bootcamp import build_environment, load_bootcamp
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 from .conftest import CAMPAIGNS
 

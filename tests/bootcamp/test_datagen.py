@@ -9,7 +9,7 @@ import pytest
 
 from ptbench.bootcamp import generate, load_bootcamp, sft_examples
 from ptbench.bootcamp.datagen import Shard
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 from .conftest import small_config
 

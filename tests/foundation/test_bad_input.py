@@ -63,6 +63,13 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
         ({"gpus: 0}": "gpus: 0, grase_seconds: 3}"}, ["c.yaml:6", "unknown key 'budget.grase_seconds'", "did you mean 'grace_seconds'"]),
         ({"seeds: [0, 1]": "seeds: [0, 1]\nseeds: [2]"}, ["c.yaml:6", "'seeds' appears twice"]),
         ({"agents: [{name: quick-copy}]": "agents: [{name: quick-copy}, {name: quick-copy}]"}, ["two trials get the id 'quick-copy__tiny__arithmetic__s0'", "distinct labels"]),
+        # task and agent options, against what each declares (the constructor's signature / agent.yaml)
+        ({"tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {digits: lots}}]"}, ["c.yaml:4", "tasks[0].options.digits", "valid integer", "'lots'"]),
+        ({"tasks: [arithmetic]": "tasks:\n  - name: arithmetic\n    options:\n      digts: 2"}, ["c.yaml:7", "tasks[0].options.digts", "did you mean 'digits'"]),
+        ({"tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {digits: 7}}]"}, ["c.yaml:4", "tasks[0].options", "digits must be 1, 2 or 3"]),
+        ({"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_step: 5}}]"}, ["c.yaml:2", "agents[0].options.max_step", "did you mean 'max_steps'"]),
+        ({"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_steps: many}}]"}, ["c.yaml:2", "agents[0].options.max_steps", "expected int"]),
+        ({"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slurm, options: {partiton: gpu}}"}, ["backend.options.partiton", "not a Slurm option"]),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run"])

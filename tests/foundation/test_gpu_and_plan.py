@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from ptbench.plan import expand, plan_campaign
 from ptbench.spec import load_campaign

@@ -17,7 +17,7 @@ import yaml
 from ptbench.backends import get_backend
 from ptbench.backends.htcondor_options import HTCondorOptions
 from ptbench.backends.htcondor_render import render_shards, render_trials
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.plan import expand
 from ptbench.spec import load_campaign
 
@@ -27,7 +27,7 @@ CANARY = "sk-ant-canary-0123456789abcdef"
 
 
 def _paper(tmp_path: Path, **options):
-    c = load_campaign(REPO / "campaigns" / "paper.yaml", check_names=False)
+    c = load_campaign(REPO / "campaigns" / "paper.yaml")
     opts = {**c.backend.options, "initialdir": str(tmp_path), **options}
     return c.model_copy(update={"results_dir": str(tmp_path / "results")}), opts
 
@@ -123,7 +123,7 @@ def test_golden_trials_description(tmp_path: Path, htcondor2, monkeypatch) -> No
     data = yaml.safe_load((GOLDEN / "campaign.yaml").read_text())
     path = tmp_path / "campaign.yaml"
     path.write_text(yaml.safe_dump(data))
-    c = load_campaign(path, check_names=False)
+    c = load_campaign(path)
     text = render_trials(c, expand(c), HTCondorOptions(**c.backend.options)).text
     _golden("trials.sub", text)
     assert len(list(htcondor2.Submit(text).itemdata())) == 4

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.sandbox import SandboxRequest, build_command
 
 GOLDEN = Path(__file__).parent / "golden"

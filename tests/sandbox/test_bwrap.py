@@ -9,7 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from ptbench.sandbox import SandboxRequest, build_command
 from ptbench.sandbox.bwrap import python_paths
@@ -58,7 +57,8 @@ def test_agent_sees_only_its_workspace_home_and_tools(tmp_path: Path) -> None:
 WATCHDOG_DRIVER = """
 import json, os, sys, psutil
 from pathlib import Path
-from ptbench.runner.watchdog import Watchdog, become_subreaper, TRIAL_ENV_MARKER
+from ptbench.runner.watchdog import Watchdog, become_subreaper
+from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.sandbox import SandboxRequest, build_command
 ws, home, marker = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 become_subreaper()

@@ -12,7 +12,7 @@ import yaml
 
 from ptbench.backends.slurm import SlurmBackend, default_gres, parse_options
 from ptbench.backends.slurm_cmd import one_line, trial_state
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Budget
 from tests.conftest import ptbench
 
@@ -86,7 +86,7 @@ def test_sbatch_errors_become_one_line() -> None:
 def test_time_and_signal_follow_the_budget(tmp_path: Path) -> None:
     from ptbench.spec import load_campaign
 
-    c = load_campaign(_campaign(tmp_path, signal_seconds=120), check_names=False)
+    c = load_campaign(_campaign(tmp_path, signal_seconds=120))
     params = SlurmBackend(**c.backend.options).sbatch_parameters(c, 6)
     assert params["time"] == c.budget.scheduler_minutes == 671
     assert params["signal_delay_s"] == 120 and params["additional_parameters"]["requeue"] is True

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.inference.base import GenerationFailed
+from ptbench.core.errors import GenerationFailed
 from ptbench.tasks import get_task
 from ptbench.tasks.evaluate import evaluate, generate_with_retries
 
@@ -132,7 +132,7 @@ class _ShrinkingEngine:
         self.budget = budget
 
     def generate(self, prompts, settings, *, max_new_tokens=None):
-        from ptbench.inference.base import Completion
+        from ptbench.core.generation import Completion
 
         if max_new_tokens > self.budget:
             raise GenerationFailed(f"out of memory at max_new_tokens={max_new_tokens}")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.tasks import EvaluationFailed, Example, get_task
+from ptbench.core.errors import EvaluationFailed
+from ptbench.tasks import Example, get_task
 from ptbench.tasks.arena_hard_writing import parse_verdict, question_score
 from ptbench.tasks.healthbench_easy import bootstrap_stderr, example_score
 

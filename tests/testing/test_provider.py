@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.testing import load_script
 from ptbench.testing.fixtures import require
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ptbench.agents.launcher import find_executable, missing_requirements
 from ptbench.agents.spec import load_agent
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Campaign
 
 

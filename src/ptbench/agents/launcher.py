@@ -16,8 +16,8 @@ from typing import Any
 import jinja2
 
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
-from ptbench.errors import UserError
-from ptbench.runner.watchdog import TRIAL_ENV_MARKER
+from ptbench.core.errors import UserError
+from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.trial import TrialDir
 
 # Non-secret variables an agent inherits; everything else (every other key above all) is dropped.

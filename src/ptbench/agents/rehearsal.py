@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Campaign
 from ptbench.trial import TrialDir
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Strict
 
 TraceFormat = Literal["text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json"]
@@ -98,7 +98,7 @@ def agent_folder(name: str) -> Path:
 
 def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
     """The agent's YAML mapping with its `extends` chain merged in (validated later as a whole)."""
-    from ptbench.spec.yamlio import load_located_yaml
+    from ptbench.core.yamlio import load_located_yaml
 
     path = agent_folder(name) / "agent.yaml"
     src = load_located_yaml(path)
@@ -120,8 +120,8 @@ def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def load_agent(name: str) -> AgentSpec:
-    from ptbench.spec.errors import describe_validation_error
-    from ptbench.spec.yamlio import load_located_yaml
+    from ptbench.core.validation import describe_validation_error
+    from ptbench.core.yamlio import load_located_yaml
 
     from pydantic import ValidationError
 

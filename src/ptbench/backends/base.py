@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Protocol, runtime_checkable
 
-from ptbench.errors import UserError
 from ptbench.plan import Plan
 from ptbench.trial import TrialDir
 
@@ -34,20 +33,3 @@ class Backend(Protocol):
 
     def log_path(self, campaign_dir, trial: TrialDir):
         """Where the trial's (latest) job log is, for `ptbench status` to show on failures; None if unknown."""
-
-
-def get_backend(name: str, options: dict | None = None) -> Backend:
-    options = options or {}
-    if name == "local":
-        from ptbench.backends.local import LocalBackend
-
-        return LocalBackend(**options)
-    if name == "slurm":
-        from ptbench.backends.slurm import SlurmBackend
-
-        return SlurmBackend(**options)
-    if name == "htcondor":
-        from ptbench.backends.htcondor import HTCondorBackend
-
-        return HTCondorBackend(**options)
-    raise UserError(f"unknown backend '{name}' (use local, slurm or htcondor)")

@@ -12,12 +12,10 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -27,8 +25,9 @@ from ptbench.backends import htcondor_schedd
 from ptbench.backends.htcondor_joblog import DURATION_HOLD_CODES, JobView, read_job_log, scheduler_state
 from ptbench.backends.htcondor_options import HTCondorOptions, parse_options
 from ptbench.backends.htcondor_render import Rendered, render_trials
-from ptbench.errors import UserError
-from ptbench.fsutil import append_jsonl, atomic_write_json, atomic_write_text
+from ptbench.core.errors import UserError
+from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
+from ptbench.core.locks import file_lock
 from ptbench.plan import Plan
 from ptbench.trial import StageMark, TrialDir
 
@@ -73,17 +72,6 @@ def load_jobs(campaign_dir: Path) -> CondorJobs | None:
         return CondorJobs.model_validate(data)
     except ValidationError as exc:
         raise UserError(f"{path}: not an htcondor job table ({exc.errors()[0]['msg']}); move it aside") from None
-
-
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def unfinished_specs(campaign, specs) -> tuple[list, int]:
@@ -137,7 +125,7 @@ class HTCondorBackend:
         return {tid: f"{cluster}.{p}" for tid, p in procs.items()}
 
     def _record_submission(self, cdir: Path, sub: CondorSubmission) -> None:
-        with _locked(cdir / ".jobs.json.lock"):
+        with file_lock(cdir / ".jobs.json.lock"):
             jobs_file = cdir / "jobs.json"
             jobs = load_jobs(cdir)
             if jobs is None:
@@ -207,7 +195,7 @@ class HTCondorBackend:
         if not views or not condor_dir(cdir).is_dir():
             return
         cursor_file = condor_dir(cdir) / "tracked.json"
-        with _locked(condor_dir(cdir) / ".tracked.lock"):
+        with file_lock(condor_dir(cdir) / ".tracked.lock"):
             try:
                 cursor = json.loads(cursor_file.read_text())
             except (FileNotFoundError, json.JSONDecodeError):

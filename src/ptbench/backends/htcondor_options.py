@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Strict
 
 # GPU types a campaign may name in `budget.gpu_type` (case and punctuation do not matter) ->

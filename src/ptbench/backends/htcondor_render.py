@@ -17,7 +17,7 @@ import jinja2
 from ptbench.backends.htcondor_options import (
     AGENT_PROVIDERS, KEY_PROVIDERS, SECRET_NAME, HTCondorOptions, check_size, lookup_gpu_type,
 )
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import AgentRef, Campaign
 from ptbench.trial import TrialSpec
 

@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 _SUBMITTED = re.compile(r"(\d+)\s+job\(s\)\s+submitted\s+to\s+cluster\s+(\d+)", re.I)
 _TERSE = re.compile(r"^\s*(\d+)\.(\d+)\s*-\s*(\d+)\.(\d+)\s*$", re.M)

@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from ptbench.backends import slurm_cmd
 from ptbench.backends.slurm_jobs import JobTable
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict
 from ptbench.trial import TrialDir
@@ -129,7 +129,7 @@ class SlurmBackend:
         folder = cdir / "slurm"
         command = " ".join([self.python, "-u -m submitit.core._submit", str(folder)])
         text = _make_sbatch_string(command=command, folder=folder, map_count=len(specs) if len(specs) > 1 else None, **params)
-        from ptbench.fsutil import atomic_write_text
+        from ptbench.core.files import atomic_write_text
 
         atomic_write_text(path, text)
         atomic_write_text(path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs)))

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 CALLS: list[list[str]] = []  # every scheduler command run by this process, in order
 

@@ -10,9 +10,7 @@ read by `ptbench status` / `ptbench cancel` from any shell.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,8 +18,9 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json
+from ptbench.core.locks import file_lock
 
 
 class JobTable(BaseModel):
@@ -47,18 +46,13 @@ class JobTable(BaseModel):
     @contextmanager
     def locked(cls, campaign_dir: Path, backend: str) -> Iterator["JobTable"]:
         """Read-modify-write under an exclusive lock; written when the block ends without error."""
-        lock = Path(campaign_dir) / ".jobs.lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(Path(campaign_dir) / ".jobs.lock"):
             table = cls.load(campaign_dir, backend)
             if table.backend != backend:
                 raise UserError(f"{cls.path(campaign_dir)}: this campaign was submitted with the {table.backend} backend; "
                                 f"cancel those jobs and move jobs.json aside before using {backend}")
             yield table
             atomic_write_json(cls.path(campaign_dir), json.loads(table.model_dump_json()))
-        finally:
-            os.close(fd)
 
     def add_submission(self, job_id: str, trial_jobs: dict[str, str], **info: Any) -> None:
         self.submissions.append({"job_id": job_id, "submitted_at": time.time(), "trials": len(trial_jobs), **info})

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, TypeVar
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 Identity = dict[str, Any]
 """A case: the problem and its ground truth, JSON-serialisable."""

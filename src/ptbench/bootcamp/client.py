@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptbench.bootcamp import _json
-from ptbench.httputil import parse_retry_after
+from ptbench.core.http import parse_retry_after
 
 
 class ChatError(Exception):

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ptbench.bootcamp.api import canonical_json
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 
 class _Strict(BaseModel):
@@ -121,7 +121,7 @@ def _sha(text: str) -> str:
 
 def load_bootcamp(path: str | Path) -> BootcampConfig:
     """Read and validate a bootcamp YAML; every problem becomes one `UserError` naming file:line and field."""
-    from ptbench.spec.yamlio import load_located_yaml
+    from ptbench.core.yamlio import load_located_yaml
 
     located = load_located_yaml(path)
     if not isinstance(located.data, dict):

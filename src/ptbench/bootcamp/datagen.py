@@ -21,8 +21,8 @@ from typing import Any, Iterator
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
-from ptbench.errors import UserError
-from ptbench.fsutil import append_jsonl, atomic_write_bytes, atomic_write_json, read_jsonl
+from ptbench.core.errors import UserError
+from ptbench.core.files import append_jsonl, atomic_write_bytes, atomic_write_json, read_jsonl
 
 MANIFEST = "manifest.json"
 _MAX_TRIES_FACTOR = 20  # a level may try this many times its target before we call it exhausted

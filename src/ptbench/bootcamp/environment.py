@@ -8,7 +8,7 @@ from typing import Any
 
 from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS, Generator, Interaction, RewardCalculator, Tool
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 
 @dataclass

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ptbench.bootcamp.datagen import Shard
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json
 
 
 def shard_command(out: Path, shard: Shard) -> list[str]:
@@ -119,7 +119,7 @@ def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None) 
     """Write `condor/shards.sub` and submit it (htcondor2 Schedd, else condor_submit); no waiting:
     use `ptbench bootcamp merge OUT` when the cluster finished."""
     from ptbench.backends import htcondor_schedd
-    from ptbench.fsutil import atomic_write_text
+    from ptbench.core.files import atomic_write_text
 
     (out / "condor").mkdir(parents=True, exist_ok=True)
     (out / "shards").mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from ptbench.bootcamp import _json
 from ptbench.bootcamp.datagen import load_rows
 from ptbench.bootcamp.rollout import read_settings
 from ptbench.bootcamp.traces import EpisodeTrace, is_final
-from ptbench.fsutil import atomic_write_bytes, atomic_write_json, read_jsonl
+from ptbench.core.files import atomic_write_bytes, atomic_write_json, read_jsonl
 
 
 def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:

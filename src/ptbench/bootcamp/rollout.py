@@ -29,8 +29,8 @@ from ptbench.bootcamp.datagen import Shard, load_rows
 from ptbench.bootcamp.environment import Environment, build_environment
 from ptbench.bootcamp.episode import run_episode
 from ptbench.bootcamp.traces import is_final
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json, read_jsonl
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json, read_jsonl
 
 SETTINGS = "rollout.json"
 

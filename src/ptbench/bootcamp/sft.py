@@ -7,7 +7,7 @@ from pathlib import Path
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
 from ptbench.bootcamp.datagen import build_rows, sft_row
 from ptbench.bootcamp.environment import build_environment
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 
 def sft_examples(config_path: str | Path | BootcampConfig, split: str = "train") -> list[dict[str, str]]:

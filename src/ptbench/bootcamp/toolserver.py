@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ptbench.bootcamp.api import TOOLS, Identity, Tool, ToolError, ToolResult, canonical_json
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json
 
 SERVER_FILE = "toolserver.json"
 

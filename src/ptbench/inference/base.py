@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ptbench.tasks.base import GenerationSettings
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    finish_reason: str  # "stop" | "length"
-    n_tokens: int
-
-
-class GenerationFailed(RuntimeError):
-    """Generation failed for a reason a lower max_new_tokens may fix (length, out of memory)."""
+from ptbench.core.errors import UserError
+from ptbench.core.generation import Completion, GenerationSettings
 
 
 @runtime_checkable
@@ -40,8 +29,6 @@ def render_chat(tokenizer, messages: list[dict], tools: list[dict] | None = None
     tools go into a system message in the Hermes format (what the reference's parser expects)."""
     import json
 
-    from ptbench.errors import UserError
-
     template = tokenizer.chat_template
     if not template:
         raise UserError("this model has no chat template: evaluate it with task option prompt_format=base "
@@ -63,29 +50,3 @@ def encode_prompt(tokenizer, text: str) -> list[int]:
         if probe and probe[0] == bos_id:
             ids = [bos_id, *ids]
     return ids
-
-
-def get_engine(name: str, model_path: str, **kwargs) -> Engine:
-    """`auto` picks vLLM when a CUDA GPU is visible, else transformers."""
-    if name == "auto":
-        name = "vllm" if _cuda_available() else "transformers"
-    if name == "transformers":
-        from ptbench.inference.hf import TransformersEngine
-
-        return TransformersEngine(model_path, **kwargs)
-    if name == "vllm":
-        from ptbench.inference.vllm_engine import VLLMEngine
-
-        return VLLMEngine(model_path, **kwargs)
-    from ptbench.errors import UserError
-
-    raise UserError(f"unknown engine '{name}' (use auto, transformers or vllm)")
-
-
-def _cuda_available() -> bool:
-    import shutil
-    import subprocess
-
-    if not shutil.which("nvidia-smi"):
-        return False
-    return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from ptbench.inference.base import Completion, GenerationFailed, encode_prompt
-from ptbench.tasks.base import GenerationSettings
+from ptbench.inference.base import encode_prompt
+
+from ptbench.core.generation import Completion
+
+from ptbench.core.errors import GenerationFailed
+from ptbench.core.generation import GenerationSettings
 
 
 class TransformersEngine:

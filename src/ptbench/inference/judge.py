@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
-from ptbench.httputil import parse_retry_after as _retry_after
+from ptbench.core.errors import UserError
+from ptbench.core.http import parse_retry_after as _retry_after
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class JudgeClient:
                 self.stats.cached -= 1  # a torn cache file: ask again
         reply = await self._request(client, sem, body)
         if reply.ok:
-            from ptbench.fsutil import atomic_write_json
+            from ptbench.core.files import atomic_write_json
 
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, {"model": self.config.model, "text": reply.text, "at": time.time()})
@@ -178,7 +178,7 @@ class JudgeClient:
 
 def check_failure_rate(failed: int, total: int, threshold: float, what: str, errors: dict[str, int]) -> None:
     """Raise EvaluationFailed when more than `threshold` of the judge calls failed."""
-    from ptbench.tasks.base import EvaluationFailed
+    from ptbench.core.errors import EvaluationFailed
 
     rate = failed / total if total else 0.0
     if rate > threshold:

@@ -13,8 +13,12 @@ import json
 import os
 from typing import Any
 
-from ptbench.inference.base import Completion, GenerationFailed, encode_prompt, render_chat
-from ptbench.tasks.base import GenerationSettings
+from ptbench.inference.base import encode_prompt, render_chat
+
+from ptbench.core.generation import Completion
+
+from ptbench.core.errors import GenerationFailed
+from ptbench.core.generation import GenerationSettings
 
 _MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "kv cache", "cuda error: out")
 

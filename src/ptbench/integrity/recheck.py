@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.integrity.report import SUMMARY_FILE, read_verdicts
 from ptbench.integrity.runner import run_checks
 from ptbench.trial import TrialDir

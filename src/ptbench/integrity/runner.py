@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import ptbench
-from ptbench.fsutil import atomic_write_json
+from ptbench.core.files import atomic_write_json
+from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import MAX_EVIDENCE, SUMMARY_FILE, VERDICTS_FILE, CheckReport, Finding, overall, unchecked
 
@@ -43,7 +44,8 @@ def run_checks(trial_dir: str | os.PathLike[str], spec: Any, *, env: dict[str, s
     verdicts: dict[str, str] = {}
     reasons: dict[str, str] = {}
     for name in config.checks:
-        report = _run_one(name, ctx, limit, env or {})
+        # The marker lets a restarted runner find and kill a check left running by a kill -9.
+        report = _run_one(name, ctx, limit, {TRIAL_ENV_MARKER: str(trial_dir), **(env or {})})
         atomic_write_json(checks_dir / f"{name}.json", report)
         verdicts[name], reasons[name] = report.verdict, report.reason
     atomic_write_json(checks_dir / SUMMARY_FILE, {"overall": overall(verdicts), "reasons": reasons, "notes": notes,

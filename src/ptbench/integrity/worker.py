@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from ptbench.fsutil import atomic_write_text
+from ptbench.core.files import atomic_write_text
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
 

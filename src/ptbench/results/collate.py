@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.results.schema import ResultRecord
 
 

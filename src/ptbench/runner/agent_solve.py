@@ -31,7 +31,7 @@ from ptbench.agents.redact import Redactor, RedactingPump, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
 from ptbench.agents.spec import AgentSpec, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
-from ptbench.fsutil import atomic_write_json
+from ptbench.core.files import atomic_write_json
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox import SandboxRequest, build_command

@@ -18,13 +18,15 @@ import sys
 import time
 from typing import Any
 
-from ptbench.errors import UserError
-from ptbench.fsutil import atomic_write_json, atomic_write_text
+from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_json
 from ptbench.integrity import overall, run_checks
 from ptbench.runner import record
 from ptbench.runner.gpu import check_gpus
-from ptbench.runner.watchdog import TRIAL_ENV_MARKER, Watchdog, become_subreaper, kill_leftovers, terminate_descendants
-from ptbench.runner.workspace import job_identity, pid_file_text, prepare_workspace, scheduler_time_limit_reached
+from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
+from ptbench.core.jobenv import TRIAL_ENV_MARKER
+from ptbench.runner.workspace import prepare_workspace
+from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.trial import STAGES, Attempt, StageMark, TrialDir, TrialState
 
 EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
@@ -65,7 +67,7 @@ class Runner:
                 scheduler, job_id = job_identity()
                 state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
                 trial.save_state(state)
-                atomic_write_text(trial.runner_pid, pid_file_text())
+                trial.write_runner_pid()
                 trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
                             cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
                 for sig in _STOP_SIGNALS:
@@ -179,7 +181,7 @@ class Runner:
         self._mark(state, "collect", "ok" if found else "no_model", found=found)
 
     def _integrity(self, state: TrialState) -> None:
-        verdicts = run_checks(self.trial.path, self.spec, env={TRIAL_ENV_MARKER: str(self.trial.path)})
+        verdicts = run_checks(self.trial.path, self.spec)
         self._mark(state, "integrity", overall(verdicts), **verdicts)
 
     def _evaluate(self, state: TrialState) -> None:

@@ -3,36 +3,12 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import time
-from functools import lru_cache
-from pathlib import Path
 
-import ptbench
 from ptbench.integrity import read_verdicts
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
-from ptbench.runner.workspace import job_identity
+from ptbench.core.provenance import provenance
 from ptbench.trial import TrialDir, TrialSpec, TrialState
-
-
-@lru_cache(maxsize=1)
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(ptbench.__file__).parent, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def _provenance() -> Provenance:
-    import os
-
-    scheduler, job_id = job_identity()
-    return Provenance(
-        ptbench_version=ptbench.__version__, git_commit=_git_commit(), host=socket.gethostname(),
-        scheduler=scheduler, job_id=job_id, container_image=os.environ.get("APPTAINER_CONTAINER") or os.environ.get("PTBENCH_CONTAINER_IMAGE"),
-    )
 
 
 def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
@@ -44,7 +20,7 @@ def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | No
         task=TaskInfo(name=spec.task.name, label=spec.task.display),
         seed=spec.seed, status=status, failure=failure,
         budget=BudgetUsed(hours=b.hours, gpus=b.gpus, gpu_type=b.gpu_type, solve_seconds_used=round(state.solve_seconds_used, 2), solve_runs=state.solve_runs),
-        provenance=_provenance(), finished_at=time.time(),
+        provenance=Provenance(**provenance()), finished_at=time.time(),
     )
 
 

@@ -20,8 +20,9 @@ from typing import Callable
 
 import psutil
 
+from ptbench.core.jobenv import TRIAL_ENV_MARKER
+
 _PR_SET_CHILD_SUBREAPER = 36
-TRIAL_ENV_MARKER = "PTBENCH_TRIAL_DIR"
 
 
 def become_subreaper() -> bool:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import time
-from pathlib import Path
 
 import jinja2
 
-from ptbench.fsutil import atomic_write_text
+from ptbench.core.files import atomic_write_text
 from ptbench.trial import TrialDir
 
 TIMER_SH = """#!/usr/bin/env bash
@@ -74,47 +72,3 @@ def render_prompt(trial: TrialDir, *, task_context: str = "") -> str:
         gpu_info=gpu_info,
         hours_text=hours_text,
     )
-
-
-def job_identity() -> tuple[str, str | None]:
-    """(scheduler, job id) of the job this runner runs in."""
-    if os.environ.get("SLURM_JOB_ID"):
-        array = os.environ.get("SLURM_ARRAY_JOB_ID")
-        task = os.environ.get("SLURM_ARRAY_TASK_ID")
-        return "slurm", f"{array}_{task}" if array and task else os.environ["SLURM_JOB_ID"]
-    if os.environ.get("_CONDOR_JOB_AD") or os.environ.get("PTBENCH_BACKEND") == "htcondor":
-        return "htcondor", os.environ.get("PTBENCH_JOB_ID")
-    return os.environ.get("PTBENCH_BACKEND", "local"), os.environ.get("PTBENCH_JOB_ID")
-
-
-TIME_LIMIT_ENV = "PTBENCH_TIME_LIMIT_AT"
-LIMIT_SIGNAL_ENV = "PTBENCH_TIME_LIMIT_SIGNAL"
-
-
-def scheduler_time_limit_reached(signame: str) -> bool:
-    """Does this stop signal mean the job's hard wall-clock limit (not a preemption or requeue)?
-
-    A backend's job wrapper says so through the environment: $PTBENCH_TIME_LIMIT_SIGNAL names the
-    signal the scheduler sends only before the limit (Slurm `--signal`), and $PTBENCH_TIME_LIMIT_AT
-    (epoch seconds) is the moment after which any stop signal means the limit.
-    """
-    if signame and signame == os.environ.get(LIMIT_SIGNAL_ENV):
-        return True
-    try:
-        return time.time() >= float(os.environ[TIME_LIMIT_ENV])
-    except (KeyError, ValueError):
-        return False
-
-
-def pid_file_text() -> str:
-    import socket
-
-    return f"{os.getpid()} {socket.gethostname()}\n"
-
-
-def read_pid_file(path: Path) -> tuple[int, str] | None:
-    try:
-        pid, host = path.read_text().split()
-        return int(pid), host
-    except (FileNotFoundError, ValueError):
-        return None

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptbench.errors import UserError
-from ptbench.sandbox import SandboxCommand, SandboxRequest
+from ptbench.core.errors import UserError
+from ptbench.sandbox.request import SandboxCommand, SandboxRequest
 
 
 def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> SandboxCommand:

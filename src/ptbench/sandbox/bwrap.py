@@ -17,8 +17,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ptbench.errors import UserError
-from ptbench.sandbox import SandboxCommand, SandboxRequest
+from ptbench.core.errors import UserError
+from ptbench.sandbox.request import SandboxCommand, SandboxRequest
 
 SYSTEM_READ_ONLY = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/run/systemd/resolve")
 

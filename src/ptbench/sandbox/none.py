@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ptbench.sandbox import SandboxCommand, SandboxRequest
+from ptbench.sandbox.request import SandboxCommand, SandboxRequest
 
 
 def none_command(req: SandboxRequest) -> SandboxCommand:

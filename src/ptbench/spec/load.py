@@ -7,10 +7,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Campaign
-from ptbench.spec.errors import describe_validation_error
-from ptbench.spec.yamlio import LocatedYaml, load_located_yaml
+from ptbench.core.validation import describe_validation_error
+from ptbench.core.yamlio import LocatedYaml, load_located_yaml
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -26,27 +26,10 @@ def load_model_file(path: str | Path, model: type[M]) -> tuple[M, LocatedYaml]:
         raise UserError(describe_validation_error(exc, model, src)) from None
 
 
-def load_campaign(path: str | Path, *, check_names: bool = True) -> Campaign:
-    """Load a campaign and check names against the agent and task registries."""
-    campaign, src = load_model_file(path, Campaign)
-    if check_names:
-        _check_names(campaign, src)
-    return campaign
+def load_campaign(path: str | Path) -> Campaign:
+    """Parse and schema-check a campaign file (names and options are checked by `ptbench.validate`)."""
+    return load_campaign_located(path)[0]
 
 
-def _check_names(campaign: Campaign, src: LocatedYaml) -> None:
-    import difflib
-
-    from ptbench.agents import available_agents
-    from ptbench.tasks import available_tasks
-
-    for key, items, known in (
-        ("agents", [a.name for a in campaign.agents], available_agents()),
-        ("tasks", [t.name for t in campaign.tasks], available_tasks()),
-    ):
-        for i, name in enumerate(items):
-            if name not in known:
-                near = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(known))}"
-                line = src.line_of((key, i))
-                raise UserError(f"{src.path}:{line}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
+def load_campaign_located(path: str | Path) -> tuple[Campaign, LocatedYaml]:
+    return load_model_file(path, Campaign)

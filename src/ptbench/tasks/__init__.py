@@ -1,9 +1,7 @@
 """Benchmarks, one module each, registered by name."""
 
 from ptbench.tasks.base import (
-    EvaluationFailed,
     Example,
-    GenerationSettings,
     MetricValue,
     ScoredBatch,
     Task,
@@ -13,4 +11,4 @@ from ptbench.tasks.base import (
     register_task,
 )
 
-__all__ = ["EvaluationFailed", "Example", "ScoredBatch", "GenerationSettings", "MetricValue", "Task", "available_tasks", "get_task", "mean_stderr", "register_task"]
+__all__ = ["Example", "ScoredBatch", "MetricValue", "Task", "available_tasks", "get_task", "mean_stderr", "register_task"]

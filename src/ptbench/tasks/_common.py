@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptbench.errors import UserError
-from ptbench.tasks.base import GenerationSettings
+from ptbench.core.errors import UserError
+from ptbench.core.generation import GenerationSettings
 
 TEMPLATES = Path(__file__).parent / "templates"
 

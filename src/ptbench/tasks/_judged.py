@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import typing
+from typing import Any, ClassVar
 
 from ptbench.inference.judge import JudgeClient, JudgeConfig, check_failure_rate
 from ptbench.tasks._common import BenchmarkTask
@@ -15,6 +16,8 @@ class JudgedTask(BenchmarkTask):
     fail before the evaluation fails instead of scoring; default 0.05)."""
 
     default_judge_model = "gpt-5-mini"
+    # judge_* options are popped by prefix below, so the signature cannot declare them.
+    extra_options: ClassVar[dict[str, Any]] = {f"judge_{k}": v | None for k, v in typing.get_type_hints(JudgeConfig).items()}
 
     def __init__(self, *, judge_failure_threshold: float = 0.05, **options: Any) -> None:
         judge_opts = {k: options.pop(k) for k in list(options) if k.startswith("judge_")}

@@ -73,7 +73,7 @@ class ArenaHardWriting(JudgedTask):
         if local is not None:
             path = local / "model_answer" / f"{self.reference_model}.jsonl"
             if not path.is_file():
-                from ptbench.errors import UserError
+                from ptbench.core.errors import UserError
 
                 raise UserError(f"arena_hard_writing: reference answers {path} missing (expected model_answer/<reference_model>.jsonl beside question.jsonl)")
             rows = read_rows(path)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import random
 from functools import cached_property
 
-from ptbench.tasks.base import Example, GenerationSettings, register_task
+from ptbench.tasks.base import Example, register_task
+
+from ptbench.core.generation import GenerationSettings
 
 _SPLIT_SEED = 1234
 

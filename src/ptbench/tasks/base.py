@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
+from ptbench.core.generation import GenerationSettings
 
 
 @dataclass(frozen=True)
@@ -21,15 +22,6 @@ class Example:
     prompt: Any  # str for completion-style prompts, list of chat messages otherwise
     reference: Any
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    max_new_tokens: int
-    temperature: float = 0.0
-    stop: tuple[str, ...] = ()
-    # Lower max_new_tokens to retry with when generation fails for length/memory reasons.
-    retry_max_new_tokens: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,17 +43,6 @@ class ScoredBatch:
     extra: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     primary: MetricValue | None = None  # where the stderr is not the plain standard error of the mean
-
-
-class EvaluationFailed(UserError):
-    """The evaluation ran but cannot produce a trustworthy score (e.g. too many judge failures).
-    `ptbench eval` exits non-zero, so the runner records `eval_failed` — never a silent score."""
-
-    exit_code = 3
-
-    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.detail = detail or {}
 
 
 @runtime_checkable
@@ -101,7 +82,7 @@ def _load_builtin_tasks() -> None:
     import ptbench.tasks as pkg
 
     for mod in pkgutil.iter_modules(pkg.__path__):
-        if not mod.name.startswith("_") and mod.name not in {"base", "evaluate", "cli"}:
+        if not mod.name.startswith("_") and mod.name not in {"base", "evaluate", "options"}:
             importlib.import_module(f"ptbench.tasks.{mod.name}")
 
 
@@ -110,14 +91,17 @@ def available_tasks() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get_task(name: str, **options: Any) -> Task:
-    from ptbench.errors import UserError
-
+def task_class(name: str) -> Callable[..., Task]:
     _load_builtin_tasks()
     if name not in _REGISTRY:
         raise UserError(f"unknown task '{name}' (known: {', '.join(sorted(_REGISTRY))})")
+    return _REGISTRY[name]
+
+
+def get_task(name: str, **options: Any) -> Task:
+    cls = task_class(name)
     try:
-        return _REGISTRY[name](**options)
+        return cls(**options)
     except TypeError as exc:
         raise UserError(f"task '{name}': bad options {options}: {exc}") from None
 

@@ -23,7 +23,7 @@ def settings_for(kind: str, fewshot: list[int]) -> list[tuple[str, dict[str, Any
     if kind == "instruct":
         return [("instruct", {"prompt_format": "chat"})]
     if kind != "base":
-        from ptbench.errors import UserError
+        from ptbench.core.errors import UserError
 
         raise UserError(f"--kind {kind!r}: use base or instruct")
     return [("base (zero-shot)" if k == 0 else f"base ({k}-shot)", {"prompt_format": "base", "fewshot": k}) for k in fewshot]
@@ -33,11 +33,11 @@ def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: l
                  engine: str = "auto", batch_size: int = 32, limit: int | None = None,
                  task_options: dict[str, dict[str, Any]] | None = None, label: str | None = None) -> list[Path]:
     """Evaluate and write one result.json per (setting, task); returns their paths."""
-    from ptbench.fsutil import atomic_write_json
-    from ptbench.inference.base import get_engine
-    from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, ResultRecord, TaskInfo
-    from ptbench.runner.record import _provenance
-    from ptbench.tasks.base import EvaluationFailed
+    from ptbench.core.files import atomic_write_json
+    from ptbench.inference import get_engine
+    from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
+    from ptbench.core.provenance import provenance
+    from ptbench.core.errors import EvaluationFailed
     from ptbench.tasks.evaluate import evaluate
 
     model_label = label or Path(model.rstrip("/")).name
@@ -58,7 +58,7 @@ def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: l
                 campaign="baselines", trial_id=f"baseline-{slug}-{model_label}-{task}",
                 agent=AgentInfo(name=f"baseline-{slug}", label=agent_label), base_model=BaseModelInfo(id=model, label=model_label),
                 task=TaskInfo(name=task, label=task), seed=0, status="completed",
-                budget=BudgetUsed(hours=0.0, gpus=0), provenance=_provenance(), finished_at=time.time())
+                budget=BudgetUsed(hours=0.0, gpus=0), provenance=Provenance(**provenance()), finished_at=time.time())
             try:
                 m = evaluate(task, model, trial_dir / "eval", task_options=options, engine=eng, limit=limit, batch_size=batch_size)
             except EvaluationFailed as exc:

@@ -13,9 +13,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ptbench.fsutil import atomic_write_json, atomic_write_text
-from ptbench.inference.base import Engine, GenerationFailed, get_engine
-from ptbench.tasks.base import EvaluationFailed, Example, ScoredBatch, Task, get_task, mean_stderr
+from ptbench.core.files import atomic_write_json, atomic_write_text
+from ptbench.inference import Engine, get_engine
+from ptbench.core.errors import GenerationFailed
+from ptbench.tasks.base import Example, ScoredBatch, Task, get_task, mean_stderr
+from ptbench.core.errors import EvaluationFailed
 
 
 def _prompts(task: Task, engine: Engine, examples: list[Example]) -> list[str]:

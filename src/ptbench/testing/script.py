@@ -24,7 +24,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 ErrorKind = Literal["rate_limit", "overloaded", "auth", "quota", "context_length", "server"]
 

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
-from ptbench.fsutil import append_jsonl
+from ptbench.core.files import append_jsonl
 from ptbench.testing.player import Player, RequestView
 from ptbench.testing.script import Script
 from ptbench.testing.wire import anthropic, chat, gemini, responses

@@ -7,7 +7,7 @@ from pathlib import Path
 from ptbench.agents.traces import claude, codex, gemini, opencode
 from ptbench.agents.traces._builder import Builder
 from ptbench.agents.traces.model import RUN_MARKER_KEY, RunSummary, Step, ToolCall, Trajectory, Usage, split_runs
-from ptbench.fsutil import atomic_write_json
+from ptbench.core.files import atomic_write_json
 
 PARSERS = {
     "claude-stream-json": claude.parse_run,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 from ptbench.integrity.contamination.index import TestIndex
 from ptbench.integrity.report import Unchecked
 from ptbench.tasks import get_task

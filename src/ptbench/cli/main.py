@@ -10,9 +10,12 @@ import sys
 
 import typer
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.splitlines()[0])
+HELP = ("ptbench runs LLM post-training trials (a coding agent post-trains a base model under a hard wall-clock budget; "
+        "the harness checks and evaluates what it leaves) and agentic rollouts, on Slurm, HTCondor or this machine, "
+        "and turns the results into tables for papers.")
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
 
 
 trial_app = typer.Typer(no_args_is_help=True, help="Run one trial (what a compute node executes).")
@@ -25,14 +28,9 @@ def validate(
     rehearse: bool = typer.Option(False, "--rehearse", help="check for a rehearsal (no API keys needed)"),
 ) -> None:
     """Check a campaign file without creating or submitting anything."""
-    from ptbench.agents.checks import check_agents
-    from ptbench.plan import check_unique_ids, expand
-    from ptbench.spec import load_campaign
+    from ptbench.validate import validate_campaign
 
-    c = load_campaign(campaign)
-    specs = expand(c)
-    check_unique_ids(c, specs)
-    check_agents(c, rehearse=rehearse)
+    c, specs = validate_campaign(campaign, rehearse=rehearse)
     print(f"{campaign}: ok — {len(specs)} trial(s): {len(c.agents)} agent(s) x {len(c.base_models)} base model(s) x "
           f"{len(c.tasks)} task(s) x {len(c.seeds)} seed(s); backend {c.backend.name}; results in {c.campaign_dir}")
 
@@ -58,7 +56,6 @@ def run(
 ) -> None:
     """Run a campaign on this machine (the local backend), then print the results table."""
     from ptbench import commands
-    from ptbench.backends.local import LocalBackend
 
     p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
     todo = p.unfinished
@@ -80,15 +77,13 @@ def _plan_checked(campaign_file: str, *, replace: bool, rehearse: bool):
     from pathlib import Path
 
     from ptbench import commands
-    from ptbench.agents.checks import check_agents
     from ptbench.agents.rehearsal import rehearsal_campaign
     from ptbench.plan import plan_campaign
-    from ptbench.spec import load_campaign
+    from ptbench.validate import validate_campaign
 
-    c = load_campaign(campaign_file)
-    check_agents(c, rehearse=rehearse)
+    c, _ = validate_campaign(campaign_file, rehearse=rehearse)
     if not rehearse:
-        return commands.plan(campaign_file, replace=replace)
+        return commands.plan(campaign_file, replace=replace, validated=c)
     return plan_campaign(rehearsal_campaign(c), replace=replace, source=str(Path(campaign_file).resolve()))
 
 
@@ -150,18 +145,14 @@ def render(
     out: str = typer.Option(None, help="file to write (default: <campaign>/submit/<backend>.*)"),
 ) -> None:
     """Write the exact submit script/description that `submit` would use, without submitting."""
-    from ptbench import commands
     from ptbench.backends import get_backend
-    from ptbench.plan import expand
-    from ptbench.spec import load_campaign
+    from ptbench.validate import validate_campaign
 
-    c = load_campaign(campaign)
+    c, specs = validate_campaign(campaign, agents_can_start=False)  # rendering needs no keys
     name = backend or c.backend.name
     if name == "local":
-        from ptbench.errors import UserError
-
         raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
-    path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, expand(c), out)
+    path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, specs, out)
     print(path)
 
 
@@ -268,7 +259,7 @@ def eval_cmd(
     """Evaluate a model on a task with the harness's own evaluation code."""
     import json
 
-    from ptbench.errors import UserError
+    from ptbench.core.errors import UserError
     from ptbench.tasks.evaluate import evaluate
 
     try:
@@ -328,8 +319,8 @@ def list_cmd() -> None:
 
 
 def _register_subapps() -> None:
-    from ptbench.bootcamp.cli import app as bootcamp_app
-    from ptbench.testing.cli import app as provider_app
+    from ptbench.cli.bootcamp import app as bootcamp_app
+    from ptbench.cli.provider import app as provider_app
 
     app.add_typer(bootcamp_app, name="bootcamp", help="Programmable environments: generate data, roll out, merge traces.")
     app.add_typer(provider_app, name="provider", help="The scripted model provider (tests and rehearsals).")

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 Loc = tuple[str | int, ...]
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ptbench.errors import UserError
+from ptbench.core.errors import UserError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -166,7 +166,7 @@ def sft(
     from ptbench.bootcamp import _json
     from ptbench.bootcamp.merge import sft_from_traces
     from ptbench.bootcamp.sft import sft_examples
-    from ptbench.fsutil import atomic_write_bytes
+    from ptbench.core.files import atomic_write_bytes
 
     rows = sft_from_traces(from_traces) if from_traces else sft_examples(config, split)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ def serve(
 
     from rich.console import Console
 
-    from ptbench.fsutil import atomic_write_json
+    from ptbench.core.files import atomic_write_json
     from ptbench.testing.script import load_script
     from ptbench.testing.server import ScriptedProvider
 

@@ -1,0 +1,26 @@
+"""What a sandbox is asked to run (`SandboxRequest`) and the command line it answers with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class SandboxRequest:
+    argv: list[str]
+    env: dict[str, str]
+    workspace: Path  # the working directory; writable
+    home: Path  # the agent's private HOME; writable
+    read_only: list[Path] = field(default_factory=list)  # host paths the agent needs to read (python, CLI, base model)
+    writable: list[Path] = field(default_factory=list)  # host paths it may write besides workspace/home (HF cache)
+    gpus: int = 0
+    options: dict[str, Any] = field(default_factory=dict)  # campaign sandbox_options
+
+
+@dataclass
+class SandboxCommand:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path  # host directory the outer process starts in
