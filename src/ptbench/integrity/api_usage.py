@@ -13,6 +13,8 @@ import json
 import re
 from pathlib import Path
 
+from ptbench.agents import load_agent
+from ptbench.core.errors import UserError
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.contamination.sources import kind_of, walk_files
 from ptbench.integrity.report import Finding, Unchecked
@@ -85,13 +87,21 @@ def check(ctx: CheckContext) -> Finding:
             files += 1
             evidence += scan_text(path.read_text(errors="replace"), f"{name}/{path.relative_to(root).as_posix()}")
     sources.append(f"{files} workspace/home files")
-    if trajectory is None and not calls.exists() and ctx.spec.agent.name not in ("reference", "base-model"):
-        raise Unchecked("no agent/trajectory.json to check (an LLM agent's commands cannot be reviewed)")
+    if trajectory is None and not calls.exists() and _expects_trajectory(ctx.spec.agent.name):
+        raise Unchecked("no agent/trajectory.json to check (the commands of an LLM agent cannot be reviewed without it)")
     details = {"sources": sources}
     if evidence:
         what = sorted({e["match"] for e in evidence})
         return Finding(verdict="flagged", reason=f"model API use outside the scaffold: {', '.join(what[:5])}", evidence=evidence, details=details)
     return Finding(verdict="clean", reason=f"no model API use in {', '.join(sources)}", details=details)
+
+
+def _expects_trajectory(agent: str) -> bool:
+    """LLM scaffolds have a trace parser; scripted agents (reference, base-model, shell fixtures) do not."""
+    try:
+        return load_agent(agent).trace_format != "text"
+    except UserError:
+        return True  # an agent we cannot look up is not assumed harmless
 
 
 def _gateway_calls(path: Path) -> list[dict]:
