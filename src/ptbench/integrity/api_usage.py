@@ -29,11 +29,14 @@ ENDPOINTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.googleap
 # Wire paths of model APIs: any host (a self-hosted relay too) called on them.
 API_PATHS = (r"/v1/chat/completions", r"/v1/completions", r"/v1/messages\b", r"/v1/responses\b", r":generateContent", r":streamGenerateContent")
 
-_IMPORT = re.compile(r"^\s*(?:from\s+(" + "|".join(re.escape(m.split(".")[0]) for m in SDK_IMPORTS) + r")(?:\.[\w.]+)?\s+import\b|"
-                     r"import\s+(" + "|".join(re.escape(m.split(".")[0]) for m in SDK_IMPORTS) + r")\b)", re.M)
+_MODULES = "|".join(re.escape(m) for m in SDK_IMPORTS if "-" not in m and "." not in m or m.startswith("google."))
+_IMPORT = re.compile(r"(?:^|[\s;'\"(])(?:from\s+(" + _MODULES + r")(?:\.[\w.]+)?\s+import\b|import\s+(" + _MODULES + r")\b|"
+                     r"from\s+(google)\s+import\s+(?:genai|generativeai)\b)", re.M)
 _ENDPOINT = re.compile("|".join(re.escape(e) for e in ENDPOINTS), re.I)
 _PATH = re.compile("|".join(API_PATHS))
-_INSTALL = re.compile(r"\bpip3?\s+install\b[^\n]*\b(" + "|".join(re.escape(m.split(".")[0]) for m in SDK_IMPORTS) + r")\b")
+_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|npm)\s+(?:install|add|i)\b[^\n]*?(?<![\w.-])(" + "|".join(
+    re.escape(m) for m in ("openai", "anthropic", "google-generativeai", "google-genai", "together", "groq", "mistralai", "cohere",
+                           "litellm", "openrouter", "replicate", "fireworks-ai", "@anthropic-ai/sdk", "@google/genai")) + r")(?![\w-])")
 _LOCAL = re.compile(r"https?://(localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]")  # the agent's own vLLM server is fine
 MAX_FILE = 16 << 20
 # Installed packages (a venv in the workspace) mention these APIs in their own code; what the agent
@@ -51,7 +54,7 @@ def scan_text(text: str, where: str) -> list[dict]:
         elif (m := _PATH.search(line)) and not _LOCAL.search(line):
             why = f"model API path {m.group(0)}"
         elif m := _IMPORT.search(line):
-            why = f"imports {m.group(1) or m.group(2)}"
+            why = f"imports {m.group(1) or m.group(2) or 'google.genai'}"
         elif m := _INSTALL.search(line):
             why = f"installs {m.group(1)}"
         if why:
