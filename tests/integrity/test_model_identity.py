@@ -18,6 +18,8 @@ from ptbench.integrity.report import Unchecked
 
 from .conftest import make_trial
 
+pytestmark = pytest.mark.slow  # three real TRL fine-tunes
+
 BUILD = textwrap.dedent("""
     import json, sys
     from argparse import Namespace

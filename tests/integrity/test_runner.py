@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from ptbench.integrity import overall, read_verdicts, run_checks
 
 from tests.conftest import ptbench
@@ -72,6 +74,7 @@ results_dir: "@RESULTS@"
 """
 
 
+@pytest.mark.slow
 def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, test_agents, tmp_path):
     path = write_campaign(CAMPAIGN)
     proc = ptbench("run", str(path), cwd=tmp_path)

@@ -4,9 +4,9 @@ Normalisation: Unicode NFKC, lowercase, every character that is not a letter or 
 space; tokens are the runs between spaces. ASCII text takes a byte-translate fast path that keeps
 byte offsets exact (same result as the general path).
 
-Hashes: each token gets a polynomial hash of its bytes (prefix sums over the chunk, mod 2^64),
-mixed with splitmix64; a window of k tokens is a fixed linear combination of its token hashes,
-mixed again and tagged with k. Collisions are ~2^-64 per pair: a false match is not a concern,
+Hashes: each token gets a hash of its length and its first and last eight bytes, mixed with
+splitmix64; a window of k tokens is a fixed linear combination of its token hashes, mixed again
+and tagged with k. Collisions are ~2^-64 per pair: a false match is not a concern,
 and an agent hiding data gains nothing from them.
 """
 
@@ -25,11 +25,9 @@ _ASCII_TABLE = bytes((c + 32 if 65 <= c <= 90 else c) if (48 <= c <= 57 or 65 <=
 _ESCAPES = (b"\\n", b"\\t", b"\\r", b'\\"', b"\\/", b"\\\\")
 _UNICODE_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 
-_M64 = (1 << 64) - 1
-_P = 0x100000001B3  # FNV prime: odd, so invertible mod 2^64
-_P_INV = pow(_P, -1, 1 << 64)
+_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _rng = np.random.Generator(np.random.PCG64(20261201))
-_MUL = _rng.integers(1, 2**63, size=64, dtype=np.uint64) * np.uint64(2) + np.uint64(1)  # odd window weights
+_MUL = _rng.integers(1, 2**63, size=66, dtype=np.uint64) * np.uint64(2) + np.uint64(1)  # odd window weights
 _TAG = _rng.integers(1, 2**63, size=65, dtype=np.uint64)
 
 
@@ -59,33 +57,30 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
 
 
 class Hasher:
-    """Token and window hashes of normalised bytes; keeps its power tables between chunks."""
+    """Token and window hashes of normalised bytes.
 
-    def __init__(self) -> None:
-        self._pw = np.empty(0, np.uint64)
-        self._ipw = np.empty(0, np.uint64)
-
-    def _powers(self, n: int) -> None:
-        if len(self._pw) >= n:
-            return
-        n = max(n, 2 * len(self._pw), 1 << 16)
-        self._pw = np.cumprod(np.full(n, _P, dtype=np.uint64)) * np.uint64(_P_INV)  # P^0 .. P^(n-1)
-        self._ipw = np.cumprod(np.full(n, _P_INV, dtype=np.uint64)) * np.uint64(_P)
+    A token's hash mixes its length with its first and last eight bytes, read as unaligned 64-bit
+    words straight from the buffer (no per-byte arithmetic). Two different tokens longer than 16
+    bytes that agree in length and both ends hash alike; that can only add matches, never hide one.
+    """
 
     def tokens(self, norm: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(token hashes, token start offsets) of normalised bytes."""
-        a = np.frombuffer(norm, dtype=np.uint8)
-        if a.size == 0:
+        if not norm:
             return np.empty(0, np.uint64), np.empty(0, np.int64)
+        padded = b"\x20" * 8 + norm + b"\x20" * 8
+        a = np.frombuffer(padded, dtype=np.uint8)
         inside = (a != _SPACE).view(np.int8)
-        edges = np.diff(inside, prepend=np.int8(0), append=np.int8(0))
-        starts = np.flatnonzero(edges == 1)
-        ends = np.flatnonzero(edges == -1)
-        self._powers(a.size + 1)
-        prefix = np.zeros(a.size + 1, dtype=np.uint64)
-        np.cumsum(a * self._pw[: a.size], out=prefix[1:])
-        th = (prefix[ends] - prefix[starts]) * self._ipw[starts]
-        return _splitmix(th + (ends - starts).astype(np.uint64)), starts
+        edges = np.diff(inside)
+        starts = np.flatnonzero(edges == 1) + 1  # in padded coordinates
+        ends = np.flatnonzero(edges == -1) + 1
+        words = np.ndarray(shape=(a.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+        length = ends - starts
+        short = np.minimum(length, 8).astype(np.uint64)
+        first = words[starts] & _MASKS[short]
+        last = words[ends - 8] >> ((np.uint64(8) - short) * np.uint64(8))
+        h = _splitmix(first * _MUL[0] ^ _splitmix(last ^ _TAG[0]) ^ length.astype(np.uint64) * _MUL[1])
+        return h, starts - 8
 
     @staticmethod
     def windows(th: np.ndarray, k: int) -> np.ndarray:
@@ -93,7 +88,7 @@ class Hasher:
         m = th.size - k + 1
         if m <= 0:
             return np.empty(0, np.uint64)
-        g = th[:m] * _MUL[0]
+        g = th[:m] * _MUL[2]
         for j in range(1, k):
-            g += th[j : j + m] * _MUL[j]
+            g += th[j : j + m] * _MUL[j + 2]
         return _splitmix(g ^ _TAG[k])
