@@ -20,7 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ptbench.integrity.contamination.index import TestIndex, contaminated_segments, scan_stream
+from ptbench.integrity.contamination.index import (
+    TestIndex,
+    contaminated_segments,
+    scan_stream,
+)
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.sources import streams_of
 

@@ -1,8 +1,8 @@
 """Model identity on a 4 GB safetensors checkpoint, without loading it whole.
 
-Synthesizes two Qwen3-1.7B-shaped checkpoints in bf16 (about 4 GB each, four shards and an index,
-as the hub writes them): a "base" and a "final_model" derived from it; the forbidden "instruct"
-model shares the base's files through hard links. Runs the real check (config, vocabulary,
+Synthesizes three Qwen3-1.7B-shaped checkpoints in bf16 (about 4 GB each, four shards and an index,
+as the hub writes them): a "base", a "final_model" derived from it and a forbidden "instruct"
+model further from it. Runs the real check (config, vocabulary,
 sampled-slice distances to base and forbidden) and prints its time and peak memory.
 
     python scripts/bench_model_identity.py [--dir DIR] [--keep]
@@ -40,7 +40,7 @@ def write_models(root: Path) -> tuple[Path, Path, Path]:
     from safetensors.torch import save_file
 
     base, final, instruct = root / "base", root / "final_model", root / "instruct"
-    for d in (base, final):
+    for d in (base, final, instruct):
         d.mkdir(parents=True)
     names = list(tensor_shapes().items())
     shards = [names[i::4] for i in range(4)]
@@ -51,20 +51,26 @@ def write_models(root: Path) -> tuple[Path, Path, Path]:
         tensors = {n: torch.randn(s, generator=gen, dtype=torch.float32).to(torch.bfloat16) for n, s in shard}
         save_file(tensors, str(base / fname), metadata={"format": "pt"})
         save_file({n: (t * 1.01).contiguous() for n, t in tensors.items()}, str(final / fname), metadata={"format": "pt"})
+        save_file({n: (t * 1.05).contiguous() for n, t in tensors.items()}, str(instruct / fname), metadata={"format": "pt"})
         weight_map.update({n: fname for n, _ in shard})
         del tensors
     config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": HIDDEN, "intermediate_size": INTER,
               "num_hidden_layers": LAYERS, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
               "hidden_act": "silu", "tie_word_embeddings": False, "vocab_size": VOCAB}
     tokenizer = {"model": {"type": "BPE", "vocab": {f"tok{i}": i for i in range(VOCAB)}}}
-    for d in (base, final):
+    for d in (base, final, instruct):
         (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
         (d / "config.json").write_text(json.dumps(config))
         (d / "tokenizer.json").write_text(json.dumps(tokenizer))
-    instruct.mkdir()
-    for f in base.iterdir():
-        os.link(f, instruct / f.name)
     return base, final, instruct
+
+
+def _peak_mib() -> float:
+    """VmHWM: this process's own peak (ru_maxrss can carry a forking parent's)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_check(root: Path) -> None:
@@ -76,14 +82,14 @@ def run_check(root: Path) -> None:
 
     spec = TrialSpec(campaign="bench", trial_id="t", agent=AgentRef(name="reference"), base_model=BaseModelRef(id="bench/base", path=str(root / "base")),
                      task=TaskRef(name="arithmetic"), seed=0, budget=Budget(hours=1), integrity=Integrity(forbidden_models=[str(root / "instruct")]))
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss0 = _peak_mib()
     t0, c0 = time.perf_counter(), time.process_time()
     finding = check(CheckContext(trial_dir=root, spec=spec))  # root/final_model is the submission
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _peak_mib()
     size = sum(p.stat().st_size for p in (root / "final_model").glob("*.safetensors"))
-    print(f"model identity: {finding.verdict} in {wall:.1f} s ({cpu:.1f} CPU s); peak RSS {peak / 1024:.0f} MiB "
-          f"(after imports {rss0 / 1024:.0f} MiB; the checkpoint is {size / 2**20:.0f} MiB)")
+    print(f"model identity: {finding.verdict} in {wall:.1f} s ({cpu:.1f} CPU s); peak RSS {peak:.0f} MiB "
+          f"(after imports {rss0:.0f} MiB; the checkpoint is {size / 2**20:.0f} MiB)")
     print(f"  {finding.details['tensors_sampled']} tensors x {finding.details['rows_per_tensor']} rows; "
           f"to base {finding.details['distance_to_base']}; to forbidden {finding.details['distance_to_forbidden']}")
     print(f"load average {os.getloadavg()[0]:.1f}")
@@ -107,7 +113,7 @@ def main() -> None:
         if not (root / "final_model" / "config.json").exists():
             t0 = time.perf_counter()
             write_models(root)
-            print(f"wrote two checkpoints in {time.perf_counter() - t0:.0f} s")
+            print(f"wrote three checkpoints in {time.perf_counter() - t0:.0f} s")
         subprocess.run([sys.executable, __file__, "--check-only", str(root)], check=True)
     finally:
         if not args.keep:

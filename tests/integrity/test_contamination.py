@@ -14,7 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from ptbench.integrity.contamination.check import check
-from ptbench.integrity.contamination.ngrams import Hasher, normalize_bytes, normalize_text
+from ptbench.integrity.contamination.ngrams import (
+    Hasher,
+    normalize_bytes,
+    normalize_text,
+)
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Unchecked
 from ptbench.tasks import get_task

@@ -11,7 +11,7 @@ import pytest
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.judge import check
 from ptbench.integrity.report import Unchecked
-from ptbench.testing.fixtures import npm_bin, require, scripted_provider  # noqa: F401  (fixture)
+from ptbench.testing.fixtures import npm_bin, require
 
 from .conftest import write_trajectory
 

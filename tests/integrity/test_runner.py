@@ -10,7 +10,6 @@ import shutil
 import pytest
 
 from ptbench.integrity import overall, read_verdicts, run_checks
-
 from tests.conftest import ptbench
 
 FORGED = {"contamination": "clean", "model_identity": "clean", "api_usage": "clean"}

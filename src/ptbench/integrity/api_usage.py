@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ptbench.agents import load_agent
 from ptbench.core.errors import UserError
-from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.contamination.sources import kind_of, walk_files
+from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.report import Finding, Unchecked
 
 SDK_IMPORTS = ("openai", "anthropic", "google.generativeai", "google.genai", "google-genai", "together", "groq", "mistralai",
@@ -31,8 +31,8 @@ API_PATHS = (r"/v1/chat/completions", r"/v1/completions", r"/v1/messages\b", r"/
 
 _MODULES = "|".join(re.escape(m) for m in SDK_IMPORTS if "-" not in m and "." not in m or m.startswith("google."))
 _IMPORT = re.compile(r"(?:^|[\s;'\"(])(?:from\s+(" + _MODULES + r")(?:\.[\w.]+)?\s+import\b|import\s+(" + _MODULES + r")\b|"
-                     r"from\s+(google)\s+import\s+(?:genai|generativeai)\b)", re.M)
-_ENDPOINT = re.compile("|".join(re.escape(e) for e in ENDPOINTS), re.I)
+                     r"from\s+(google)\s+import\s+(?:genai|generativeai)\b)", re.MULTILINE)
+_ENDPOINT = re.compile("|".join(re.escape(e) for e in ENDPOINTS), re.IGNORECASE)
 _PATH = re.compile("|".join(API_PATHS))
 _INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|npm)\s+(?:install|add|i)\b[^\n]*?(?<![\w.-])(" + "|".join(
     re.escape(m) for m in ("openai", "anthropic", "google-generativeai", "google-genai", "together", "groq", "mistralai", "cohere",
@@ -82,7 +82,7 @@ def check(ctx: CheckContext) -> Finding:
         if not root.is_dir():
             continue
         scaffold = [root / s for s in SCAFFOLD_STATE] if name == "home" else []
-        skip = lambda p, scaffold=scaffold: (p.name in _SKIP_DIRS  # noqa: E731
+        skip = lambda p, scaffold=scaffold: (p.name in _SKIP_DIRS
                                              or any(p == s for s in scaffold))
         for path in walk_files(root, skip):
             if path.suffix.lower() not in _TEXT_SUFFIXES or kind_of(path) != "text" or path.stat().st_size > MAX_FILE:

@@ -21,8 +21,7 @@ ROWS = 16
 
 def _canonical(name: str) -> str:
     for p in _PREFIXES:
-        if name.startswith(p):
-            name = name[len(p):]
+        name = name.removeprefix(p)
     return name
 
 
@@ -41,7 +40,7 @@ class Checkpoint:
             for path in st:
                 h = safe_open(str(path), framework="pt")
                 self._handles[path] = h
-                for name in h.keys():
+                for name in h.keys():  # noqa: SIM118  (a safetensors handle, not a dict)
                     self._files[_canonical(name)] = (path, name)
         else:
             bins = sorted(p for p in folder.glob("*.bin") if p.name.startswith("pytorch_model"))
@@ -97,9 +96,9 @@ def plan_sample(final: Checkpoint, others: list[Checkpoint], seed: int) -> tuple
     mismatched, usable = [], []
     for name in sorted(common):
         shapes = [final.shape(name)] + [o.shape(name) for o in others]
-        if any(len(s) != len(shapes[0]) or s[1:] != shapes[0][1:] for s in shapes):
-            mismatched.append(name)
-        elif len({s[0] if s else 0 for s in shapes}) > 1 and not _vocab_rows(name):
+        other_dims_differ = any(len(s) != len(shapes[0]) or s[1:] != shapes[0][1:] for s in shapes)
+        rows_differ = len({s[0] if s else 0 for s in shapes}) > 1
+        if other_dims_differ or (rows_differ and not _vocab_rows(name)):
             mismatched.append(name)
         else:
             usable.append((name, min(s[0] if s else 1 for s in shapes)))

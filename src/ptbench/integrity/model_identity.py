@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.integrity.context import CheckContext
-from ptbench.integrity.fingerprint import Checkpoint, distances, plan_sample, read_config
+from ptbench.integrity.fingerprint import (
+    Checkpoint,
+    distances,
+    plan_sample,
+    read_config,
+)
 from ptbench.integrity.report import Finding, Unchecked
 
 INSTRUCT_OF = {

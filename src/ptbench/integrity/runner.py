@@ -24,7 +24,15 @@ import ptbench
 from ptbench.core.files import atomic_write_json
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.integrity.context import CheckContext
-from ptbench.integrity.report import MAX_EVIDENCE, SUMMARY_FILE, VERDICTS_FILE, CheckReport, Finding, overall, unchecked
+from ptbench.integrity.report import (
+    MAX_EVIDENCE,
+    SUMMARY_FILE,
+    VERDICTS_FILE,
+    CheckReport,
+    Finding,
+    overall,
+    unchecked,
+)
 
 _OUTPUT_LIMIT = 4000  # characters of a crashed check's stderr kept in its reason
 

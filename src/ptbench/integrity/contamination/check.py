@@ -17,11 +17,15 @@ import re
 import time
 from pathlib import Path
 
-from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
-from ptbench.integrity.contamination.index import TestIndex, contaminated_segments, scan_stream
+from ptbench.integrity.contamination.index import (
+    TestIndex,
+    contaminated_segments,
+    scan_stream,
+)
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.sources import kind_of, streams_of, walk_files
 from ptbench.integrity.contamination.testsets import add_test_set
+from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.report import Finding, Unchecked
 
 _EVAL_OUTPUT = re.compile(r"(^|/)eval_runs/\d+/(samples\.jsonl|metrics\.json|eval\.log)$")
@@ -49,7 +53,7 @@ def check(ctx: CheckContext) -> Finding:
             for stream in streams_of(path, label, notes):
                 hits = scan_stream(index, stream, hasher)
                 file_hits += [(hits, seg) for seg in contaminated_segments(index, hits)]
-        except Exception as exc:  # an unreadable file is not a clean file
+        except Exception as exc:  # noqa: BLE001  (an unreadable file is not a clean file, whatever the error)
             raise Unchecked(f"could not read {label} ({type(exc).__name__}: {exc})") from None
         scanned_files += 1
         scanned_bytes += path.stat().st_size
@@ -88,7 +92,7 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
             continue
         scaffold = [root / s for s in SCAFFOLD_STATE] if name == "home" else []
 
-        def skip(p: Path, root=root, scaffold=scaffold) -> bool:
+        def skip(p: Path, root=root, scaffold=scaffold, name=name) -> bool:
             rel = p.relative_to(root).as_posix()
             if p.name in (".git", "node_modules", "__pycache__") or kind_of(p) is None and p.is_file():
                 return True
@@ -170,7 +174,7 @@ def _harness_train_hash(ctx: CheckContext) -> str | None:
 
     try:
         train = get_task(ctx.spec.task.name, **ctx.spec.task.options).train_examples(ctx.spec.seed)
-    except Exception:
+    except Exception:  # noqa: BLE001  (no harness split known: nothing is exempt)
         return None
     if not train:
         return None

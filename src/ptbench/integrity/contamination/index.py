@@ -49,12 +49,12 @@ class TestIndex:
                 norm = normalize_text(text)
                 self.segments.append(Segment(len(self.items) - 1, role, norm, np.empty(0, np.int64)))
 
-    def build(self) -> "TestIndex":
+    def build(self) -> TestIndex:
         hasher = Hasher()
         per_len: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         for si, seg in enumerate(self.segments):
             th, seg.starts = hasher.tokens(seg.norm)
-            k = self.n if th.size >= self.n else th.size
+            k = min(self.n, th.size)
             if k < self.n and (seg.role != "question" or k < SHORT_MIN_TOKENS):
                 continue
             w = Hasher.windows(th, k)
