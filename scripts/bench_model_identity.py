@@ -65,12 +65,16 @@ def write_models(root: Path) -> tuple[Path, Path, Path]:
     return base, final, instruct
 
 
-def _peak_mib() -> float:
-    """VmHWM: this process's own peak (ru_maxrss can carry a forking parent's)."""
+def _status_mib(field: str) -> float:
+    """A field of /proc/self/status (VmHWM is this process's own peak; ru_maxrss can carry a forking parent's)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _peak_mib() -> float:
+    return _status_mib("VmHWM")
 
 
 def run_check(root: Path) -> None:
@@ -90,6 +94,8 @@ def run_check(root: Path) -> None:
     size = sum(p.stat().st_size for p in (root / "final_model").glob("*.safetensors"))
     print(f"model identity: {finding.verdict} in {wall:.1f} s ({cpu:.1f} CPU s); peak RSS {peak:.0f} MiB "
           f"(after imports {rss0:.0f} MiB; the checkpoint is {size / 2**20:.0f} MiB)")
+    print(f"  resident now: {_status_mib('RssAnon'):.0f} MiB anonymous (tensors, torch), {_status_mib('RssFile'):.0f} MiB "
+          "file-backed (mmapped shard pages around the sampled rows; the page cache's, not copies)")
     print(f"  {finding.details['tensors_sampled']} tensors x {finding.details['rows_per_tensor']} rows; "
           f"to base {finding.details['distance_to_base']}; to forbidden {finding.details['distance_to_forbidden']}")
     print(f"load average {os.getloadavg()[0]:.1f}")

@@ -96,8 +96,13 @@ def test_the_instruct_model_or_a_fine_tune_of_it_is_flagged(tmp_path, models, su
 def test_a_model_that_appeared_in_the_cache_layer_counts_as_forbidden(tmp_path, models):
     snap = tmp_path / "hf" / "hub" / "models--someone--tiny-instruct" / "snapshots" / "abc"
     shutil.copytree(models["instruct"], snap)
+    shutil.copytree(models["shallow"], tmp_path / "hf" / "hub" / "models--someone--small" / "snapshots" / "abc")
     f = verdict(tmp_path, models, "instruct", forbidden=(), cache_dirs=[tmp_path / "hf"], since=0.0)
     assert f.verdict == "flagged" and f.evidence[0]["forbidden"] == "someone/tiny-instruct (in the cache layer)"
+    f = verdict(tmp_path, models, "finetune", forbidden=(), cache_dirs=[tmp_path / "hf"], since=0.0)
+    assert f.verdict == "clean", f  # a model of another architecture in the cache cannot be the submission
+    assert f.details["forbidden_compared"] == ["someone/tiny-instruct (in the cache layer)"]
+    assert "num_hidden_layers" in f.details["forbidden_skipped"]["someone/small (in the cache layer)"]
 
 
 def test_other_architecture_or_vocabulary_is_flagged(tmp_path, models):

@@ -75,21 +75,20 @@ def check(ctx: CheckContext) -> Finding:
     missing, forbidden = [], []
     for ref in [*INSTRUCT_OF.get(spec.id, []), *ctx.config.forbidden_models]:
         found = find_model(ref, ctx.cache_dirs)
-        (forbidden.append((ref, found)) if found else missing.append(ref))
-    forbidden += [m for m in _cache_models(ctx, base) if all(m[1] != f[1] for f in forbidden)]
+        (forbidden.append((ref, found, True)) if found else missing.append(ref))
+    forbidden += [(r, p, False) for r, p in _cache_models(ctx, base) if all(p != f[1] for f in forbidden)]
     evidence: list[dict[str, Any]] = []
     evidence += _architecture(final, base)
     evidence += _vocabulary(final, base)
-    details: dict[str, Any] = {"base": str(base), "forbidden_compared": [r for r, _ in forbidden], "forbidden_missing": missing}
+    details: dict[str, Any] = {"base": str(base), "forbidden_missing": missing, "forbidden_skipped": {}}
     if evidence:
         return Finding(verdict="flagged", reason="final_model is not the base model's architecture or vocabulary", evidence=evidence, details=details)
     seed = int.from_bytes(os.urandom(4), "little")
     fin, ref = Checkpoint(final), Checkpoint(base)
-    others = [(r, Checkpoint(p)) for r, p in forbidden]
-    plan, mismatched = plan_sample(fin, [ref] + [c for _, c in others], seed)
+    plan, mismatched = plan_sample(fin, [ref], seed)
     details.update(sample_seed=seed, tensors_sampled=len(plan), rows_per_tensor=max((len(r) for _, r in plan), default=0))
     if mismatched:
-        evidence.append({"what": "tensor shapes differ", "tensors": mismatched[:20]})
+        evidence.append({"what": "tensor shapes differ from the base's", "tensors": mismatched[:20]})
     missing_in_final = sorted(ref.names() - fin.names())
     if missing_in_final:
         evidence.append({"what": "tensors of the base missing from final_model", "tensors": missing_in_final[:20]})
@@ -100,22 +99,53 @@ def check(ctx: CheckContext) -> Finding:
     to_base = distances(fin, ref, plan)
     details["distance_to_base"] = _public(to_base)
     details["distance_to_forbidden"] = {}
-    for name, other in others:
-        d = distances(fin, other, plan)
+    for name, path, named in forbidden:
+        # A model of another architecture cannot be what was submitted (final_model has the base's).
+        why_not = [e["key"] for e in _architecture(path, base)] if (path / "config.json").exists() else ["no config.json"]
+        try:
+            other = Checkpoint(path) if not why_not else None
+        except Unchecked as exc:
+            if named:
+                raise
+            why_not = [str(exc)]
+        sub = _comparable(plan, fin, other) if other is not None else []
+        if not sub:
+            if named and not why_not:
+                raise Unchecked(f"forbidden model {name} has no tensors comparable with final_model")
+            details["forbidden_skipped"][name] = f"other architecture ({', '.join(why_not) or 'no comparable tensors'})"
+            continue
+        base_d = to_base if len(sub) == len(plan) else distances(fin, ref, sub)
+        d = distances(fin, other, sub)
         details["distance_to_forbidden"][name] = _public(d)
-        closer = sum(a >= b for a, b in zip(to_base["_per_tensor"], d["_per_tensor"]))
-        if d["l2"] <= to_base["l2"]:
+        closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"]))
+        if d["l2"] <= base_d["l2"]:
             evidence.append({"what": "weights closer to a forbidden model than to the base", "forbidden": name,
-                             "relative_l2_to_forbidden": d["relative_l2"], "relative_l2_to_base": to_base["relative_l2"],
-                             "tensors_closer_to_forbidden": f"{closer}/{len(plan)}"})
+                             "relative_l2_to_forbidden": d["relative_l2"], "relative_l2_to_base": base_d["relative_l2"],
+                             "tensors_closer_to_forbidden": f"{closer}/{len(sub)}"})
+    details["forbidden_compared"] = list(details["distance_to_forbidden"])
     if evidence:
         return Finding(verdict="flagged", reason=f"final_model is closer to {evidence[0]['forbidden']} than to the base", evidence=evidence, details=details)
     if missing:
         raise Unchecked(f"forbidden model(s) {', '.join(missing)} not found locally, so final_model cannot be compared with them "
                         "(put them in the HF cache or list local copies in integrity.forbidden_models)")
-    against = f"; closer to the base than to {', '.join(r for r, _ in forbidden)}" if forbidden else "; no forbidden model to compare"
+    compared = details["forbidden_compared"]
+    against = f"; closer to the base than to {', '.join(compared)}" if compared else "; no forbidden model to compare"
     return Finding(verdict="clean", reason=f"same architecture and vocabulary as the base (relative L2 {to_base['relative_l2']:.4g}){against}",
                    details=details)
+
+
+def _comparable(plan: list[tuple[str, list[int]]], final: Checkpoint, other: Checkpoint) -> list[tuple[str, list[int]]]:
+    """The sampled (tensor, rows) that exist with the same shape in the other model."""
+    out = []
+    names = other.names()
+    for name, rows in plan:
+        if name in names:
+            fs, os_ = final.shape(name), other.shape(name)
+            if len(fs) == len(os_) and fs[1:] == os_[1:]:
+                kept = [r for r in rows if not os_ or r < os_[0]]
+                if kept or len(os_) <= 1:
+                    out.append((name, kept))
+    return out
 
 
 def _public(d: dict[str, Any]) -> dict[str, float]:

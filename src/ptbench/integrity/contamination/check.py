@@ -28,7 +28,7 @@ from ptbench.integrity.contamination.testsets import add_test_set
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.report import Finding, Unchecked
 
-_EVAL_OUTPUT = re.compile(r"(^|/)eval_runs/\d+/(samples\.jsonl|metrics\.json|eval\.log)$")
+_EVAL_OUTPUT = re.compile(r"(^|/)eval_runs/\d+/(samples\.jsonl|metrics\.json|failure\.json|eval\.log)$")
 _PATHLIKE = re.compile(r"""(?:[\w.~-]*/)+[\w.-]+\.(?:jsonl|json|csv|tsv|parquet|arrow|txt|md|zip|tar|gz|tgz)\b""")
 _HUB_DATASET = re.compile(r"""load_dataset\(\s*['"]([\w.-]+/[\w.-]+)['"]|hf\s+download\s+([\w.-]+/[\w.-]+)\s+--repo-type[= ]dataset""")
 
