@@ -20,18 +20,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_slurm_submit import submit, write_campaign  # noqa: E402
+from bench_slurm_submit import SlurmCallLog, submit, write_campaign  # noqa: E402
 
 
-def status(campaign_dir: Path) -> tuple[dict[str, float], list[list[str]], dict[str, int]]:
+def status(campaign_dir: Path, calls: SlurmCallLog) -> tuple[dict[str, float], list[list[str]], dict[str, int]]:
     from rich.console import Console
 
     from ptbench import commands
     from ptbench.backends import get_backend
-    from ptbench.backends.slurm_cmd import CALLS
     from ptbench.plan import load_plan
 
-    CALLS.clear()
+    calls.take()
     commands.console = Console(file=io.StringIO(), width=200)
     t0 = time.perf_counter()
     backend = get_backend("slurm")
@@ -45,7 +44,7 @@ def status(campaign_dir: Path) -> tuple[dict[str, float], list[list[str]], dict[
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
     times = {"scheduler": t1 - t0, "trial_folders": t2 - t1, "table": t3 - t2, "total": t3 - t0}
-    return {k: round(v, 3) for k, v in times.items()}, list(CALLS), counts
+    return {k: round(v, 3) for k, v in times.items()}, calls.take(), counts
 
 
 def main() -> None:
@@ -54,9 +53,10 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="ptbench-bench-"))
     campaign = write_campaign(folder, args.trials, name="bench-status")
-    _, _, job, n = submit(campaign)
+    log = SlurmCallLog()
+    _, _, job, n = submit(campaign, log)
     try:
-        times, calls, counts = status(folder / "results" / "bench-status")
+        times, calls, counts = status(folder / "results" / "bench-status", log)
     finally:
         subprocess.run(["scancel", job], check=False)
     print(json.dumps({"trials": n, "seconds": times, "scheduler_calls": len(calls), "calls": [c[0] for c in calls], "states": counts}))

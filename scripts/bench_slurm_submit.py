@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,20 +42,42 @@ def write_campaign(folder: Path, trials: int, name: str = "bench-submit") -> Pat
     return path
 
 
-def submit(campaign: Path) -> tuple[float, list[list[str]], str, int]:
+class SlurmCallLog:
+    """Counts the Slurm commands this process runs: shims on PATH log each call, then run the real tool."""
+
+    TOOLS = ("sbatch", "squeue", "sacct", "scancel", "scontrol")
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="ptbench-slurm-calls-"))
+        self.log = self.dir / "calls.txt"
+        for tool in self.TOOLS:
+            real = shutil.which(tool)
+            if real:
+                shim = self.dir / tool
+                shim.write_text(f'#!/bin/sh\necho "{tool} $*" >> "{self.log}"\nexec "{real}" "$@"\n')
+                shim.chmod(0o755)
+        os.environ["PATH"] = f"{self.dir}{os.pathsep}{os.environ['PATH']}"
+
+    def take(self) -> list[list[str]]:
+        """The calls since the last take."""
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        self.log.unlink(missing_ok=True)
+        return [line.split() for line in lines]
+
+
+def submit(campaign: Path, calls: "SlurmCallLog") -> tuple[float, list[list[str]], str, int]:
     """`ptbench submit CAMPAIGN`'s work in this process: plan, pick what to submit, submit."""
     from ptbench import commands
     from ptbench.backends import get_backend
-    from ptbench.backends.slurm_cmd import CALLS
 
-    CALLS.clear()
+    calls.take()
     t0 = time.perf_counter()
     p = commands.plan(str(campaign))
     backend = get_backend("slurm", p.campaign.backend.options)
     live = backend.scheduler_states(p.campaign_dir, p.unfinished) if (p.campaign_dir / "jobs.json").exists() else {}
     todo = commands.submittable(p, scheduler_states=live)
     job = backend.submit(p, todo)
-    return time.perf_counter() - t0, list(CALLS), job, len(todo)
+    return time.perf_counter() - t0, calls.take(), job, len(todo)
 
 
 def main() -> None:
@@ -67,7 +91,7 @@ def main() -> None:
     import ptbench.commands  # noqa: F401
     import submitit  # noqa: F401
 
-    seconds, calls, job, n = submit(write_campaign(folder, args.trials))
+    seconds, calls, job, n = submit(write_campaign(folder, args.trials), SlurmCallLog())
     try:
         tasks = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i"], capture_output=True, text=True).stdout.split()
     finally:

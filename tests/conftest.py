@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.testing.fixtures import require  # noqa: F401  (re-exported for test modules)
+from tests.support import require  # noqa: F401  (re-exported for test modules)
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_AGENTS = REPO / "tests" / "fixtures" / "agents"

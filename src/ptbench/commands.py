@@ -10,6 +10,7 @@ from rich.table import Table as RichTable
 
 from ptbench.core.errors import UserError
 from ptbench.plan import Plan, load_plan, plan_campaign
+from ptbench.runner import record
 from ptbench.spec import Campaign, load_campaign
 from ptbench.status import FINAL_STATES, TrialStatus, trial_status
 from ptbench.trial import TrialDir
@@ -105,17 +106,15 @@ def select_trials(campaign_dir: Path, trial_ids: list[str] | None) -> list[Trial
 
 def record_cancelled_if_idle(trial: TrialDir) -> bool:
     """Write a `cancelled` result for a trial no runner is working on; False if a runner holds it."""
-    from ptbench.core.files import atomic_write_json
-    from ptbench.runner import record
-
     if trial.result_json.exists():
         return True
     with trial.try_lock() as held:
         if not held:
             return False
         if not trial.result_json.exists():
-            atomic_write_json(trial.result_json, record.cancelled(trial, trial.load_state()))
+            state = trial.load_state()
             trial.event("cancelled", by="ptbench cancel")
+            record.finish(trial, state, record.cancelled(trial, state), by="ptbench cancel")
         return True
 
 

@@ -23,7 +23,7 @@ import yaml
 
 from ptbench.agents import load_agent
 from ptbench.agents.launcher import npm_bin_dirs
-from ptbench.testing.fixtures import require
+from tests.support import require
 from ptbench.trial import TrialDir
 
 MODELS = {"claude-code": "claude-sonnet-4-5", "codex": "gpt-5-codex", "gemini-cli": "gemini-2.5-pro", "opencode": "scripted"}

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Integrity, TaskRef
-from ptbench.testing.fixtures import scripted_provider  # noqa: F401  (re-exported fixture)
 from ptbench.trial import TrialDir, TrialSpec
+from tests.support import scripted_provider  # noqa: F401  (re-exported fixture)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 

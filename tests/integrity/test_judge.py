@@ -8,10 +8,12 @@ import stat
 
 import pytest
 
+from ptbench.agents import load_agent
+from ptbench.agents.launcher import find_executable
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.judge import check
 from ptbench.integrity.report import Unchecked
-from ptbench.testing.fixtures import npm_bin, require
+from tests.support import require
 
 from .conftest import write_trajectory
 
@@ -29,7 +31,8 @@ def judged(trial_factory, agent: str, **judge):
 
 @pytest.mark.slow
 def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripted_provider, monkeypatch):
-    require((npm_bin() / "claude").exists(), "claude-code not installed: bash scripts/install.sh test")
+    # The judge finds its CLI the way the solve stage does (npm prefix of the repo, or PATH).
+    require(find_executable(load_agent("claude-code")) is not None, "claude-code not installed: bash scripts/install.sh test")
     provider = scripted_provider([{"write_file": {"path": "verdict.json", "content": json.dumps(VERDICT)}}, {"message": "Reviewed."}])
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary-judge-7d1e")
     trial, ctx = judged(trial_factory, "claude-code", model="claude-sonnet-4-5", options={"base_url": provider.base_url})

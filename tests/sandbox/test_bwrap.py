@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ptbench.sandbox import SandboxRequest, build_command
 from ptbench.sandbox.bwrap import python_paths
-from ptbench.testing.fixtures import require
+from tests.support import require
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:

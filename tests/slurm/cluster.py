@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.testing.fixtures import require
+from tests.support import require
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "slurm-dev-cluster.sh"

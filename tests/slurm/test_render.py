@@ -87,6 +87,6 @@ def test_time_and_signal_follow_the_budget(tmp_path: Path) -> None:
     from ptbench.spec import load_campaign
 
     c = load_campaign(_campaign(tmp_path, signal_seconds=120))
-    params = SlurmBackend(**c.backend.options).sbatch_parameters(c, 6)
+    params = SlurmBackend(**c.backend.options).sbatch_parameters(c)
     assert params["time"] == c.budget.scheduler_minutes == 671
     assert params["signal_delay_s"] == 120 and params["additional_parameters"]["requeue"] is True

@@ -1,1 +1,1 @@
-from ptbench.testing.fixtures import scripted_provider  # noqa: F401  (re-exported fixture)
+from tests.support import scripted_provider  # noqa: F401  (re-exported fixture)

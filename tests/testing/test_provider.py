@@ -16,7 +16,7 @@ import pytest
 
 from ptbench.core.errors import UserError
 from ptbench.testing import load_script
-from ptbench.testing.fixtures import require
+from tests.support import require
 
 SCRIPT = [
     {"shell": "echo hi > out.txt"},

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.testing.fixtures import npm_bin, require
+from tests.support import npm_bin, require
 from ptbench.testing.server import ScriptedProvider
 
 CANARY = "sk-canary-3f9a7c21d8e04b6b"

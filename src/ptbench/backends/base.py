@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from ptbench.plan import Plan
-from ptbench.trial import TrialDir
+from ptbench.spec import Campaign
+from ptbench.trial import TrialDir, TrialSpec
 
 
 def runner_argv(trial: TrialDir) -> list[str]:
@@ -18,18 +20,19 @@ def runner_argv(trial: TrialDir) -> list[str]:
 class Backend(Protocol):
     name: str
 
-    def submit(self, plan: Plan, trials: list[TrialDir]) -> None:
-        """Start (or queue) the given trials; persist job ids in the campaign directory."""
+    def submit(self, plan: Plan, trials: list[TrialDir]) -> str | dict[str, Any]:
+        """Start (or queue) the given trials; persist job ids in the campaign directory. Returns the
+        submission's job id (Slurm array), cluster ids (HTCondor) or runner exit codes (local)."""
 
-    def scheduler_states(self, plan_dir, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
+    def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
         """trial id -> scheduler state (queued, running, ..., ended) in as few scheduler calls as
         possible. With `strict` (submit) a scheduler that cannot answer is an error, not an empty view."""
 
-    def cancel(self, plan_dir, trials: list[TrialDir]) -> None:
-        """Stop the trials' jobs (the CLI writes `cancel_requested` markers first)."""
+    def cancel(self, campaign_dir: Path, trials: list[TrialDir]) -> list[str]:
+        """Mark the trials cancelled and stop their jobs; returns the job ids (or trial ids) stopped."""
 
-    def render(self, campaign, specs, out: str | None) -> str:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         """Write the submit file `submit` would use, without submitting; return its path."""
 
-    def log_path(self, campaign_dir, trial: TrialDir):
+    def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path | None:
         """Where the trial's (latest) job log is, for `ptbench status` to show on failures; None if unknown."""

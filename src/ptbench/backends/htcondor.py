@@ -29,7 +29,9 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock
 from ptbench.plan import Plan
-from ptbench.trial import StageMark, TrialDir
+from ptbench.runner import record
+from ptbench.spec import Campaign
+from ptbench.trial import TrialDir, TrialSpec
 
 
 class CondorSubmission(BaseModel):
@@ -88,7 +90,7 @@ class HTCondorBackend:
         self._cache: tuple[tuple, dict[str, JobView]] | None = None
 
     # ---- render / submit -------------------------------------------------------------------
-    def render(self, campaign, specs, out: str | None) -> str:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         todo, skipped = unfinished_specs(campaign, specs)
         rendered = render_trials(campaign, todo, self.opts, skipped=skipped)
         path = Path(out) if out else campaign.campaign_dir / "submit" / "htcondor.sub"
@@ -262,8 +264,6 @@ def _views_from_queue(jobs: CondorJobs) -> dict[str, JobView]:
 def record_time_limit(trial: TrialDir, job: JobView) -> bool:
     """Record `timed_out` for a trial whose job HTCondor held at its time limit before the runner
     recorded a result. False when a runner on this host still holds the trial (try again later)."""
-    from ptbench.runner import record
-
     assert job.duration_hold is not None
     code, reason, when = job.duration_hold
     with trial.try_lock() as held:
@@ -277,13 +277,8 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
             result.provenance.host = job.host
-        atomic_write_json(trial.result_json, result)
-        if state.attempts and state.attempts[-1].ended_at is None:
-            state.attempts[-1].ended_at = when
-            state.attempts[-1].outcome = "held: scheduler time limit"
-        state.stages["record"] = StageMark(done_at=time.time(), outcome=result.status, detail={"by": "htcondor job log", "job_id": job.job_id})
-        trial.save_state(state)
-        trial.event("recorded", status=result.status, by="htcondor job log", job_id=job.job_id, reason=message)
+        record.finish(trial, state, result, by="htcondor job log", ended_at=when, attempt_outcome="held: scheduler time limit",
+                      job_id=job.job_id, reason=message)
         return True
 
 

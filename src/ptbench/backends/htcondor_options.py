@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ptbench.core.errors import UserError
+from ptbench.core.secrets import SECRET_NAME
 from ptbench.spec.campaign import Strict
 
 # GPU types a campaign may name in `budget.gpu_type` (case and punctuation do not matter) ->
@@ -44,7 +45,6 @@ KEY_PROVIDERS = {
 }
 AGENT_PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "google"}
 
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT])B?\s*$", re.I)
 _LIMIT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(:\d+(\.\d+)?)?$")
 _SUBMIT_KEY = re.compile(r"^(\+|My\.)?[A-Za-z_][A-Za-z0-9_.]*$")

@@ -15,9 +15,10 @@ from pathlib import Path
 import jinja2
 
 from ptbench.backends.htcondor_options import (
-    AGENT_PROVIDERS, KEY_PROVIDERS, SECRET_NAME, HTCondorOptions, check_size, lookup_gpu_type,
+    AGENT_PROVIDERS, KEY_PROVIDERS, HTCondorOptions, check_size, lookup_gpu_type,
 )
 from ptbench.core.errors import UserError
+from ptbench.core.secrets import SECRET_NAME, secret_env_values
 from ptbench.spec.campaign import AgentRef, Campaign
 from ptbench.trial import TrialSpec
 
@@ -168,7 +169,7 @@ def render_shards(out: Path, shards: int, opts: HTCondorOptions | None = None, *
 
 
 def _secret_values(initialdir: str) -> dict[str, str]:
-    found = {k: v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= 8}
+    found = secret_env_values()
     dotenv = Path(initialdir) / ".env"
     try:
         lines = dotenv.read_text().splitlines() if dotenv.is_file() else []

@@ -18,7 +18,9 @@ from pathlib import Path
 from ptbench.backends.base import runner_argv
 from ptbench.plan import Plan
 from ptbench.status import local_runner_pid, runner_alive
-from ptbench.trial import TrialDir
+from ptbench.core.errors import UserError
+from ptbench.spec import Campaign
+from ptbench.trial import TrialDir, TrialSpec
 
 
 def visible_gpus() -> list[str]:
@@ -101,5 +103,8 @@ class LocalBackend:
                     pass
         return stopped
 
-    def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
+        raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
+
+    def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path | None:
         return campaign_dir / "logs" / f"{trial.id}.log"

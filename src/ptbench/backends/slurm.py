@@ -24,9 +24,10 @@ from pydantic import Field, ValidationError
 from ptbench.backends import slurm_cmd
 from ptbench.backends.slurm_jobs import JobTable
 from ptbench.core.errors import UserError
+from ptbench.core.files import atomic_write_text
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict
-from ptbench.trial import TrialDir
+from ptbench.trial import TrialDir, TrialSpec
 
 # The sbatch comment every submission carries, so a reader of the script knows what runs.
 _WHAT_RUNS = "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission (listed in {listing})"
@@ -79,23 +80,30 @@ class SlurmBackend:
         self.options = parse_options(options)
 
     # ---- what would be submitted ---------------------------------------------------------
-    def sbatch_parameters(self, campaign: Campaign, n_trials: int) -> dict[str, Any]:
-        """submitit `SlurmExecutor` parameters (its names = sbatch flags) for one array of n trials."""
-        opts, budget = self.options, campaign.budget
-        minutes = budget.scheduler_minutes
+    def sbatch_parameters(self, campaign: Campaign) -> dict[str, Any]:
+        """submitit `SlurmExecutor` parameters (its names = sbatch flags) for an array of the campaign's trials."""
+        what_runs = _WHAT_RUNS.format(python=self.python, listing=campaign.campaign_dir / "jobs.json")
+        return self.array_parameters(name=f"ptbench-{campaign.name}", minutes=campaign.budget.scheduler_minutes,
+                                     parallelism=campaign.parallelism, gres=default_gres(campaign.budget, self.options),
+                                     what_runs=what_runs)
+
+    def array_parameters(self, *, name: str, minutes: int, parallelism: int, gres: str | None, what_runs: str) -> dict[str, Any]:
+        """The parameters of any job array this backend submits — trials, rollout shards, tool servers —
+        from the same `backend.options`, so account, qos, gres, setup and sbatch extras apply to all."""
+        opts = self.options
         lead = min(opts.signal_seconds, minutes * 60 // 2)
         extra: dict[str, Any] = {}
         if opts.requeue:
             extra["requeue"] = True
         extra.update(opts.sbatch)
         params: dict[str, Any] = {
-            "job_name": opts.job_name or f"ptbench-{campaign.name}",
+            "job_name": opts.job_name or name,
             "time": minutes,
             "signal_delay_s": lead,
-            "array_parallelism": campaign.parallelism,
+            "array_parallelism": parallelism,
             "stderr_to_stdout": True,
             "wckey": None,  # submitit would send "submitit"; sites that enforce wckeys refuse unknown ones
-            "setup": [_WHAT_RUNS.format(python=self.python, listing=campaign.campaign_dir / "jobs.json"), *opts.setup],
+            "setup": [what_runs, *opts.setup],
             "additional_parameters": extra,
         }
         for key in ("partition", "account", "qos", "constraint", "cpus_per_task"):
@@ -103,7 +111,9 @@ class SlurmBackend:
                 params[key] = getattr(opts, key)
         if opts.mem_gb is not None:
             params["mem"] = f"{int(opts.mem_gb)}GB" if opts.mem_gb == int(opts.mem_gb) else f"{int(opts.mem_gb * 1024)}MB"
-        if gres := default_gres(budget, opts):
+        if opts.gres is not None:
+            gres = opts.gres or None
+        if gres:
             params["gres"] = gres
         return params
 
@@ -117,47 +127,37 @@ class SlurmBackend:
         minutes = campaign.budget.scheduler_minutes
         return TrialJob(minutes * 60, min(self.options.signal_seconds, minutes * 60 // 2), self.options.python)
 
-    def render(self, campaign: Campaign, specs, out: str | None) -> str:
+    def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         """Write the sbatch script `submit` would hand to Slurm (and the array's trial list beside it)."""
-        # submitit's own sbatch writer, so the rendered script is the one `submit` hands to sbatch
-        from submitit.slurm.slurm import _make_sbatch_string
-
         cdir = campaign.campaign_dir
         path = Path(out) if out else cdir / "submit" / "slurm.sh"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        params = self.sbatch_parameters(campaign, len(specs))
-        folder = cdir / "slurm"
-        command = " ".join([self.python, "-u -m submitit.core._submit", str(folder)])
-        text = _make_sbatch_string(command=command, folder=folder, map_count=len(specs) if len(specs) > 1 else None, **params)
-        from ptbench.core.files import atomic_write_text
-
-        atomic_write_text(path, text)
+        self.render_array(self.sbatch_parameters(campaign), cdir / "slurm", len(specs), path)
         atomic_write_text(path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs)))
         return str(path)
 
-    # ---- submit ----------------------------------------------------------------------------
-    def submit(self, plan: Plan, trials: list[TrialDir]) -> str:
-        """Submit `trials` as one job array; returns the Slurm job id. Nothing is recorded unless sbatch accepted it."""
+    def render_array(self, params: dict[str, Any], folder: Path, count: int, path: Path) -> None:
+        """The sbatch script for an array of `count` tasks with `params`, as submit would write it."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        command = " ".join([self.python, "-u -m submitit.core._submit", str(folder)])
+        atomic_write_text(path, _sbatch_script(command, folder, count, params))
+
+    def submit_array(self, folder: Path, fn: Any, args: list[list[Any]], params: dict[str, Any]) -> list[Any]:
+        """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind when sbatch refuses."""
         try:
             from submitit.slurm.slurm import SlurmExecutor
         except ImportError:
             raise UserError("the slurm backend needs submitit: pip install 'ptbench[slurm]'") from None
-        if not trials:
-            raise UserError("nothing to submit")
-        campaign, cdir = plan.campaign, plan.campaign_dir
-        folder = cdir / "slurm"
         folder.mkdir(parents=True, exist_ok=True)
         before = set(os.listdir(folder))
         try:
             executor = SlurmExecutor(folder=folder, python=self.python)
         except RuntimeError:
             raise UserError("`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)") from None
-        executor.update_parameters(**self.sbatch_parameters(campaign, len(trials)))
-        slurm_cmd.CALLS.append(["sbatch"])
+        executor.update_parameters(**params)
         try:
             # submitit prints sbatch's stderr itself; the user gets one line from us instead
             with contextlib.redirect_stderr(io.StringIO()):
-                jobs = executor.map_array(self.job(campaign), [str(t.path) for t in trials])
+                jobs = executor.map_array(fn, *args)
         except Exception as exc:  # sbatch refused, or could not reach slurmctld
             _remove_new_files(folder, before)
             why = slurm_cmd.sbatch_refusal(exc)
@@ -168,6 +168,16 @@ class SlurmBackend:
         for name in set(os.listdir(folder)) - before:
             if name.startswith(".submission_file_"):
                 (folder / name).unlink()  # submitit's symlink to the script it renamed
+        return jobs
+
+    # ---- submit ----------------------------------------------------------------------------
+    def submit(self, plan: Plan, trials: list[TrialDir]) -> str:
+        """Submit `trials` as one job array; returns the Slurm job id. Nothing is recorded unless sbatch accepted it."""
+        if not trials:
+            raise UserError("nothing to submit")
+        campaign, cdir = plan.campaign, plan.campaign_dir
+        folder = cdir / "slurm"
+        jobs = self.submit_array(folder, self.job(campaign), [[str(t.path) for t in trials]], self.sbatch_parameters(campaign))
         job_ids = [j.job_id for j in jobs]
         array_id = job_ids[0].split("_")[0]
         script = folder / f"{array_id}_submission.sh"
@@ -238,3 +248,11 @@ def _remove_new_files(folder: Path, before: set[str]) -> None:
             (folder / name).unlink()
         except OSError:
             pass
+
+
+def _sbatch_script(command: str, folder: Path, count: int, params: dict[str, Any]) -> str:
+    # submitit has no public function for the script text it submits; its private writer is used
+    # here only, so `render` shows exactly what `submit` hands to sbatch.
+    from submitit.slurm.slurm import _make_sbatch_string
+
+    return _make_sbatch_string(command=command, folder=folder, map_count=count if count > 1 else None, **params)

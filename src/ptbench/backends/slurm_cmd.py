@@ -1,8 +1,7 @@
 """The one place where ptbench calls Slurm's command-line tools (squeue, sacct, scancel).
 
 sbatch is called by submitit (through `SlurmExecutor`); its refusals are turned into one line
-here too (`sbatch_refusal`). `CALLS` counts the scheduler calls of this process, so benchmarks
-and tests can check that status and cancel stay at one or two calls whatever the campaign size.
+here too (`sbatch_refusal`).
 """
 
 from __future__ import annotations
@@ -13,8 +12,6 @@ import subprocess
 from dataclasses import dataclass
 
 from ptbench.core.errors import UserError
-
-CALLS: list[list[str]] = []  # every scheduler command run by this process, in order
 
 # Slurm job states -> what a trial is doing, as far as the scheduler knows. Ended jobs are not
 # mapped: once a job has ended, the trial's own files (state.json, result.json) are the truth.
@@ -50,7 +47,6 @@ class SlurmUnavailable(UserError):
 def _run(argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
         raise SlurmUnavailable(f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)")
-    CALLS.append(argv)
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from pydantic import BaseModel, ConfigDict
 
 from ptbench.core.errors import UserError
+from ptbench.spec import Backend
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -57,7 +59,9 @@ def rollout(
     split: str = typer.Option("test", help="which split to play"),
     data: Optional[Path] = typer.Option(None, help="generated data folder (default: generate into OUT/data)"),
     shards: int = typer.Option(1, min=1, help="number of shards"),
-    backend: str = typer.Option("local", help="local | slurm | htcondor"),
+    backend: Optional[str] = typer.Option(None, help="local | slurm | htcondor (default: --backend-config's, else local)"),
+    backend_config: Optional[Path] = typer.Option(None, help="YAML with `backend: {name, options}` (a campaign file works): the same options trials take"),
+    render: bool = typer.Option(False, help="write the submit file (slurm/htcondor) under OUT/submit or OUT/condor and stop"),
     concurrency: int = typer.Option(64, min=1, help="episodes in flight per shard"),
     timeout: float = typer.Option(120.0, help="per-request timeout in seconds"),
     max_retries: int = typer.Option(6, min=0, help="retries per request (429/5xx/timeouts/connection errors)"),
@@ -65,7 +69,7 @@ def rollout(
     tool_server: Optional[str] = typer.Option(None, help="tool server URL (default: OUT/toolserver.json) for tools with remote: true"),
     api_key_env: Optional[str] = typer.Option(None, help="environment variable that holds the API key (the key is never written)"),
     wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
-    slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition"),
+    slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
     slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
     force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
 ) -> None:
@@ -73,7 +77,7 @@ def rollout(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ptbench.bootcamp import launch
+    from ptbench.backends import shards as launch
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
     from ptbench.bootcamp.datagen import load_rows
@@ -81,8 +85,13 @@ def rollout(
     from ptbench.bootcamp.merge import summary_table
     from ptbench.bootcamp.rollout import RolloutSettings, write_settings
 
-    if backend not in ("local", "slurm", "htcondor"):
-        raise UserError(f"--backend {backend}: choose local, slurm or htcondor")
+    backend, options = _backend_choice(backend, backend_config)
+    if slurm_partition:
+        options = {**options, "partition": slurm_partition}
+    if backend == "slurm":
+        launch.slurm_parameters(Path("."), shards, options, slurm_time)  # bad options: one line before anything is written
+    elif backend == "htcondor":
+        launch.parse_options(options)
     cfg = load_bootcamp(config)
     out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
     if data is None:
@@ -98,8 +107,19 @@ def rollout(
     write_settings(out, settings, force=force)
     console = Console()
     total = min(n_rows, limit) if limit else n_rows
+    if render:
+        if backend == "slurm":
+            console.print(str(launch.render_slurm(out, shards, options, minutes=slurm_time)))
+        elif backend == "htcondor":
+            path = out / "condor" / "shards.sub"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(launch.condor_submit_description(out, shards, options))
+            console.print(str(path))
+        else:
+            raise UserError("--render: the local backend has no submit file; use --backend slurm or htcondor")
+        return
     if backend == "htcondor":
-        res = launch.run_htcondor(out, shards)
+        res = launch.run_htcondor(out, shards, options)
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
@@ -108,8 +128,7 @@ def rollout(
         if backend == "local":
             codes = launch.run_local(out, shards, progress=update)
         else:
-            slurm = {"timeout_min": slurm_time, **({"slurm_partition": slurm_partition} if slurm_partition else {})}
-            codes = launch.run_slurm(out, shards, slurm=slurm, wait=wait, progress=update)
+            codes = launch.run_slurm(out, shards, options, minutes=slurm_time, wait=wait, progress=update)
             if not wait:
                 console.print(f"submitted {shards} Slurm array tasks; when done: ptbench bootcamp merge {out}")
                 return
@@ -120,6 +139,27 @@ def rollout(
     if failed:
         first = next(iter(failed))
         raise UserError(f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume")
+
+
+class _BackendFile(BaseModel):
+    """A file that names a backend: a campaign file, or one with only `backend: {name, options}`."""
+
+    model_config = ConfigDict(extra="ignore")
+    backend: Backend
+
+
+def _backend_choice(name: str | None, config: Path | None) -> tuple[str, dict]:
+    """The backend and its options, from --backend-config (validated like a campaign's) and --backend."""
+    from ptbench.spec import load_model_file
+
+    chosen, options = "local", {}
+    if config is not None:
+        found, _ = load_model_file(config, _BackendFile)
+        chosen, options = found.backend.name, dict(found.backend.options)
+    name = name or chosen
+    if name not in ("local", "slurm", "htcondor"):
+        raise UserError(f"--backend {name}: choose local, slurm or htcondor")
+    return name, options if name == chosen else {}
 
 
 @app.command("rollout-shard")

@@ -150,19 +150,22 @@ def render(
 
     c, specs = validate_campaign(campaign, agents_can_start=False)  # rendering needs no keys
     name = backend or c.backend.name
-    if name == "local":
-        raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
     path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, specs, out)
     print(path)
 
 
 @app.command()
-def status(target: str = typer.Argument(..., help="campaign file or its results folder")) -> None:
-    """A table of every trial's state, stage, time used and score."""
+def status(target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder")) -> None:
+    """A table of every trial's (or rollout shard's) state, stage, time used and score."""
     from ptbench import commands
     from ptbench.backends import get_backend
 
     cdir, campaign = commands.resolve_campaign_dir(target)
+    if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
+        from ptbench.backends.shards import shard_status_rows
+
+        commands.print_status(cdir, shard_status_rows(cdir))
+        return
     states = {}
     backend = get_backend(_backend_of(cdir, campaign))
     if backend.name != "local":

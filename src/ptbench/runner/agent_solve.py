@@ -12,10 +12,7 @@ A restarted job (requeue) continues the session the same way, with the time real
 
 from __future__ import annotations
 
-import contextlib
-
 import json
-import signal
 import sys
 import time
 from contextlib import nullcontext
@@ -166,15 +163,14 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
         outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd)
     finally:
         set_watchdog(None)
-        # A stop signal (cancel, preemption) arriving now waits until the cleanup is done.
-        with _stop_signals_deferred():
-            if pump is not None:
-                pump.join()
-            for f in launch.copied_auth_files:
-                f.unlink(missing_ok=True)
-            scrubbed = scrub_tree(trial.home, redactor) + scrub_tree(trial.workspace, redactor, max_bytes=16 * 1024 * 1024)
-            if scrubbed:
-                trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
+        # The runner's signal handlers only set flags, so a stop arriving now cannot cut this short.
+        if pump is not None:
+            pump.join()
+        for f in launch.copied_auth_files:
+            f.unlink(missing_ok=True)
+        scrubbed = scrub_tree(trial.home, redactor) + scrub_tree(trial.workspace, redactor, max_bytes=16 * 1024 * 1024)
+        if scrubbed:
+            trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
     traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
     tail = log_path.read_bytes()[-20000:].decode(errors="replace")
     failure = None if outcome.timed_out or outcome.interrupted else classify(traj, tail, outcome.exit_code)
@@ -184,16 +180,6 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
     else:
         (trial.agent_dir / "failure.json").unlink(missing_ok=True)
     return outcome, traj, failure
-
-
-@contextlib.contextmanager
-def _stop_signals_deferred():
-    stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:

@@ -21,13 +21,14 @@ from typing import Any
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 from ptbench.integrity import overall, run_checks
+from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.runner.workspace import prepare_workspace
 from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
-from ptbench.trial import STAGES, Attempt, StageMark, TrialDir, TrialState
+from ptbench.trial import Attempt, StageMark, TrialDir, TrialState
 
 EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
 # SIGUSR2: Slurm's `--signal` before the time limit (submitit's default signal).
@@ -50,7 +51,10 @@ class Runner:
         self.spec = trial.spec
         self.watchdog: Watchdog | None = None
         self.child: subprocess.Popen | None = None
-        self._stopping = False  # a stop signal was taken; schedulers send several (USR2, TERM, ...)
+        # The first stop signal taken (schedulers send several: USR2, TERM, ...). Signal handlers
+        # only set it; the stages check it at safe points (`_check_stop`), so a stop never lands in
+        # the middle of a write, a cleanup or the secret scrub.
+        self.stop_signal: str | None = None
 
     # ---- entry --------------------------------------------------------------------------
     def run(self) -> int:
@@ -87,9 +91,10 @@ class Runner:
             if len(state.attempts) > self.spec.max_requeues + 1 and state.next_stage() != "record":
                 return self._finish(state, record.exhausted(self.trial, state))
             state.failure = None  # this attempt starts clean; the last one's failure is in events.jsonl
-            for stage in STAGES:
-                if stage not in state.stages:
-                    getattr(self, f"_{stage}")(state)
+            # The state machine: the first unfinished stage runs; between stages, a stop is honoured.
+            while (stage := state.next_stage()) is not None:
+                self._check_stop()
+                getattr(self, f"_{stage}")(state)
             return 0
         except _Interrupted as exc:
             return self._interrupted(state, exc.signame)
@@ -105,6 +110,13 @@ class Runner:
             # A harness bug: keep the traceback in the log, and say so in the trial's state.
             self._fail(state, state.next_stage() or "record", "harness_error", f"{type(exc).__name__}: {exc}", False)
             raise
+
+    def _check_stop(self) -> None:
+        """A safe point: every file of the finished stages is written, no child runs."""
+        if self.stop_signal:
+            raise _Interrupted(self.stop_signal)
+        if self.trial.cancel_marker.exists():
+            raise _Interrupted("cancel")
 
     def _fail(self, state: TrialState, stage: str, kind: str, message: str, retryable: bool) -> None:
         state.failure = {"stage": stage, "kind": kind, "message": message, "retryable": retryable}
@@ -124,12 +136,8 @@ class Runner:
         self.trial.event("checkpointed", signal=signame, solve_seconds_used=round(state.solve_seconds_used, 1), next_stage=state.next_stage())
         return EXIT_RESUMABLE
 
-    def _finish(self, state: TrialState, result: Any) -> int:
-        if not self.trial.result_json.exists():  # a recorded result is never overwritten
-            atomic_write_json(self.trial.result_json, result)
-        self._mark(state, "record", getattr(result, "status", "recorded"))
-        self._end_attempt(state, getattr(result, "status", "recorded"))
-        self.trial.event("recorded", status=getattr(result, "status", None))
+    def _finish(self, state: TrialState, result: ResultRecord) -> int:
+        record.finish(self.trial, state, result)
         return 0
 
     # ---- stages -------------------------------------------------------------------------
@@ -152,6 +160,8 @@ class Runner:
 
         def set_watchdog(w: Watchdog | None) -> None:
             self.watchdog = w
+            if w is not None and self.stop_signal:  # a stop taken before this run's watchdog existed
+                w.interrupt(self.stop_signal)
 
         res = solve(trial, state, set_watchdog)
         outcome = res.outcome
@@ -218,14 +228,22 @@ class Runner:
 
     def _run_child(self, argv: list[str], log_path, *, timeout: float | None = None) -> tuple[int, str]:
         env = dict(os.environ, **{TRIAL_ENV_MARKER: str(self.trial.path)})  # found again after a kill -9
+        deadline = time.monotonic() + timeout if timeout else None
         with open(log_path, "ab") as log:
             self.child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
-            try:
-                rc = self.child.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self._stop_child()
-                log.write(f"\nptbench: stopped after the {timeout:.0f} s allowance (budget.eval_minutes)\n".encode())
-                rc = 124
+            rc = None
+            while rc is None:
+                try:
+                    rc = self.child.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    if self.stop_signal:  # stop the child, then honour the stop at the stage boundary
+                        self._stop_child()
+                        self.child = None
+                        self._check_stop()
+                    if deadline is not None and time.monotonic() > deadline:
+                        self._stop_child()
+                        log.write(f"\nptbench: stopped after the {timeout:.0f} s allowance (budget.eval_minutes)\n".encode())
+                        rc = 124
         self.child = None
         tail = log_path.read_bytes()[-2000:].decode(errors="replace")
         return rc, tail
@@ -243,12 +261,10 @@ class Runner:
         terminate_descendants(self.spec.budget.grace_seconds)
 
     def _on_signal(self, signum: int, _frame) -> None:
-        name = signal.Signals(signum).name
-        first, self._stopping = not self._stopping, True
+        """Only flags: the watch loop stops the agent and persists its time; stages check the flag."""
+        self.stop_signal = self.stop_signal or signal.Signals(signum).name
         if self.watchdog is not None:
-            self.watchdog.interrupt(name)  # the watch loop stops the agent and persists time
-        elif first:
-            raise _Interrupted(name)
+            self.watchdog.interrupt(self.stop_signal)
 
 
 def _escaping_link(model_dir) -> str | None:

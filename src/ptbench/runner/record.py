@@ -1,4 +1,6 @@
-"""Build the `result.json` record from a trial's state, eval metrics and provenance."""
+"""A trial's `result.json`: built from its state, eval metrics and provenance, and written by
+`finish`, the one writer every terminal status goes through (the runner's record stage, a cancel
+of an idle trial, a scheduler's time limit seen in its job log)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import time
 from ptbench.integrity import read_verdicts
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
 from ptbench.core.provenance import provenance
-from ptbench.trial import TrialDir, TrialSpec, TrialState
+from ptbench.results.store import write_record
+from ptbench.trial import StageMark, TrialDir, TrialSpec, TrialState
 
 
 def _base(spec: TrialSpec, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
@@ -88,3 +91,22 @@ def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -
     msg = (f"{reason + '; ' if reason else ''}the scheduler's time limit ended the job in the {stage} stage "
            f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
     return _base(trial.spec, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=msg))
+
+
+def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str | None = None, ended_at: float | None = None,
+           attempt_outcome: str | None = None, secrets: dict[str, str] | None = None, **event: object) -> bool:
+    """Record `result` as the trial's outcome. The caller holds the trial's lock (`TrialDir.try_lock`).
+
+    The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
+    already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
+    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    written = write_record(trial.result_json, result, secrets=secrets)
+    now = time.time()
+    state.stages["record"] = StageMark(done_at=now, outcome=result.status, detail={"by": by} if by else {})
+    if state.attempts and state.attempts[-1].ended_at is None:
+        state.attempts[-1].ended_at = ended_at or now
+        state.attempts[-1].outcome = attempt_outcome or result.status
+    trial.save_state(state)
+    trial.event("stage_done", stage="record", outcome=result.status)
+    trial.event("recorded", status=result.status, **({"by": by} if by else {}), **event)
+    return written

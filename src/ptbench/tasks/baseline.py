@@ -33,7 +33,7 @@ def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: l
                  engine: str = "auto", batch_size: int = 32, limit: int | None = None,
                  task_options: dict[str, dict[str, Any]] | None = None, label: str | None = None) -> list[Path]:
     """Evaluate and write one result.json per (setting, task); returns their paths."""
-    from ptbench.core.files import atomic_write_json
+    from ptbench.results.store import write_record
     from ptbench.inference import get_engine
     from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
     from ptbench.core.provenance import provenance
@@ -54,6 +54,10 @@ def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: l
             if not options.get("fewshot"):
                 options.pop("fewshot", None)
             trial_dir = Path(out) / slug / model_label / task
+            trial_dir.mkdir(parents=True, exist_ok=True)
+            if (trial_dir / "result.json").exists():  # a recorded result is never overwritten
+                print(f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it aside to redo)")
+                continue
             record = ResultRecord(
                 campaign="baselines", trial_id=f"baseline-{slug}-{model_label}-{task}",
                 agent=AgentInfo(name=f"baseline-{slug}", label=agent_label), base_model=BaseModelInfo(id=model, label=model_label),
@@ -67,7 +71,7 @@ def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: l
                 record.primary_metric = Metric(**m["primary"])
                 record.extra_metrics, record.evaluation = m["extra"], m["settings"]
                 record.task.version = m["task"]["version"]
-            atomic_write_json(trial_dir / "result.json", record.model_dump(mode="json"))
+            write_record(trial_dir / "result.json", record)
             written.append(trial_dir / "result.json")
             value = f"{record.primary_metric.value:.4f}" if record.primary_metric else record.status
             print(f"{agent_label} / {model_label} / {task}: {value}")

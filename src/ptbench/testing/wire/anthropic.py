@@ -32,18 +32,8 @@ def parse(body: dict[str, Any]) -> RequestView:
             elif kind == "text":
                 texts.append(b.get("text", ""))
     schema = ((body.get("output_format") or {}).get("schema")) if isinstance(body.get("output_format"), dict) else None
-    return RequestView(
-        api="anthropic",
-        model=str(body.get("model", "")),
-        stream=bool(body.get("stream")),
-        tools=tools,
-        history=history,
-        text="\n".join(texts),
-        json_schema=schema,
-        tool_outputs=outputs,
-        pending_output=pending,
-        input_tokens=estimate_tokens(body),
-    )
+    return RequestView.parsed("anthropic", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
+                              pending=pending)
 
 
 def _blocks(reply: Reply) -> list[dict[str, Any]]:

@@ -35,18 +35,8 @@ def parse(body: dict[str, Any]) -> RequestView:
     schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else None
     if fmt.get("type") == "json_object":
         schema = {"type": "object"}
-    return RequestView(
-        api="chat",
-        model=str(body.get("model", "")),
-        stream=bool(body.get("stream")),
-        tools=tools,
-        history=history,
-        text="\n".join(texts),
-        json_schema=schema,
-        tool_outputs=outputs,
-        pending_output=pending,
-        input_tokens=estimate_tokens(body),
-    )
+    return RequestView.parsed("chat", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
+                              pending=pending)
 
 
 def respond(reply: Reply, view: RequestView) -> WireResponse:

@@ -35,18 +35,8 @@ def parse(body: dict[str, Any], model: str, stream: bool) -> RequestView:
     schema = cfg.get("responseJsonSchema") or cfg.get("responseSchema")
     if schema is None and cfg.get("responseMimeType") == "application/json":
         schema = {"type": "object"}
-    return RequestView(
-        api="gemini",
-        model=model,
-        stream=stream,
-        tools=tools,
-        history=history,
-        text="\n".join(texts),
-        json_schema=schema,
-        tool_outputs=outputs,
-        pending_output=pending,
-        input_tokens=estimate_tokens(body),
-    )
+    return RequestView.parsed("gemini", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
+                              pending=pending, model=model, stream=stream)
 
 
 def _response(reply: Reply, view: RequestView) -> dict[str, Any]:

@@ -46,18 +46,8 @@ def parse(body: dict[str, Any]) -> RequestView:
             texts.append(text_of(item.get("content")))
     fmt = (body.get("text") or {}).get("format") or {}
     schema = fmt.get("schema") if fmt.get("type") == "json_schema" else None
-    return RequestView(
-        api="responses",
-        model=str(body.get("model", "")),
-        stream=bool(body.get("stream")),
-        tools=tools,
-        history=history,
-        text="\n".join(texts),
-        json_schema=schema,
-        tool_outputs=outputs,
-        pending_output=pending,
-        input_tokens=estimate_tokens(body),
-    )
+    return RequestView.parsed("responses", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
+                              pending=pending)
 
 
 def _item(reply: Reply) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""Pytest fixture: a scripted provider on a free port, in-process.
+"""Test support: `require` (fail in CI, skip locally), `npm_bin`, and the `scripted_provider` fixture
+(a scripted provider on a free port, in-process). Kept out of the package: ptbench does not import pytest.
 
-Use it from a conftest with `from ptbench.testing.fixtures import scripted_provider  # noqa: F401`::
+Use it from a conftest with `from tests.support import scripted_provider  # noqa: F401`::
 
     def test_x(scripted_provider):
         provider = scripted_provider({"turns": [{"shell": "echo hi"}, {"message": "done"}]})
