@@ -38,6 +38,7 @@ def expand(campaign: Campaign) -> list[TrialSpec]:
     common = dict(
         campaign=campaign.name, budget=campaign.budget, sandbox=campaign.sandbox, sandbox_options=campaign.sandbox_options,
         evaluation=campaign.evaluation, max_continuations=campaign.max_continuations, max_requeues=campaign.max_requeues,
+        integrity=campaign.integrity,
     )
     bases = [b.model_copy(update={"path": str(Path(b.path).expanduser().resolve())}) if b.path else b for b in campaign.base_models]
     for agent in campaign.agents:

@@ -48,6 +48,12 @@ def runner_alive(trial: TrialDir) -> bool:
     return local_runner_pid(trial) is not None
 
 
+def integrity_flags(verdicts: dict[str, str]) -> str:
+    """'integrity: contamination flagged, judge unchecked' ('' when every check is clean)."""
+    bad = [f"{name} {v}" for name, v in sorted(verdicts.items()) if v != "clean"]
+    return f"integrity: {', '.join(bad)}" if bad else ("" if verdicts else "integrity: unchecked")
+
+
 def trial_status(trial: TrialDir) -> TrialStatus:
     result = trial.read_result()
     if result is not None:
@@ -55,6 +61,8 @@ def trial_status(trial: TrialDir) -> TrialStatus:
         metric = f"{pm['value']:.3f} (n={pm['n']})" if pm else ""
         failure = result.get("failure") or {}
         detail = f"{failure.get('stage')}: {failure.get('kind')}" if failure else ""
+        flags = integrity_flags(result.get("integrity") or {})
+        detail = "; ".join(x for x in (detail, flags) if x)
         return TrialStatus(trial.id, result["status"], None, result["budget"]["solve_seconds_used"], metric, detail,
                            (result.get("provenance") or {}).get("job_id"))
     try:

@@ -19,13 +19,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_serializer
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock
 from ptbench.core.secrets import redact_text, secret_env_values
-from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Strict, TaskRef
+from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Integrity, Strict, TaskRef
 
 STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
 Stage = Literal["prepare", "solve", "collect", "integrity", "evaluate", "record"]
@@ -47,6 +47,15 @@ class TrialSpec(Strict):
     evaluation: Evaluation = Evaluation()
     max_continuations: int = 0
     max_requeues: int = 3
+    integrity: Integrity = Integrity()
+
+    @model_serializer(mode="wrap")
+    def _omit_default_integrity(self, handler):
+        # Trials planned before `integrity:` existed keep their trial.json text (and hash) unchanged.
+        data = handler(self)
+        if isinstance(data, dict) and self.integrity == Integrity():
+            data.pop("integrity", None)
+        return data
 
     def spec_hash(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]

@@ -289,6 +289,21 @@ def trial_run(trial_dir: str = typer.Argument(..., help="a planned trial directo
     raise typer.Exit(run_trial(trial_dir))
 
 
+@app.command("check")
+def check_cmd(
+    trial_dir: str = typer.Argument(..., help="a trial directory"),
+    only: list[str] = typer.Option(None, "--only", help="run just this check (repeatable)"),
+) -> None:
+    """Re-run a trial's integrity checks; verdicts and evidence go to its checks/ folder."""
+    from ptbench.integrity.recheck import recheck
+
+    verdicts, reasons, summary = recheck(trial_dir, checks=only or None)
+    for name, verdict in verdicts.items():
+        print(f"{name:15} {verdict:9} {reasons.get(name, '')}")
+    print(f"evidence: {summary.parent}/<check>.json")
+    raise typer.Exit(1 if "flagged" in verdicts.values() else 0)
+
+
 @app.command("eval")
 def eval_cmd(
     task: str = typer.Argument(..., help="task name"),

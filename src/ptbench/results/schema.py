@@ -92,7 +92,8 @@ class ResultRecord(BaseModel):
     budget: BudgetUsed
     primary_metric: Metric | None = None
     extra_metrics: dict[str, Any] = Field(default_factory=dict)
-    integrity: dict[str, str] = Field(default_factory=dict)
+    integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked
+    integrity_detail: dict[str, str] = Field(default_factory=dict)  # check -> reason (checks/<check>.json has the evidence)
     sandbox: str | None = None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)

@@ -19,8 +19,8 @@ import time
 from typing import Any
 
 from ptbench.core.errors import UserError
-from ptbench.core.files import atomic_write_json
 from ptbench.core.procsec import make_not_dumpable
+from ptbench.integrity import overall, run_checks
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
 from ptbench.agents.redact import RedactingPump
@@ -211,11 +211,8 @@ class Runner:
         self._mark(state, "collect", "ok" if found else "no_model", found=found)
 
     def _integrity(self, state: TrialState) -> None:
-        # Seam for the integrity checks (contamination, model identity, API use). Until they are
-        # built every verdict is "unchecked" — never "clean".
-        verdicts = {"contamination": "unchecked", "model_identity": "unchecked", "api_usage": "unchecked"}
-        atomic_write_json(self.trial.checks_dir / "verdicts.json", verdicts)
-        self._mark(state, "integrity", "unchecked", **verdicts)
+        verdicts = run_checks(self.trial.path, self.spec)
+        self._mark(state, "integrity", overall(verdicts), **verdicts)
 
     def _evaluate(self, state: TrialState) -> None:
         if not state.stages["collect"].detail.get("found"):

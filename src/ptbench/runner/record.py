@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 import time
 
+from ptbench.integrity import read_verdicts
 from ptbench.node.monitor import summarize as monitor_summary
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, MonitorSummary, Provenance, ResultRecord, TaskInfo
 from ptbench.core.provenance import provenance
@@ -67,9 +68,7 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
         failed = json.loads((trial.eval_dir / "failure.json").read_text())
         record.evaluation = failed.get("settings", {})
         record.extra_metrics = {k: v for k, v in failed.items() if k.startswith("judge_")}
-    verdicts = trial.checks_dir / "verdicts.json"
-    if verdicts.exists():
-        record.integrity = json.loads(verdicts.read_text())
+    record.integrity, record.integrity_detail = read_verdicts(trial.checks_dir, list(trial.spec.integrity.checks))
     usage = trial.agent_dir / "usage.json"
     if usage.exists():
         record.usage = json.loads(usage.read_text())

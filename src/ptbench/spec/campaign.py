@@ -116,6 +116,44 @@ class Scoring(Strict):
         default="base_fallback", description="base_fallback: the base model's zero-shot score; exclude: leave it out; nan: the cell becomes nan")
 
 
+INTEGRITY_CHECKS = ("contamination", "model_identity", "api_usage", "judge")
+
+
+class JudgeSettings(Strict):
+    agent: str = Field(default="codex", description="agent scaffold (folder under agents/) run in judge mode")
+    model: str | None = Field(default=None, description="model the judge CLI drives")
+    minutes: float = Field(default=20, gt=0, description="the judge's own wall-clock budget")
+    options: dict[str, Any] = Field(default_factory=dict, description="agent template variables for the judge run")
+
+
+class Integrity(Strict):
+    """`integrity:` in a campaign: which checks run after collect, and what aggregates do with a
+    run that is flagged or could not be checked (base_fallback: the base model's zero-shot score;
+    exclude: left out; show: its own score, marked)."""
+
+    policy: Literal["base_fallback", "exclude", "show"] = "base_fallback"
+    checks: list[str] = Field(default=["contamination", "model_identity", "api_usage"])
+    ngram: int = Field(default=13, ge=3, le=50, description="n-gram length (tokens) of the contamination check")
+    forbidden_models: list[str] = Field(default_factory=list, description="local model folders or hub ids final_model must not be closer to than the base")
+    allowed_sources: list[str] = Field(default_factory=list, description="paths (globs, relative to the workspace) or sha256 hashes of files that are not contamination")
+    check_minutes: float = Field(default=20, gt=0, description="time limit of each check")
+    judge: JudgeSettings | None = None
+
+    @field_validator("checks")
+    @classmethod
+    def _known_checks(cls, v: list[str]) -> list[str]:
+        unknown = [c for c in v if c not in INTEGRITY_CHECKS]
+        if unknown:
+            raise ValueError(f"unknown integrity check {unknown[0]!r} (known: {', '.join(INTEGRITY_CHECKS)})")
+        return v
+
+    @model_validator(mode="after")
+    def _judge_configured(self) -> "Integrity":
+        if "judge" in self.checks and self.judge is None:
+            raise ValueError("the 'judge' check needs a judge: {agent: codex, model: ...} section")
+        return self
+
+
 class Campaign(Strict):
     name: str = Field(description="campaign name: its folder under results_dir")
     agents: list[AgentRef] = Field(min_length=1)
@@ -133,6 +171,7 @@ class Campaign(Strict):
     max_continuations: int = Field(default=0, ge=0, description="times an agent that quits early may be resumed")
     max_requeues: int = Field(default=3, ge=0, description="times a preempted or evicted job may resume")
     scoring: Scoring = Scoring()
+    integrity: Integrity = Integrity()
 
     @field_validator("name")
     @classmethod

@@ -1,0 +1,14 @@
+"""Integrity checks run by the harness after collect: contamination, model identity, forbidden
+API use, and an optional LLM judge. Verdicts are `clean`, `flagged` (with evidence) or
+`unchecked` (with the reason); a check that could not run is never `clean`."""
+
+from ptbench.integrity.report import (
+    CheckReport,
+    Finding,
+    Unchecked,
+    overall,
+    read_verdicts,
+)
+from ptbench.integrity.runner import default_cache_dirs, run_checks
+
+__all__ = ["CheckReport", "Finding", "Unchecked", "default_cache_dirs", "overall", "read_verdicts", "run_checks"]

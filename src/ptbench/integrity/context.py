@@ -1,0 +1,60 @@
+"""What a check sees of a trial: its directory, its spec, and where its cache layer is."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Folders of the agent CLIs' own state in the private HOME (session logs hold every tool output
+# the agent saw, test questions it was allowed to look at included). Scanned only where the
+# trajectory names a file in them as data.
+SCAFFOLD_STATE = (".claude", ".codex", ".gemini", ".local/share/opencode", ".config/opencode", ".npm", ".cache/node")
+
+
+@dataclass
+class CheckContext:
+    trial_dir: Path
+    spec: Any  # ptbench.trial.TrialSpec
+    cache_dirs: list[Path] = field(default_factory=list)  # the trial's cache layer (HF hub / datasets)
+    since: float | None = None  # when the trial's agent first started: cache entries newer than this are its own
+
+    workspace = property(lambda self: self.trial_dir / "workspace")
+    home = property(lambda self: self.trial_dir / "home")
+    agent_dir = property(lambda self: self.trial_dir / "agent")
+    final_model = property(lambda self: self.trial_dir / "final_model")
+
+    @property
+    def config(self):
+        return self.spec.integrity
+
+    def trajectory(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self.agent_dir / "trajectory.json").read_text(errors="replace"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trial_dir": str(self.trial_dir), "cache_dirs": [str(p) for p in self.cache_dirs], "since": self.since}
+
+
+def trajectory_texts(trajectory: dict[str, Any] | None, *, outputs: bool = False) -> list[tuple[str, str]]:
+    """(where, text) of every message and tool-call argument (and, with `outputs`, tool output) in
+    a common-format trajectory (ptbench.agents.traces.model.Trajectory)."""
+    out: list[tuple[str, str]] = []
+    if not trajectory:
+        return out
+    for i, step in enumerate(trajectory.get("steps") or []):
+        if not isinstance(step, dict):
+            continue
+        if isinstance(step.get("text"), str):
+            out.append((f"step {i} ({step.get('kind')})", step["text"]))
+        call = step.get("tool_call")
+        if isinstance(call, dict):
+            args = call.get("arguments")
+            out.append((f"step {i} tool {call.get('name')}", args if isinstance(args, str) else json.dumps(args)))
+            if outputs and isinstance(call.get("output"), str):
+                out.append((f"step {i} tool {call.get('name')} output", call["output"]))
+    return out

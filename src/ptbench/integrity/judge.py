@@ -1,0 +1,156 @@
+"""The optional LLM judge: one of the agent CLIs, run by the harness after the agent, over a
+read-only copy of the workspace and the trajectory, with a prompt shipped by ptbench.
+
+It works in `judge/` beside the trial's checks (never inside the agent's workspace), with its
+own private HOME and its own wall-clock budget (`integrity.judge.minutes`), and must leave a
+JSON verdict with a justification per question. A judge that cannot start, fails, runs out of
+time or writes anything but a valid verdict is `unchecked`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+from typing import Literal
+
+import jinja2
+from pydantic import BaseModel, ValidationError
+
+from ptbench.agents.launcher import build_launch
+from ptbench.core.errors import UserError
+from ptbench.integrity.context import CheckContext
+from ptbench.integrity.report import Finding, Unchecked
+from ptbench.spec.campaign import AgentRef, Budget
+from ptbench.trial import TrialDir
+
+VERDICT_FILE = "verdict.json"
+_COPY_LIMIT = 50 << 20  # files above this (weights, big datasets) are listed, not copied
+_WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
+
+
+class Answer(BaseModel):
+    verdict: Literal["clean", "flagged"]
+    justification: str
+
+
+class JudgeVerdict(BaseModel):
+    contamination: Answer
+    disallowed_model_use: Answer
+
+
+def check(ctx: CheckContext) -> Finding:
+    settings = ctx.config.judge
+    if settings is None:
+        raise Unchecked("no integrity.judge settings")
+    work = _fresh_dir(ctx.trial_dir / "judge")
+    evidence = work / "workspace" / "evidence"
+    skipped = _copy_evidence(ctx, evidence)
+    spec = ctx.spec.model_copy(update={
+        "trial_id": f"{ctx.spec.trial_id}.judge",
+        "agent": AgentRef(name=settings.agent, model=settings.model, options=settings.options),
+        "budget": Budget(hours=settings.minutes / 60, gpus=0),
+    })
+    for d in ("agent", "home/tmp"):
+        (work / d).mkdir(parents=True, exist_ok=True)
+    (work / "trial.json").write_text(spec.model_dump_json(indent=2))
+    judge_trial = TrialDir(work)
+    prompt = _prompt(ctx, has_trajectory=(evidence / "trajectory.json").exists())
+    (work / "prompt.txt").write_text(prompt)
+    try:
+        launch = build_launch(judge_trial, prompt=prompt)
+    except UserError as exc:
+        raise Unchecked(f"judge could not start: {exc}") from None
+    if not launch.argv or not launch.argv[0]:
+        raise Unchecked(f"judge agent '{settings.agent}' has no executable here (install its CLI)")
+    started = time.time()
+    rc = _run(launch, work / "agent" / "native.log", settings.minutes * 60)
+    details = {"judge_agent": settings.agent, "judge_model": settings.model, "exit_code": rc, "seconds": round(time.time() - started, 1),
+               "log": str((work / "agent" / "native.log").relative_to(ctx.trial_dir)), "not_copied": skipped[:50]}
+    if rc == 124:
+        raise Unchecked(f"judge ran out of its {settings.minutes:g} min budget")
+    if rc != 0:
+        raise Unchecked(f"judge exited with code {rc} (see {details['log']})")
+    try:
+        verdict = JudgeVerdict.model_validate_json((work / "workspace" / VERDICT_FILE).read_bytes())
+    except FileNotFoundError:
+        raise Unchecked(f"judge finished without writing {VERDICT_FILE}") from None
+    except (ValidationError, ValueError) as exc:
+        raise Unchecked(f"judge wrote an invalid {VERDICT_FILE} ({str(exc).splitlines()[0][:200]})") from None
+    answers = {"contamination": verdict.contamination, "disallowed_model_use": verdict.disallowed_model_use}
+    flagged = {k: a for k, a in answers.items() if a.verdict == "flagged"}
+    details["answers"] = {k: a.model_dump() for k, a in answers.items()}
+    if flagged:
+        return Finding(verdict="flagged", reason="judge flagged " + ", ".join(flagged),
+                       evidence=[{"question": k, "justification": a.justification} for k, a in flagged.items()], details=details)
+    return Finding(verdict="clean", reason="judge found neither contamination nor disallowed model use", details=details)
+
+
+def _fresh_dir(path: Path) -> Path:
+    if path.exists() or path.is_symlink():
+        old = path.with_name(f"{path.name}.{int(time.time())}")
+        path.rename(old)  # a previous judge run stays for the reviewer
+    path.mkdir()
+    return path
+
+
+def _copy_evidence(ctx: CheckContext, dest: Path) -> list[str]:
+    skipped: list[str] = []
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        out = []
+        for n in names:
+            p = Path(folder) / n
+            if n in (".git", "node_modules", "__pycache__") or p.is_symlink():
+                out.append(n)
+            elif p.is_file() and (n.endswith(_WEIGHTS) or p.stat().st_size > _COPY_LIMIT):
+                out.append(n)
+                skipped.append(str(p.relative_to(ctx.trial_dir)))
+        return out
+
+    if ctx.workspace.is_dir():
+        shutil.copytree(ctx.workspace, dest / "workspace", ignore=ignore)
+    else:
+        (dest / "workspace").mkdir(parents=True)
+    if (ctx.agent_dir / "trajectory.json").is_file():
+        shutil.copy2(ctx.agent_dir / "trajectory.json", dest / "trajectory.json")
+    checks = {p.stem: json.loads(p.read_text()) for p in sorted((ctx.trial_dir / "checks").glob("*.json"))
+              if p.stem not in ("verdicts", "summary", "judge")}
+    (dest / "deterministic_checks.json").write_text(json.dumps(checks, indent=1))
+    for p in [dest, *dest.rglob("*")]:  # read-only: the judge reviews, it does not edit
+        mode = p.lstat().st_mode
+        if not stat.S_ISLNK(mode):
+            os.chmod(p, mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    return skipped
+
+
+def _prompt(ctx: CheckContext, *, has_trajectory: bool) -> str:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ptbench.integrity", "templates"), undefined=jinja2.StrictUndefined)
+    return env.get_template("judge_prompt.md.j2").render(base_model=ctx.spec.base_model.id, task=ctx.spec.task.name,
+                                                         verdict_file=VERDICT_FILE, has_trajectory=has_trajectory)
+
+
+def _run(launch, log_path: Path, limit: float) -> int:
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(launch.argv, cwd=launch.cwd, env=launch.env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            rc = 124
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the CLI's own children too
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    text = log_path.read_text(errors="replace")
+    for secret in sorted((s for s in launch.secrets.values() if len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "[REDACTED]")
+    log_path.write_text(text)
+    return rc

@@ -1,0 +1,80 @@
+"""What a check reports, and the files that carry its verdict (`checks/<check>.json`,
+`checks/verdicts.json`).
+
+A verdict is `clean`, `flagged` (with evidence) or `unchecked` (with the reason). Anything that
+is not a well-formed report the harness wrote itself reads as `unchecked`: a missing file, a
+corrupt one, an unknown verdict. A check can never become `clean` by failing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+Verdict = Literal["clean", "flagged", "unchecked"]
+VERDICTS_FILE = "verdicts.json"
+SUMMARY_FILE = "summary.json"
+MAX_EVIDENCE = 50  # per check; the count of all findings is in details
+
+
+class Unchecked(Exception):
+    """Raised by a check that cannot decide (data unavailable, unreadable model, ...)."""
+
+
+class Finding(BaseModel):
+    """What a check function returns."""
+
+    verdict: Verdict
+    reason: str
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckReport(Finding):
+    """`checks/<check>.json`, written by the harness only."""
+
+    check: str
+    harness_version: str
+    started_at: float
+    seconds: float
+
+
+def unchecked(check: str, reason: str, *, version: str, started_at: float, seconds: float = 0.0) -> CheckReport:
+    return CheckReport(check=check, verdict="unchecked", reason=reason, harness_version=version, started_at=started_at, seconds=seconds)
+
+
+def read_verdicts(checks_dir: Path, expected: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(verdicts, reasons) for the result record. A check that was expected but has no valid
+    verdict is `unchecked`; an empty or unreadable verdicts.json never means clean."""
+    verdicts: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    try:
+        raw = json.loads((checks_dir / VERDICTS_FILE).read_text())
+    except (OSError, ValueError):
+        raw = {}
+    for name in sorted(set(expected) | set(raw if isinstance(raw, dict) else {})):
+        value = raw.get(name) if isinstance(raw, dict) else None
+        verdicts[name] = value if value in ("clean", "flagged", "unchecked") else "unchecked"
+        try:
+            report = CheckReport.model_validate_json((checks_dir / f"{name}.json").read_bytes())
+            reasons[name] = report.reason
+            if report.verdict != verdicts[name]:  # the two files disagree: trust neither
+                verdicts[name], reasons[name] = "unchecked", f"verdicts.json and {name}.json disagree"
+        except (OSError, ValidationError, ValueError):
+            if verdicts[name] != "unchecked":
+                verdicts[name] = "unchecked"
+            reasons[name] = f"no valid checks/{name}.json"
+    return verdicts, reasons
+
+
+def overall(verdicts: dict[str, str]) -> str:
+    """One word for a trial: flagged beats unchecked beats clean; nothing checked is unchecked."""
+    values = set(verdicts.values())
+    if "flagged" in values:
+        return "flagged"
+    if not values or values != {"clean"}:
+        return "unchecked"
+    return "clean"

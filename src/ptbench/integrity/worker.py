@@ -1,0 +1,47 @@
+"""One check in its own process: `python -m ptbench.integrity.worker CHECK CONTEXT_JSON OUT_JSON`.
+
+The runner gives each check a process so a hung or crashing check is killed at its time limit and
+becomes `unchecked` without taking the runner with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from ptbench.core.files import atomic_write_text
+from ptbench.integrity.context import CheckContext
+from ptbench.integrity.report import Finding, Unchecked
+
+CHECK_FUNCTIONS = {
+    "contamination": "ptbench.integrity.contamination.check:check",
+    "model_identity": "ptbench.integrity.model_identity:check",
+    "api_usage": "ptbench.integrity.api_usage:check",
+    "judge": "ptbench.integrity.judge:check",
+}
+
+
+def run_check(name: str, ctx: CheckContext) -> Finding:
+    module, func = CHECK_FUNCTIONS[name].split(":")
+    try:
+        return getattr(importlib.import_module(module), func)(ctx)
+    except Unchecked as exc:
+        return Finding(verdict="unchecked", reason=str(exc))
+
+
+def main(argv: list[str]) -> int:
+    from ptbench.trial import TrialDir
+
+    name, ctx_file, out = argv
+    raw = json.loads(Path(ctx_file).read_text())
+    trial = TrialDir(raw["trial_dir"])
+    ctx = CheckContext(trial_dir=trial.path, spec=trial.spec, cache_dirs=[Path(p) for p in raw["cache_dirs"]], since=raw["since"])
+    finding = run_check(name, ctx)
+    atomic_write_text(out, finding.model_dump_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,55 @@
+"""The optional LLM judge: a real agent CLI (Claude Code) driven by the scripted provider writes
+its verdict file, which is parsed; a judge that crashes or writes garbage is `unchecked`."""
+
+from __future__ import annotations
+
+import json
+import stat
+
+import pytest
+
+from ptbench.agents import load_agent
+from ptbench.agents.launcher import find_executable
+from ptbench.integrity.context import CheckContext
+from ptbench.integrity.judge import check
+from ptbench.integrity.report import Unchecked
+from tests.support import require
+
+from .conftest import write_trajectory
+
+VERDICT = {"contamination": {"verdict": "flagged", "justification": "make_data.py copies test questions into data/sft.jsonl (line 4)"},
+           "disallowed_model_use": {"verdict": "clean", "justification": "only the given base model is loaded"}}
+
+
+def judged(trial_factory, agent: str, **judge):
+    trial = trial_factory(task="arithmetic", options={"n_test": 4},
+                          integrity={"checks": ["judge"], "judge": {"agent": agent, "minutes": 5, **judge}})
+    (trial.workspace / "make_data.py").write_text("print('hello')\n")
+    write_trajectory(trial, ["python make_data.py"])
+    return trial, CheckContext(trial_dir=trial.path, spec=trial.spec)
+
+
+@pytest.mark.slow
+def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripted_provider, monkeypatch):
+    # The judge finds its CLI the way the solve stage does (npm prefix of the repo, or PATH).
+    require(find_executable(load_agent("claude-code")) is not None, "claude-code not installed: bash scripts/install.sh test")
+    provider = scripted_provider([{"write_file": {"path": "verdict.json", "content": json.dumps(VERDICT)}}, {"message": "Reviewed."}])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary-judge-7d1e")
+    trial, ctx = judged(trial_factory, "claude-code", model="claude-sonnet-4-5", options={"base_url": provider.base_url})
+    f = check(ctx)
+    assert f.verdict == "flagged", f
+    assert f.evidence == [{"question": "contamination", "justification": VERDICT["contamination"]["justification"]}]
+    assert f.details["answers"]["disallowed_model_use"]["verdict"] == "clean"
+    prompt = json.dumps(provider.requests)
+    assert "evidence/trajectory.json" in prompt and "arithmetic" in prompt  # the shipped prompt reached the model
+    copy = trial.path / "judge" / "workspace" / "evidence" / "workspace" / "make_data.py"
+    assert copy.read_text() == "print('hello')\n" and not copy.stat().st_mode & stat.S_IWUSR
+    assert "sk-canary-judge-7d1e" not in (trial.path / "judge" / "agent" / "native.log").read_text()
+    assert not (trial.workspace / "verdict.json").exists()  # nothing written into the agent's tree
+
+
+@pytest.mark.parametrize("agent, why", [("judge-crash", "exited with code 3"), ("judge-garbage", "invalid verdict.json")])
+def test_a_judge_that_crashes_or_writes_garbage_is_unchecked(trial_factory, test_agents, agent, why):
+    _, ctx = judged(trial_factory, agent)
+    with pytest.raises(Unchecked, match=why):
+        check(ctx)
