@@ -19,7 +19,7 @@ from ptbench.bootcamp.heavy import HeavyReward, HeavyTool
 
 # Design variable -> (PyBaMM parameter, unit scale, bounds in the unit shown to the model)
 VARIABLES = {
-    "positive_thickness_um": ("Positive electrode thickness [m]", 1e-6, (40.0, 110.0)),
+    "positive_thickness_um": ("Positive electrode thickness [m]", 1e-6, (40.0, 80.0)),
     "negative_thickness_um": ("Negative electrode thickness [m]", 1e-6, (50.0, 120.0)),
     "positive_particle_radius_um": ("Positive particle radius [m]", 1e-6, (2.0, 10.0)),
 }
