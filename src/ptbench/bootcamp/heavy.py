@@ -37,7 +37,11 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_init(memory_mb: int | None) -> None:
+def _worker_init(memory_mb: int | None, nice: int) -> None:
+    # Below the shard's priority: when simulations saturate the cores, the event loop (and a model
+    # server on the same node) still get a core the moment they need one.
+    if nice:
+        os.nice(nice)
     # One BLAS/OpenMP thread per worker: the pool already uses every core.
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"
@@ -74,27 +78,30 @@ class WorkerPool:
     """A pebble ProcessPool shared by the heavy tools and rewards of one process (reference-counted)."""
 
     _lock = threading.Lock()
-    _shared: dict[tuple[int, int | None], "WorkerPool"] = {}
+    _shared: dict[tuple[int, int | None, int], "WorkerPool"] = {}
 
-    def __init__(self, workers: int, memory_mb: int | None) -> None:
+    def __init__(self, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()) -> None:
         from pebble import ProcessPool
 
-        self.key = (workers, memory_mb)
+        self.key = (workers, memory_mb, nice)
         self.users = 0
         # forkserver, not fork: the shard has threads (event loop helpers, aiohttp) whose locks a
         # forked child would inherit held.
         # forked child would inherit held. Preload this module only: the default also re-imports the
         # shard's __main__ in the server.
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["ptbench.bootcamp.heavy"])
-        self.pool = ProcessPool(max_workers=workers, initializer=_worker_init, initargs=(memory_mb,), context=ctx)
+        # `preload` (e.g. pybamm) is imported once in the server, so a fresh worker is ready at once.
+        ctx.set_forkserver_preload(["ptbench.bootcamp.heavy", *preload])
+        self.pool = ProcessPool(max_workers=workers, initializer=_worker_init, initargs=(memory_mb, nice), context=ctx)
+        # pebble forks its workers on the first schedule: do that here (callers are off the event loop).
+        self.pool.schedule(os.getpid).result(timeout=120)
 
     @classmethod
-    def acquire(cls, workers: int, memory_mb: int | None) -> "WorkerPool":
+    def acquire(cls, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()) -> "WorkerPool":
         with cls._lock:
-            pool = cls._shared.get((workers, memory_mb))
+            pool = cls._shared.get((workers, memory_mb, nice))
             if pool is None:
-                pool = cls._shared[(workers, memory_mb)] = cls(workers, memory_mb)
+                pool = cls._shared[(workers, memory_mb, nice)] = cls(workers, memory_mb, nice, preload)
             pool.users += 1
             return pool
 
@@ -152,13 +159,16 @@ class HeavyTool(Tool):
     """A tool whose `execute_sync(state, arguments)` runs in a worker process.
 
     Params every heavy tool takes: `call_timeout_s` (worker-side limit; default 60), `memory_mb`
-    (RLIMIT_AS per worker; default 4096), `workers` (default: the cores this process may use).
+    (RLIMIT_AS per worker; default 4096), `workers` (default: the cores this process may use),
+    `nice` (worker priority below the shard's; default 10).
     `create_sync`/`release_sync` run in the shard (keep them cheap); the state they make must be
     picklable, and what `execute_sync` changes in it is copied back after each call.
     """
 
     heavy: ClassVar[bool] = True
     blocking: ClassVar[bool] = True
+    preload: ClassVar[tuple[str, ...]] = ()
+    """Modules the forkserver imports once (when this tool starts the pool), so workers start warm."""
     _POOL_PARAMS = ("call_timeout_s", "memory_mb", "workers")
 
     def __init__(self, **params: Any) -> None:
@@ -166,12 +176,20 @@ class HeavyTool(Tool):
         self.call_timeout_s = float(params.get("call_timeout_s", 60.0))
         self.memory_mb = params.get("memory_mb", 4096)
         self.workers = int(params.get("workers") or default_workers())
+        self.nice = int(params.get("nice", 10))
         self._pool: WorkerPool | None = None
+        self._pool_lock = threading.Lock()
 
     def pool(self) -> WorkerPool:
-        if self._pool is None:
-            self._pool = WorkerPool.acquire(self.workers, self.memory_mb)
-        return self._pool
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = WorkerPool.acquire(self.workers, self.memory_mb, self.nice, self.preload)
+            return self._pool
+
+    async def create(self, identity: Identity) -> Any:
+        if self._pool is None:  # starting the pool forks processes: not on the event loop
+            await asyncio.to_thread(self.pool)
+        return await super().create(identity)
 
     async def execute(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
         try:

@@ -101,6 +101,7 @@ class BatteryDesign(Generator):
 
 @register_tool("simulate_cell")
 class SimulateCell(HeavyTool):
+    preload = ("pybamm",)
     description = "Simulate a constant-current discharge of the cell with the given design; returns energy, capacity and end voltage."
     parameters = {
         "type": "object",
