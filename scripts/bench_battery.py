@@ -76,25 +76,42 @@ def main() -> None:
         (tmp / "out" / "shards").mkdir(parents=True, exist_ok=True)
         env = _environment(settings, tmp / "out")
         cpu: dict[int, float] = {}
+        other: dict[int, float] = {}
         stop = threading.Event()
         me = psutil.Process()
+        own0 = sum(me.cpu_times()[:2])
 
         def sample() -> None:  # worker CPU time, by pid, so replaced workers still count
             while not stop.is_set():
                 direct = {c.pid for c in me.children()}  # the endpoint, forkserver, resource tracker
                 for c in me.children(recursive=True):
                     try:
-                        if c.pid not in direct:  # pool workers are the forkserver's children
-                            ct = c.cpu_times()
-                            cpu[c.pid] = ct.user + ct.system
+                        ct = c.cpu_times()
+                        (cpu if c.pid not in direct else other)[c.pid] = ct.user + ct.system  # workers: the forkserver's children
                     except psutil.Error:
                         pass
                 time.sleep(0.2)
 
         threading.Thread(target=sample, daemon=True).start()
         t0 = time.perf_counter()
-        counts = asyncio.run(run_rows(env, settings, rows, tmp / "out" / "shards" / "bench.jsonl"))
+        lags: list[float] = []
+
+        async def probed():  # event-loop lag: how late a 10 ms sleep wakes up (the harness's own stalls)
+            async def probe() -> None:
+                while True:
+                    t = time.perf_counter()
+                    await asyncio.sleep(0.01)
+                    lags.append(time.perf_counter() - t - 0.01)
+
+            task = asyncio.create_task(probe())
+            try:
+                return await run_rows(env, settings, rows, tmp / "out" / "shards" / "bench.jsonl")
+            finally:
+                task.cancel()
+
+        counts = asyncio.run(probed())
         wall = time.perf_counter() - t0
+        own = sum(me.cpu_times()[:2]) - own0
         stop.set()
     workers = default_workers()
     traces = [json.loads(x) for x in (tmp / "out" / "shards" / "bench.jsonl").read_text().splitlines()]
@@ -105,6 +122,8 @@ def main() -> None:
         "episodes": len(traces), "ok": counts["ok"], "error": counts["error"], "mean_score": round(statistics.mean(t["score"] or 0 for t in traces), 4),
         "concurrency": args.concurrency, "workers": workers, "nice": args.nice, "load_average_1m": round(psutil.getloadavg()[0], 2), "wall_s": round(wall, 1), "simulations": sims,
         "cores_busy_pct": round(100 * sum(cpu.values()) / (wall * workers), 1),
+        "shard_process_cpu_pct_of_one_core": round(100 * own / wall, 1), "endpoint_and_helpers_cpu_pct_of_one_core": round(100 * sum(other.values()) / wall, 1),
+        "event_loop_lag_ms": {"p50": round(sorted(lags)[len(lags) // 2] * 1000, 2), "p99": round(sorted(lags)[int(0.99 * len(lags))] * 1000, 2), "max": round(max(lags) * 1000, 2)},
         "model_calls": len(lat), "model_call_overhead_ms": {"p50": round(p(0.5), 2), "p99": round(p(0.99), 2), "max": round(lat[-1] * 1000, 2)},
     }, indent=2))
 
