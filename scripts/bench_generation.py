@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
 from ptbench.bootcamp.environment import build_environment  # noqa: E402
+from ptbench.core.errors import UserError  # noqa: E402
 
 CHEAP = ["arithmetic", "mastermind", "sql_explore"]
 HEAVY = ["combinatorial", "forecasting", "robot_arm", "poker", "battery"]
@@ -41,14 +42,17 @@ def case_rate(name: str, n: int) -> dict[str, float]:
     return out
 
 
-def pipeline_rate(name: str, n: int) -> float:
+def pipeline_rate(name: str, n: int) -> float | str:
     data = yaml.safe_load((REPO / "campaigns" / "bootcamp" / f"{name}.yaml").read_text())
     data["splits"] = {"test": n}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{name}.yaml"
         path.write_text(yaml.safe_dump(data))
         t = time.perf_counter()
-        generate(load_bootcamp(path), Path(tmp) / "data")
+        try:
+            generate(load_bootcamp(path), Path(tmp) / "data")
+        except UserError as exc:  # a level with fewer distinct cases than asked (dedup)
+            return str(exc)
         return round(n / (time.perf_counter() - t), 1)
 
 
@@ -57,6 +61,7 @@ def main() -> None:
     ap.add_argument("--cheap-n", type=int, default=100_000)
     ap.add_argument("--heavy-n", type=int, default=200, help="cases per level for the simulator/solver environments (battery: a tenth)")
     ap.add_argument("--pipeline", action="store_true", help="also time the full generate pipeline for the cheap environments")
+    ap.add_argument("--pipeline-n", type=int, default=20_000, help="test-split size for --pipeline")
     ap.add_argument("--only", nargs="*", default=None)
     args = ap.parse_args()
     report: dict[str, object] = {}
@@ -66,7 +71,8 @@ def main() -> None:
         n = args.cheap_n if name in CHEAP else max(1, args.heavy_n // (10 if name == "battery" else 1))
         entry: dict[str, object] = {"n_per_level": n, "cases_per_s": case_rate(name, n)}
         if args.pipeline and name in CHEAP:
-            entry["pipeline_cases_per_s"] = pipeline_rate(name, n)
+            entry["pipeline_n"] = args.pipeline_n
+            entry["pipeline_cases_per_s"] = pipeline_rate(name, args.pipeline_n)
         report[name] = entry
         print(name, json.dumps(entry), flush=True)
     print(json.dumps(report, indent=2))
