@@ -49,7 +49,7 @@ def test_hang_is_killed_at_its_timeout_and_the_worker_replaced_crashes_are_error
     assert out["ticks"] >= 10  # the loop kept running while the worker spun
     assert out["after"].error is None and out["after"].text.split()[1] != first_pid  # a fresh worker
     crashed = out["crashed"]
-    assert crashed["exit"].error == "tool_crashed" and "exit code 3" in crashed["exit"].text
+    assert crashed["exit"].error == "tool_crashed" and "exit code" in crashed["exit"].text
     assert crashed["segfault"].error == "tool_crashed" and "-11" in crashed["segfault"].text
     assert crashed["oom"].error == "tool_memory"
     assert crashed["raise"].error == "tool_exception" and "simulator diverged" in crashed["raise"].text
@@ -114,3 +114,45 @@ def test_rollout_records_worker_crashes_and_leaves_no_worker(tmp_path, campaign_
     while _children() - before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not (_children() - before)
+
+
+def test_workers_die_with_a_killed_shard(tmp_path) -> None:
+    """SIGKILL the process that owns the pool mid-call: its workers (and the forkserver) go too."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "owner.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from ptbench.bootcamp.api import TOOLS\n"
+        "import tests.bootcamp.heavy_tools\n"
+        "tool = TOOLS.get('misbehave')(call_timeout_s=600, memory_mb=512, workers=2)\n"
+        "async def main():\n"
+        "    s = await tool.create({})\n"
+        "    print((await tool.execute(s, {'mode': 'ok'})).text.split()[1], flush=True)\n"
+        "    await tool.execute(s, {'mode': 'hang'})\n"
+        "if __name__ == '__main__':  # forkserver children import the main module, as with spawn\n"
+        "    asyncio.run(main())\n"
+    )
+    repo = str(__import__("pathlib").Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env, cwd=repo)
+    try:
+        pid = int(proc.stdout.readline())
+        family = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+        assert pid in family
+        time.sleep(0.5)  # the hang is running
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 15
+        alive = family
+        while alive and time.monotonic() < deadline:
+            alive = [p for p in family if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+            time.sleep(0.2)
+        assert not alive, f"workers outlived their killed owner: {alive}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

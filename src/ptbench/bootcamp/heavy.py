@@ -37,7 +37,29 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_init(memory_mb: int | None, nice: int) -> None:
+def _watch_owner(owner: int) -> None:
+    """If the shard that owns the pool dies (even by SIGKILL), end this worker and the forkserver that
+    forked it (our parent, not the shard's): nothing it started keeps running. The resource tracker
+    then sees its pipe close and exits too."""
+    import time
+
+    while True:
+        time.sleep(1.0)
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            parent = os.getppid()
+            if parent not in (owner, 1):
+                try:
+                    os.kill(parent, signal.SIGKILL)
+                except OSError:
+                    pass
+            os._exit(1)
+
+
+def _worker_init(memory_mb: int | None, nice: int, owner: int | None = None) -> None:
+    if owner is not None:
+        threading.Thread(target=_watch_owner, args=(owner,), daemon=True).start()
     # Below the shard's priority: when simulations saturate the cores, the event loop (and a model
     # server on the same node) still get a core the moment they need one.
     if nice:
@@ -92,7 +114,7 @@ class WorkerPool:
         ctx = multiprocessing.get_context("forkserver")
         # `preload` (e.g. pybamm) is imported once in the server, so a fresh worker is ready at once.
         ctx.set_forkserver_preload(["ptbench.bootcamp.heavy", *preload])
-        self.pool = ProcessPool(max_workers=workers, initializer=_worker_init, initargs=(memory_mb, nice), context=ctx)
+        self.pool = ProcessPool(max_workers=workers, initializer=_worker_init, initargs=(memory_mb, nice, os.getpid()), context=ctx)
         # pebble forks its workers on the first schedule: do that here (callers are off the event loop).
         self.pool.schedule(os.getpid).result(timeout=120)
 
