@@ -16,7 +16,8 @@ if [ "$role" = demo ]; then
   exit 0
 fi
 
-$PIP -e ".[train,eval,slurm,condor,bootcamp,dev]"
+# The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
+$PIP -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting]"
 
 # vLLM's CPU build (module `vllm`); its torchvision/torchaudio/torchcodec wheels do not match the CPU
 # torch and break imports, and nothing here needs them.

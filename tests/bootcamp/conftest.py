@@ -64,3 +64,21 @@ def shard_records(out: Path) -> list[dict]:
     from ptbench.core.files import read_jsonl
 
     return [r for p in sorted((out / "shards").glob("shard-*.jsonl")) for r in read_jsonl(p)]
+
+
+def rollout_with(tmp_path: Path, endpoint: str, *, base: str = "arithmetic", test: int = 3, train: int = 1, **fields):
+    """A rollout folder for `base`'s example YAML with top-level fields replaced (tools, imports, limits...)."""
+    import yaml
+
+    from ptbench.bootcamp import generate, load_bootcamp
+    from ptbench.bootcamp.rollout import RolloutSettings, write_settings
+
+    data = yaml.safe_load((CAMPAIGNS / f"{base}.yaml").read_text())
+    data.update(fields, splits={"test": test, "train": train})
+    path = tmp_path / f"{base}-with.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    cfg = load_bootcamp(path)
+    generate(cfg, tmp_path / "data")
+    out = tmp_path / "rollout"
+    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp_path / "data"), split="test", endpoint=endpoint, model="scripted", concurrency=8, request_timeout_s=10.0), force=True)
+    return out

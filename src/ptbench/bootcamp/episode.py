@@ -10,6 +10,7 @@ from typing import Any
 from ptbench.bootcamp.api import Identity, ToolError, ToolResult
 from ptbench.bootcamp.client import ChatClient, ChatError
 from ptbench.bootcamp.environment import Environment
+from ptbench.bootcamp.heavy import score_async
 from ptbench.bootcamp.traces import TRACE_SCHEMA
 
 
@@ -116,7 +117,7 @@ async def run_episode(env: Environment, row: dict[str, Any], client: ChatClient,
     )
     if error is None:
         try:
-            reward = env.reward.score(final_text, identity)
+            reward = await score_async(env.reward, final_text, identity, list(env.tools.values()))
         except Exception as exc:
             error = _bug_record(exc, "reward_error")
             stop_reason = trace["stop_reason"] = "error"

@@ -296,9 +296,27 @@ def serve_tools(
 
 
 @app.command("list")
-def list_components() -> None:
-    """Show the registered generators, tools, interactions and reward calculators."""
-    from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
+def list_components(
+    campaigns: Optional[Path] = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
+    as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
+) -> None:
+    """The environment catalogue (domain, tools, levels, extra to install), then the registered parts."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
 
+    from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
+    from ptbench.bootcamp.catalogue import rows
+
+    entries = rows(campaigns)
+    if as_json:
+        print(json.dumps(entries, indent=2))
+        return
+    table = Table(title="bootcamp environments")
+    for col in ("name", "domain", "tools", "levels", "extra", "installed"):
+        table.add_column(col)
+    for e in entries:
+        table.add_row(*(escape(e[c]) for c in ("name", "domain", "tools", "levels", "extra", "installed")))
+    Console(width=200).print(table)
     for reg in (GENERATORS, TOOLS, INTERACTIONS, REWARDS):
         print(f"{reg.kind}s: {', '.join(reg.names())}")

@@ -1,3 +1,18 @@
-"""The environments that ship with ptbench; importing this package registers them."""
+"""The environments that ship with ptbench; importing this package registers them.
 
-from ptbench.bootcamp.envs import arithmetic, answers, mastermind, sql_explore  # noqa: F401
+The simulator- and solver-backed ones import their packages (pybamm, pokerkit, ortools, statsmodels)
+only when a case is generated, a tool runs or a reward is computed, so registering them stays cheap
+and each needs only its own extra (`ptbench bootcamp list` names it).
+"""
+
+from ptbench.bootcamp.envs import (  # noqa: F401
+    answers,
+    arithmetic,
+    battery,
+    combinatorial,
+    forecasting,
+    mastermind,
+    poker,
+    robot_arm,
+    sql_explore,
+)
