@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ptbench.core.aioserve import serve_in_thread
 from ptbench.gateway.server import COST_CAP_MARK, Gateway, Upstream
 
 TOKEN_PREFIX = "ptb-trial-"
@@ -30,33 +30,16 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 @contextmanager
 def gateway_in_thread(gateway: Gateway, host: str = "127.0.0.1") -> Iterator[Gateway]:
     """Serve `gateway` on a free loopback port from a background thread of this process."""
-    loop = new_event_loop()
-    ready = threading.Event()
-    failure: list[BaseException] = []
 
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(gateway.start(host))
-        except BaseException as exc:  # surfaced to the caller below
-            failure.append(exc)
-            ready.set()
-            return
-        ready.set()
-        loop.run_forever()
-        loop.run_until_complete(gateway.stop())
-        loop.close()
+    class _OnHost:  # start() on the chosen host
+        async def start(self) -> str:
+            return await gateway.start(host)
 
-    thread = threading.Thread(target=serve, name="llm-gateway", daemon=True)
-    thread.start()
-    ready.wait(30)
-    if failure:
-        raise failure[0]
-    try:
+        async def stop(self) -> None:
+            await gateway.stop()
+
+    with serve_in_thread(_OnHost(), name="llm-gateway", loop=new_event_loop()):
         yield gateway
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
 
 
 __all__ = ["COST_CAP_MARK", "TOKEN_PREFIX", "Gateway", "Upstream", "gateway_in_thread", "new_trial_token"]

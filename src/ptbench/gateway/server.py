@@ -25,6 +25,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from ptbench.core.aioserve import start_catch_all
 from ptbench.core.http import parse_retry_after
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.wire import (
@@ -252,14 +253,7 @@ class Gateway:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=900)
         self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
                                               skip_auto_headers=("User-Agent",))
-        app = web.Application(client_max_size=256 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port chosen when port=0
-        self.base_url = f"http://{host}:{sock.getsockname()[1]}"
+        self._runner, self.base_url = await start_catch_all(self.handle, host, port)
         return self.base_url
 
     async def stop(self) -> None:

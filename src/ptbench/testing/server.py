@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from ptbench.core.aioserve import serve_in_thread, start_catch_all
 from ptbench.core.files import append_jsonl
 from ptbench.testing.player import Player, RequestView
 from ptbench.testing.script import Script
@@ -128,19 +128,8 @@ class ScriptedProvider:
         return resp
 
     # ----- lifecycle -------------------------------------------------------------------------
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=256 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        return app
-
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        # A reply held by delay_s must not hold up shutdown (watchdog kills, test teardown).
-        self._runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
-        await site.start()
-        sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port chosen when port=0
-        self.base_url = f"http://{host}:{sock.getsockname()[1]}"
+        self._runner, self.base_url = await start_catch_all(self.handle, host, port)
         return self.base_url
 
     async def stop(self) -> None:
@@ -153,30 +142,5 @@ class ScriptedProvider:
 def provider_in_thread(script: Script, record_path: str | Path | None = None, secrets: tuple[str, ...] = ()) -> Iterator[ScriptedProvider]:
     """Run a ScriptedProvider on a free port in a background thread; its `base_url` is set on entry."""
     provider = ScriptedProvider(script, record_path, secrets)
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-    failure: list[BaseException] = []
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(provider.start())
-        except BaseException as exc:  # surfaced to the caller below
-            failure.append(exc)
-            ready.set()
-            return
-        ready.set()
-        loop.run_forever()
-        loop.run_until_complete(provider.stop())
-        loop.close()
-
-    thread = threading.Thread(target=serve, name="scripted-provider", daemon=True)
-    thread.start()
-    ready.wait(30)
-    if failure:
-        raise failure[0]
-    try:
+    with serve_in_thread(provider, name="scripted-provider"):
         yield provider
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)

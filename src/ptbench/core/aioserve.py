@@ -1,0 +1,66 @@
+"""Small HTTP servers the harness runs inside its own process: the per-trial LLM gateway and the
+scripted model provider. One catch-all aiohttp app on a free loopback port, served from a
+background thread so the caller's code stays synchronous."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+
+class AsyncServer(Protocol):
+    async def start(self) -> Any: ...
+
+    async def stop(self) -> None: ...
+
+
+async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = "127.0.0.1", port: int = 0) -> tuple[Any, str]:
+    """Serve `handler` for every method and path; returns (the app runner to clean up, base URL)."""
+    from aiohttp import web
+
+    app = web.Application(client_max_size=256 * 1024 * 1024)
+    app.router.add_route("*", "/{tail:.*}", handler)
+    # A reply held open (a slow stream, a scripted delay) must not hold up shutdown.
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port chosen when port=0; aiohttp has no public getter
+    return runner, f"http://{host}:{sock.getsockname()[1]}"
+
+
+@contextmanager
+def serve_in_thread(server: AsyncServer, *, name: str, loop: asyncio.AbstractEventLoop | None = None,
+                    start_timeout_s: float = 30) -> Iterator[None]:
+    """Run `server.start()` on an event loop in a daemon thread, serve until the block ends, then
+    `server.stop()`. A failure to start is raised here, in the caller's thread."""
+    loop = loop or asyncio.new_event_loop()
+    ready = threading.Event()
+    failure: list[BaseException] = []
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(server.start())
+        except BaseException as exc:  # surfaced to the caller below
+            failure.append(exc)
+            ready.set()
+            return
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(server.stop())
+        loop.close()
+
+    thread = threading.Thread(target=serve, name=name, daemon=True)
+    thread.start()
+    ready.wait(start_timeout_s)
+    if failure:
+        raise failure[0]
+    try:
+        yield
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
