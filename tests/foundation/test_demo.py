@@ -18,7 +18,8 @@ def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
     path.write_text(text)
     run = ptbench("run", str(path), cwd=tmp_path, timeout=900)
     assert run.returncode == 0, run.stderr
-    rows = json.loads((tmp_path / "results" / "demo" / "tables" / "results.json").read_text())
+    rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "results" / "demo").glob("*/result.json"))]
+    assert len(rows) == 4
     scores: dict[str, list[float]] = {}
     for r in rows:
         assert r["status"] == "completed", r

@@ -26,6 +26,7 @@ seeds: [0]
 budget: {hours: BUDGET, gpus: 0, grace_seconds: 5, warn_seconds: 5}
 results_dir: "@RESULTS@"
 evaluation: {engine: transformers}
+sandbox: none   # the subreaper sweep of the unsandboxed tree (bwrap's PID namespace dies with it: tests/sandbox)
 """
 
 

@@ -34,7 +34,7 @@ BUILD = textwrap.dedent("""
     sums = data("sums", [{"prompt": f"{a}+{b}=", "completion": f"{a + b}"} for a in range(8) for b in range(8)])
     def sft(model, rows, out, steps, lr):
         train(Namespace(base_model=model, train_file=rows, output=str(root / out), seed=0, max_steps=steps,
-                        learning_rate=lr, batch_size=8, max_examples=None))
+                        learning_rate=lr, batch_size=8, max_examples=None, threads=1))
     sft(base, chat, "instruct", 10, 1e-2)          # the base's "instruct" version, trained separately
     sft(base, sums, "finetune", 3, 1e-3)           # what an honest agent submits
     sft(str(root / "instruct"), sums, "cheat", 3, 1e-3)  # the instruct model, lightly fine-tuned

@@ -25,6 +25,7 @@ H100 = "NVIDIA H100 80GB HBM3"
 
 @pytest.fixture
 def fake_nvml(monkeypatch):
+    real = sys.modules.pop("pynvml", None)  # another test (doctor, monitor) may have imported the real one
     sys.path.insert(0, str(FAKE_DIR))
     try:
         import pynvml as fake  # the stand-in: this directory is first on sys.path
@@ -32,6 +33,8 @@ def fake_nvml(monkeypatch):
         sys.path.remove(str(FAKE_DIR))
     assert fake.__file__.startswith(str(FAKE_DIR))
     sys.modules.pop("pynvml", None)
+    if real is not None:
+        sys.modules["pynvml"] = real
     nvml.use_module(fake)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
 

@@ -20,6 +20,7 @@ _SAME = ("status", "failure", "primary_metric", "extra_metrics", "agent", "base_
 
 def _content(result: dict) -> dict:
     same = {k: result[k] for k in _SAME}
+    same["evaluation"].pop("caches", None)  # each campaign's own harness-only cache folder
     for phase in same["evaluation"].get("phases", []):
         phase.pop("seconds", None)
     return same

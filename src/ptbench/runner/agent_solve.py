@@ -85,6 +85,11 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
     base = trial.spec.base_model.path
     if base:
         read_only.append(Path(base))
+    # The task's local data, which the agent's own evaluate.sh reads (viewing test questions is
+    # allowed; training on them is what the contamination check catches).
+    data = trial.spec.task.options.get("data_path")
+    if data and Path(data).exists():
+        read_only.append(Path(data).resolve())
     writable = []
     hf = os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")
     if hf:
