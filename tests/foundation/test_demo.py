@@ -29,8 +29,8 @@ def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
     base = sum(scores["base-model"]) / 2
     reference = sum(scores["reference"]) / 2
     assert reference >= base + 0.10, (base, reference)
-    assert "| reference |" in run.stdout
+    assert "| reference [unsandboxed] |" in run.stdout  # the demo asks for sandbox: none, and every table says so
 
     # running it again runs nothing and prints the table
     again = ptbench("run", str(path), cwd=tmp_path)
-    assert "nothing to run" in again.stdout and "| reference |" in again.stdout
+    assert "nothing to run" in again.stdout and "| reference [unsandboxed] |" in again.stdout
