@@ -70,7 +70,7 @@ def run(
     md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
     for problem in problems:
         commands.err_console.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
-    commands.console.print(md)
+    commands.console.print(md, markup=False, highlight=False, soft_wrap=True)  # labels like [unsandboxed] are text
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
 
