@@ -68,8 +68,10 @@ def run(
         commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
         return
     md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
+    from rich.markup import escape
+
     for problem in problems:
-        commands.err_console.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
+        commands.err_console.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)  # labels may hold [brackets]
     commands.console.print(md, markup=False, highlight=False, soft_wrap=True)  # labels like [unsandboxed] are text
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
