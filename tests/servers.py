@@ -73,3 +73,22 @@ def cpu_load() -> Iterator[None]:
     finally:
         for proc in busy:
             reap(proc)
+
+
+@contextmanager
+def http_handler(handler) -> Iterator[str]:
+    """Serve one aiohttp handler for every path on a free loopback port (a fake upstream); yields its base URL."""
+    from ptbench.core.aioserve import serve_in_thread, start_catch_all
+
+    class _Server:
+        base_url = ""
+
+        async def start(self) -> None:
+            self.runner, self.base_url = await start_catch_all(handler)
+
+        async def stop(self) -> None:
+            await self.runner.cleanup()
+
+    server = _Server()
+    with serve_in_thread(server, name="fake-upstream"):
+        yield server.base_url

@@ -6,12 +6,10 @@ Retry-After is a small aiohttp app here (the scripted provider cannot send that 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from tests.servers import http_handler
 from ptbench.core.files import read_jsonl
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
 
@@ -58,9 +57,8 @@ def test_token_is_swapped_for_the_key_and_everything_else_refused(tmp_path: Path
     assert REAL not in (tmp_path / "calls.jsonl").read_text() and token not in (tmp_path / "calls.jsonl").read_text()
 
 
-def _flaky_upstream(fails: int, retry_after: str):
-    """An upstream that answers 429 (Retry-After) `fails` times, then a streamed Anthropic reply."""
-    seen: list[tuple[float, str]] = []
+def _flaky_upstream(fails: int, retry_after: str, seen: list[tuple[float, str]]):
+    """An upstream handler that answers 429 (Retry-After) `fails` times, then a streamed Anthropic reply."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         seen.append((time.monotonic(), request.headers.get("x-api-key", "")))
@@ -74,27 +72,12 @@ def _flaky_upstream(fails: int, retry_after: str):
         await resp.write_eof()
         return resp
 
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_post("/v1/messages", handle)
-    runner = web.AppRunner(app)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = site._server.sockets[0].getsockname()[1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-
-    return f"http://127.0.0.1:{port}", seen, stop
+    return handle
 
 
 def test_429_is_retried_after_retry_after_and_error_text_is_redacted(tmp_path: Path) -> None:
-    base, seen, stop = _flaky_upstream(2, "0.3")
-    try:
+    seen: list[tuple[float, str]] = []
+    with http_handler(_flaky_upstream(2, "0.3", seen)) as base:
         token = new_trial_token()
         gw = Gateway(token, Upstream("agent", base, REAL), calls_path=tmp_path / "calls.jsonl", redact=lambda s: s.replace(REAL, "[R]"))
         with gateway_in_thread(gw):
@@ -106,8 +89,6 @@ def test_429_is_retried_after_retry_after_and_error_text_is_redacted(tmp_path: P
             seen.clear()
             status, out = _post(f"{gw.base_url}/v1/messages", {"model": "claude-sonnet-4-5"}, {"x-api-key": token})
             assert status == 429
-    finally:
-        stop()
     calls = read_jsonl(tmp_path / "calls.jsonl")
     assert calls[0]["attempts"] == 3 and calls[0]["input_tokens"] == 7 and calls[0]["output_tokens"] == 5 and calls[0]["cost_usd"] > 0
     assert calls[1]["status"] == 429 and "[R]" in calls[1]["error"] and REAL not in json.dumps(calls)

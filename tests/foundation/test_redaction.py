@@ -7,13 +7,12 @@ client against a local endpoint that echoes the key in its error (the provider i
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-import threading
 
 from aiohttp import web
 
+from tests.servers import http_handler
 from ptbench.runner.child_env import evaluation_env
 from ptbench.runner.pipeline import Runner
 from ptbench.trial import TrialDir
@@ -75,23 +74,10 @@ def test_judge_error_body_does_not_carry_the_key(tmp_path, monkeypatch) -> None:
     async def echo(request: web.Request) -> web.Response:
         return web.json_response({"error": {"message": f"Incorrect API key provided: {request.headers['Authorization'][7:]}"}}, status=401)
 
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", echo)
-    runner = web.AppRunner(app)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    port = site._server.sockets[0].getsockname()[1]
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
+    with http_handler(echo) as base:
         monkeypatch.setenv("OPENAI_API_KEY", CANARY["OPENAI_API_KEY"])
-        config = JudgeConfig.from_options({"judge_base_url": f"http://127.0.0.1:{port}/v1", "judge_cache_dir": str(tmp_path)},
+        config = JudgeConfig.from_options({"judge_base_url": f"{base}/v1", "judge_cache_dir": str(tmp_path)},
                                           default_model="gpt-5-mini")
         reply = JudgeClient(config).complete_all([[{"role": "user", "content": "x"}]])[0]
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
     assert reply.error and reply.error.startswith("http_401") and "[REDACTED:OPENAI_API_KEY]" in reply.error
     assert CANARY["OPENAI_API_KEY"] not in reply.error
