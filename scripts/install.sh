@@ -30,12 +30,14 @@ fi
 bash scripts/verl-venv.sh
 
 # System components the tests run for real: a Slurm cluster, munge, bubblewrap, tmux (the escape
-# test's host tmux server).
+# test's host tmux server), fuse-overlayfs + fusermount3 (the agent's copy-on-write HF cache layer).
 need=()
 command -v slurmctld >/dev/null || need+=(slurm-wlm)
 command -v munged >/dev/null || need+=(munge)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v tmux >/dev/null || need+=(tmux)
+command -v fuse-overlayfs >/dev/null || need+=(fuse-overlayfs)
+command -v fusermount3 >/dev/null || need+=(fuse3)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

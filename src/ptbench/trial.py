@@ -109,6 +109,7 @@ class TrialDir:
     checks_dir = property(lambda self: self.path / "checks")
     eval_dir = property(lambda self: self.path / "eval")
     home = property(lambda self: self.path / "home")  # the agent's private HOME
+    hf_layer = property(lambda self: self.path / "hf-layer")  # the agent's copy-on-write HF cache layer (upper/ = its changes)
     cancel_marker = property(lambda self: self.path / "cancel_requested")
     runner_pid = property(lambda self: self.path / "runner.pid")
 

@@ -19,6 +19,8 @@ from ptbench.backends import get_backend
 from ptbench.core.errors import OptionProblem, UserError
 from ptbench.core.yamlio import LocatedYaml
 from ptbench.plan import check_unique_ids, expand
+from ptbench.runner.trial_gateway import uses_gateway
+from ptbench.sandbox.network import resolve_network
 from ptbench.spec import Campaign, load_campaign_located
 from ptbench.tasks import available_tasks
 from ptbench.tasks.options import check_task_options
@@ -29,6 +31,7 @@ def validate_campaign(path: str | Path, *, rehearse: bool = False, agents_can_st
     campaign, src = load_campaign_located(path)
     check_names(campaign, src)
     check_options(campaign, src)
+    check_network(campaign, src)
     get_backend(campaign.backend.name, campaign.backend.options)  # its options, parsed as submit will
     specs = expand(campaign)
     check_unique_ids(campaign, specs)
@@ -61,6 +64,16 @@ def check_options(campaign: Campaign, src: LocatedYaml) -> None:
             check_agent_options(load_agent(agent.name), agent.options)
         except OptionProblem as exc:
             raise _at(src, ("agents", i), exc) from None
+
+
+def check_network(campaign: Campaign, src: LocatedYaml) -> None:
+    """`sandbox_options.network` can be given to every agent of the campaign (gateway: bwrap, gateway agents)."""
+    for agent in campaign.agents:
+        try:
+            resolve_network(campaign.sandbox, campaign.sandbox_options, gateway=uses_gateway(load_agent(agent.name)),
+                            agent=f"agent '{agent.name}'")
+        except UserError as exc:
+            raise UserError(f"{src.path}:{src.line_of(('sandbox_options', 'network'))}: {exc}") from None
 
 
 def _at(src: LocatedYaml, item: tuple[str, int], exc: OptionProblem) -> UserError:

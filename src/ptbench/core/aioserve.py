@@ -17,8 +17,10 @@ class AsyncServer(Protocol):
     async def stop(self) -> None: ...
 
 
-async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = "127.0.0.1", port: int = 0) -> tuple[Any, str]:
-    """Serve `handler` for every method and path; returns (the app runner to clean up, base URL)."""
+async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = "127.0.0.1", port: int = 0,
+                          unix_path: str | None = None) -> tuple[Any, str]:
+    """Serve `handler` for every method and path (also on the Unix socket `unix_path`, if given);
+    returns (the app runner to clean up, base URL)."""
     from aiohttp import web
 
     app = web.Application(client_max_size=256 * 1024 * 1024)
@@ -28,6 +30,8 @@ async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = 
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
+    if unix_path:
+        await web.UnixSite(runner, unix_path).start()
     sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port chosen when port=0; aiohttp has no public getter
     return runner, f"http://{host}:{sock.getsockname()[1]}"
 

@@ -28,12 +28,13 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 
 @contextmanager
-def gateway_in_thread(gateway: Gateway, host: str = "127.0.0.1") -> Iterator[Gateway]:
-    """Serve `gateway` on a free loopback port from a background thread of this process."""
+def gateway_in_thread(gateway: Gateway, host: str = "127.0.0.1", unix_path: str | None = None) -> Iterator[Gateway]:
+    """Serve `gateway` on a free loopback port (and the Unix socket `unix_path`, for a sandbox
+    without a network) from a background thread of this process."""
 
     class _OnHost:  # start() on the chosen host
         async def start(self) -> str:
-            return await gateway.start(host)
+            return await gateway.start(host, unix_path=unix_path)
 
         async def stop(self) -> None:
             await gateway.stop()

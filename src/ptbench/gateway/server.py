@@ -249,11 +249,11 @@ class Gateway:
             os.write(self._calls_fd, (json.dumps(rec) + "\n").encode())  # one write(2) a line: never torn by a reader
 
     # ----- lifecycle ---------------------------------------------------------------------------
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+    async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=900)
         self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
                                               skip_auto_headers=("User-Agent",))
-        self._runner, self.base_url = await start_catch_all(self.handle, host, port)
+        self._runner, self.base_url = await start_catch_all(self.handle, host, port, unix_path)
         return self.base_url
 
     async def stop(self) -> None:

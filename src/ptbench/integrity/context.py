@@ -19,6 +19,8 @@ class CheckContext:
     spec: Any  # ptbench.trial.TrialSpec
     cache_dirs: list[Path] = field(default_factory=list)  # the trial's cache layer (HF hub / datasets)
     since: float | None = None  # when the trial's agent first started: cache entries newer than this are its own
+    # The trial's own copy-on-write layer (hf-layer/upper): everything in it is the agent's, whatever its mtime.
+    layer_dirs: list[Path] = field(default_factory=list)
 
     workspace = property(lambda self: self.trial_dir / "workspace")
     home = property(lambda self: self.trial_dir / "home")
@@ -36,8 +38,13 @@ class CheckContext:
             return None
         return data if isinstance(data, dict) else None
 
+    def fresh(self, cache: Path, entry: Path) -> bool:
+        """Whether `entry` (a folder in cache dir `cache`) was written during the trial."""
+        return self.since is None or cache in self.layer_dirs or entry.stat().st_mtime >= self.since
+
     def to_json(self) -> dict[str, Any]:
-        return {"trial_dir": str(self.trial_dir), "cache_dirs": [str(p) for p in self.cache_dirs], "since": self.since}
+        return {"trial_dir": str(self.trial_dir), "cache_dirs": [str(p) for p in self.cache_dirs], "since": self.since,
+                "layer_dirs": [str(p) for p in self.layer_dirs]}
 
 
 def trajectory_texts(trajectory: dict[str, Any] | None, *, outputs: bool = False) -> list[tuple[str, str]]:

@@ -55,7 +55,7 @@ def _cache_models(ctx: CheckContext, base: Path) -> list[tuple[str, Path]]:
     for cache in ctx.cache_dirs:
         for sub in (cache / "hub", cache):
             for d in sorted(sub.glob("models--*")) if sub.is_dir() else []:
-                if ctx.since is not None and d.stat().st_mtime < ctx.since:
+                if not ctx.fresh(cache, d):
                     continue
                 ref = d.name[len("models--"):].replace("--", "/")
                 found = find_model(ref, [cache])

@@ -45,9 +45,15 @@ def run_checks(trial_dir: str | os.PathLike[str], spec: Any, *, env: dict[str, s
     checks_dir = trial_dir / "checks"
     since = since if since is not None else _agent_started_at(trial_dir)
     cache_dirs = cache_dirs if cache_dirs is not None else default_cache_dirs()
+    # What the agent wrote into its copy-on-write HF cache layer is exactly its upper layer; the
+    # shared cache (pristine: the agent never had it writable) comes first, so the base model is
+    # always the shared one, never a copy the agent put in its layer.
+    upper = trial_dir / "hf-layer" / "upper"
+    layers = [upper] if upper.is_dir() else []
     notes = _quarantine(trial_dir, checks_dir)
     config = spec.integrity
-    ctx = CheckContext(trial_dir=trial_dir, spec=spec, cache_dirs=[Path(p) for p in cache_dirs or []], since=since)
+    ctx = CheckContext(trial_dir=trial_dir, spec=spec, cache_dirs=[Path(p) for p in cache_dirs or []] + layers, since=since,
+                       layer_dirs=layers)
     limit = timeout_s if timeout_s is not None else config.check_minutes * 60
     verdicts: dict[str, str] = {}
     reasons: dict[str, str] = {}

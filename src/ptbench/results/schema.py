@@ -95,6 +95,8 @@ class ResultRecord(BaseModel):
     integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked
     integrity_detail: dict[str, str] = Field(default_factory=dict)  # check -> reason (checks/<check>.json has the evidence)
     sandbox: str | None = None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
+    # What the agent could reach: {"network": "gateway"|"host", "hf_cache": {"mode": "overlay"|"read-only"|"shared", ...}}
+    containment: dict[str, Any] = Field(default_factory=dict)
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance

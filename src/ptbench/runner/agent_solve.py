@@ -29,11 +29,13 @@ from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.files import atomic_write_json
+from ptbench.runner.cache_layer import CacheLayer, cache_layer
 from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox import SandboxRequest, build_command
 from ptbench.sandbox.auto import resolve_sandbox
+from ptbench.sandbox.network import resolve_network
 from ptbench.trial import TrialDir, TrialState
 
 DEFAULT_CONTINUE_MINUTES = 10.0
@@ -63,7 +65,8 @@ def continuation_message(trial: TrialDir, seconds_left: float, reason: str) -> s
     return env.get_template("continue.md.j2").render(reason=reason, time_left=_time_text(seconds_left), workspace=str(trial.workspace)).strip()
 
 
-def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> SandboxRequest:
+def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch, *, cache: CacheLayer | None = None,
+                    network: str = "host", gateway: TrialGateway | None = None) -> SandboxRequest:
     """What the agent may read and write, whichever sandbox enforces it."""
     import os
 
@@ -90,15 +93,20 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch) -> Sandbox
     data = trial.spec.task.options.get("data_path")
     if data and Path(data).exists():
         read_only.append(Path(data).resolve())
-    writable = []
-    hf = os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")
-    if hf:
-        writable.append(Path(hf))
-    elif (Path.home() / ".cache" / "huggingface").is_dir():
-        writable.append(Path.home() / ".cache" / "huggingface")
-        launch.env.setdefault("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
-    return SandboxRequest(argv=argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
-                          writable=writable, gpus=trial.spec.budget.gpus, options=dict(trial.spec.sandbox_options))
+    req = SandboxRequest(argv=argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
+                         gpus=trial.spec.budget.gpus, options=dict(trial.spec.sandbox_options))
+    if cache is not None:  # the HF cache as the runner prepared it: a copy-on-write layer, or read-only
+        req.binds = list(cache.binds)
+        if not (os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")):  # the default cache: say where it is
+            launch.env.setdefault("HF_HOME", str(cache.shared))
+    if network == "gateway" and gateway is not None:
+        req.network, req.gateway_socket, req.gateway_port = "gateway", gateway.socket_path, gateway.port
+    return req
+
+
+def _network(trial: TrialDir, sandbox: str, gateway: TrialGateway | None) -> str:
+    return resolve_network(sandbox, trial.spec.sandbox_options, gateway=gateway is not None and gateway.socket_path is not None,
+                           agent=f"agent '{trial.spec.agent.name}'")
 
 
 def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog | None], None]) -> SolveResult:
@@ -108,7 +116,10 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
     min_left = float(options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
     budget = trial.spec.budget
     with (rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("")) as provider_url, \
-            trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway:
+            trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway, \
+            cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache:
+        network = _network(trial, resolve_sandbox(trial.spec.sandbox), gateway)
+        trial.event("containment", network=network, hf_cache=cache.to_json() if cache else None)
         base_url = gateway.base_url if gateway else provider_url
         outcome: SolveOutcome | None = None
         failure: FailureInfo | None = None
@@ -129,7 +140,7 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
             outcome, traj, failure = _run_once(trial, state, spec, set_watchdog, prompt=prompt, resume=resume,
                                                session_id=session.get("session_id") or "", base_url=base_url,
                                                rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left,
-                                               gateway=gateway)
+                                               gateway=gateway, cache=cache, network=network)
             session["session_id"] = traj.session_id or session.get("session_id")
             session["runs"] = int(session.get("runs", 0)) + 1
             session["cli_version"] = spec.version
@@ -152,15 +163,18 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
 
 def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog, *, prompt: str, resume: bool, session_id: str,
               base_url: str, rehearsal: bool, mode: str, left: float,
-              gateway: TrialGateway | None = None) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
+              gateway: TrialGateway | None = None, cache: CacheLayer | None = None,
+              network: str = "host") -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
     launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal,
                           gateway_token=gateway.token if gateway else "", extra_env=gateway.agent_env() if gateway else None)
     redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
-        command = build_command(resolve_sandbox(trial.spec.sandbox), sandbox_request(trial, spec, launch))
-        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
+        command = build_command(resolve_sandbox(trial.spec.sandbox),
+                                sandbox_request(trial, spec, launch, cache=cache, network=network, gateway=gateway))
+        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode,
+                             containment={"network": network, "hf_cache": cache.to_json() if cache else None})
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
         run_number = state.solve_runs + 1
@@ -221,6 +235,14 @@ def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
     atomic_write_json(path, usage)
 
 
+def containment_used(trial: TrialDir) -> dict[str, Any]:
+    """The network and HF cache mode the agent's last run really had (agent/launch.json), for the result."""
+    try:
+        return dict(json.loads((trial.agent_dir / "launch.json").read_text()).get("containment") or {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
 def sandbox_used(trial: TrialDir) -> str:
     """The sandbox the agent really ran in (agent/launch.json), for the result; "unknown" if it never ran."""
     try:
@@ -229,10 +251,11 @@ def sandbox_used(trial: TrialDir) -> str:
         return "unknown"
 
 
-def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
+def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str,
+                         containment: dict[str, Any]) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
     record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
               "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": resolve_sandbox(trial.spec.sandbox),
-              "python": sys.executable, "time": time.time()}
+              "containment": containment, "python": sys.executable, "time": time.time()}
     atomic_write_json(trial.agent_dir / "launch.json", record)

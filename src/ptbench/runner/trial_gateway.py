@@ -10,9 +10,12 @@ Subscription logins (`gateway: false`) keep their token files, as before: the do
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ptbench.agents.launcher import REHEARSAL_KEY, _render, read_secrets, required_keys
@@ -31,10 +34,15 @@ class TrialGateway:
     gateway: Gateway
     token: str
     real_keys: dict[str, str]  # to redact: never written anywhere
+    socket_path: Path | None = None  # the gateway also listens here: bound into a sandbox without a network
 
     @property
     def base_url(self) -> str:
         return self.gateway.base_url
+
+    @property
+    def port(self) -> int:
+        return int(self.base_url.rsplit(":", 1)[1])
 
     def agent_env(self) -> dict[str, str]:
         """What the agent's environment gets beside its key variables (the judge route, if any)."""
@@ -125,10 +133,16 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
     secrets = {**keys, **({"judge": judge.key} if judge and judge.key else {})}
     redactor = Redactor({**secrets, "trial_token": token})
     gw = Gateway(token, agent, judge=judge, calls_path=trial.agent_dir / "calls.jsonl", redact=redactor.text, on_cap=on_cap)
-    with gateway_in_thread(gw):
-        trial.event("gateway", base_url=gw.base_url, upstream=upstream, models=sorted(agent.models),
-                    cost_cap_usd=agent.cost_cap_usd, judge=bool(judge))
-        try:
-            yield TrialGateway(gw, token, secrets)
-        finally:
-            trial.event("gateway_closed", **{f"{k}_{f}": v for k, t in gw.totals().items() for f, v in t.items()})
+    # A short path (a Unix socket's is limited to 107 bytes), private to the runner's user.
+    sock_dir = Path(tempfile.mkdtemp(prefix="ptbench-gw-", dir="/tmp" if Path("/tmp").is_dir() else None))
+    sock = sock_dir / "gateway.sock"
+    try:
+        with gateway_in_thread(gw, unix_path=str(sock)):
+            trial.event("gateway", base_url=gw.base_url, upstream=upstream, models=sorted(agent.models),
+                        cost_cap_usd=agent.cost_cap_usd, judge=bool(judge))
+            try:
+                yield TrialGateway(gw, token, secrets, socket_path=sock)
+            finally:
+                trial.event("gateway_closed", **{f"{k}_{f}": v for k, t in gw.totals().items() for f, v in t.items()})
+    finally:
+        shutil.rmtree(sock_dir, ignore_errors=True)

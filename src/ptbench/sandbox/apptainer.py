@@ -19,6 +19,9 @@ from ptbench.sandbox.request import SandboxCommand, SandboxRequest
 
 def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> SandboxCommand:
     opts = req.options
+    if req.network == "gateway":
+        raise UserError("sandbox network 'gateway' (loopback only, the gateway through its socket) needs sandbox: bwrap; "
+                        "set sandbox_options.network: host for apptainer")
     image = opts.get("image")
     if not image:
         raise UserError("sandbox 'apptainer' needs sandbox_options.image (a .sif file or docker:// reference) in the campaign")
@@ -28,6 +31,7 @@ def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> S
     argv += ["--home", str(req.home), "--pwd", str(req.workspace)]
     binds = [(req.workspace, req.workspace, "rw")] + [(Path(p), Path(p), "rw") for p in req.writable]
     binds += [(Path(p), Path(p), "ro") for p in req.read_only]
+    binds = [(Path(src), Path(dst), mode) for src, dst, mode in req.binds] + binds  # the HF cache layer first: it wins
     for spec in opts.get("binds", []):  # "src[:dst[:ro]]", as apptainer writes them
         parts = str(spec).split(":")
         src = Path(parts[0])

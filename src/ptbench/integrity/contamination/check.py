@@ -150,7 +150,7 @@ def _cache_datasets(ctx: CheckContext, named: set[Path]) -> list[Path]:
             for d in sub.iterdir():
                 if not (d.name.startswith("datasets--") or sub.name == "datasets") or not d.is_dir():
                     continue
-                fresh = ctx.since is None or d.stat().st_mtime >= ctx.since
+                fresh = ctx.fresh(cache, d)
                 if fresh or d.resolve() in named:
                     out += [f for f in walk_files(d, lambda q: kind_of(q) is None and q.is_file())]
     return out
