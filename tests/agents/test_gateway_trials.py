@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 import yaml
 
 from ptbench.core.files import read_jsonl
+from ptbench.runner.cache_layer import overlay_problem
 from tests.support import require
 from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
@@ -62,13 +64,22 @@ def _tool_outputs(trial: TrialDir) -> list[str]:
 def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(MODELS)
     spy = f"{sys.executable} {SPY}/spy.py {tmp_path} {' '.join(v.encode().hex() for v in CANARIES.values())}"
+    listener = socket.socket()  # a port open on the host's loopback: out of reach of a network: gateway sandbox
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    reach = (f"{sys.executable} -c \"import socket; s = socket.socket(); s.settimeout(3); "
+             f"print('HOST-PORT', s.connect_ex(('127.0.0.1', {listener.getsockname()[1]})))\"")
     provider = scripted_provider([{"shell": spy}, {"shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY}"},
-                                  {"message": "done"}])
+                                  {"shell": reach}, {"message": "done"}])
     agents = [{"name": n, "model": m, "options": {"base_url": provider.base_url}} for n, m in MODELS.items()]
-    out = _run(tmp_path, tiny_model, agents)
+    try:
+        out = _run(tmp_path, tiny_model, agents)
+    finally:
+        listener.close()
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     trials = _trials(tmp_path)
     assert sorted(trials) == sorted(MODELS)
+    layer_mode = "overlay" if overlay_problem() is None else "read-only"
     for name, trial in trials.items():
         log = (trial.agent_dir / "native.log").read_text()[-3000:]
         outputs = _tool_outputs(trial)
@@ -76,6 +87,11 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         assert "procs=" in outputs[0] and "procs=0 " not in outputs[0], (name, outputs[0])  # it did look at /proc
         launch = json.loads((trial.agent_dir / "launch.json").read_text())
         assert launch["sandbox"] == "bwrap"
+        # every CLI completed with loopback only, the gateway through the bridge; the host's port stayed out of reach
+        assert launch["containment"]["network"] == "gateway", launch["containment"]
+        assert launch["containment"]["hf_cache"] is None or launch["containment"]["hf_cache"]["mode"] == layer_mode
+        reached = [o for o in outputs if "HOST-PORT" in o]
+        assert reached and "HOST-PORT 0" not in reached[0], (name, outputs)
         calls = read_jsonl(trial.agent_dir / "calls.jsonl")
         model_calls = [c for c in calls if c["api"] in ("anthropic", "responses", "chat", "gemini")]
         played = [r for r in provider.requests if r["reply"] and r["reply"]["role"] == "script"
@@ -89,6 +105,7 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         assert usage["source"] == "gateway" and usage["calls"] == len(calls) and usage["input_tokens"] == sum(c["input_tokens"] for c in calls)
         result = trial.read_result()
         assert result["usage"]["source"] == "gateway", result["usage"]
+        assert result["containment"]["network"] == "gateway", result
         assert played, name
     # every upstream request came from a gateway: the provider saw the real (canary) key, never a trial token
     seen = json.dumps([r["headers"] for r in provider.requests])

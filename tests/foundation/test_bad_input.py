@@ -70,6 +70,10 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
         ({"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_step: 5}}]"}, ["c.yaml:2", "agents[0].options.max_step", "did you mean 'max_steps'"]),
         ({"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_steps: many}}]"}, ["c.yaml:2", "agents[0].options.max_steps", "expected int"]),
         ({"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slurm, options: {partiton: gpu}}"}, ["backend.options.partiton", "not a Slurm option"]),
+        # network: gateway only where every model call goes through the trial gateway, under bwrap
+        ({"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: gateway}"}, ["c.yaml:6", "sandbox_options.network", "agent 'quick-copy'", "network: host"]),
+        ({"seeds: [0, 1]": "seeds: [0, 1]\nsandbox: none\nsandbox_options: {network: gateway}"}, ["c.yaml:7", "needs sandbox: bwrap"]),
+        ({"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: wifi}"}, ["c.yaml:6", "'wifi' is not one of gateway, host"]),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run"])
