@@ -21,7 +21,7 @@ from ptbench.core.errors import UserError
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
 from ptbench.sandbox import SandboxRequest, build_command
 from ptbench.sandbox.network import resolve_network
-from tests.support import require, scripted_provider  # noqa: F401  (the fixture)
+from tests.support import require
 
 PROBE = textwrap.dedent("""
     import json, socket, sys, urllib.request, urllib.error

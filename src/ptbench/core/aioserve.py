@@ -23,10 +23,13 @@ async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = 
     returns (the app runner to clean up, base URL)."""
     from aiohttp import web
 
-    app = web.Application(client_max_size=256 * 1024 * 1024)
-    app.router.add_route("*", "/{tail:.*}", handler)
+    loop = asyncio.get_running_loop()
+
+    def request(message, payload, protocol, writer, task):  # the low-level server: no router, no middlewares
+        return web.BaseRequest(message, payload, protocol, writer, task, loop, client_max_size=256 * 1024 * 1024)
+
     # A reply held open (a slow stream, a scripted delay) must not hold up shutdown.
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+    runner = web.ServerRunner(web.Server(handler, request_factory=request, access_log=None), shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

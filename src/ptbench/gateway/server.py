@@ -46,7 +46,9 @@ RETRY_STATUS = {429, 500, 502, 503, 504, 529}
 _PRICED = {"anthropic", "responses", "chat", "gemini"}
 # Only what the CLIs need: no files, batches, fine-tuning or other paid API a key would open.
 ALLOWED_APIS = _PRICED | {"anthropic.count_tokens", "gemini.countTokens", "models"}
-COST_CAP_MARK = "ptbench_cost_cap"  # in the refusal the CLI shows, and in calls.jsonl
+COST_CAP_MARK = "ptbench_cost_cap"
+READ_STALL_S = 900.0  # a provider silent this long (before its headers, or mid-stream) is given up on
+STALL_CHECK_S = 5.0  # in the refusal the CLI shows, and in calls.jsonl
 
 
 @dataclass
@@ -67,16 +69,20 @@ class Upstream:
 class Gateway:
     def __init__(self, token: str, agent: Upstream, *, judge: Upstream | None = None, calls_path: str | Path | None = None,
                  redact: Callable[[str], str] = lambda s: s, retries: int = 4, max_retry_wait: float = 60.0,
-                 backoff: float = 1.0, on_cap: Callable[[Upstream], None] = lambda u: None) -> None:
+                 backoff: float = 1.0, on_cap: Callable[[Upstream], None] = lambda u: None,
+                 read_stall_s: float = READ_STALL_S) -> None:
         self.token = token
         self.routes = {"agent": agent, **({"judge": judge} if judge else {})}
         self.calls_path = Path(calls_path) if calls_path else None
         self.redact = redact
         self.retries, self.max_retry_wait, self.backoff = retries, max_retry_wait, backoff
         self.on_cap = on_cap
+        self.read_stall_s = read_stall_s
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
         self._calls_fd: int | None = None
+        self._streams: dict[aiohttp.ClientResponse, list[float]] = {}  # reply -> [bytes seen, when they last grew]
+        self._stall_task: asyncio.Task | None = None
         self.base_url = ""
 
     # ----- checks ------------------------------------------------------------------------------
@@ -189,6 +195,11 @@ class Gateway:
         kept = bytearray()  # a JSON reply (or an error) is read for usage / the message; capped
         status = reply.status
         first_byte = None
+        # The reply's body is watched for stalls by _watch_stalls, not by a read timer that
+        # aiohttp would re-arm on every segment of the stream.
+        if reply.connection is not None and reply.connection.protocol is not None:
+            reply.connection.protocol.read_timeout = None
+        self._streams[reply] = [-1, time.monotonic()]
         try:
             await out.prepare(request)
             async for chunk in reply.content.iter_any():
@@ -204,6 +215,7 @@ class Gateway:
             status = status if isinstance(exc, asyncio.CancelledError) else -1
             raise
         finally:
+            self._streams.pop(reply, None)
             reply.release()
             usage = Usage()
             if scanner is not None:
@@ -248,15 +260,32 @@ class Gateway:
                 self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self._calls_fd, (json.dumps(rec) + "\n").encode())  # one write(2) a line: never torn by a reader
 
+    async def _watch_stalls(self) -> None:
+        """End a reply whose body has not grown for `read_stall_s` (what sock_read does for the headers)."""
+        while True:
+            await asyncio.sleep(min(STALL_CHECK_S, self.read_stall_s / 4))
+            now = time.monotonic()
+            for reply, seen in list(self._streams.items()):
+                total = reply.content.total_bytes
+                if total != seen[0]:
+                    seen[0], seen[1] = total, now
+                elif now - seen[1] > self.read_stall_s:
+                    reply.content.set_exception(aiohttp.ServerTimeoutError(f"no data from the provider for {self.read_stall_s:g} s"))
+                    reply.close()
+
     # ----- lifecycle ---------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=900)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_stall_s)
         self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
                                               skip_auto_headers=("User-Agent",))
+        self._stall_task = asyncio.get_running_loop().create_task(self._watch_stalls())
         self._runner, self.base_url = await start_catch_all(self.handle, host, port, unix_path)
         return self.base_url
 
     async def stop(self) -> None:
+        if self._stall_task is not None:
+            self._stall_task.cancel()
+            self._stall_task = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

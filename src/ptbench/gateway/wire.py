@@ -100,27 +100,53 @@ def add_usage(api: str, obj: Any, u: Usage) -> None:
 
 @dataclass
 class SseUsageScanner:
-    """Reads usage out of an SSE stream as it passes, parsing only the few events that carry it."""
+    """Reads usage out of an SSE stream as it passes, parsing only the few events that carry it.
+
+    Most frames are text deltas without "usage"/"usageMetadata": a chunk without the bytes "sage"
+    costs one search. Only lines that contain it are cut out and parsed (never a split of the whole
+    chunk). Where the last usage block is the whole truth (OpenAI's final event, Gemini's
+    cumulative counts) only the last such lines are parsed, at the end of the stream."""
 
     api: str
     usage: Usage = field(default_factory=Usage)
     _rest: bytes = b""
+    _last: list[bytes] = field(default_factory=list)  # candidate lines, newest last (final-wins APIs)
 
     def feed(self, chunk: bytes) -> None:
-        data = self._rest + chunk
+        data = self._rest + chunk if self._rest else chunk
         cut = data.rfind(b"\n")
         if cut < 0:
             self._rest = data[-1_000_000:]
             return
         self._rest = data[cut + 1:]
-        if b"sage" not in data:  # "usage" / "usageMetadata": most frames are text deltas without it
-            return
-        for line in data[:cut].split(b"\n"):
-            if line.startswith(SSE_DATA) and b"sage" in line:
-                try:
-                    add_usage(self.api, json.loads(line[len(SSE_DATA):]), self.usage)
-                except (ValueError, UnicodeDecodeError):
-                    pass
+        at = data.find(b"sage", 0, cut)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            line = data[start:end]
+            if line.startswith(SSE_DATA):
+                if self.api == "anthropic":  # message_start has the input, message_delta the output: both count
+                    self._parse(line)
+                else:
+                    self._last.append(line)
+                    del self._last[:-8]
+            at = data.find(b"sage", end, cut)
+
+    def _parse(self, line: bytes) -> bool:
+        try:
+            obj = json.loads(line[len(SSE_DATA):])
+        except (ValueError, UnicodeDecodeError):
+            return False
+        seen = self.usage.seen
+        self.usage.seen = False
+        add_usage(self.api, obj, self.usage)
+        found = self.usage.seen
+        self.usage.seen = seen or found
+        return found
 
     def close(self) -> None:
         self.feed(b"\n")
+        for line in reversed(self._last):  # the newest line that really carries a usage block wins
+            if self._parse(line):
+                break
+        self._last.clear()
