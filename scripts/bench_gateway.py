@@ -4,7 +4,11 @@
 
 The upstream is a local SSE server streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
-trial it runs in the runner's), so its CPU time is measured alone (psutil). Prints medians.
+trial it runs in the runner's), so its CPU time is measured alone (psutil). Direct and gateway
+calls alternate one by one (machine noise hits both alike); the added latency is the median of the
+per-pair differences. CPU per call is measured over several rounds (min and median printed). The
+load average is printed beside the figures: on a busy machine both numbers mostly measure waiting
+for a core.
 """
 
 from __future__ import annotations
@@ -73,11 +77,17 @@ async def _call(session: aiohttp.ClientSession, url: str) -> float:
     return time.perf_counter() - t0
 
 
-async def sequential(url: str, n: int) -> list[float]:
-    async with aiohttp.ClientSession() as s:
-        for _ in range(10):  # warm up connections
-            await _call(s, url)
-        return [await _call(s, url) for _ in range(n)]
+async def paired(direct_url: str, gateway_url: str, n: int) -> tuple[list[float], list[float]]:
+    """n calls each way, alternating, on warm keep-alive connections."""
+    async with aiohttp.ClientSession() as a, aiohttp.ClientSession() as b:
+        for _ in range(10):
+            await _call(a, direct_url)
+            await _call(b, gateway_url)
+        direct, via = [], []
+        for _ in range(n):
+            direct.append(await _call(a, direct_url))
+            via.append(await _call(b, gateway_url))
+        return direct, via
 
 
 async def concurrent(url: str, n: int, width: int) -> None:
@@ -91,35 +101,39 @@ async def concurrent(url: str, n: int, width: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--calls", type=int, default=300, help="calls each way for the latency pairs")
     ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent CPU measurement")
     args = ap.parse_args()
+    import os
     import tempfile
 
     upstream = start_upstream()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl")
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             gw = proc.stdout.readline().strip()
-            direct, via = [], []
-            for _ in range(3):  # interleaved rounds, so machine noise hits both alike
-                direct += asyncio.run(sequential(upstream, args.calls // 3))
-                via += asyncio.run(sequential(gw, args.calls // 3))
-            added_ms = (statistics.median(via) - statistics.median(direct)) * 1000
+            direct, via = asyncio.run(paired(upstream, gw, args.calls))
+            added_ms = statistics.median(v - d for d, v in zip(direct, via)) * 1000
             p = psutil.Process(proc.pid)
-            before = sum(p.cpu_times()[:2])
             n = args.calls * 2
-            asyncio.run(concurrent(gw, n, args.concurrency))
-            cpu_ms = (sum(p.cpu_times()[:2]) - before) * 1000 / n
+            cpu = []
+            for _ in range(args.rounds):
+                before = sum(p.cpu_times()[:2])
+                asyncio.run(concurrent(gw, n, args.concurrency))
+                cpu.append((sum(p.cpu_times()[:2]) - before) * 1000 / n)
             lines = sum(1 for _ in open(f"{tmp}/calls.jsonl"))
         finally:
             proc.stdin.close()
             proc.wait(30)
+    load = os.getloadavg()
+    print(f"load average {load_before[0]:.2f} before, {load[0]:.2f} after ({os.cpu_count()} cores)")
     print(f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
-          f"added {added_ms:.2f} ms (target < 2 ms)")
-    print(f"gateway CPU per call at {args.concurrency} concurrent streams: {cpu_ms:.3f} ms over {n} calls (target < 0.5 ms); "
-          f"{lines} calls recorded")
+          f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)")
+    print(f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
+          f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from ptbench.agents.launcher import required_keys
 from ptbench.agents.spec import load_agent
 from ptbench.core.images import DIGESTS_FILE, recorded_digests
 from ptbench.node import nvml
+from ptbench.runner.cache_layer import probe_overlay
 
 
 @dataclass
@@ -66,12 +67,12 @@ def check_apptainer(required: bool) -> Check:
 
 
 def check_fuse_overlayfs() -> Check:
-    exe = shutil.which("fuse-overlayfs")
-    if not exe:
-        return Check("fuse-overlayfs", "warn", "not on PATH", "apt-get install fuse-overlayfs (copy-on-write HF cache layers; in the agent image)")
-    if not os.path.exists("/dev/fuse"):
-        return Check("fuse-overlayfs", "warn", f"{exe} present but /dev/fuse is missing", "ask the admins to expose /dev/fuse")
-    return Check("fuse-overlayfs", "ready", exe)
+    """Whether the agent's HF cache can be its per-trial copy-on-write layer here: a real mount is tried."""
+    problem = probe_overlay()
+    if problem:
+        return Check("fuse-overlayfs", "warn", f"{problem}: the agent's HF cache will be bound read-only",
+                     "apt-get install fuse-overlayfs fuse3 and expose /dev/fuse (copy-on-write HF cache layers; in the agent image)")
+    return Check("fuse-overlayfs", "ready", f"{shutil.which('fuse-overlayfs')}: a per-trial copy-on-write HF cache layer mounts")
 
 
 def check_gpus(wanted: int) -> Check:

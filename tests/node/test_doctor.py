@@ -65,3 +65,26 @@ def test_slurm_reachability():
 def test_unknown_backend_is_a_user_error():
     run = ptbench("doctor", "--backend", "pbs")
     assert run.returncode == 2 and "unknown backend" in run.stderr
+
+
+def test_doctor_tells_whether_the_hf_cache_layer_mounts(tmp_path):
+    """A real mount is tried: ready where fuse-overlayfs works (here), read-only said plainly where it is missing."""
+    import shutil
+
+    from ptbench.doctor import check_fuse_overlayfs
+
+    require(shutil.which("fuse-overlayfs") is not None, "fuse-overlayfs not installed (scripts/install.sh test installs it)")
+    ok = check_fuse_overlayfs()
+    assert ok.status == "ready" and "copy-on-write" in ok.detail, ok
+    bin_dir = tmp_path / "bin"  # a PATH with bwrap and the rest, but without fuse-overlayfs
+    bin_dir.mkdir()
+    for tool in ("bwrap", "fusermount3", "umount"):
+        if shutil.which(tool):
+            os.symlink(shutil.which(tool), bin_dir / tool)
+    old = os.environ["PATH"]
+    os.environ["PATH"] = str(bin_dir)
+    try:
+        missing = check_fuse_overlayfs()
+    finally:
+        os.environ["PATH"] = old
+    assert missing.status == "warn" and "not installed" in missing.detail and "read-only" in missing.detail, missing

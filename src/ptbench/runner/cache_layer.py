@@ -27,6 +27,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -172,6 +173,25 @@ def _mount(shared: Path, root: Path) -> tuple[Path, Path]:
         why = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1][:200]
         raise RuntimeError(f"fuse-overlayfs failed: {why}")
     return upper, merged
+
+
+def probe_overlay() -> str | None:
+    """None where a layer really mounts and unmounts here (tried in a scratch directory), else why not."""
+    problem = overlay_problem()
+    if problem:
+        return problem
+    with tempfile.TemporaryDirectory(prefix="ptbench-layer-probe-") as tmp:
+        lower = Path(tmp) / "lower"
+        lower.mkdir()
+        try:
+            _, merged = _mount(lower, Path(tmp) / "layer")
+            (merged / "probe").write_text("x")
+            unmount(merged)
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
+            return str(exc)[:200]
+        if (lower / "probe").exists() or not (Path(tmp) / "layer" / "upper" / "probe").exists():
+            return "fuse-overlayfs mounted, but a write did not land in the upper layer"
+    return None
 
 
 @contextmanager
