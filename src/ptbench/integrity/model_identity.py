@@ -69,9 +69,11 @@ def check(ctx: CheckContext) -> Finding:
     if not final.is_dir() or not any(final.iterdir()):
         raise Unchecked("no final_model/ to check")
     spec = ctx.spec.base_model
-    base = find_model(spec.path or spec.id, ctx.cache_dirs) or (find_model(spec.id, ctx.cache_dirs) if spec.path else None)
+    # The reference is never a copy from the agent's own cache layer: it could have put anything there.
+    trusted = [c for c in ctx.cache_dirs if c not in ctx.layer_dirs]
+    base = find_model(spec.path or spec.id, trusted) or (find_model(spec.id, trusted) if spec.path else None)
     if base is None:
-        raise Unchecked(f"base model {spec.path or spec.id} not found locally")
+        raise Unchecked(f"base model {spec.path or spec.id} not found locally (outside the agent's own cache layer)")
     missing, forbidden = [], []
     for ref in [*INSTRUCT_OF.get(spec.id, []), *ctx.config.forbidden_models]:
         found = find_model(ref, ctx.cache_dirs)
