@@ -80,6 +80,9 @@ def test_agent_changes_land_in_its_layer_and_the_shared_cache_stays_evidence(tmp
         assert out.returncode == 0 and "gone-inside" in out.stdout, out.stderr
         merged = trial_a / "hf-layer" / "merged"
         assert mounted(merged)
+        [daemon] = [p for p in psutil.process_iter(["cmdline"]) if str(merged) in (p.info["cmdline"] or [])]
+        assert set(daemon.environ()) <= {"PATH", "LANG"}  # it carries none of the runner's keys
+        assert daemon.ppid() != os.getpid()
     assert not mounted(merged)
     _no_daemon_for(merged)
     assert _tree(shared) == before  # byte-identical: nothing the agent did reached the shared cache

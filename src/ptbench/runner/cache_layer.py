@@ -164,7 +164,9 @@ def _mount(shared: Path, root: Path) -> tuple[Path, Path]:
     if was_subreaper:
         _subreaper(False)  # the daemon it forks goes to init, out of the watchdog's sweep
     try:
-        out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        # Its own minimal environment: the daemon outlives nothing of ours, but must not carry a key.
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=env)
     finally:
         if was_subreaper and not become_subreaper():
             unmount(merged)
