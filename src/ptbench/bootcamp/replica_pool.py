@@ -64,6 +64,7 @@ class ReplicaPool:
         self.dead: set[tuple[int, int, float]] = set()
         self.bindings: dict[str, Replica] = {}
         self._refreshed = 0.0
+        self._gave_up = False
         self._session: Any = None
 
     def session(self) -> Any:
@@ -102,16 +103,27 @@ class ReplicaPool:
             if r.generation not in announced:  # withdrawn: the replica stopped cleanly
                 del self.healthy[index]
 
-    async def wait_healthy(self, wait_s: float | None = None) -> None:
-        """Return once at least one replica is healthy; the scheduler may still be starting them."""
-        deadline = time.monotonic() + (self.wait_s if wait_s is None else wait_s)
+    async def wait_healthy(self, wait_s: float | None = None, *, want: int = 1, grace_s: float = 30.0) -> None:
+        """Return once `want` replicas are healthy, or at least one is and `grace_s` passed since it
+        came (the scheduler may still be starting the others, or never place them)."""
+        limit = self.wait_s if wait_s is None else wait_s
+        deadline = time.monotonic() + limit
+        first: float | None = None
         while True:
             await self.refresh(force=True)
             if self.healthy:
+                self._gave_up = False
+                first = first or time.monotonic()
+            elif self._gave_up:
+                limit = 0  # waited in vain once already: the episodes left fail at once, not one wait each
+            if len(self.healthy) >= want or (first is not None and time.monotonic() - first >= grace_s):
                 return
-            if time.monotonic() > deadline:
-                raise ToolError(f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (are the replica jobs running? see their logs)",
-                                kind="tool_server")
+            if time.monotonic() > deadline or limit == 0:
+                if self.healthy:
+                    return
+                self._gave_up = True
+                raise ToolError(f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited {self.wait_s if wait_s is None else wait_s:g} s; "
+                                "are the replica jobs running? see their logs there)", kind="tool_server")
             await asyncio.sleep(0.5)
 
     def pick(self, key: str) -> Replica:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict
 
 from ptbench.bootcamp import _json
+from ptbench.bootcamp.api import ToolError
 from ptbench.bootcamp.client import ChatClient, RetryPolicy
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.datagen import Shard, load_rows
@@ -217,8 +218,11 @@ async def run_rows(
                 on_episode(trace)
 
     try:
-        if pool is not None and rows:
-            await pool.wait_healthy()
+        if pool is not None and rows:  # spread from the start: wait (a little) for all of them
+            try:
+                await pool.wait_healthy(want=settings.tool_replicas or 1)
+            except ToolError as exc:
+                raise UserError(f"{trace_path.name}: {exc}") from None
         async with client:
             await asyncio.gather(*(worker() for _ in range(max(1, min(settings.concurrency, len(rows))))))
     finally:

@@ -167,7 +167,8 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound = sock.getsockname()[1]
-    name = advertise or (socket.getfqdn() if host in ("0.0.0.0", "") else host)
+    # A replica is reached by the node name the scheduler knows (getfqdn can say "localhost").
+    name = advertise or ((socket.gethostname() if replica is not None else socket.getfqdn()) if host in ("0.0.0.0", "") else host)
     url = f"http://{name}:{bound}"
     started = time.time()
     ident = {"replica": replica, "started_at": started} if replica is not None else None
