@@ -37,7 +37,7 @@ from .policies import sql_policy
 def remote_sql_config(tmp_path: Path, test: int) -> Path:
     data = yaml.safe_load((CAMPAIGNS / "sql_explore.yaml").read_text())
     data["splits"] = {"test": test, "train": 2}
-    data["tools"][0].update(remote=True, timeout_s=5)
+    data["tools"][0].update(remote=True, timeout_s=2)  # a hung replica is noticed within 2 + 5 s
     path = tmp_path / "remote.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -71,14 +71,17 @@ def replica_processes(out: Path) -> list[psutil.Process]:
     return found
 
 
-def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["dies", "hangs"])
+def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(tmp_path: Path, how: signal.Signals) -> None:
+    """SIGKILL: connections refused at once. SIGSTOP: the kernel still accepts connections, nothing
+    answers; the call's timeout, then a failed health check, declare it dead."""
     # The endpoint's latency keeps several episodes in flight on every replica when one dies.
     with serve_in_thread(sql_policy, latency_s=0.05) as (url, _):
         out = replica_rollout(tmp_path, url, replicas=3)
         killed: dict = {}
 
         def kill_busiest(trace: dict) -> None:
-            # After the 3rd episode: SIGKILL (no cleanup, its file stays) the replica holding most episodes.
+            # After the 3rd episode: kill or freeze (no cleanup, its file stays) the replica holding most episodes.
             if killed or len(shard_records(out)) < 3:
                 return
             token = read_token(out)
@@ -86,7 +89,7 @@ def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(tmp_path: P
             victim = max(load, key=load.get)
             assert load[victim] > 0, load
             info = next(r for r in read_replicas(out, token) if r["replica"] == victim)
-            os.kill(info["pid"], signal.SIGKILL)
+            os.kill(info["pid"], how)
             killed.update(info, in_flight=load[victim], at=time.time())
 
         with tool_replicas(out, 3, "local") as jobs:
@@ -116,7 +119,9 @@ def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(tmp_path: P
     assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids)
     assert not replica_processes(out)
     assert (replica_dir(out) / "done").exists()
-    assert [p.name for p in replica_dir(out).glob("replica-*.json")] == [f"replica-{killed['replica']}.json"]
+    left = [p.name for p in replica_dir(out).glob("replica-*.json")]
+    # a killed replica's file stays (the shard coped with it); a frozen one, woken by SIGCONT+SIGTERM, withdrew it
+    assert left == ([f"replica-{killed['replica']}.json"] if how == signal.SIGKILL else [])
     # the token is in its 0600 file and nowhere else the rollout wrote
     token = read_token(out)
     leaks = [p for p in out.rglob("*") if p.is_file() and p.name != ".token" and token.encode() in p.read_bytes()]

@@ -83,16 +83,18 @@ def _start_local(out: Path, n: int) -> list[subprocess.Popen[bytes]]:
     return procs
 
 
-def _stop_local(procs: list[subprocess.Popen[bytes]], grace_s: float = 10.0) -> None:
-    """The replicas saw `done`; give them `grace_s` to leave, then SIGTERM, then SIGKILL their session."""
+def _stop_local(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> None:
+    """The replicas saw `done`; give them `grace_s` to leave, then SIGTERM (with SIGCONT, for a
+    stopped one, as Slurm does), then SIGKILL their whole session."""
     deadline = time.monotonic() + grace_s
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+    for sigs in ((), (signal.SIGTERM, signal.SIGCONT), (signal.SIGKILL,)):
         for p in procs:
-            if sig is not None and p.poll() is None:
-                try:
-                    os.killpg(p.pid, sig)  # the replica and anything it started (heavy-tool workers)
-                except ProcessLookupError:
-                    pass
+            for sig in sigs:
+                if p.poll() is None:
+                    try:
+                        os.killpg(p.pid, sig)  # the replica and anything it started (heavy-tool workers)
+                    except ProcessLookupError:
+                        pass
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
             time.sleep(0.1)
         deadline = time.monotonic() + 5.0

@@ -184,7 +184,11 @@ class ReplicaPool:
 
 
 class PooledRemoteTool(Tool):
-    """A registered tool run on the rollout's replicas; state is (replica, instance id)."""
+    """A registered tool run on the rollout's replicas; state is (replica, instance id). It applies
+    the tool's `timeout_s` itself: a call past it is a timeout the model sees when the replica still
+    answers `/health`, and a lost replica (the episode is replayed elsewhere) when it does not."""
+
+    enforces_timeout = True
 
     def __init__(self, local: Tool, pool: ReplicaPool, *, params: dict[str, Any], timeout_s: float) -> None:
         super().__init__(**params)
@@ -199,15 +203,16 @@ class PooledRemoteTool(Tool):
     async def _request(self, r: Replica, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         import aiohttp
 
-        # Slack over the server's own limit so its 504 (a clean answer) arrives before ours fires.
-        timeout = aiohttp.ClientTimeout(total=self.timeout_s + 5, sock_connect=5)
+        if r.generation in self.pool.dead:  # another episode already found it dead: do not wait on it again
+            raise ReplicaLost(f"tool-server replica {r.index} (job {r.job_id or '-'}, pid {r.pid}) lost earlier in this shard")
+        timeout = aiohttp.ClientTimeout(total=self.timeout_s, sock_connect=min(5.0, self.timeout_s))
         try:
             async with self.pool.session().request(method, r.url + path, json=body, timeout=timeout) as resp:
                 payload = await resp.json(content_type=None)
                 status = resp.status
         except asyncio.TimeoutError:
-            await self.pool.check(r, f"no answer within {self.timeout_s + 5:g} s")
-            raise ToolError(f"tool-server replica {r.index} did not answer within {self.timeout_s + 5:g} s", kind="tool_server") from None
+            await self.pool.check(r, f"no answer within {self.timeout_s:g} s, and no answer to /health")
+            return 504, {"detail": f"tool call took longer than {self.timeout_s:g} s"}
         except (aiohttp.ClientError, ValueError) as exc:
             await self.pool.check(r, f"{type(exc).__name__}: {exc}")
             raise ToolError(f"tool-server replica {r.index} failed: {type(exc).__name__}: {exc}", kind="tool_server") from None
@@ -218,6 +223,8 @@ class PooledRemoteTool(Tool):
     async def create(self, identity: Identity) -> Any:
         r = await self.pool.assign(EPISODE.get() or canonical_json(identity))
         status, payload = await self._request(r, "POST", "/v1/instances", {"tool": self.name, "params": self.params, "identity": identity})
+        if status == 504:
+            raise ToolError(f"tool-server replica {r.index}: creating '{self.name}' took longer than {self.timeout_s:g} s", kind="tool_server")
         if status != 200:
             raise ToolError(f"tool-server replica {r.index} could not create '{self.name}': HTTP {status} {payload}", kind="tool_server")
         return (r, payload["instance_id"])
