@@ -25,7 +25,7 @@ from ptbench.backends.tool_replicas import tool_replicas
 from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.datagen import Shard
 from ptbench.bootcamp.replica_pool import Replica, ReplicaPool
-from ptbench.bootcamp.replicas import new_run, read_replicas, read_token, replica_dir
+from ptbench.bootcamp.replicas import _mac, new_run, read_replicas, read_token, replica_dir, sign
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings
 from ptbench.core.errors import UserError
 
@@ -52,8 +52,10 @@ def replica_rollout(tmp_path: Path, url: str, replicas: int, test: int = 18, con
     return out
 
 
-def health(url: str, token: str | None) -> tuple[int, dict]:
-    req = urllib.request.Request(url + "/health", headers={"Authorization": f"Bearer {token}"} if token else {})
+def health(url: str, token: str | None = None, *, header: str | None = None) -> tuple[int, dict]:
+    """GET /health signed with `token` (or with the raw `header`, or unsigned)."""
+    auth = header if header is not None else sign(token, "GET", "/health") if token else None
+    req = urllib.request.Request(url + "/health", headers={"Authorization": auth} if auth else {})
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return resp.status, json.loads(resp.read())
@@ -169,10 +171,17 @@ def test_replica_refuses_requests_without_the_token_and_starts_only_with_one(tmp
         asyncio.run(_wait_healthy(out, token))
         (info,) = read_replicas(out, token)
         assert "token" not in json.dumps(info).replace("token_fingerprint", "")
-        assert health(info["url"], None)[0] == 401
-        assert health(info["url"], "x" * 43)[0] == 401
+        assert health(info["url"])[0] == 401
+        assert health(info["url"], "x" * 43)[0] == 401  # signed with another token
+        assert health(info["url"], header=f"Bearer {token}")[0] == 401  # the token itself is never what is sent
+        stale = int(time.time()) - 400
+        assert health(info["url"], header=f"PTB-HMAC {stale}:{_mac(token, stale, 'GET', '/health')}")[0] == 401  # replayed too late
+        other_path = sign(token, "GET", "/v1/instances")
+        assert health(info["url"], header=other_path)[0] == 401  # a signature is for one method and path
         body = json.dumps({"tool": "sql_query", "params": {}, "identity": {}}).encode()
-        req = urllib.request.Request(info["url"] + "/v1/instances", data=body, headers={"Content-Type": "application/json"})
+        # a /health signature (what a process on a dead replica's port could catch) does not create instances
+        req = urllib.request.Request(info["url"] + "/v1/instances", data=body, headers={"Content-Type": "application/json",
+                                                                                      "Authorization": sign(token, "GET", "/health")})
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(req, timeout=5)
         assert refused.value.code == 401
@@ -180,6 +189,13 @@ def test_replica_refuses_requests_without_the_token_and_starts_only_with_one(tmp
         assert status == 200 and ok["replica"] == 0 and ok["instances"] == 0  # the refused create made nothing
         # a shard of another run (another token) does not even see this replica
         assert read_replicas(out, "y" * 43) == []
+        # an announcement written by another user is not trusted (we would sign requests for their server)
+        forged = replica_dir(out) / "replica-7.json"
+        forged.write_text(json.dumps({**info, "replica": 7, "url": "http://127.0.0.1:9"}))
+        if os.getuid() == 0:
+            os.chown(forged, 65534, 65534)
+            assert [r["replica"] for r in read_replicas(out, token)] == [0]
+        forged.unlink()
     assert not replica_processes(out)
 
 

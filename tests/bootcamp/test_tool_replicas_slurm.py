@@ -17,12 +17,12 @@ import pytest
 from ptbench.backends import slurm_cmd
 from ptbench.bootcamp.replicas import read_replicas, read_token, replica_dir
 from ptbench.core.files import read_jsonl
+from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 from .chat_endpoint import serve_in_thread
 from .conftest import require
 from .policies import sql_policy
 from .test_tool_replicas import health, remote_sql_config
-from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 
 def _partition_shares_cpus() -> bool:
@@ -53,7 +53,8 @@ def _wait(check, timeout: float, what: str, proc: subprocess.Popen, log: Path): 
 
 @pytest.mark.slow
 @pytest.mark.slurm
-def test_scancelled_replica_moves_its_episodes_to_the_survivors(tmp_path: Path, slurm_cluster: str) -> None:
+@pytest.mark.usefixtures("slurm_cluster")
+def test_scancelled_replica_moves_its_episodes_to_the_survivors(tmp_path: Path) -> None:
     require(_partition_shares_cpus(), "the dev cluster's partition does not allow --oversubscribe (restart it with scripts/slurm-dev-cluster.sh)")
     cfg = remote_sql_config(tmp_path, test=30)
     out = tmp_path / "out"

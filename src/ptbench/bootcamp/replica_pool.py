@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from ptbench.bootcamp import replicas
 from ptbench.bootcamp.api import Identity, Tool, ToolError, ToolResult, canonical_json
@@ -54,7 +55,6 @@ class ReplicaPool:
     def __init__(self, out: str | Path, token: str, *, wait_s: float = 300.0, health_timeout_s: float = 5.0,
                  refresh_s: float = 5.0, max_restarts: int = 3) -> None:
         self.out = Path(out)
-        self._auth = {"Authorization": f"Bearer {token}"}
         self._token = token
         self.wait_s = wait_s
         self.health_timeout_s = health_timeout_s
@@ -71,8 +71,11 @@ class ReplicaPool:
         import aiohttp
 
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(headers=self._auth)
+            self._session = aiohttp.ClientSession()
         return self._session
+
+    def auth(self, method: str, path: str) -> dict[str, str]:
+        return {"Authorization": replicas.sign(self._token, method, path)}
 
     async def is_healthy(self, r: Replica) -> bool:
         """`/health` answers 200 with our token, as the same replica (index, pid, start) as announced."""
@@ -80,9 +83,9 @@ class ReplicaPool:
 
         try:
             timeout = aiohttp.ClientTimeout(total=self.health_timeout_s)
-            async with self.session().get(r.url + "/health", timeout=timeout) as resp:
+            async with self.session().get(r.url + "/health", timeout=timeout, headers=self.auth("GET", "/health")) as resp:
                 body = await resp.json(content_type=None) if resp.status == 200 else {}
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+        except (TimeoutError, aiohttp.ClientError, ValueError):
             return False
         return isinstance(body, dict) and body.get("replica") == r.index and body.get("pid") == r.pid and body.get("started_at") == r.started_at
 
@@ -207,10 +210,10 @@ class PooledRemoteTool(Tool):
             raise ReplicaLost(f"tool-server replica {r.index} (job {r.job_id or '-'}, pid {r.pid}) lost earlier in this shard")
         timeout = aiohttp.ClientTimeout(total=self.timeout_s, sock_connect=min(5.0, self.timeout_s))
         try:
-            async with self.pool.session().request(method, r.url + path, json=body, timeout=timeout) as resp:
+            async with self.pool.session().request(method, r.url + path, json=body, timeout=timeout, headers=self.pool.auth(method, path)) as resp:
                 payload = await resp.json(content_type=None)
                 status = resp.status
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self.pool.check(r, f"no answer within {self.timeout_s:g} s, and no answer to /health")
             return 504, {"detail": f"tool call took longer than {self.timeout_s:g} s"}
         except (aiohttp.ClientError, ValueError) as exc:

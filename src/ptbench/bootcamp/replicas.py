@@ -7,18 +7,23 @@ OUT/tool-servers/done               the rollout ended: every replica exits
 OUT/tool-servers/jobs.json          replica i -> its pid (local) or Slurm array task
 ```
 The scheduler places (and may restart) the replicas; ptbench only finds them here and asks their
-`/health`. A replica without the token refuses to start and answers 401 to a request without it, so
-another user's process on the node can neither call a replica nor pass for one (fail closed). The
-token is never written anywhere else: not in rollout.json, the replica files, logs or traces.
+`/health`. A replica without the token refuses to start and answers 401 to a request not signed with
+it, so another user's process on the node can neither call a replica nor pass for one (fail closed).
+The token itself never travels: each request carries `Authorization: PTB-HMAC <ts>:<sig>`, an
+HMAC-SHA256 of (time, method, path) under the token, valid for `SKEW_S`; a process that took over a
+dead replica's port learns one signature for one path, not the token. It is written nowhere else:
+not in rollout.json, the replica files, logs or traces. Announcements by another user are ignored.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import secrets
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,8 @@ from ptbench.core.files import atomic_write_bytes
 REPLICA_DIR = "tool-servers"
 TOKEN_FILE = ".token"
 DONE_FILE = "done"
+SKEW_S = 300.0
+"""How old (or, for clock skew between nodes, how far ahead) a request's signature may be."""
 
 
 def replica_dir(out: str | Path) -> Path:
@@ -41,6 +48,24 @@ def replica_file(out: str | Path, index: int) -> Path:
 def fingerprint(token: str) -> str:
     """Names the token in a replica file without revealing it: a shard skips files of another run."""
     return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def _mac(token: str, ts: int, method: str, path: str) -> str:
+    return hmac.new(token.encode(), f"{ts}\n{method.upper()}\n{path}".encode(), hashlib.sha256).hexdigest()
+
+
+def sign(token: str, method: str, path: str) -> str:
+    """The Authorization header for one request."""
+    ts = int(time.time())
+    return f"PTB-HMAC {ts}:{_mac(token, ts, method, path)}"
+
+
+def verify(token: str, header: str, method: str, path: str) -> bool:
+    scheme, _, rest = header.partition(" ")
+    ts_text, _, sig = rest.partition(":")
+    if scheme != "PTB-HMAC" or not ts_text.isdigit() or abs(time.time() - int(ts_text)) > SKEW_S:
+        return False
+    return hmac.compare_digest(sig.encode(), _mac(token, int(ts_text), method, path).encode())
 
 
 def new_run(out: str | Path) -> str:
@@ -86,6 +111,8 @@ def read_replicas(out: str | Path, token: str) -> list[dict[str, Any]]:
     found = []
     for path in sorted(replica_dir(out).glob("replica-*.json")):
         try:
+            if path.stat().st_uid != os.getuid():
+                continue  # someone else's file would have us sign requests for their server
             info = json.loads(path.read_text())
         except (FileNotFoundError, ValueError):
             continue  # withdrawn between glob and read; writes are atomic, so never half a file

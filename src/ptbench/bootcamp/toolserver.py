@@ -9,14 +9,13 @@ Each execute has a server-side time limit (HTTP 504 past it); instances idle lon
 released, so shards that die never leak tool state. The server writes `toolserver.json` (its URL)
 into the campaign directory once it listens; shards read it there. A replica of a rollout
 (`--replica I`, see replicas.py) announces itself in `tool-servers/replica-I.json` instead, requires the
-rollout's token on every request (`Authorization: Bearer`, 401 otherwise), and exits when the
+rollout's token on every request (signed with it, see replicas.py; 401 otherwise), and exits when the
 rollout writes `tool-servers/done` or nothing called it for `idle_exit_s`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import os
 import socket
@@ -87,12 +86,11 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
 
     app = FastAPI(title="ptbench tool server", lifespan=lifespan)
     app.state.last_request = time.monotonic()
-    expected = f"Bearer {token}".encode() if token else None
 
     @app.middleware("http")
     async def authorize(request: Request, call_next: Any) -> Any:
-        if expected is not None and not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
-            return JSONResponse({"detail": "missing or wrong token"}, status_code=401)
+        if token is not None and not replicas.verify(token, request.headers.get("authorization", ""), request.method, request.url.path):
+            return JSONResponse({"detail": "missing, wrong or expired signature"}, status_code=401)
         app.state.last_request = time.monotonic()
         return await call_next(request)
 
