@@ -229,6 +229,9 @@ def test_rollout_cli_runs_replicas_and_refuses_what_cannot_work(tmp_path: Path) 
     bad = subprocess.run([*base, str(plain), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "remote: true" in bad.stderr and not (tmp_path / "bad").exists()
+    condor = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2",
+                             "--backend", "htcondor"], capture_output=True, text=True, timeout=120)
+    assert condor.returncode == 2 and "cannot run tool-server replicas" in condor.stderr and not (tmp_path / "bad").exists()
     with serve_in_thread(sql_policy) as (url, _):
         out = tmp_path / "cli"
         res = subprocess.run([*base, str(cfg), "--endpoint", url, "--out", str(out), "--shards", "2", "--tool-replicas", "2"],
@@ -237,3 +240,31 @@ def test_rollout_cli_runs_replicas_and_refuses_what_cannot_work(tmp_path: Path) 
     merged = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
     assert len(merged) == 6 and all(r["correct"] and r["tool_replica"]["replica"] in (0, 1) and r["restarts"] == [] for r in merged)
     assert not replica_processes(out)
+
+
+def test_local_replicas_die_with_a_killed_rollout(tmp_path: Path) -> None:
+    cfg = remote_sql_config(tmp_path, test=8)
+    out = tmp_path / "out"
+    with serve_in_thread(sql_policy, latency_s=5.0) as (url, _):  # episodes far from done when the rollout dies
+        proc = subprocess.Popen([sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", url, "--model", "scripted",
+                                 "--out", str(out), "--tool-replicas", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while len(list(replica_dir(out).glob("replica-*.json"))) < 2:
+                assert proc.poll() is None and time.monotonic() < deadline, "the replicas never announced themselves"
+                time.sleep(0.1)
+            assert len(replica_processes(out)) == 2
+            proc.kill()  # no finally, no `done`, no cancel: only the kernel's parent-death signal is left
+            proc.wait()
+            deadline = time.monotonic() + 30
+            while replica_processes(out) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not replica_processes(out)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for p in psutil.process_iter(["cmdline"]):  # the orphaned shard (resumable by design) is ours to end
+                if str(out) in " ".join(p.info["cmdline"] or []):
+                    p.kill()
+                    p.wait(10)

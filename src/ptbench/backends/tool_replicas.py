@@ -11,6 +11,7 @@ here manages them beyond that.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -27,6 +28,7 @@ from ptbench.bootcamp import replicas
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 
+_PR_SET_PDEATHSIG = 1
 IDLE_EXIT_S = 3600.0
 """A replica nobody called for this long leaves by itself (its rollout died without cancelling it)."""
 
@@ -74,12 +76,21 @@ def tool_replicas(out: Path, n: int, backend: str, options: dict[str, Any] | Non
             _stop_slurm(list(jobs.values()))
 
 
+def _die_with_parent() -> None:
+    """In the replica, before exec: SIGTERM when the rollout process dies, even SIGKILLed (Linux)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover (not Linux): the idle exit still ends it
+        pass
+
+
 def _start_local(out: Path, n: int) -> list[subprocess.Popen[bytes]]:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     procs = []
     for i in range(n):
-        with open(replicas.replica_dir(out) / f"{i}.log", "ab") as log:
-            procs.append(subprocess.Popen(replica_command(out, i), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+        with open(replicas.replica_dir(out) / f"replica-{i}.log", "ab") as log:
+            procs.append(subprocess.Popen(replica_command(out, i), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                          preexec_fn=_die_with_parent))
     return procs
 
 
