@@ -232,6 +232,17 @@ def test_rollout_cli_runs_replicas_and_refuses_what_cannot_work(tmp_path: Path) 
     condor = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2",
                              "--backend", "htcondor"], capture_output=True, text=True, timeout=120)
     assert condor.returncode == 2 and "cannot run tool-server replicas" in condor.stderr and not (tmp_path / "bad").exists()
+    # --render: the replicas' sbatch script beside the shards', one array from the same backend.options
+    backend = tmp_path / "backend.yaml"
+    backend.write_text(json.dumps({"backend": {"name": "slurm", "options": {"account": "proj42", "gres": "gpu:h100:1", "setup": ["module load sim"]}}}))
+    shown = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "render"), "--tool-replicas", "3",
+                            "--backend-config", str(backend), "--render", "--slurm-time", "30"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    script = (tmp_path / "render" / "submit" / "tool-servers.sh").read_text()
+    for line in ("#SBATCH --array=0-2%3", "#SBATCH --account=proj42", "#SBATCH --gres=gpu:h100:1", "#SBATCH --time=30", "module load sim",
+                 "#SBATCH --job-name=ptbench-tools-render", "serve-tools --dir", str(tmp_path / "render" / "tool-servers" / "slurm")):
+        assert line in script, line
+    assert (tmp_path / "render" / "submit" / "slurm.sh").exists()
     with serve_in_thread(sql_policy) as (url, _):
         out = tmp_path / "cli"
         res = subprocess.run([*base, str(cfg), "--endpoint", url, "--out", str(out), "--shards", "2", "--tool-replicas", "2"],

@@ -52,6 +52,14 @@ def slurm_parameters(out: Path, n: int, options: dict[str, Any] | None, minutes:
     return backend, params
 
 
+def render_slurm(out: Path, n: int, options: dict[str, Any] | None = None, *, minutes: int = 60) -> Path:
+    """The sbatch script `tool_replicas` would submit for the replicas, without submitting."""
+    backend, params = slurm_parameters(out, n, options, minutes)
+    path = out / "submit" / "tool-servers.sh"
+    backend.render_array(params, replicas.replica_dir(out) / "slurm", n, path)
+    return path
+
+
 @contextmanager
 def tool_replicas(out: Path, n: int, backend: str, options: dict[str, Any] | None = None, *, minutes: int = 60) -> Iterator[dict[str, str]]:
     """Run `n` replicas while the block runs; yields replica index -> pid or Slurm job id."""

@@ -51,6 +51,14 @@ class Replica:
         return {"replica": self.index, "job_id": self.job_id, "host": self.host, "pid": self.pid}
 
 
+def _parse(info: dict[str, Any]) -> Replica | None:
+    try:
+        return Replica(index=info["replica"], url=str(info["url"]).rstrip("/"), pid=int(info["pid"]), started_at=float(info["started_at"]),
+                       host=info.get("host"), job_id=info.get("job_id"))
+    except (KeyError, TypeError, ValueError):
+        return None  # not an announcement this version wrote: never trusted
+
+
 class ReplicaPool:
     def __init__(self, out: str | Path, token: str, *, wait_s: float = 300.0, health_timeout_s: float = 5.0,
                  refresh_s: float = 5.0, max_restarts: int = 3) -> None:
@@ -94,8 +102,7 @@ class ReplicaPool:
         if not force and time.monotonic() - self._refreshed < self.refresh_s:
             return
         self._refreshed = time.monotonic()
-        found = [Replica(index=i["replica"], url=str(i["url"]).rstrip("/"), pid=int(i["pid"]), started_at=float(i["started_at"]),
-                         host=i.get("host"), job_id=i.get("job_id")) for i in replicas.read_replicas(self.out, self._token)]
+        found = [r for r in map(_parse, replicas.read_replicas(self.out, self._token)) if r is not None]
         fresh = [r for r in found if r.generation not in self.dead and self.healthy.get(r.index) != r]
         checks = await asyncio.gather(*(self.is_healthy(r) for r in fresh))
         for r, ok in zip(fresh, checks):

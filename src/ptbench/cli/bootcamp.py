@@ -88,6 +88,7 @@ def rollout(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ptbench.backends import shards as launch
+    from ptbench.backends.tool_replicas import render_slurm as render_tool_servers
     from ptbench.backends.tool_replicas import tool_replicas as tool_servers
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
@@ -140,6 +141,8 @@ def rollout(
     if render:
         if backend == "slurm":
             console.print(str(launch.render_slurm(out, shards, options, minutes=slurm_time)))
+            if tool_replicas:
+                console.print(str(render_tool_servers(out, tool_replicas, options, minutes=slurm_time)))
         elif backend == "htcondor":
             path = out / "condor" / "shards.sub"
             path.parent.mkdir(parents=True, exist_ok=True)
