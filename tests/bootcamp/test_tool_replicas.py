@@ -21,7 +21,7 @@ import psutil
 import pytest
 import yaml
 
-from ptbench.backends.tool_replicas import tool_replicas
+from ptbench.backends.tool_replicas import replica_status_rows, tool_replicas
 from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.datagen import Shard
 from ptbench.bootcamp.replica_pool import Replica, ReplicaPool
@@ -187,6 +187,8 @@ def test_replica_refuses_requests_without_the_token_and_starts_only_with_one(tmp
         assert refused.value.code == 401
         status, ok = health(info["url"], token)
         assert status == 200 and ok["replica"] == 0 and ok["instances"] == 0  # the refused create made nothing
+        (row,) = replica_status_rows(out)  # what `ptbench status OUT` adds below the shards
+        assert row.trial_id == "tool-replica-0" and row.state == "running" and row.metric == info["url"]
         # a shard of another run (another token) does not even see this replica
         assert read_replicas(out, "y" * 43) == []
         # an announcement written by another user is not trusted (we would sign requests for their server)
@@ -197,6 +199,7 @@ def test_replica_refuses_requests_without_the_token_and_starts_only_with_one(tmp
             assert [r["replica"] for r in read_replicas(out, token)] == [0]
         forged.unlink()
     assert not replica_processes(out)
+    assert [r.state for r in replica_status_rows(out)] == ["ended"]
 
 
 async def _wait_healthy(out: Path, token: str) -> None:

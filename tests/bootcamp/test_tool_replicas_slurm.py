@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from ptbench.backends import slurm_cmd
+from ptbench.backends.tool_replicas import replica_status_rows
 from ptbench.bootcamp.replicas import read_replicas, read_token, replica_dir
 from ptbench.core.files import read_jsonl
 from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
@@ -99,4 +100,7 @@ def test_scancelled_replica_moves_its_episodes_to_the_survivors(tmp_path: Path) 
     assert all(info.state in slurm_cmd.ENDED for info in slurm_cmd.squeue([array]).values())
     states = {j: info.state for j, info in slurm_cmd.squeue([array]).items()}
     assert states[victim["job_id"]] == "CANCELLED", states
+    shown = {r.trial_id: r for r in replica_status_rows(out)}  # `ptbench status OUT` rows
+    assert sorted(shown) == ["tool-replica-0", "tool-replica-1", "tool-replica-2"]
+    assert shown[f"tool-replica-{victim['replica']}"].detail.startswith("CANCELLED") and all(r.state == "ended" for r in shown.values())
     assert not [p for p in psutil.process_iter(["cmdline"]) if str(replica_dir(out)) in " ".join(p.info["cmdline"] or [])]

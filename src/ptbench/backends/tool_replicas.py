@@ -12,6 +12,7 @@ here manages them beyond that.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -22,11 +23,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from ptbench.backends import slurm_cmd
 from ptbench.backends.slurm import SlurmBackend
 from ptbench.bootcamp import replicas
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
+from ptbench.status import TrialStatus
 
 _PR_SET_PDEATHSIG = 1
 IDLE_EXIT_S = 3600.0
@@ -139,3 +143,34 @@ def _stop_slurm(job_ids: list[str], wait_s: float = 120.0) -> None:
             cancelled = True
         time.sleep(1.0)
     print(f"warning: tool-server replicas {', '.join(array)} still listed by squeue after {wait_s:g} s", file=sys.stderr)
+
+
+def replica_status_rows(out: Path) -> list[TrialStatus]:
+    """One `ptbench status` row per tool-server replica of the rollout's latest run (none without one)."""
+    listing = replicas.replica_dir(out) / "jobs.json"
+    if not listing.exists():
+        return []
+    jobs = json.loads(listing.read_text())
+    announced = {}
+    for path in replicas.replica_dir(out).glob("replica-*.json"):
+        try:
+            info = json.loads(path.read_text())
+            announced[str(info["replica"])] = info
+        except (FileNotFoundError, ValueError, KeyError):
+            continue
+    live: dict[str, str] = {}
+    if jobs.get("backend") == "slurm":
+        try:
+            live = {j: info.state for j, info in slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in jobs["jobs"].values()})).items()}
+        except slurm_cmd.SlurmUnavailable:
+            pass
+    rows = []
+    for index, job in sorted(jobs["jobs"].items(), key=lambda kv: int(kv[0])):
+        if jobs.get("backend") == "slurm":
+            raw = live.get(str(job), "")
+            state = slurm_cmd.trial_state(raw) or ("ended" if raw else "unknown")
+        else:
+            state = "running" if psutil.pid_exists(int(job)) and index in announced else "ended"
+        url = announced.get(index, {}).get("url", "")
+        rows.append(TrialStatus(trial_id=f"tool-replica-{index}", state=state, metric=url, detail=live.get(str(job), ""), job_id=str(job), stage="tools"))
+    return rows
