@@ -198,6 +198,14 @@ def test_replica_refuses_requests_without_the_token_and_starts_only_with_one(tmp
             os.chown(forged, 65534, 65534)
             assert [r["replica"] for r in read_replicas(out, token)] == [0]
         forged.unlink()
+        # a newer run of the rollout (a new token) takes the folder: this replica leaves by itself
+        # at its next heartbeat (10 s) instead of overwriting the new replica 0's announcement
+        new_run(out)
+        deadline = time.monotonic() + 60
+        while replica_processes(out) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not replica_processes(out), "a replica of an older run kept running"
+        assert "done" not in [p.name for p in replica_dir(out).iterdir()]  # it left on the token, not on `done`
     assert not replica_processes(out)
     assert [r.state for r in replica_status_rows(out)] == ["ended"]
 

@@ -217,7 +217,10 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
                 server.should_exit = True
             elif now - beat >= 10 and marker is not None:
                 beat = now
-                atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
+                if not _same_run(directory, token):  # a newer rollout run took the folder: leave it to its replicas
+                    server.should_exit = True
+                else:
+                    atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
 
     async def main() -> None:
         if stop.stopped:
@@ -260,6 +263,13 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
         print("tool server: abandoning tool calls still running", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(0)
+
+
+def _same_run(directory: str | Path | None, token: str | None) -> bool:
+    try:
+        return replicas.read_token(directory) == token  # type: ignore[arg-type]
+    except UserError:
+        return False
 
 
 def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:
