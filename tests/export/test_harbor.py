@@ -95,3 +95,15 @@ def test_export_refuses_a_non_empty_folder(write_campaign, tmp_path):
     (tmp_path / "out" / "x").write_text("keep")
     run = ptbench("export", "harbor", str(write_campaign(CAMPAIGN)), str(tmp_path / "out"), cwd=tmp_path)
     assert run.returncode == 2 and "not empty" in run.stderr and (tmp_path / "out" / "x").read_text() == "keep"
+
+
+def test_export_warns_about_what_a_cloud_verifier_cannot_check(write_campaign, tmp_path):
+    from ptbench.export.harbor import harbor_warnings
+
+    campaign = (CAMPAIGN.replace("tasks: [gsm8k,", f"tasks: [{{name: gsm8k, options: {{data_path: {tmp_path}}}}},")
+                + "integrity: {checks: [contamination, model_identity, judge], judge: {agent: codex, model: m},"
+                + " forbidden_models: [/shared/models/instruct, org/instruct]}\n")
+    warnings = " | ".join(harbor_warnings(write_campaign(campaign)))
+    assert "api_usage" not in warnings and "judge runs an agent CLI" in warnings
+    assert "forbidden_models /shared/models/instruct are local folders" in warnings and "org/instruct" not in warnings
+    assert "task(s) gsm8k read data_path" in warnings and "local/tiny have a local path" in warnings

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.export.harbor_trial import model_problem
-from ptbench.export.harbor_verify import reward_for
+from ptbench.export.harbor_verify import _test_set_problem, reward_for
 from ptbench.results.policy import choose_rule
 from tests.conftest import REPO, ptbench
 
@@ -201,3 +201,11 @@ def test_a_final_model_that_links_out_is_no_model(tmp_path, tiny_model):
     shutil.copytree(tiny_model, inside)
     (inside / "alias.json").symlink_to(inside / "config.json")
     assert model_problem(inside) is None and model_problem(tmp_path / "none") == "no final_model/"
+
+
+def test_a_score_over_another_test_set_than_the_exported_one_is_refused():
+    expected = {"sha256": "a" * 64, "n": 4}
+    assert _test_set_problem({"settings": {"test_set": {"sha256": "a" * 64, "n": 4}}}, expected) is None
+    assert "is not the one exported" in _test_set_problem({"settings": {"test_set": {"sha256": "b" * 64, "n": 4}}}, expected)
+    assert "is not the one exported" in _test_set_problem({"settings": {}}, expected)  # an unrecorded test set is not a match
+    assert _test_set_problem({}, None) is None  # not pinned at export: nothing to compare (verify.json says why)

@@ -175,6 +175,10 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     if local:
         out.append(f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity will be "
                    "unchecked there; name hub ids instead")
+    with_data = sorted({t.name for t in campaign.tasks if t.options.get("data_path")})
+    if with_data:
+        out.append(f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load their "
+                   "test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from the hub")
     local_bases = [b.id for b in campaign.base_models if b.path]
     if local_bases:
         out.append(f"base model(s) {', '.join(local_bases)} have a local path here; the agent and the verifier get the hub id "
