@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,11 @@ def _test_set_problem(metrics: dict[str, Any], expected: dict[str, Any] | None) 
     return None
 
 
+def _durations(clock: dict[str, float]) -> dict[str, float]:
+    steps = list(clock.items())
+    return {name: round(t - steps[i][1], 2) for i, (name, t) in enumerate(steps[1:])}
+
+
 def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path | None = None, models: Path | None = None) -> dict[str, Any]:
     conf = json.loads((tests / "verify.json").read_text())
     work = (work or Path(tempfile.mkdtemp(prefix="ptbench-verifier-"))).resolve()
@@ -101,8 +107,11 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
     out.mkdir(parents=True, exist_ok=True)
     trial, problem = build_trial(work / "trial", tests, model, workspace)
     spec = trial.spec
+    clock = {"started": time.monotonic()}
     fetched = fetch_references(spec, models)
+    clock["references"] = time.monotonic()
     run_checks(trial.path, spec, cache_dirs=[models], since=None)
+    clock["checks"] = time.monotonic()
     verdicts, reasons = read_verdicts(trial.checks_dir, list(spec.integrity.checks))
     shutil.copytree(trial.checks_dir, out / "checks", dirs_exist_ok=True)
     atomic_write_json(out / "integrity.json", verdicts)
@@ -115,6 +124,7 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
         why = why or _test_set_problem(metrics, conf.get("test_set")) or ""
         if why:
             own, status = None, "eval_failed"
+    clock["evaluation"] = time.monotonic()
     integrity = overall(verdicts)
     rule, reason = choose_rule(own is not None, integrity, status, conf.get("scoring_policy", "base_fallback"), spec.integrity.policy)
     base, base_source = None, None
@@ -127,6 +137,7 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
         else:
             base, _, err = _evaluate(trial, base_dir, out / "base-eval", timeout)
             base_source = err or f"the verifier's evaluation of {spec.base_model.id} ({base_dir.name})"
+    clock["base_evaluation"] = time.monotonic()
     rule, value, flags = reward_for(rule, own, base)
     reward = {"reward": value, **flags, "flagged": int(integrity == "flagged"), "unchecked": int(integrity == "unchecked"),
               "no_model": int(status == "no_model"), "eval_failed": int(status == "eval_failed")}
@@ -134,7 +145,8 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
         "status": status, "problem": why, "rule": rule, "reason": reason, "reward": value, "own_score": own,
         "base_score": base, "base_score_source": base_source, "integrity": integrity, "verdicts": verdicts, "reasons": reasons,
         "policy": {"scoring": conf.get("scoring_policy", "base_fallback"), "integrity": spec.integrity.policy},
-        "references": fetched, "test_set_expected": conf.get("test_set"), "evidence": "checks/<check>.json"})
+        "references": fetched, "test_set_expected": conf.get("test_set"), "evidence": "checks/<check>.json",
+        "seconds": _durations(clock)})
     return reward
 
 
