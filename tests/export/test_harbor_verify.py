@@ -210,3 +210,22 @@ def test_a_score_over_another_test_set_than_the_exported_one_is_refused():
     assert "is not the one exported" in _test_set_problem({"settings": {"test_set": {"sha256": "b" * 64, "n": 4}}}, expected)
     assert "is not the one exported" in _test_set_problem({"settings": {}}, expected)  # an unrecorded test set is not a match
     assert _test_set_problem({}, None) is None  # not pinned at export: nothing to compare (verify.json says why)
+
+
+def test_a_reference_at_another_revision_than_the_pinned_one_is_not_taken_for_it(tmp_path, monkeypatch):
+    from ptbench.export.harbor_trial import fetch_references
+    from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, TaskRef
+    from ptbench.trial import TrialSpec
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    snap = tmp_path / "hub" / "models--org--base" / "snapshots" / ("1" * 40)
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+
+    def fetched(revision):
+        spec = TrialSpec(campaign="c", trial_id="t", agent=AgentRef(name="harbor"), base_model=BaseModelRef(id="org/base", revision=revision),
+                         task=TaskRef(name="arithmetic"), seed=0, budget=Budget(hours=1, gpus=0))
+        return fetch_references(spec, tmp_path)["org/base"]
+
+    assert fetched("1" * 40).startswith("in the verifier's cache") and fetched(None).startswith("in the verifier's cache")
+    assert fetched("2" * 40).startswith(f"revision {'2' * 40} missing, found {'1' * 40}")

@@ -79,11 +79,12 @@ def fetch_references(spec: TrialSpec, models: Path) -> dict[str, str]:
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
     for ref, revision in reference_models(spec):
         found = find_model(ref, [models])
-        if found is not None:
+        pinned = revision is not None and len(revision) == 40  # a full commit names its snapshot folder
+        if found is not None and (not pinned or found.name == revision):
             out[ref] = f"in the verifier's cache ({found.name})"
             continue
         if offline:
-            out[ref] = "missing (HF_HUB_OFFLINE)"
+            out[ref] = f"revision {revision} missing, found {found.name} (HF_HUB_OFFLINE)" if found else "missing (HF_HUB_OFFLINE)"
             continue
         try:
             from huggingface_hub import snapshot_download
