@@ -40,7 +40,9 @@ def harbor_check(out: Path) -> subprocess.CompletedProcess:
 @pytest.fixture
 def exported(write_campaign, tmp_path) -> Path:
     out = tmp_path / "harbor"
-    run = ptbench("export", "harbor", str(write_campaign(CAMPAIGN)), str(out), cwd=tmp_path)
+    empty = tmp_path / "hf"  # no test set in any cache: only the generated one can be pinned at export
+    env = {"HF_HOME": str(empty), "HF_HUB_CACHE": str(empty / "hub"), "HF_DATASETS_CACHE": str(empty / "datasets"), "PTBENCH_DATA_DIR": ""}
+    run = ptbench("export", "harbor", str(write_campaign(CAMPAIGN)), str(out), cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr
     # the default checks include api_usage, which needs a trajectory no Harbor verifier receives
     assert "warning: integrity check api_usage needs the agent's trajectory" in run.stderr
