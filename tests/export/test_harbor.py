@@ -109,3 +109,29 @@ def test_export_warns_about_what_a_cloud_verifier_cannot_check(write_campaign, t
     assert "api_usage" not in warnings and "judge runs an agent CLI" in warnings
     assert "forbidden_models /shared/models/instruct are local folders" in warnings and "org/instruct" not in warnings
     assert "task(s) gsm8k read data_path" in warnings and "local/tiny have a local path" in warnings
+
+
+def test_harbors_own_upload_into_the_verifier_keeps_final_model(exported, tmp_path):
+    """harbor's ArtifactHandler.upload_artifacts (the real code) puts the artifacts into a folder that
+    stands in for the verifier container (scripts/harbor_check_upload.py: the environment is the seam).
+    It empties each artifact's path before uploading: the exported order keeps final_model/, the
+    reverse order (the exporter's before) wipes it."""
+    require(HARBOR_PY.exists(), f"{HARBOR_PY} missing: bash scripts/install.sh test builds the harbor venv (Python 3.12)")
+    host = tmp_path / "collected"  # what Harbor collected from the agent's container
+    (host / "workspace" / "data").mkdir(parents=True)
+    (host / "workspace" / "timer.sh").write_text("#!/bin/sh\n")
+    (host / "workspace" / "data" / "train.jsonl").write_text("{}\n")
+    (host / "app" / "final_model").mkdir(parents=True)
+    (host / "app" / "final_model" / "config.json").write_text("{}")
+    task = exported / "tiny__arithmetic"
+
+    def upload(root: Path, *extra: str) -> list[str]:
+        run = subprocess.run([str(HARBOR_PY), str(REPO / "scripts" / "harbor_check_upload.py"), str(task), str(host), str(root), *extra],
+                             capture_output=True, text=True, timeout=300, check=False)
+        assert run.returncode == 0, run.stderr[-3000:]
+        return run.stdout.split()
+
+    landed = upload(tmp_path / "verifier")
+    assert {"app/timer.sh", "app/data/train.jsonl", "app/final_model/config.json"} <= set(landed), landed
+    reversed_order = upload(tmp_path / "verifier-reversed", "--reverse")
+    assert "app/timer.sh" in reversed_order and "app/final_model/config.json" not in reversed_order
