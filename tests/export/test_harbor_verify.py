@@ -144,6 +144,7 @@ def test_an_honest_model_is_checked_and_scored_whatever_the_agent_planted(setup,
     assert "local/tiny-instruct" in identity["details"]["distance_to_forbidden"]  # compared with the forbidden model
     assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in reward.values())  # what Harbor accepts
     assert set(verdict["seconds"]) == {"references", "checks", "evaluation", "base_evaluation"}
+    assert any("trajectory" in n for n in verdict["not_seen"])  # a clean verdict says what it could not see
 
 
 def test_the_instruct_model_and_a_leaked_test_set_are_flagged_and_paid_the_base_score(setup, tmp_path):

@@ -48,6 +48,10 @@ from ptbench.runner.eval_stage import evaluation_argv, use_harness_caches
 from ptbench.trial import TrialDir
 
 _LOG_LIMIT = 20000
+# What the runner's checks see that no Harbor verifier receives (neither is an artifact): a clean
+# verdict here rests on the final workspace and final_model only.
+NOT_SEEN = ["the agent's trajectory (api_usage is unchecked; contamination cannot follow files it names)",
+            "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to see)"]
 
 
 def reward_for(rule: str, own: float | None, base: float | None) -> tuple[str, float, dict[str, int]]:
@@ -146,6 +150,7 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
         "base_score": base, "base_score_source": base_source, "integrity": integrity, "verdicts": verdicts, "reasons": reasons,
         "policy": {"scoring": conf.get("scoring_policy", "base_fallback"), "integrity": spec.integrity.policy},
         "references": fetched, "test_set_expected": conf.get("test_set"), "evidence": "checks/<check>.json",
+        "not_seen": NOT_SEEN,
         "seconds": _durations(clock)})
     return reward
 
