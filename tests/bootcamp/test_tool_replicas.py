@@ -139,13 +139,16 @@ def test_when_every_replica_is_gone_episodes_fail_recorded_and_a_rerun_finishes_
                 (info,) = read_replicas(out, read_token(out))
                 os.kill(info["pid"], signal.SIGKILL)
 
+        # wait_s (3 s) is how long a shard waits for a replica to come back; its start-up is awaited here
         with tool_replicas(out, 1, "local"):
+            asyncio.run(_wait_healthy(out, read_token(out)))
             first = run_shard(out, Shard(0, 1), on_episode=kill_the_only_one)
         lost = [r for r in shard_records(out) if r["status"] == "error"]
         # no episode hangs or vanishes: each has one record, the lost ones a retryable replica error
         assert first["ran"] == 12 and len(lost) == first["error"] >= 12 - 2 - 3  # (3 in flight may be past their tool calls)
         assert all(r["error"]["kind"] in ("replica_lost", "tool_server") and r["error"]["retryable"] and r["score"] is None for r in lost)
         with tool_replicas(out, 1, "local"):  # the rerun (a new replica run) redoes only those
+            asyncio.run(_wait_healthy(out, read_token(out)))
             second = run_shard(out, Shard(0, 1))
     assert second["skipped"] == 12 - len(lost) and second["ok"] == len(lost)
     from ptbench.bootcamp.merge import merge
