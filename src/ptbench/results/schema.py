@@ -95,6 +95,7 @@ class ResultRecord(BaseModel):
     integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked
     integrity_detail: dict[str, str] = Field(default_factory=dict)  # check -> reason (checks/<check>.json has the evidence)
     sandbox: str | None = None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
+    deadline_kill: str | None = None  # how the deadline reached the agent's processes: cgroup.kill | subreaper
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance

@@ -29,6 +29,7 @@ from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.files import atomic_write_json
+from ptbench.node.cgroup import TrialCgroup
 from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
@@ -158,9 +159,13 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
                           gateway_token=gateway.token if gateway else "", extra_env=gateway.agent_env() if gateway else None)
     redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
+    cgroup: TrialCgroup | None = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
         command = build_command(resolve_sandbox(trial.spec.sandbox), sandbox_request(trial, spec, launch))
-        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
+        cgroup, why = TrialCgroup.create(str(trial.path))
+        containment = "cgroup.kill" if cgroup is not None else "subreaper"
+        trial.event("containment", mechanism=containment, cgroup=str(cgroup.path) if cgroup else None, why=why or None)
+        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode, containment)
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
         run_number = state.solve_runs + 1
@@ -173,7 +178,7 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
             trial.save_state(state)
 
         watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left))
+                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left), cgroup=cgroup)
         state.solve_runs += 1
         trial.save_state(state)
         pump = RedactingPump(log_path, redactor)
@@ -181,6 +186,8 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
         outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd)
     finally:
         set_watchdog(None)
+        if cgroup is not None:  # emptied and removed by the watchdog; not if a failure came before it ran
+            cgroup.kill_and_remove()
         # The runner's signal handlers only set flags, so a stop arriving now cannot cut this short.
         if pump is not None:
             pump.join()
@@ -229,10 +236,19 @@ def sandbox_used(trial: TrialDir) -> str:
         return "unknown"
 
 
-def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
+def containment_used(trial: TrialDir) -> str | None:
+    """How the deadline reached every process of the agent's last run: "cgroup.kill" or "subreaper"."""
+    try:
+        return json.loads((trial.agent_dir / "launch.json").read_text()).get("containment")
+    except (OSError, ValueError):
+        return None
+
+
+def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str,
+                         containment: str) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
     record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
               "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": resolve_sandbox(trial.spec.sandbox),
-              "python": sys.executable, "time": time.time()}
+              "containment": containment, "python": sys.executable, "time": time.time()}
     atomic_write_json(trial.agent_dir / "launch.json", record)
