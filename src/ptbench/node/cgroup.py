@@ -58,6 +58,20 @@ def own_cgroup(proc: Path = Path("/proc/self")) -> tuple[Path | None, str]:
     return None, f"no mounted cgroup2 hierarchy shows this process's cgroup {path}"
 
 
+def cgroup_problem() -> tuple[Path | None, str]:
+    """Without changing anything (for `ptbench doctor`): (the parent trial cgroups would go under, "")
+    or (None, why the runner could not make one here)."""
+    parent, why = own_cgroup()
+    if parent is None:
+        return None, why
+    if not (os.access(parent, os.W_OK | os.X_OK) and os.access(parent / "cgroup.procs", os.W_OK)):
+        return None, f"{parent} is not writable by this user (not delegated)"
+    release = tuple(int(x) for x in os.uname().release.split(".")[:2] if x.isdigit())
+    if release < (5, 14):
+        return None, f"kernel {os.uname().release} has no cgroup.kill (Linux >= 5.14 needed)"
+    return parent, ""
+
+
 def trial_cgroup_name(trial_path: str) -> str:
     """One name per trial folder, so a requeued runner finds what an attempt killed -9 left behind."""
     return "ptbench-trial-" + hashlib.sha256(os.path.realpath(trial_path).encode()).hexdigest()[:16]
@@ -169,4 +183,4 @@ class TrialCgroup:
         return n
 
 
-__all__ = ["ENTER_FAILED_EXIT", "TrialCgroup", "own_cgroup", "trial_cgroup_name"]
+__all__ = ["ENTER_FAILED_EXIT", "TrialCgroup", "cgroup_problem", "own_cgroup", "trial_cgroup_name"]
