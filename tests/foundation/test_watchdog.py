@@ -112,7 +112,7 @@ def test_kill_9_of_runner_then_resume_uses_remaining_budget(write_campaign, test
         assert _marked_processes(trial) == []
         if probe is not None:
             assert unmarked() == [], "the env -i process of the killed attempt survived the requeue"
-            assert leftovers["by_cgroup"] >= 3 and leftovers["by_marker"] == 0, leftovers
+            assert leftovers["by_cgroup"] >= 1 and leftovers["by_marker"] == 0, leftovers  # the agent itself may have ended meanwhile
             assert TrialCgroup.leftover(str(trial)) is None
         else:
             assert orphan.is_running() and leftovers["by_marker"] >= 1  # the gap a cgroup closes
