@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,8 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ptbench.node.cgroup import TrialCgroup
+from ptbench.node.cgroup import TrialCgroup, own_cgroup
 from tests.conftest import ptbench
+from tests.support import require
 
 pytestmark = pytest.mark.slow
 
@@ -46,10 +48,24 @@ def _events(trial_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (trial_dir / "events.jsonl").read_text().splitlines()]
 
 
+def _without_cgroup(argv: list[str]) -> list[str] | None:
+    """argv run where the runner finds no cgroup v2 (a tmpfs over it in a private mount namespace,
+    seen by nothing else), as on a v1-only node; None where this user cannot unshare mounts."""
+    own, _ = own_cgroup()
+    if own is None:
+        return argv
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return None
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", f"mount -t tmpfs none '{own}' && exec \"$@\"", "sh", *argv]
+
+
 def test_deadline_kills_term_ignoring_agent_and_setsid_grandchild(write_campaign, test_agents, tmp_path):
+    """Without a cgroup: the subreaper sweep alone, recorded as such (the cgroup path: test_escapes)."""
     path = write_campaign(CAMPAIGN.replace("AGENT", "sleeper").replace("BUDGET", str(20 / 3600)))
+    argv = _without_cgroup([sys.executable, "-m", "ptbench", "run", str(path)])
+    require(argv is not None, "cannot hide the cgroup v2 hierarchy from the runner (needs root and unshare)")
     started = time.monotonic()
-    run = ptbench("run", str(path), cwd=tmp_path)
+    run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     elapsed = time.monotonic() - started
     assert run.returncode == 0, run.stderr
     trial = tmp_path / "results" / "wd" / "sleeper__tiny__arithmetic__s0"
@@ -65,6 +81,9 @@ def test_deadline_kills_term_ignoring_agent_and_setsid_grandchild(write_campaign
     assert kinds.index("warned") < kinds.index("deadline") < kinds.index("terminated")
     terminated = next(e for e in _events(trial) if e["event"] == "terminated")
     assert terminated["processes"] >= 2  # the agent shell, its sleeps and the setsid'd grandchild
+    assert terminated["mechanism"] == "subreaper" and result["deadline_kill"] == "subreaper"
+    containment = next(e for e in _events(trial) if e["event"] == "containment")
+    assert containment["cgroup"] is None and containment["why"], containment
     state = json.loads((trial / "state.json").read_text())
     assert 19 <= state["solve_seconds_used"] <= 20.5
     print(f"whole run (plan, solve 20 s + grace 5 s, evaluate): {elapsed:.1f} s")
