@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,18 +133,6 @@ class TrialCgroup:
         except FileNotFoundError:
             return False
 
-    def signal(self, sig: int, spare: set[int] = frozenset()) -> int:
-        sent = 0
-        for pid in self.pids():
-            if pid in spare:
-                continue
-            try:
-                os.kill(pid, sig)
-                sent += 1
-            except ProcessLookupError:
-                pass
-        return sent
-
     def wait_empty(self, seconds: float, reap=lambda: None) -> bool:
         end = time.monotonic() + seconds
         while True:
@@ -172,6 +161,33 @@ class TrialCgroup:
                         return False
                     time.sleep(0.02)  # the last exits are still being accounted
         return not self.path.exists()
+
+    def stop(self, grace_seconds: float, *, reap, term_targets, kill_wait: float = 30.0) -> int:
+        """SIGTERM the processes `term_targets(pids)` picks, the grace (cut short once the cgroup is
+        empty), then cgroup.kill; how many processes there were. New processes get the SIGTERM too."""
+        seen: set[int] = set()
+
+        def term_new() -> None:
+            fresh = [p for p in self.pids() if p not in seen]
+            seen.update(fresh)
+            for pid in term_targets(fresh):
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+
+        term_new()
+        end = time.monotonic() + grace_seconds
+        while self.populated() and time.monotonic() < end:
+            reap()
+            term_new()
+            time.sleep(0.05)
+        if self.populated():
+            seen.update(self.pids())
+            self.kill()
+            self.wait_empty(kill_wait, reap)
+        reap()
+        return len(seen)
 
     def kill_and_remove(self, reap=lambda: None) -> int:
         """For an earlier attempt's cgroup: kill what lives in it, wait, remove it; how many there were."""

@@ -152,7 +152,8 @@ class Watchdog:
         """SIGTERM, the grace, SIGKILL: by cgroup where there is one, then the sweep of descendants."""
         if self.cgroup is None:
             return terminate_descendants(self.grace), "subreaper"
-        killed = stop_cgroup(self.cgroup, self.grace)
+        killed = self.cgroup.stop(self.grace, reap=lambda: _reap_children(-1), term_targets=_term_targets,
+                                  kill_wait=KILL_SWEEP_SECONDS)
         # The second net: a process that left the cgroup (sandbox none: the agent has the runner's
         # uid) is still a descendant. It gets no grace: it was in no cgroup when the SIGTERM went out.
         swept = terminate_descendants(0.0)
@@ -215,7 +216,18 @@ def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
     return out
 
 
-def _spare_from_term(procs: list[psutil.Process]) -> list[psutil.Process]:
+def _term_targets(pids: list[int]) -> list[int]:
+    return [p.pid for p in _spare_from_term([_process(pid) for pid in pids]) if p is not None]
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
+
+
+def _spare_from_term(procs: list[psutil.Process | None]) -> list[psutil.Process]:
     """The processes the deadline's SIGTERM goes to: all but bubblewrap's own (the outer one and the
     sandbox's init). SIGTERM ends bwrap and the sandbox then dies at once (--die-with-parent), before
     the agent inside could use its grace period; so the agent gets the SIGTERM itself, bwrap ends
@@ -224,40 +236,11 @@ def _spare_from_term(procs: list[psutil.Process]) -> list[psutil.Process]:
     out = []
     for p in procs:
         try:
-            if p.name() != "bwrap":
+            if p is not None and p.name() != "bwrap":
                 out.append(p)
         except psutil.Error:
             pass
     return out
-
-
-def stop_cgroup(cgroup: TrialCgroup, grace_seconds: float) -> int:
-    """SIGTERM every process of the cgroup (bwrap's spared), `cgroup.kill` after the grace; how many there were."""
-    seen: set[int] = set()
-
-    def term_new() -> None:
-        fresh = [p for p in cgroup.pids() if p not in seen]
-        seen.update(fresh)
-        procs = []
-        for pid in fresh:
-            try:
-                procs.append(psutil.Process(pid))
-            except psutil.Error:
-                pass
-        _signal_all(_spare_from_term(procs), signal.SIGTERM)
-
-    term_new()
-    end = time.monotonic() + grace_seconds
-    while cgroup.populated() and time.monotonic() < end:
-        _reap_children(-1)
-        term_new()  # processes forked since get the same treatment
-        time.sleep(0.05)
-    if cgroup.populated():
-        seen.update(cgroup.pids())
-        cgroup.kill()
-        cgroup.wait_empty(KILL_SWEEP_SECONDS, reap=lambda: _reap_children(-1))
-    _reap_children(-1)
-    return len(seen)
 
 
 def terminate_descendants(grace_seconds: float) -> int:
