@@ -135,10 +135,13 @@ def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrit
 
 def marked_label(record: ResultRecord) -> str:
     """The agent's label, with a mark where the run was less contained than the default: an agent
-    run with `sandbox: none` (it could see the host), or code evaluated with `allow_unisolated`."""
+    run with `sandbox: none` (it could see the host), one that held a real provider key
+    (`allow_real_key`), or code evaluated with `allow_unisolated`."""
     label = record.agent.label
     if record.sandbox == "none" and "[unsandboxed]" not in label:
         label += " [unsandboxed]"
+    if record.agent_credentials == "real_key" and "[real key]" not in label:
+        label += " [real key]"
     isolation = (record.evaluation.get("sandbox") or {}).get("isolation") if isinstance(record.evaluation.get("sandbox"), dict) else None
     if isolation == "none" and "[unisolated code]" not in label:
         label += " [unisolated code]"
