@@ -79,6 +79,9 @@ def _stalling_upstream():
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await resp.write(b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n')
+        # A later segment: from here on no read timer of aiohttp's is armed, only the gateway's stall watch can act.
+        await asyncio.sleep(0.3)
+        await resp.write(b'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}\n\n')
         await asyncio.sleep(30)  # silent mid-stream
         return resp
 
