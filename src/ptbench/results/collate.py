@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -23,6 +24,9 @@ from ptbench.results.cost import AgentCost, cost_table
 from ptbench.results.merging import duplicate_trials, label_conflicts
 from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy, marked_label
 from ptbench.results.schema import ResultRecord
+
+if TYPE_CHECKING:
+    from ptbench.spec import Campaign
 
 
 @dataclass
@@ -172,3 +176,25 @@ def write_outputs(result: Collated, out: Path, plots: bool = True) -> tuple[str,
     if plots:
         files += write_plots(c, costs, out)
     return md, files
+
+
+def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
+    """A campaign file -> its results folder; a folder is taken as it is."""
+    path = Path(target)
+    if path.is_file():
+        from ptbench.spec import load_campaign  # only for a campaign file: a tenth of a second of `ptbench collate DIR`
+
+        campaign = load_campaign(path)
+        return campaign.campaign_dir, campaign
+    if path.is_dir():
+        return path.resolve(), None
+    raise UserError(f"{target}: no such campaign file or results directory")
+
+
+def write_tables(target: str | list[str], out_dir: str | None, plots: bool = True, **options) -> tuple[str, list[Path], list[str]]:
+    """Collate one or more campaigns (see `collate_dirs` for `options`) into `out_dir`
+    (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
+    roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
+    result = collate_dirs(roots, **options)
+    md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots)
+    return md, files, result.warnings
