@@ -40,18 +40,32 @@ class Loaded:
 def find_results(root: Path) -> list[str]:
     """Every trial's result.json under root. A folder holding trial.json or result.json is a trial (or
     baseline) folder and is not searched further: the agent's workspace lives inside its trial folder,
-    and a result.json the agent wrote there must never count as a trial."""
+    and a result.json the agent wrote there must never count as a trial. Symbolic links to folders are
+    not followed, and unreadable folders are skipped (as os.walk does)."""
     if root.is_file():
         return [str(root)]
-    found = []
-    for here, dirs, files in os.walk(root):
+    found, todo = [], [os.fspath(root)]
+    while todo:  # os.scandir, not os.walk: no lstat per folder (the entry knows), a third of the time on 10,000 trials
+        here = todo.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        files = {e.name for e in entries if not _is_dir(e)}
         if "result.json" in files or "trial.json" in files:
             if "result.json" in files:
                 found.append(os.path.join(here, "result.json"))
-            dirs[:] = []
-        else:
-            dirs[:] = [d for d in dirs if d != ".replaced" and not d.startswith(".")]
+            continue
+        todo += [e.path for e in entries if e.name != ".replaced" and not e.name.startswith(".") and _is_dir(e) and not e.is_symlink()]
     return sorted(found)  # strings: 10,000 Path objects cost a noticeable part of a collation
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def load(roots: list[Path], into: Loaded | None = None) -> Loaded:
