@@ -22,6 +22,7 @@ from ptbench.results.aggregate import Collation, collate
 from ptbench.results.comparable import check_comparable
 from ptbench.results.cost import AgentCost, cost_table
 from ptbench.results.merging import duplicate_trials, label_conflicts
+from ptbench.results.plot_process import PlotProcess
 from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy, marked_label
 from ptbench.results.schema import ResultRecord
 
@@ -168,13 +169,16 @@ def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str
     return Collated(c, cost_table(loaded.records, loaded.trial_dirs), loaded, warnings)
 
 
-def write_outputs(result: Collated, out: Path, plots: bool = True) -> tuple[str, list[Path]]:
-    """Every format into `out`; returns the Markdown (for the screen) and the files written."""
+def write_outputs(result: Collated, out: Path, plots: bool = True, plotter: PlotProcess | None = None) -> tuple[str, list[Path]]:
+    """Every format into `out`; returns the Markdown (for the screen) and the files written. With a
+    `plotter` (see plot_process), the plots are drawn there while the tables are written."""
     from ptbench.results import latex, tables
     from ptbench.results.plots import write_plots
 
     c, costs = result.collation, result.costs
     out.mkdir(parents=True, exist_ok=True)
+    if plots and plotter:
+        plotter.send(c, costs, out)
     md = tables.to_markdown(c, costs)
     texts = {
         "results.md": md + "\n",
@@ -188,7 +192,7 @@ def write_outputs(result: Collated, out: Path, plots: bool = True) -> tuple[str,
         atomic_write_text(out / name, text)
         files.append(out / name)
     if plots:
-        files += write_plots(c, costs, out)
+        files += plotter.wait() if plotter else write_plots(c, costs, out)
     return md, files
 
 
@@ -208,7 +212,13 @@ def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
 def write_tables(target: str | list[str], out_dir: str | None, plots: bool = True, **options) -> tuple[str, list[Path], list[str]]:
     """Collate one or more campaigns (see `collate_dirs` for `options`) into `out_dir`
     (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
-    roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
-    result = collate_dirs(roots, **options)
-    md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots)
+    # forked first, so that matplotlib's import in the child overlaps the reading of the records
+    plotter = PlotProcess.start() if plots else None
+    try:
+        roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
+        result = collate_dirs(roots, **options)
+        md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots, plotter=plotter)
+    finally:
+        if plotter:
+            plotter.close()
     return md, files, result.warnings

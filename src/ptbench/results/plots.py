@@ -37,8 +37,11 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
     for ext in ("png", "pdf"):
         path = out / f"{stem}.{ext}"
         tmp = out / f".{stem}.tmp.{ext}"
-        fig.savefig(tmp, dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
-        tmp.replace(path)  # atomic, like every file another process may read
+        try:
+            fig.savefig(tmp, dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
+            tmp.replace(path)  # atomic, like every file another process may read
+        finally:
+            tmp.unlink(missing_ok=True)  # a failed figure leaves nothing behind
         paths.append(path)
     return paths
 
@@ -105,10 +108,21 @@ def score_vs(mpl, c: Collation, costs: list[AgentCost], out: Path, what: str) ->
     return _save(fig, out, f"score_vs_{what}")
 
 
-def write_plots(c: Collation, costs: list[AgentCost], out: Path) -> list[Path]:
+FIGURES = ("benchmarks", "aggregate", "score_vs_time", "score_vs_cost")
+
+
+def draw(mpl, figure: str, c: Collation, costs: list[AgentCost], out: Path) -> list[Path]:
+    """One of FIGURES, as PNG and PDF."""
+    if figure == "benchmarks":
+        return benchmark_bars(mpl, c, out)
+    if figure == "aggregate":
+        return aggregate_bars(mpl, c, out)
+    return score_vs(mpl, c, costs, out, figure.removeprefix("score_vs_"))
+
+
+def write_plots(c: Collation, costs: list[AgentCost], out: Path, figures: tuple[str, ...] = FIGURES) -> list[Path]:
     """Every figure into `out`; [] when matplotlib is not installed (pip install 'ptbench[plots]')."""
     mpl = _matplotlib()
     if mpl is None:
         return []
-    return (benchmark_bars(mpl, c, out) + aggregate_bars(mpl, c, out)
-            + score_vs(mpl, c, costs, out, "time") + score_vs(mpl, c, costs, out, "cost"))
+    return [path for figure in figures for path in draw(mpl, figure, c, costs, out)]
