@@ -9,7 +9,8 @@ from rich.table import Table as RichTable
 
 from ptbench.core.errors import UserError
 from ptbench.plan import Plan, load_plan, plan_campaign
-from ptbench.results.collate import resolve_campaign_dir, write_tables  # here for the CLI and the tests
+from ptbench.results.collate import resolve_campaign_dir as resolve_campaign_dir  # re-exported: the CLI uses them here
+from ptbench.results.collate import write_tables as write_tables
 from ptbench.runner import record
 from ptbench.spec import Campaign
 from ptbench.status import FINAL_STATES, TrialStatus, trial_status
