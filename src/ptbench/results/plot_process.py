@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import multiprocessing
+import signal
 import threading
 import traceback
 from multiprocessing.connection import Connection
@@ -67,6 +68,7 @@ def _draw_share(figures: tuple[str, ...], job: tuple, conn: Connection) -> None:
 
 def _serve(conn: Connection) -> None:
     """The child: import matplotlib, wait for the job, draw it in two processes, send the result."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it reaps or kills us
     _warm_up()  # while the parent reads the records
     try:
         job = conn.recv()
