@@ -8,8 +8,10 @@ Run: python scripts/bench_collate.py [N] [--runs K] [--data DIR]
 Prints the load average, the in-process phases (load and validate, comparability check, policy and
 aggregate, cost table, tables, plots) and the whole `ptbench collate` command as a user runs it, as a
 subprocess (python start-up and imports included), with `--no-plots` and with the default 8 plot files:
-wall and CPU (user + system of the child) of each run, and their medians. CPU time is the steadier
-figure on a machine that others load; wall is what a user waits on an idle one.
+wall and CPU (user + system of the command and its plot processes) of each run, their medians and
+the best run (the least disturbed by other load). CPU time is the steadier figure on a machine that
+others load; it counts the two plot processes too, which run beside the command on a second core, so
+with plots it exceeds the wall time a user waits on an idle 2-core machine.
 
 The records: 10 agents x 4 base models x 7 benchmarks x seeds, about 1 in 8 without a score (no
 model, agent failure, ...), 1 in 20 flagged, plus base zero-shot and instruct baselines beside them.
