@@ -4,8 +4,10 @@
 
 Runs the test agent `escaper` (tests/fixtures/agents: nohup, setsid + double fork, its own tmux
 server, SIGTERM ignored) with a 10 s budget through `ptbench trial run`, polls every 5 ms for any
-process of the job (the runner's descendants, and anything named ptb-escape-TAG), and prints the
-time from the runner's `deadline` event to the last one gone (target: < grace + 1 s).
+process of the agent (the runner's descendants started before the deadline, and anything named
+ptb-escape-TAG; not the later stages' own children), and prints the time from the runner's
+`deadline` event to the last one gone (target: < grace + 1 s), and how the runner killed them
+(`terminated` event: cgroup.kill where the node has a writable cgroup v2, else subreaper).
 """
 
 from __future__ import annotations
@@ -35,22 +37,30 @@ sandbox: {sandbox}
 """
 
 
-def _job_processes(root: psutil.Process, tag: str) -> set[int]:
-    pids = set()
+def _job_processes(root: psutil.Process, tag: str) -> dict[int, float]:
+    """pid -> start time of every live (not zombie) process of the job."""
+    procs = []
     try:
-        pids = {p.pid for p in root.children(recursive=True)}
+        procs = root.children(recursive=True)
     except psutil.Error:
         pass
     for p in psutil.process_iter(["cmdline"]):
         try:
             if any(f"ptb-escape-{tag}" in a for a in p.info["cmdline"] or []):
-                pids.add(p.pid)
+                procs.append(p)
         except psutil.Error:
             pass
-    return pids
+    out = {}
+    for p in procs:
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                out[p.pid] = p.create_time()
+        except psutil.Error:
+            pass
+    return out
 
 
-def one_run(sandbox: str, grace: float) -> float:
+def one_run(sandbox: str, grace: float) -> tuple[float, str]:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path, tag = Path(tmp), uuid.uuid4().hex[:8]
         (tmp_path / "empty").mkdir()
@@ -62,21 +72,21 @@ def one_run(sandbox: str, grace: float) -> float:
         job = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         root = psutil.Process(job.pid)
-        gone_at = None
+        last_seen: dict[tuple[int, float], float] = {}  # (pid, start time) -> when last seen alive
         while job.poll() is None:
-            alive = _job_processes(root, tag) - {job.pid}
             now = time.time()
-            if alive:
-                gone_at = None
-            elif gone_at is None:
-                gone_at = now
+            for pid, started in _job_processes(root, tag).items():
+                if pid != job.pid:
+                    last_seen[(pid, started)] = now
             time.sleep(0.005)
         events = [json.loads(line) for line in (trial / "events.jsonl").read_text().splitlines()]
         deadline = next(e["time"] for e in events if e["event"] == "deadline")
+        mechanism = next(e.get("mechanism", "?") for e in events if e["event"] == "terminated")
         left = _job_processes(root, tag)
         if left:
             raise SystemExit(f"processes survived the runner: {sorted(left)}")
-        return (gone_at or time.time()) - deadline
+        agent = [seen for (pid, started), seen in last_seen.items() if started < deadline]
+        return max(agent) - deadline, mechanism
 
 
 def main() -> None:
@@ -85,8 +95,10 @@ def main() -> None:
     ap.add_argument("--grace", type=float, default=2.0)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    times = [one_run(args.sandbox, args.grace) for _ in range(args.runs)]
-    print(f"sandbox {args.sandbox}, grace {args.grace:g} s: deadline -> last process gone, median {statistics.median(times):.3f} s, "
+    runs = [one_run(args.sandbox, args.grace) for _ in range(args.runs)]
+    times = [t for t, _ in runs]
+    print(f"sandbox {args.sandbox}, grace {args.grace:g} s, killed by {'/'.join(sorted({m for _, m in runs}))}: "
+          f"deadline -> last process gone, median {statistics.median(times):.3f} s, "
           f"max {max(times):.3f} s over {len(times)} runs (target < grace + 1 s = {args.grace + 1:g} s)")
 
 

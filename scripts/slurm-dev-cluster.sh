@@ -104,7 +104,9 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 DefMemPerCPU=$((mem_mb / cpus / 2))
 NodeName=$NODE CPUs=$cpus RealMemory=$mem_mb Gres=gpu:h100:1 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+# OverSubscribe=YES: only jobs that ask (sbatch --oversubscribe) share a CPU; the tool-server
+# replica test runs 3 replicas and a shard on a 2-CPU node that way. Others are unaffected.
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
     mv "$CONF.tmp" "$CONF"
     cat >"$DIR/etc/gres.conf" <<EOF

@@ -3,11 +3,20 @@
 # Extra arguments go to pytest (e.g. bash scripts/test.sh tests/foundation -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "== installing test dependencies"
-bash scripts/install.sh test
-if [ -f scripts/slurm-dev-cluster.sh ]; then
-  echo "== starting the dev Slurm cluster"
-  eval "$(bash scripts/slurm-dev-cluster.sh start | grep '^export ')"
+# `-m gpu` (the GPU tests, on a GPU machine) installs the GPU stack instead and needs no Slurm cluster.
+gpu=0
+prev=
+for a in "$@"; do [ "$prev" = -m ] && [ "$a" = gpu ] && gpu=1; prev=$a; done
+if [ $gpu = 1 ]; then
+  echo "== installing the GPU stack"
+  bash scripts/install.sh gpu
+else
+  echo "== installing test dependencies"
+  bash scripts/install.sh test
+  if [ -f scripts/slurm-dev-cluster.sh ]; then
+    echo "== starting the dev Slurm cluster"
+    eval "$(bash scripts/slurm-dev-cluster.sh start | grep '^export ')"
+  fi
 fi
 echo "== running tests"
 python -m pytest -m "not gpu" -q -p no:cacheprovider "$@"

@@ -18,6 +18,7 @@ from ptbench.agents.launcher import required_keys
 from ptbench.agents.spec import load_agent
 from ptbench.core.images import DIGESTS_FILE, recorded_digests
 from ptbench.node import nvml
+from ptbench.node.cgroup import cgroup_problem
 
 
 @dataclass
@@ -55,6 +56,14 @@ def check_bwrap() -> Check:
     if rc != 0:
         return Check("bubblewrap", "fail", f"{exe} cannot create a sandbox: {out[-200:]}", "enable unprivileged user namespaces, or use sandbox: apptainer")
     return Check("bubblewrap", "ready", f"{exe}: a sandbox with its own namespaces starts")
+
+
+def check_cgroup() -> Check:
+    parent, why = cgroup_problem()
+    if parent is None:
+        return Check("trial cgroup", "warn", f"none: {why}; the deadline uses the subreaper sweep alone",
+                     "delegate a cgroup v2 subtree to this user (systemd Delegate=yes, Slurm cgroup/v2) for cgroup.kill at the deadline")
+    return Check("trial cgroup", "ready", f"trial cgroups under {parent}: the deadline kills each trial's processes with cgroup.kill")
 
 
 def check_apptainer(required: bool) -> Check:
@@ -169,7 +178,7 @@ def check_keys() -> list[Check]:
 
 
 def run_checks(backend: str = "local", gpus: int = 0, sandbox: str = "bwrap") -> list[Check]:
-    checks = [Check("python", "ready", f"{sys.version.split()[0]} at {sys.executable}"), check_userns(), check_bwrap(),
+    checks = [Check("python", "ready", f"{sys.version.split()[0]} at {sys.executable}"), check_userns(), check_bwrap(), check_cgroup(),
               check_apptainer(required=sandbox == "apptainer"), check_fuse_overlayfs(), check_gpus(gpus), *check_images(),
               *check_caches(), check_scheduler(backend), *check_keys()]
     return checks

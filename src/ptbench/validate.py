@@ -2,7 +2,8 @@
 
 `validate_campaign` is what `ptbench validate`, `plan`, `run` and `submit` call first: the file's
 schema, agent and task names, every task's and agent's options against what they declare, the
-backend's options, unique trial ids, and whether every agent can start (keys, logins, CLIs). The
+backend's options, unique trial ids, that no agent gets a real key it has not declared it may hold
+(agents/checks.py), and whether every agent can start (keys, logins, CLIs). The
 first problem is one line naming the file, line, field and fix.
 """
 
@@ -12,7 +13,7 @@ import difflib
 from pathlib import Path
 
 from ptbench.agents import available_agents
-from ptbench.agents.checks import check_agents
+from ptbench.agents.checks import check_agents, check_credentials
 from ptbench.agents.options import check_agent_options
 from ptbench.agents.spec import load_agent
 from ptbench.backends import get_backend
@@ -32,6 +33,7 @@ def validate_campaign(path: str | Path, *, rehearse: bool = False, agents_can_st
     get_backend(campaign.backend.name, campaign.backend.options)  # its options, parsed as submit will
     specs = expand(campaign)
     check_unique_ids(campaign, specs)
+    check_credentials(campaign)  # a configuration error, keys set or not
     if agents_can_start:
         check_agents(campaign, rehearse=rehearse)
     return campaign, specs

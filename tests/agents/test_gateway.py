@@ -17,6 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from tests.environ_reader import SRC, environ_read
 from tests.servers import http_handler
 from ptbench.core.files import read_jsonl
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
@@ -107,34 +108,13 @@ def test_spy_finds_a_canary_where_one_is_visible(tmp_path: Path) -> None:
 def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
     """Under `sandbox: none` the agent is the runner's uid: make_not_dumpable closes /proc/PID/environ to it.
 
-    Both processes run as one unprivileged uid (setpriv to nobody when the tests run as root, who
-    could read anything); the control without the call shows the read works otherwise."""
-    import shutil
-
-    from tests.support import require
-
-    prefix = []
-    if os.geteuid() == 0:
-        require(shutil.which("setpriv") is not None, "setpriv (util-linux) is not installed")
-        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    src = str(Path(__file__).resolve().parents[2] / "src")
+    The control without the call shows the read works otherwise."""
     holder_code = ("import sys, time\nfrom ptbench.core.procsec import make_not_dumpable\n"
                    "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\ntime.sleep(60)")
-    reads = {}
-    for hardened in ("1", "0"):
-        holder = subprocess.Popen([*prefix, sys.executable, "-c", holder_code, hardened], stdout=subprocess.PIPE, text=True,
-                                  env={"PATH": os.environ["PATH"], "PYTHONPATH": src, "SOME_KEY": REAL})
-        try:
-            assert holder.stdout.readline().strip() == "ready"
-            reader = subprocess.run([*prefix, sys.executable, "-c", f"print(open('/proc/{holder.pid}/environ', 'rb').read().count(b'{REAL}'))"],
-                                    capture_output=True, text=True, timeout=60)
-            reads[hardened] = reader.stdout.strip() or reader.stderr.strip().splitlines()[-1]
-        finally:
-            holder.kill()
-            holder.wait(10)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": SRC, "SOME_KEY": REAL}
+    reads = {hardened: environ_read([sys.executable, "-c", holder_code, hardened], REAL, env=env) for hardened in ("1", "0")}
     assert "PermissionError" in reads["1"], reads
     assert reads["0"] == "1", reads  # the control: a dumpable process's environment is readable
-
 
 
 def test_judge_route_uses_the_trial_token_and_has_its_own_cap(tmp_path: Path, scripted_provider, monkeypatch) -> None:

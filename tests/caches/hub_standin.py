@@ -4,7 +4,10 @@ It serves what huggingface_hub's snapshot_download asks for: repository info
 (/api/{models,datasets}/{repo}/revision/{rev}), the file tree (/api/.../tree/{rev}?recursive=...),
 and the files (HEAD/GET /{repo}/resolve/{rev}/{path}, datasets under /datasets/) with the X-Repo-Commit,
 ETag and Range (206) behaviour the client relies on. Files whose name starts with `slow` are sent in
-small throttled chunks, so a test can kill a download mid-file. Every request is recorded.
+small throttled chunks, so a test can kill a download mid-file. A file whose name starts with `flaky`
+loses its connection three quarters through its first full GET (the socket is shut down there),
+as a network drop would. Every request is recorded, and every body sent in `served`
+(file, first byte, bytes sent).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +33,8 @@ class Hub:
         self.repos = {(r.kind, r.id): r for r in repos}
         self.requests: list[dict] = []
         self.bytes_sent: dict[str, int] = {}
+        self.served: list[dict] = []
+        self._dropped: set[str] = set()
         self.server: ThreadingHTTPServer | None = None
 
     def find(self, kind: str, repo_id: str, rev: str) -> Repo | None:
@@ -89,6 +95,11 @@ class Hub:
             def _file(self, repo: Repo, name: str) -> None:
                 data = repo.files[name]
                 start = 0
+                base = name.rsplit("/", 1)[-1]
+                drop_at = None
+                if base.startswith("flaky") and self.command == "GET" and not self.headers.get("Range") and name not in hub._dropped:
+                    hub._dropped.add(name)
+                    drop_at = len(data) * 3 // 4
                 if (rng := self.headers.get("Range")) and (m := re.fullmatch(r"bytes=(\d+)-(\d*)", rng)):
                     start = int(m[1])
                 self.send_response(206 if start else 200)
@@ -104,17 +115,25 @@ class Hub:
                 self.end_headers()
                 if self.command == "HEAD":
                     return
-                slow = name.rsplit("/", 1)[-1].startswith("slow")
+                slow = base.startswith("slow")
                 step = 4096 if slow else 1 << 20
-                for i in range(start, len(data), step):
+                served = {"file": name, "start": start, "bytes": 0}
+                hub.served.append(served)
+                end = drop_at if drop_at is not None else len(data)
+                for i in range(start, end, step):
+                    block = data[i:min(i + step, end)]
                     try:
-                        self.wfile.write(data[i:i + step])
+                        self.wfile.write(block)
                         self.wfile.flush()
                     except (BrokenPipeError, ConnectionResetError):
                         return
-                    hub.bytes_sent[name] = hub.bytes_sent.get(name, 0) + len(data[i:i + step])
+                    served["bytes"] += len(block)
+                    hub.bytes_sent[name] = hub.bytes_sent.get(name, 0) + len(block)
                     if slow:
                         time.sleep(0.01)
+                if drop_at is not None:  # the connection dies with the body half sent
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
 
         return Handler
 

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from ptbench.plan import plan_campaign
+from ptbench.results.policy import marked_label
+from ptbench.results.schema import ResultRecord
 from ptbench.spec import load_campaign
 
 CANARY = "sk-canary-stop-signal-0123456789abcdef"
@@ -29,6 +31,7 @@ LOGIN = "login-token-canary-9876543210fedcba"
 AGENT = """\
 name: login-agent
 keys: [PTB_CANARY_API_KEY]
+allow_real_key: true  # no upstream: the agent gets the key itself (the path under test), recorded and marked
 auth_files:
   .tok/auth.json: "$PTB_LOGIN_SRC"
 command: ["bash", "-c", "echo $PTB_CANARY_API_KEY > key-copy.txt; cat $HOME/.tok/auth.json > $HOME/login-copy.txt; cp -r '{{ base_model }}' final_model; sleep 1; echo done"]
@@ -122,4 +125,6 @@ def test_sigterm_at_each_point_ends_recorded_or_resumable(trial_dir, point):
     result = json.loads((trial_dir / "result.json").read_text())
     assert result["status"] == "completed", result
     assert result["primary_metric"]["n"] == 4
+    assert result["agent_credentials"] == "real_key"  # the opt-in, recorded, and marked in every table
+    assert marked_label(ResultRecord.model_validate(result)).endswith("[real key]")
     _assert_no_secret_left(trial_dir)

@@ -1,5 +1,6 @@
 """GPU tests (marker `gpu`, excluded by default): run them on a GPU machine with
-`bash scripts/test.sh -m gpu` (or `python -m pytest -m gpu tests/gpu tests/node`).
+`bash scripts/test.sh -m gpu` (installs the GPU stack: `bash scripts/install.sh gpu`), or after that
+install `python -m pytest -m gpu tests/gpu tests/node`.
 
 - vLLM evaluation of a tiny model on CUDA through `ptbench eval`;
 - the reference agent (TRL SFT) end to end on one GPU: the node check passes for real, the monitor
@@ -48,13 +49,18 @@ results_dir: "@RESULTS@"
 
 
 def test_reference_agent_on_one_gpu_with_node_check_and_monitor(write_campaign, tmp_path):
+    """Sandboxed as a campaign is by default (bwrap binds /dev/nvidia* into the sandbox)."""
+    from ptbench.sandbox.bwrap import bwrap_problem
+
     name = _gpu_name()
+    assert bwrap_problem() is None, f"bubblewrap cannot start a sandbox here ({bwrap_problem()}): bash scripts/install.sh gpu installs it"
     path = write_campaign(CAMPAIGN.replace("@GPU@", name.split()[1] if len(name.split()) > 1 else name))
     run = ptbench("run", str(path), cwd=tmp_path, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     trial = tmp_path / "results" / "gpu-ref" / "reference__tiny__arithmetic__s0"
     result = json.loads((trial / "result.json").read_text())
     assert result["status"] == "completed", result.get("failure")
+    assert result["sandbox"] == "bwrap"
     state = json.loads((trial / "state.json").read_text())
     assert "CUDA write ok" in state["stages"]["prepare"]["detail"]["gpus"]
     mon = result["monitor"]

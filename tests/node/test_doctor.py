@@ -29,6 +29,12 @@ def test_doctor_on_this_node(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     r = rows(run.stdout)
     assert "✓" in r["bubblewrap"] and "starts" in r["bubblewrap"]
+    from ptbench.node.cgroup import TrialCgroup
+
+    probe, _ = TrialCgroup.create(str(tmp_path / "probe"))  # what the runner would get here
+    assert ("✓" if probe is not None else "!") in r["trial cgroup"]
+    if probe is not None:
+        probe.kill_and_remove()
     assert "!" in r["GPU and driver"]  # a warning on a node without GPU, not a failure
     assert "ANTHROPIC_API_KEY set" in r["keys claude-code"] and secret not in run.stdout + run.stderr
     assert "GEMINI_API_KEY" in r["keys gemini-cli"]

@@ -163,14 +163,17 @@ def test_real_gpu_wrong_type_and_count_are_refused():
 
 @pytest.mark.gpu
 def test_real_gpu_foreign_process_is_refused(tmp_path):
-    """Another process tree holding the GPU (a CUDA tensor in a separate session) is foreign."""
+    """Another process tree holding the GPU (a CUDA tensor in a separate session) is foreign.
+
+    It holds 4 GiB: in a container NVML may list no process of another PID namespace, and then only
+    memory above PTBENCH_GPU_IDLE_MEMORY_MB (default 2 GiB) shows the GPU is busy."""
     import subprocess
     import time
 
     nvml.use_module(None)
     ready = tmp_path / "ready"
     holder = subprocess.Popen([sys.executable, "-c",
-                               "import torch, time, pathlib, sys; x = torch.ones(2**28, device='cuda'); "
+                               "import torch, time, pathlib, sys; x = torch.ones(2**30, device='cuda'); "
                                "pathlib.Path(sys.argv[1]).write_text('1'); time.sleep(120)", str(ready)],
                               start_new_session=True)
     try:

@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from tests.support import require
+from ptbench.node.cgroup import TrialCgroup
 from ptbench.trial import TrialDir
 from tests.conftest import ptbench
 
@@ -67,8 +68,19 @@ def test_no_escape_survives_the_deadline_and_no_secret_is_read(write_campaign, t
         windows = subprocess.run(["tmux", "-S", str(host_sock), "list-windows"], capture_output=True, text=True, timeout=30).stdout
         assert len(windows.splitlines()) == 1, windows  # nothing was started through the host's server
         assert _survivors(tag) == []
-        events = [json.loads(line)["event"] for line in trial.events_jsonl.read_text().splitlines()]
-        assert "deadline" in events and "terminated" in events
+        events = [json.loads(line) for line in trial.events_jsonl.read_text().splitlines()]
+        kinds = [e["event"] for e in events]
+        assert "deadline" in kinds and "terminated" in kinds
+        # Where this node has a writable cgroup v2 the deadline used it (and said so); the trial's
+        # cgroup is gone afterwards. Elsewhere the subreaper sweep alone, recorded as such.
+        probe, why = TrialCgroup.create(str(tmp_path / "probe"))
+        expected = "cgroup.kill" if probe is not None else "subreaper"
+        if probe is not None:
+            probe.kill_and_remove()
+        assert next(e for e in events if e["event"] == "containment")["mechanism"] == expected, why
+        assert next(e for e in events if e["event"] == "terminated")["mechanism"].startswith(expected)
+        assert json.loads(trial.result_json.read_text())["deadline_kill"] == expected
+        assert TrialCgroup.leftover(str(trial.path)) is None
         assert trial.load_state().stages["solve"].outcome == "timed_out"
     finally:
         subprocess.run(["tmux", "-S", str(host_sock), "kill-server"], capture_output=True, timeout=30)

@@ -63,6 +63,10 @@ class AgentSpec(Strict):
     gateway: bool = True
     # model name the CLI sends -> name sent upstream (templated); default: the campaign's model as is
     gateway_models: dict[str, str] = Field(default_factory=dict)
+    # An agent with keys that no gateway stands in for (no `upstream`) gets the real key in its own
+    # environment: refused unless said here; then recorded (result.json agent_credentials) and marked
+    # [real key] in tables.
+    allow_real_key: bool = False
 
     @field_validator("command", "continue_command")
     @classmethod
@@ -70,6 +74,11 @@ class AgentSpec(Strict):
         if v is not None and not v[0].strip():
             raise ValueError("the first argv item is the program; it must not be empty")
         return v
+
+    @property
+    def behind_gateway(self) -> bool:
+        """The trial's gateway holds the key and the agent gets a trial token instead."""
+        return self.gateway and bool(self.upstream) and self.uses_prompt and not self.auth_files
 
     @property
     def install_hint(self) -> str:

@@ -20,6 +20,7 @@ from ptbench.backends import htcondor_schedd, slurm_cmd
 from ptbench.backends.htcondor_options import parse_options
 from ptbench.backends.htcondor_render import render_shards
 from ptbench.backends.slurm import SlurmBackend
+from ptbench.backends.tool_replicas import replica_status_rows
 from ptbench.bootcamp.datagen import Shard
 from ptbench.core.files import atomic_write_json, atomic_write_text
 from ptbench.status import TrialStatus
@@ -171,7 +172,7 @@ def shard_status_rows(out: Path) -> list[TrialStatus]:
             detail = ""
         rows.append(TrialStatus(trial_id=shard.tag, state=state, metric=f"{lines} episodes", detail=detail,
                                 job_id=str(by_tag[shard.tag]) if shard.tag in by_tag else None, stage=settings.get("split")))
-    return rows
+    return rows + replica_status_rows(out)
 
 
 def _local_alive(pid: Any) -> bool:

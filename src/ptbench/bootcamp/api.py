@@ -84,6 +84,9 @@ class Tool(ABC):
     description: ClassVar[str] = ""
     parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": []}
     blocking: ClassVar[bool] = False
+    enforces_timeout: ClassVar[bool] = False
+    """True for a tool that applies its `timeout_s` itself and answers a timeout ToolResult (a
+    replica-backed tool, which must tell a slow call from a dead replica before the limit ends)."""
 
     def __init__(self, **params: Any) -> None:
         self.params = params

@@ -182,7 +182,8 @@ async def _run_tool_call(env: Environment, states: dict[str, Any], call: dict[st
             record["arguments"] = args
             timeout = next(t.timeout_s for t in env.config.tools if t.name == name)
             try:
-                result = await asyncio.wait_for(tool.execute(states[name], args), timeout)
+                running = tool.execute(states[name], args)
+                result = await (running if tool.enforces_timeout else asyncio.wait_for(running, timeout))
             except asyncio.TimeoutError:
                 result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
             except ToolError:

@@ -6,6 +6,7 @@ OUT/data/                   the generated dataset, unless --data pointed elsewhe
 OUT/shards/shard-i-of-N.jsonl   one trace line per finished episode, appended as each one ends
 OUT/shards/shard-i-of-N.done.json   the shard's counts once it finished its rows
 OUT/toolserver.json         where the tool server listens (written by `serve-tools --dir OUT`)
+OUT/tool-servers/           the rollout's tool-server replicas (`--tool-replicas N`, see replicas.py)
 ```
 A shard is one command line, `python -m ptbench bootcamp rollout-shard OUT --shard i/N`, so any
 scheduler can run it. It skips rows that already have a final record in any shard file, so a
@@ -23,11 +24,14 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict
 
 from ptbench.bootcamp import _json
+from ptbench.bootcamp.api import ToolError
 from ptbench.bootcamp.client import ChatClient, RetryPolicy
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.datagen import Shard, load_rows
 from ptbench.bootcamp.environment import Environment, build_environment
 from ptbench.bootcamp.episode import run_episode
+from ptbench.bootcamp.replica_pool import PooledRemoteTool, ReplicaPool
+from ptbench.bootcamp.replicas import read_token
 from ptbench.bootcamp.traces import is_final
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, read_jsonl
@@ -53,6 +57,10 @@ class RolloutSettings(BaseModel):
     max_retries: int = 6
     limit: int | None = None
     tool_server: str | None = None
+    tool_replicas: int | None = None
+    """From `rollout --tool-replicas N`: remote tools run on N replicas found in OUT/tool-servers."""
+    tool_replica_wait_s: float = 300.0
+    """How long a shard waits for a healthy replica (the scheduler may still be starting them)."""
     extra_body: dict[str, Any] = {}
     """From `rollout --extra-body JSON`: merged over the config's `sampling.extra_body`."""
 
@@ -114,16 +122,21 @@ def finished_records(out: Path) -> tuple[set[str], dict[str, int]]:
     return done, attempts
 
 
-def _environment(settings: RolloutSettings, out: Path) -> Environment:
+def _environment(settings: RolloutSettings, out: Path) -> tuple[Environment, ReplicaPool | None]:
     env = build_environment(settings.config)
     remote = [t for t in settings.config.tools if t.remote]
+    if remote and settings.tool_replicas:
+        pool = ReplicaPool(out, read_token(out), wait_s=settings.tool_replica_wait_s)
+        for ref in remote:
+            env.tools[ref.name] = PooledRemoteTool(env.tools[ref.name], pool, params=ref.params, timeout_s=ref.timeout_s)
+        return env, pool
     if remote:
         from ptbench.bootcamp.toolserver import RemoteTool, find_tool_server
 
         url = settings.tool_server or find_tool_server(out)
         for ref in remote:
             env.tools[ref.name] = RemoteTool(env.tools[ref.name], url, params=ref.params, timeout_s=ref.timeout_s)
-    return env
+    return env, None
 
 
 def run_shard(out_dir: str | Path, shard: Shard, *, on_episode: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
@@ -139,9 +152,9 @@ def run_shard(out_dir: str | Path, shard: Shard, *, on_episode: Callable[[dict[s
     repair_torn_tail(path)
     done, attempts = finished_records(out)
     todo = [r for r in mine if r["extra_info"]["sample_id"] not in done]
-    env = _environment(settings, out)
+    env, pool = _environment(settings, out)
     start = time.time()
-    counts = _run_loop(run_rows(env, settings, todo, path, attempts, on_episode))
+    counts = _run_loop(run_rows(env, settings, todo, path, attempts, on_episode, pool))
     counts.update(shard=shard.tag, rows=len(mine), skipped=len(mine) - len(todo), wall_s=round(time.time() - start, 3))
     atomic_write_json(out / "shards" / f"{shard.tag}.done.json", counts)
     return counts
@@ -164,11 +177,13 @@ async def run_rows(
     trace_path: Path,
     attempts: dict[str, int] | None = None,
     on_episode: Callable[[dict[str, Any]], None] | None = None,
+    pool: ReplicaPool | None = None,
 ) -> dict[str, Any]:
-    """Play `rows` with at most `settings.concurrency` episodes in flight, appending one trace line per episode."""
+    """Play `rows` with at most `settings.concurrency` episodes in flight, appending one trace line per
+    episode (with a replica `pool`, an episode whose replica dies is replayed on another first)."""
     attempts = attempts or {}
     api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
-    counts = {"ran": 0, "ok": 0, "error": 0, "retries": 0, "requests": 0}
+    counts = {"ran": 0, "ok": 0, "error": 0, "retries": 0, "requests": 0, "restarts": 0}
     it = iter(rows)
     fd = os.open(trace_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     sampling = settings.config.sampling.model_dump()
@@ -188,7 +203,11 @@ async def run_rows(
     async def worker() -> None:
         for row in it:
             sid = row["extra_info"]["sample_id"]
-            trace = await run_episode(env, row, client, config_hash=config_hash, attempt=attempts.get(sid, 0) + 1)
+            def play(row: dict[str, Any] = row, sid: str = sid) -> Any:
+                return run_episode(env, row, client, config_hash=config_hash, attempt=attempts.get(sid, 0) + 1)
+
+            trace = await (pool.play_episode(sid, play) if pool is not None else play())
+            counts["restarts"] += len(trace.get("restarts") or ())
             # One write(2) per episode: a killed shard loses at most the episodes in flight.
             os.write(fd, _json.dumps_line(trace))
             counts["ran"] += 1
@@ -199,6 +218,11 @@ async def run_rows(
                 on_episode(trace)
 
     try:
+        if pool is not None and rows:  # spread from the start: wait (a little) for all of them
+            try:
+                await pool.wait_healthy(want=settings.tool_replicas or 1)
+            except ToolError as exc:
+                raise UserError(f"{trace_path.name}: {exc}") from None
         async with client:
             await asyncio.gather(*(worker() for _ in range(max(1, min(settings.concurrency, len(rows))))))
     finally:

@@ -7,7 +7,10 @@ Protocol (JSON over HTTP):
   DELETE /v1/instances/{id}
 Each execute has a server-side time limit (HTTP 504 past it); instances idle longer than the TTL are
 released, so shards that die never leak tool state. The server writes `toolserver.json` (its URL)
-into the campaign directory once it listens; shards read it there.
+into the campaign directory once it listens; shards read it there. A replica of a rollout
+(`--replica I`, see replicas.py) announces itself in `tool-servers/replica-I.json` instead, requires the
+rollout's token on every request (signed with it, see replicas.py; 401 otherwise), and exits when the
+rollout writes `tool-servers/done` or nothing called it for `idle_exit_s`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ptbench.bootcamp import replicas
 from ptbench.bootcamp.api import TOOLS, Identity, Tool, ToolError, ToolResult, canonical_json
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
@@ -46,10 +50,14 @@ class ExecuteBody(BaseModel):
     arguments: dict[str, Any]
 
 
-def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None) -> Any:
+def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None,
+               token: str | None = None, identity: dict[str, Any] | None = None) -> Any:
+    """The app; with `token`, every request (health too) must carry it, so only the rollout that
+    owns the replica can use it or mistake something else for it."""
     import importlib
 
-    from fastapi import FastAPI, HTTPException
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import JSONResponse
 
     for mod in imports or []:
         importlib.import_module(mod)
@@ -77,10 +85,18 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
         task.cancel()
 
     app = FastAPI(title="ptbench tool server", lifespan=lifespan)
+    app.state.last_request = time.monotonic()
+
+    @app.middleware("http")
+    async def authorize(request: Request, call_next: Any) -> Any:
+        if token is not None and not replicas.verify(token, request.headers.get("authorization", ""), request.method, request.url.path):
+            return JSONResponse({"detail": "missing, wrong or expired signature"}, status_code=401)
+        app.state.last_request = time.monotonic()
+        return await call_next(request)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "instances": len(instances), "tools": TOOLS.names(), "pid": os.getpid()}
+        return {"status": "ok", "instances": len(instances), "tools": TOOLS.names(), "pid": os.getpid(), **(identity or {})}
 
     @app.post("/v1/instances")
     async def create(body: CreateBody) -> dict[str, str]:
@@ -126,24 +142,42 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
     return app
 
 
-def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 0, advertise: str | None = None, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None) -> None:
-    """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`."""
+def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 0, advertise: str | None = None, request_timeout_s: float = 60.0,
+          idle_ttl_s: float = 600.0, imports: list[str] | None = None, replica: int | None = None, idle_exit_s: float | None = None) -> None:
+    """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`
+    (or, as replica I of a rollout, `<directory>/tool-servers/replica-I.json`)."""
     # Before the slow imports: a stop signal from here on is kept, even one that comes before uvicorn runs.
     with StopSignals() as stop:
-        _serve_until_stopped(stop, directory, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports)
+        _serve_until_stopped(stop, directory, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s,
+                             imports=imports, replica=replica, idle_exit_s=idle_exit_s)
 
 
-def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, host: str, port: int, advertise: str | None, request_timeout_s: float, idle_ttl_s: float, imports: list[str] | None) -> None:
+def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, host: str, port: int, advertise: str | None, request_timeout_s: float,
+                         idle_ttl_s: float, imports: list[str] | None, replica: int | None = None, idle_exit_s: float | None = None) -> None:
     import uvicorn
 
+    token = None
+    if replica is not None:
+        if directory is None:
+            raise UserError("serve-tools --replica: pass --dir, the rollout folder the replica belongs to")
+        token = replicas.read_token(directory)  # no token, no replica: fail closed
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound = sock.getsockname()[1]
-    name = advertise or (socket.getfqdn() if host in ("0.0.0.0", "") else host)
+    # A replica is reached by the node name the scheduler knows (getfqdn can say "localhost").
+    name = advertise or ((socket.gethostname() if replica is not None else socket.getfqdn()) if host in ("0.0.0.0", "") else host)
     url = f"http://{name}:{bound}"
-    app = create_app(request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports)
-    marker = Path(directory) / SERVER_FILE if directory else None
+    started = time.time()
+    ident = {"replica": replica, "started_at": started} if replica is not None else None
+    app = create_app(request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports, token=token, identity=ident)
+    if replica is not None:
+        marker: Path | None = replicas.replica_file(directory, replica)  # type: ignore[arg-type]
+        announcement = {"url": url, "replica": replica, "host": socket.gethostname(), "port": bound, "pid": os.getpid(),
+                        "job_id": replicas.scheduler_job_id(), "started_at": started, "token_fingerprint": replicas.fingerprint(token or "")}
+    else:
+        marker = Path(directory) / SERVER_FILE if directory else None
+        announcement = {"url": url, "pid": os.getpid(), "host": socket.gethostname(), "started_at": started}
 
     def withdraw() -> None:
         if marker is None:
@@ -172,21 +206,40 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
         await stop.wait()
         server.should_exit = True
 
+    async def replica_watch() -> None:
+        # A replica leaves when its rollout is done or nobody called it for idle_exit_s; the
+        # executor cancels it as well, this is for a rollout that died without cancelling.
+        beat = time.monotonic()
+        while not server.should_exit:
+            await asyncio.sleep(0.5)
+            now = time.monotonic()
+            if replicas.is_done(directory) or (idle_exit_s and now - app.state.last_request > idle_exit_s):  # type: ignore[arg-type]
+                server.should_exit = True
+            elif now - beat >= 10 and marker is not None:
+                beat = now
+                if not _same_run(directory, token):  # a newer rollout run took the folder: leave it to its replicas
+                    server.should_exit = True
+                else:
+                    atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
+
     async def main() -> None:
         if stop.stopped:
             return
         task = asyncio.create_task(server.serve(sockets=[sock]))
         watcher = asyncio.create_task(exit_on_stop())
+        watch = asyncio.create_task(replica_watch()) if replica is not None else None
         try:
             while not server.started and not task.done():
                 await asyncio.sleep(0.05)
             if marker is not None and server.started and not stop.stopped:
                 marker.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_json(marker, {"url": url, "pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()})
-            print(f"tool server listening on {url}", flush=True)
+                atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
+            print(f"tool server {'replica ' + str(replica) + ' ' if replica is not None else ''}listening on {url}", flush=True)
             await task
         finally:
             watcher.cancel()
+            if watch is not None:
+                watch.cancel()
 
     # Blocking tools run in this pool. Python cannot interrupt a thread, and asyncio.run and the
     # interpreter's exit both wait for every pool thread, so one hung call (a runaway SQLite query)
@@ -210,6 +263,13 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
         print("tool server: abandoning tool calls still running", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(0)
+
+
+def _same_run(directory: str | Path | None, token: str | None) -> bool:
+    try:
+        return replicas.read_token(directory) == token  # type: ignore[arg-type]
+    except UserError:
+        return False
 
 
 def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:

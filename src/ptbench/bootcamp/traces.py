@@ -79,6 +79,11 @@ class EpisodeTrace(BaseModel):
     error: TraceError | None = None
     attempt: int = 1
     started_at: float = 0.0
+    tool_replica: dict[str, Any] | None = None
+    """With tool-server replicas: the replica (index, job id, host, pid) that held the episode's tool state."""
+    restarts: list[dict[str, Any]] = Field(default_factory=list)
+    """With tool-server replicas: each time the episode lost its replica and was replayed from the
+    start on another (reason, from_replica, to_replica, the turns/requests/seconds thrown away)."""
 
 
 def is_final(record: dict[str, Any]) -> bool:

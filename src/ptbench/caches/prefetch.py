@@ -2,10 +2,14 @@
 
 huggingface_hub's `snapshot_download` does the work: it skips every file already in the cache (so a
 prefetch killed half-way continues with the files it had not finished) and shows progress bars.
-Since huggingface_hub 1.x each process downloads into its own temporary `<etag>.<id>.incomplete`
-(huggingface_hub PR #4228, against broken locks on Lustre/GPFS), so the file that was being written
-when the process died starts again from zero; `remove_orphans` deletes such leftovers once no
-process holds their download lock, so repeated interruptions do not fill the disk.
+Byte-level resume happens only inside one process: when a connection drops, huggingface_hub's
+`http_get` retries with `Range: bytes=<bytes written>-` (it writes in 10 MB DOWNLOAD_CHUNK_SIZE pieces).
+A killed process's partial file is never continued: since huggingface_hub 1.x
+`_download_to_tmp_and_move` (file_download.py; PR #4228, against broken locks on Lustre/GPFS) opens a
+new `<etag>.<8 hex>.incomplete` with mode "wb" for every download and calls `http_get` without a
+`resume_size`, so the next process requests that file from byte 0 (checked against 2.4.0, and by
+tests/caches). `remove_orphans` deletes the dead process's leftovers once no process holds their
+download lock, so repeated interruptions do not fill the disk.
 The agent cache never receives a file the evaluation list claims (whole repositories such as the
 instruct models are skipped, test-split files are ignored by pattern); the evaluation cache gets
 exactly the evaluation list. HF_ENDPOINT points at a mirror; with HF_HUB_OFFLINE=1 nothing is

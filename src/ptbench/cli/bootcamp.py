@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Optional
@@ -74,6 +75,7 @@ def rollout(
     max_retries: int = typer.Option(6, min=0, help="retries per request (429/5xx/timeouts/connection errors)"),
     limit: Optional[int] = typer.Option(None, min=1, help="play only the first N rows of the split"),
     tool_server: Optional[str] = typer.Option(None, help="tool server URL (default: OUT/toolserver.json) for tools with remote: true"),
+    tool_replicas: Optional[int] = typer.Option(None, min=1, help="run tools with remote: true on N tool-server replicas (one job array on the backend), stopped when the rollout ends"),
     api_key_env: Optional[str] = typer.Option(None, help="environment variable that holds the API key (the key is never written)"),
     wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
     slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
@@ -86,6 +88,8 @@ def rollout(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ptbench.backends import shards as launch
+    from ptbench.backends.tool_replicas import render_slurm as render_tool_servers
+    from ptbench.backends.tool_replicas import tool_replicas as tool_servers
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
     from ptbench.bootcamp.datagen import load_rows
@@ -101,7 +105,7 @@ def rollout(
         for name, member in write_members(config, base):
             rollout(member, endpoint, model, out=base / name, split=split, data=None, shards=shards, backend=backend,
                     backend_config=backend_config, render=render, concurrency=concurrency, timeout=timeout,
-                    max_retries=max_retries, limit=limit, tool_server=tool_server, api_key_env=api_key_env, wait=wait,
+                    max_retries=max_retries, limit=limit, tool_server=tool_server, tool_replicas=tool_replicas, api_key_env=api_key_env, wait=wait,
                     slurm_partition=slurm_partition, slurm_time=slurm_time, force=force, extra_body=extra_body)
         if render or backend == "htcondor" or not wait:
             return
@@ -118,6 +122,8 @@ def rollout(
         launch.parse_options(options)
     cfg = load_bootcamp(config)
     body = _parse_extra_body(extra_body)
+    if tool_replicas:
+        _check_replicas(cfg, backend, tool_server, wait)
     out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
     if data is None:
         data = out / "data"
@@ -127,7 +133,7 @@ def rollout(
     settings = RolloutSettings(
         config=cfg, config_hash=cfg.config_hash(), data_dir=str(data), split=split, endpoint=endpoint, model=model,
         api_key_env=api_key_env, concurrency=concurrency, request_timeout_s=timeout, max_retries=max_retries, limit=limit,
-        tool_server=tool_server, extra_body=body,
+        tool_server=tool_server, tool_replicas=tool_replicas, extra_body=body,
     )
     write_settings(out, settings, force=force)
     console = Console()
@@ -135,6 +141,8 @@ def rollout(
     if render:
         if backend == "slurm":
             console.print(str(launch.render_slurm(out, shards, options, minutes=slurm_time)))
+            if tool_replicas:
+                console.print(str(render_tool_servers(out, tool_replicas, options, minutes=slurm_time)))
         elif backend == "htcondor":
             path = out / "condor" / "shards.sub"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,7 +155,8 @@ def rollout(
         res = launch.run_htcondor(out, shards, options)
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+    replicas = tool_servers(out, tool_replicas, backend, options, minutes=slurm_time) if tool_replicas else contextlib.nullcontext()
+    with replicas, Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
         update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
         if backend == "local":
@@ -164,6 +173,18 @@ def rollout(
     if failed:
         first = next(iter(failed))
         raise UserError(f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume")
+
+
+def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> None:  # type: ignore[no-untyped-def]
+    """--tool-replicas: refuse what cannot work before anything is written or submitted."""
+    if not any(t.remote for t in cfg.tools):
+        raise UserError(f"--tool-replicas: no tool of {cfg.name} has `remote: true`; mark the tools that must run on the replicas")
+    if tool_server:
+        raise UserError("--tool-replicas and --tool-server: pass one (replicas are found in OUT/tool-servers, a server by its URL)")
+    if backend not in ("local", "slurm"):
+        raise UserError(f"--tool-replicas: the {backend} backend cannot run tool-server replicas yet; use --backend local or slurm")
+    if not wait:
+        raise UserError("--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards")
 
 
 def _parse_extra_body(text: str | None) -> dict:
@@ -288,11 +309,14 @@ def serve_tools(
     request_timeout: float = typer.Option(60.0, help="server-side limit per tool call, seconds"),
     idle_ttl: float = typer.Option(600.0, help="release tool instances idle this long, seconds"),
     imports: list[str] = typer.Option([], "--import", help="module registering extra tools (repeatable)"),
+    replica: Optional[int] = typer.Option(None, min=0, help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)"),
+    idle_exit: Optional[float] = typer.Option(None, help="replica: exit after this many seconds without a request"),
 ) -> None:
     """Serve registered tools over HTTP for many shards (FastAPI + uvicorn), with timeouts and /health."""
     from ptbench.bootcamp.toolserver import serve
 
-    serve(dir, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout, idle_ttl_s=idle_ttl, imports=imports)
+    serve(dir, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout, idle_ttl_s=idle_ttl, imports=imports,
+          replica=replica, idle_exit_s=idle_exit)
 
 
 @app.command("list")

@@ -11,6 +11,7 @@ import sys
 import typer
 
 from ptbench.core.errors import UserError
+from ptbench.core.procsec import make_not_dumpable
 
 HELP = ("ptbench runs LLM post-training trials (a coding agent post-trains a base model under a hard wall-clock budget; "
         "the harness checks and evaluates what it leaves) and agentic rollouts, on Slurm, HTCondor or this machine, "
@@ -440,6 +441,10 @@ def _register_subapps() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
+    # First of all: every ptbench process may hold the keys of the job's environment or .env
+    # (`ptbench run` before it spawns runners, the runner, `ptbench provider`); non-dumpable, its
+    # /proc/PID/environ and memory are closed to a same-uid agent. No agent exists yet at this point.
+    make_not_dumpable()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     if debug:

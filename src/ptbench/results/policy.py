@@ -103,19 +103,29 @@ class ScoredTrial:
     reason: str  # why the policy applied: the status, "flagged" or "unchecked"; "" when scored
 
 
+def choose_rule(valid_score: bool, integrity: str, status: str, policy: str, integrity_policy: str | None = None) -> tuple[str, str]:
+    """(rule, reason) for one trial: `scored` only with a valid score and a clean integrity verdict;
+    else `integrity_policy` (when set) for a trial whose only problem is its verdict, `policy` for
+    the rest. The rule is scored | shown | excluded | nan | base_fallback (the caller looks the base
+    score up; no_baseline where there is none). Also what the Harbor verifier applies."""
+    if valid_score and integrity == "clean":
+        return "scored", ""
+    if valid_score:
+        reason, rule = integrity, integrity_policy or policy
+    else:
+        reason, rule = ("no_metric" if status in SCORED_STATUSES else status), policy
+    return {"show": "shown", "exclude": "excluded", "nan": "nan"}.get(rule, "base_fallback"), reason
+
+
 def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrity_policy: str | None = None) -> ScoredTrial:
     """Apply the policy to one agent trial. `integrity_policy`, when set, governs trials whose only
     problem is their integrity verdict (flagged or unchecked); `policy` governs the rest."""
-    integrity = integrity_of(r)
-    if has_valid_score(r) and integrity == "clean":
+    rule, reason = choose_rule(has_valid_score(r), integrity_of(r), r.status, policy, integrity_policy)
+    if rule == "scored":
         return ScoredTrial(r, r.primary_metric.value, "scored", "")
-    if has_valid_score(r):
-        reason, rule = integrity, integrity_policy or policy
-    else:
-        reason, rule = ("no_metric" if r.status in SCORED_STATUSES else r.status), policy
-    if rule == "show":
+    if rule == "shown":
         return ScoredTrial(r, r.primary_metric.value, "shown", reason)
-    if rule == "exclude":
+    if rule == "excluded":
         return ScoredTrial(r, None, "excluded", reason)
     if rule == "nan":
         return ScoredTrial(r, math.nan, "nan", reason)
@@ -125,10 +135,13 @@ def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrit
 
 def marked_label(record: ResultRecord) -> str:
     """The agent's label, with a mark where the run was less contained than the default: an agent
-    run with `sandbox: none` (it could see the host), or code evaluated with `allow_unisolated`."""
+    run with `sandbox: none` (it could see the host), one that held a real provider key
+    (`allow_real_key`), or code evaluated with `allow_unisolated`."""
     label = record.agent.label
     if record.sandbox == "none" and "[unsandboxed]" not in label:
         label += " [unsandboxed]"
+    if record.agent_credentials == "real_key" and "[real key]" not in label:
+        label += " [real key]"
     isolation = (record.evaluation.get("sandbox") or {}).get("isolation") if isinstance(record.evaluation.get("sandbox"), dict) else None
     if isolation == "none" and "[unisolated code]" not in label:
         label += " [unisolated code]"

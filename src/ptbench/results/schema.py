@@ -95,6 +95,8 @@ class ResultRecord(BaseModel):
     integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked
     integrity_detail: dict[str, str] = Field(default_factory=dict)  # check -> reason (checks/<check>.json has the evidence)
     sandbox: str | None = None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
+    deadline_kill: str | None = None  # how the deadline reached the agent's processes: cgroup.kill | subreaper
+    agent_credentials: str | None = None  # gateway (trial token) | login (subscription) | real_key (allow_real_key) | none
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance

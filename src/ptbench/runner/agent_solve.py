@@ -22,13 +22,16 @@ from typing import Any, Callable
 
 import jinja2
 
+from ptbench.agents.checks import agent_credentials, real_key_problem
 from ptbench.agents.failures import FailureInfo, classify
 from ptbench.agents.launcher import Launch, build_launch, find_executable
 from ptbench.agents.redact import Redactor, RedactingPump, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
+from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
+from ptbench.node.cgroup import TrialCgroup
 from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
@@ -154,13 +157,20 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
               base_url: str, rehearsal: bool, mode: str, left: float,
               gateway: TrialGateway | None = None) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
+    credentials = agent_credentials(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options})
+    if credentials == "refused":  # planned before this check, or agent.yaml edited since: still fail closed
+        raise UserError(real_key_problem(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options}))
     launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal,
                           gateway_token=gateway.token if gateway else "", extra_env=gateway.agent_env() if gateway else None)
     redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
+    cgroup: TrialCgroup | None = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
         command = build_command(resolve_sandbox(trial.spec.sandbox), sandbox_request(trial, spec, launch))
-        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode)
+        cgroup, why = TrialCgroup.create(str(trial.path))
+        containment = "cgroup.kill" if cgroup is not None else "subreaper"
+        trial.event("containment", mechanism=containment, cgroup=str(cgroup.path) if cgroup else None, why=why or None)
+        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode, containment=containment, credentials=credentials)
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
         run_number = state.solve_runs + 1
@@ -173,7 +183,7 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
             trial.save_state(state)
 
         watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left))
+                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left), cgroup=cgroup)
         state.solve_runs += 1
         trial.save_state(state)
         pump = RedactingPump(log_path, redactor)
@@ -181,6 +191,8 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
         outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd)
     finally:
         set_watchdog(None)
+        if cgroup is not None:  # emptied and removed by the watchdog; not if a failure came before it ran
+            cgroup.kill_and_remove()
         # The runner's signal handlers only set flags, so a stop arriving now cannot cut this short.
         if pump is not None:
             pump.join()
@@ -229,10 +241,20 @@ def sandbox_used(trial: TrialDir) -> str:
         return "unknown"
 
 
-def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str) -> None:
+def launch_fact(trial: TrialDir, name: str) -> str | None:
+    """From agent/launch.json, for the result: `containment` (how the deadline reached every process of
+    the agent's last run: cgroup.kill | subreaper), `credentials` (gateway | login | real_key | none)."""
+    try:
+        return json.loads((trial.agent_dir / "launch.json").read_text()).get(name)
+    except (OSError, ValueError):
+        return None
+
+
+def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str, *,
+                         containment: str, credentials: str) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
     record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
               "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": resolve_sandbox(trial.spec.sandbox),
-              "python": sys.executable, "time": time.time()}
+              "containment": containment, "credentials": credentials, "python": sys.executable, "time": time.time()}
     atomic_write_json(trial.agent_dir / "launch.json", record)

@@ -86,8 +86,9 @@ class Runner:
                             cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"), subreaper=subreaper)
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
-                if killed := kill_leftovers(str(trial.path)):  # of an attempt whose runner was killed -9
-                    trial.event("killed_leftovers", processes=killed)
+                by_cgroup, by_marker = kill_leftovers(str(trial.path))  # of an attempt whose runner was killed -9
+                if by_cgroup or by_marker:
+                    trial.event("killed_leftovers", processes=by_cgroup + by_marker, by_cgroup=by_cgroup, by_marker=by_marker)
                 return self._stages(state)
             finally:
                 for sig in _STOP_SIGNALS:

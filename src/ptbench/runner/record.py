@@ -14,7 +14,7 @@ from ptbench.node.monitor import summarize as monitor_summary
 from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, MonitorSummary, Provenance, ResultRecord, TaskInfo
 from ptbench.core.provenance import provenance
 from ptbench.results.store import write_record
-from ptbench.runner.agent_solve import sandbox_used
+from ptbench.runner.agent_solve import launch_fact, sandbox_used
 from ptbench.trial import StageMark, TrialDir, TrialState
 
 
@@ -26,7 +26,8 @@ def _base(trial: TrialDir, state: TrialState, status: str, failure: Failure | No
         agent=AgentInfo(name=spec.agent.name, model=spec.agent.model, label=spec.agent.display),
         base_model=BaseModelInfo(id=spec.base_model.id, revision=spec.base_model.revision, label=spec.base_model.display),
         task=TaskInfo(name=spec.task.name, label=spec.task.display),
-        seed=spec.seed, status=status, failure=failure, sandbox=sandbox_used(trial),
+        seed=spec.seed, status=status, failure=failure, sandbox=sandbox_used(trial), deadline_kill=launch_fact(trial, "containment"),
+        agent_credentials=launch_fact(trial, "credentials"),
         budget=BudgetUsed(hours=b.hours, gpus=b.gpus, gpu_type=b.gpu_type, solve_seconds_used=round(state.solve_seconds_used, 2), solve_runs=state.solve_runs),
         provenance=Provenance(**provenance()), finished_at=time.time(),
     )

@@ -48,7 +48,7 @@ class TrialGateway:
 
 
 def uses_gateway(spec: AgentSpec) -> bool:
-    return spec.gateway and bool(spec.upstream) and spec.uses_prompt and not spec.auth_files
+    return spec.behind_gateway
 
 
 def _float(options: dict[str, Any], name: str) -> float | None:

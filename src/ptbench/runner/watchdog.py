@@ -1,9 +1,14 @@
 """The wall-clock budget, enforced.
 
-The agent runs in its own session. The runner is a child subreaper (Linux), so a process that
-calls setsid() and double-forks is re-parented to the runner instead of init and stays visible as
-a descendant: at the deadline every descendant gets SIGTERM, and SIGKILL after the grace period,
-until none is left. Time used is reported every second so the runner can persist it; a resumed
+The agent runs in its own session, and where the node lets the runner make one, in its own cgroup
+(node/cgroup.py): at the deadline every process in it gets SIGTERM, and after the grace period the
+kernel kills whatever is left at once (`cgroup.kill`, race-free against forks, blind to nothing:
+a process re-parented to init, one started without the trial's marker variable). The runner is
+also a child subreaper (Linux), so a process that calls setsid() and double-forks is re-parented
+to the runner instead of init and stays visible as a descendant: the sweep of descendants (SIGTERM,
+SIGKILL after the grace, until none is left) runs after the cgroup kill as a second net, and alone
+where there is no cgroup. Under bwrap the SIGTERM skips bubblewrap's own processes, so the agent
+inside, not bwrap, gets the signal and its grace period (`_spare_from_term`). Time used is reported every second so the runner can persist it; a resumed
 solve gets only what is left. Time the job spent stopped (a heartbeat gap longer than
 PTBENCH_SUSPEND_GAP_SECONDS, default 10: Slurm suspend, gang scheduling, HTCondor suspend) is not
 charged: the deadline moves by the gap and a `suspended` event records it.
@@ -23,6 +28,7 @@ from typing import Callable
 import psutil
 
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
+from ptbench.node.cgroup import ENTER_FAILED_EXIT, TrialCgroup
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -64,7 +70,9 @@ class Watchdog:
         tick_seconds: float = 1.0,
         on_resume: Callable[[float], None] = lambda seconds_left: None,
         suspend_gap_seconds: float | None = None,
+        cgroup: TrialCgroup | None = None,
     ) -> None:
+        self.cgroup = cgroup  # None: the subreaper sweep alone
         self.seconds_left = seconds_left
         self.grace = grace_seconds
         self.warn_before = warn_before
@@ -86,11 +94,15 @@ class Watchdog:
         start = time.monotonic()
         deadline = start + self.seconds_left
         warn_at = deadline - self.warn_before
+        if self.cgroup is not None:
+            argv = self.cgroup.wrap(argv)
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=stdin, start_new_session=True)
         try:
             self._safe(self.on_event, "agent_started", pid=proc.pid, seconds_left=round(self.seconds_left, 1))
             exit_code, warned = self._watch(proc, start, deadline, warn_at)
             timed_out = exit_code is None and not self.interrupted
+            if exit_code == ENTER_FAILED_EXIT and self.cgroup is not None:
+                self._safe(self.on_event, "cgroup_enter_failed", cgroup=str(self.cgroup.path))
             if exit_code is not None:
                 self._safe(self.on_event, "agent_exited", exit_code=exit_code)
             elif timed_out:
@@ -100,9 +112,9 @@ class Watchdog:
         finally:
             # Whatever happened above (even a harness error), no process of the agent outlives this;
             # an agent that exited may also have left background processes behind.
-            killed = terminate_descendants(self.grace)
+            killed, mechanism = self._stop_everything()
         if killed:
-            self._safe(self.on_event, "terminated", processes=killed)
+            self._safe(self.on_event, "terminated", processes=killed, mechanism=mechanism)
         elapsed = min(time.monotonic() - start - self.suspended, self.seconds_left)
         self.on_tick(elapsed)  # the final time must be persisted: let a failure here surface
         return SolveOutcome(exit_code, timed_out, self.interrupted, elapsed, warned)
@@ -135,6 +147,19 @@ class Watchdog:
                 self._safe(self.on_tick, now - start - self.suspended)
                 next_tick = now + self.tick
             time.sleep(min(0.1, max(0.0, deadline - now)))
+
+    def _stop_everything(self) -> tuple[int, str]:
+        """SIGTERM, the grace, SIGKILL: by cgroup where there is one, then the sweep of descendants."""
+        if self.cgroup is None:
+            return terminate_descendants(self.grace), "subreaper"
+        killed = self.cgroup.stop(self.grace, reap=lambda: _reap_children(-1), term_targets=_term_targets,
+                                  kill_wait=KILL_SWEEP_SECONDS)
+        # The second net: a process that left the cgroup (sandbox none: the agent has the runner's
+        # uid) is still a descendant. It gets no grace: it was in no cgroup when the SIGTERM went out.
+        swept = terminate_descendants(0.0)
+        if not self.cgroup.remove():
+            self._safe(self.on_event, "cgroup_not_removed", cgroup=str(self.cgroup.path))
+        return killed + swept, "cgroup.kill" if not swept else "cgroup.kill+subreaper"
 
     @staticmethod
     def _safe(fn: Callable[..., None], *args, **kwargs) -> None:
@@ -191,6 +216,33 @@ def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
     return out
 
 
+def _term_targets(pids: list[int]) -> list[int]:
+    return [p.pid for p in _spare_from_term([_process(pid) for pid in pids]) if p is not None]
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
+
+
+def _spare_from_term(procs: list[psutil.Process | None]) -> list[psutil.Process]:
+    """The processes the deadline's SIGTERM goes to: all but bubblewrap's own (the outer one and the
+    sandbox's init). SIGTERM ends bwrap and the sandbox then dies at once (--die-with-parent), before
+    the agent inside could use its grace period; so the agent gets the SIGTERM itself, bwrap ends
+    when the agent does, and whatever is left, bwrap included, gets SIGKILL after the grace. (A
+    process that names itself bwrap is spared only the SIGTERM.)"""
+    out = []
+    for p in procs:
+        try:
+            if p is not None and p.name() != "bwrap":
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
 def terminate_descendants(grace_seconds: float) -> int:
     """SIGTERM every descendant, SIGKILL what is left after the grace period; returns how many there were."""
     procs = _alive(_descendants())
@@ -198,14 +250,14 @@ def terminate_descendants(grace_seconds: float) -> int:
         _reap_children(-1)
         return 0
     seen = {p.pid for p in procs}
-    _signal_all(procs, signal.SIGTERM)
+    _signal_all(_spare_from_term(procs), signal.SIGTERM)
     end = time.monotonic() + grace_seconds
     while time.monotonic() < end:
         _reap_children(-1)
         # Processes forked after the first sweep get the same treatment.
         fresh = [p for p in _alive(_descendants()) if p.pid not in seen]
         seen.update(p.pid for p in fresh)
-        _signal_all(fresh, signal.SIGTERM)
+        _signal_all(_spare_from_term(fresh), signal.SIGTERM)
         if not _alive(_descendants()):
             return len(seen)
         time.sleep(0.1)
@@ -226,11 +278,16 @@ def terminate_descendants(grace_seconds: float) -> int:
     return len(seen)
 
 
-def kill_leftovers(trial_dir: str) -> int:
+def kill_leftovers(trial_dir: str) -> tuple[int, int]:
     """Kill processes of an earlier attempt of this trial (the runner was killed -9 and its agent lived on).
 
-    They are found by the marker variable every agent process inherits.
+    They are found in the trial's cgroup, where that attempt had one (all of them, whatever they
+    did to their environment), and by the marker variable every agent process inherits (which a
+    process started with `env -i` no longer has). Returns (by cgroup, by marker).
     """
+    by_cgroup = 0
+    if (leftover := TrialCgroup.leftover(trial_dir)) is not None:
+        by_cgroup = leftover.kill_and_remove(reap=lambda: _reap_children(-1))
     me = os.getpid()
     victims = []
     for p in psutil.process_iter(["pid"]):
@@ -243,4 +300,4 @@ def kill_leftovers(trial_dir: str) -> int:
             continue
     _signal_all(victims, signal.SIGKILL)
     psutil.wait_procs(victims, timeout=5)
-    return len(victims)
+    return by_cgroup, len(victims)
