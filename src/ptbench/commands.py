@@ -9,25 +9,16 @@ from rich.table import Table as RichTable
 
 from ptbench.core.errors import UserError
 from ptbench.plan import Plan, load_plan, plan_campaign
+from ptbench.results.collate import resolve_campaign_dir as resolve_campaign_dir  # re-exported: the CLI uses them here
+from ptbench.results.collate import write_tables as write_tables
 from ptbench.runner import record
-from ptbench.spec import Campaign, load_campaign
+from ptbench.spec import Campaign
 from ptbench.status import FINAL_STATES, TrialStatus, trial_status
 from ptbench.trial import TrialDir
 from ptbench.validate import validate_campaign
 
 console = Console()
 err_console = Console(stderr=True)
-
-
-def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
-    """A campaign file -> its results folder; a folder is taken as it is."""
-    path = Path(target)
-    if path.is_file():
-        campaign = load_campaign(path)
-        return campaign.campaign_dir, campaign
-    if path.is_dir():
-        return path.resolve(), None
-    raise UserError(f"{target}: no such campaign file or results directory")
 
 
 def plan(campaign_file: str, *, replace: bool = False, validated: Campaign | None = None) -> Plan:
@@ -119,17 +110,6 @@ def record_cancelled_if_idle(trial: TrialDir) -> bool:
             trial.event("cancelled", by="ptbench cancel")
             record.finish(trial, state, record.cancelled(trial, state), by="ptbench cancel")
         return True
-
-
-def write_tables(target: str | list[str], out_dir: str | None, plots: bool = True, **options) -> tuple[str, list[Path], list[str]]:
-    """Collate one or more campaigns (see results/collate.py for `options`) into `out_dir`
-    (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
-    from ptbench.results.collate import collate_dirs, write_outputs
-
-    roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
-    result = collate_dirs(roots, **options)
-    md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots)
-    return md, files, result.warnings
 
 
 LIVE_JOB_STATES = ("queued", "running", "suspended", "requeued")

@@ -243,16 +243,19 @@ def collate(
     """Aggregate results: Markdown on screen; CSV, LaTeX (booktabs), JSON, cost table and plots (PNG, PDF)."""
     from pathlib import Path
 
-    from ptbench import commands
-
-    md, files, problems = commands.write_tables(targets, out, plots=plots, policy=policy, weights=weights, allow_mixed=allow_mixed,
-                                                baselines=[Path(b) for b in baselines] if baselines else None)
+    from rich.console import Console
     from rich.markup import escape
 
+    # not ptbench.commands: it imports the runner and the gateway (half a second) that collating never uses
+    from ptbench.results.collate import write_tables
+
+    md, files, problems = write_tables(targets, out, plots=plots, policy=policy, weights=weights, allow_mixed=allow_mixed,
+                                       baselines=[Path(b) for b in baselines] if baselines else None)
+    console, err_console = Console(), Console(stderr=True)
     for p in problems:
-        commands.err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)  # labels may hold [brackets]
-    commands.console.print(md, markup=False, highlight=False, soft_wrap=True)
-    commands.console.print(f"tables: {', '.join(str(f) for f in files)}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)  # labels may hold [brackets]
+    console.print(md, markup=False, highlight=False, soft_wrap=True)
+    console.print(f"tables: {', '.join(str(f) for f in files)}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -425,7 +428,16 @@ def list_cmd() -> None:
     print("tasks:  " + ", ".join(available_tasks()))
 
 
-def _register_subapps() -> None:
+SUBAPPS = ("bootcamp", "provider", "doctor", "export", "cache")
+
+
+def _register_subapps(args: list[str]) -> None:
+    """Add the sub-command groups, unless the command line names a command of this module: importing
+    them costs a quarter of a second that `ptbench collate` and the other commands here never use."""
+    first = next((a for a in args if not a.startswith("-")), None)
+    own = {(c.name or c.callback.__name__).replace("_", "-") for c in app.registered_commands}
+    if first in own - set(SUBAPPS) or first in {g.name for g in app.registered_groups}:
+        return
     from ptbench.cli.bootcamp import app as bootcamp_app
     from ptbench.cli.cache import app as cache_app
     from ptbench.cli.doctor import doctor
@@ -450,7 +462,7 @@ def main(argv: list[str] | None = None) -> None:
     if debug:
         args.remove("--debug")
     try:
-        _register_subapps()
+        _register_subapps(args)
         rc = app(args=args, standalone_mode=False)  # click returns typer.Exit's code here
         if isinstance(rc, int) and rc:
             sys.exit(rc)

@@ -13,6 +13,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from ptbench.results.policy import (
     BaselineIndex,
@@ -23,6 +24,12 @@ from ptbench.results.policy import (
 )
 from ptbench.results.schema import ResultRecord
 from ptbench.results.weights import Weights, resolve
+
+
+@lru_cache(maxsize=65536)
+def _stdev(values: tuple[float, ...]) -> float:
+    # statistics.stdev is exact (it sums Fractions) and slow; every table format asks for each std again
+    return statistics.stdev(values)
 
 
 @dataclass
@@ -45,7 +52,7 @@ class Stat:
     def std(self) -> float:
         if any(math.isnan(v) for v in self.values):
             return math.nan  # statistics.stdev fails on nan
-        return statistics.stdev(self.values) if len(self.values) > 1 else 0.0
+        return _stdev(tuple(self.values)) if len(self.values) > 1 else 0.0
 
 
 @dataclass
@@ -65,11 +72,12 @@ class Collation:
     baseline_per_model: dict[tuple[str, str, str], Stat] = field(default_factory=dict)  # (setting, model, task)
     notes: list[str] = field(default_factory=list)
 
-    @property
+    # counted once: every table asks for them, and `trials` does not change once collated
+    @cached_property
     def rule_totals(self) -> Counter:
         return Counter(t.rule for t in self.trials)
 
-    @property
+    @cached_property
     def reasons(self) -> Counter:
         return Counter((t.rule, t.reason) for t in self.trials if t.rule != "scored")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from functools import lru_cache
 from typing import Any, Callable
 
 from ptbench.core.errors import UserError
@@ -47,27 +48,35 @@ SETTINGS: dict[str, Callable[[ResultRecord], Any]] = {
 BASELINE_SETTINGS = ("task version", "judge", "limit")
 
 
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+_ENCODE = json.JSONEncoder(sort_keys=True).encode  # json.dumps(v, sort_keys=True), without building an encoder per call
+
+
+@lru_cache(maxsize=4096)
+def _shorten(text: str) -> str:
     return text[:12] + "…" if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text[:80]
+
+
+def _short(value: Any) -> str:
+    return _shorten(value if isinstance(value, str) else "null" if value is None else _ENCODE(value))
 
 
 def check_comparable(records: list[ResultRecord], *, allow_mixed: bool = False) -> list[str]:
     """Differences within columns, as warnings when `allow_mixed`; otherwise UserError naming them."""
-    columns: dict[str, list[ResultRecord]] = defaultdict(list)
+    every, for_baselines = list(SETTINGS.items()), [(s, g) for s, g in SETTINGS.items() if s in BASELINE_SETTINGS]
+    # column -> setting -> value -> trial ids; one pass over the records (10,000 of them in a big campaign)
+    holders: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for r in records:
         if r.primary_metric is not None and r.status in ("completed", "timed_out"):
-            columns[r.task.label].append(r)
+            column = holders[r.task.label]
+            for setting, get in for_baselines if r.campaign == "baselines" else every:
+                column[setting][_short(get(r))].append(r.trial_id)
     problems = []
-    for column, group in columns.items():
-        for setting, get in SETTINGS.items():
-            holders: dict[str, list[str]] = defaultdict(list)
-            for r in group:
-                if r.campaign != "baselines" or setting in BASELINE_SETTINGS:
-                    holders[_short(get(r))].append(r.trial_id)
-            if len(holders) > 1:
+    for column, settings in holders.items():
+        for setting in SETTINGS:
+            values = settings.get(setting, {})
+            if len(values) > 1:
                 parts = "; ".join(f"{value} in {len(ids)} ({', '.join(ids[:2])}{', …' if len(ids) > 2 else ''})"
-                                  for value, ids in sorted(holders.items()))
+                                  for value, ids in sorted(values.items()))
                 problems.append(f"column '{column}': {setting} differs: {parts}")
     if problems and not allow_mixed:
         raise UserError(f"results that were not scored alike would share a column: {problems[0]}"

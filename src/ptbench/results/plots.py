@@ -12,27 +12,37 @@ from ptbench.results.cost import AgentCost
 SCALE = 100.0
 
 
-def _pyplot():
+def _matplotlib():
+    """matplotlib's Figure and Agg canvas, or None when it is not installed. Not pyplot: its figure
+    managers and its import (a tenth of a second) serve interactive use, and a figure of our own is
+    freed when the last reference goes, without plt.close."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # no display on cluster nodes
-        import matplotlib.pyplot as plt
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # no display on cluster nodes
+        from matplotlib.figure import Figure
     except ImportError:
         return None
-    return plt
+    return Figure, FigureCanvasAgg
 
 
-def _save(plt, fig, out: Path, stem: str) -> list[Path]:
+def _subplots(mpl, figsize: tuple[float, float]):
+    figure, canvas = mpl
+    fig = figure(figsize=figsize)
+    canvas(fig)
+    return fig, fig.subplots()
+
+
+def _save(fig, out: Path, stem: str) -> list[Path]:
     paths = []
     fig.tight_layout()
     for ext in ("png", "pdf"):
         path = out / f"{stem}.{ext}"
         tmp = out / f".{stem}.tmp.{ext}"
-        fig.savefig(tmp, dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
-        tmp.replace(path)  # atomic, like every file another process may read
+        try:
+            fig.savefig(tmp, dpi=150, metadata={"CreationDate": None} if ext == "pdf" else None)
+            tmp.replace(path)  # atomic, like every file another process may read
+        finally:
+            tmp.unlink(missing_ok=True)  # a failed figure leaves nothing behind
         paths.append(path)
-    plt.close(fig)
     return paths
 
 
@@ -42,10 +52,10 @@ def _ms(stat) -> tuple[float, float]:
     return stat.mean * SCALE, stat.std * SCALE
 
 
-def benchmark_bars(plt, c: Collation, out: Path) -> list[Path]:
+def benchmark_bars(mpl, c: Collation, out: Path) -> list[Path]:
     n = max(1, len(c.agents))
     width = 0.8 / n
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(c.tasks) * max(1.0, n / 2)), 3.5))
+    fig, ax = _subplots(mpl, (max(4.0, 1.1 * len(c.tasks) * max(1.0, n / 2)), 3.5))
     for i, agent in enumerate(c.agents):
         ms = [_ms(c.per_benchmark.get((agent, t))) for t in c.tasks]
         xs = [j + (i - (n - 1) / 2) * width for j in range(len(c.tasks))]
@@ -55,11 +65,11 @@ def benchmark_bars(plt, c: Collation, out: Path) -> list[Path]:
     if c.agents:
         ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.spines[["top", "right"]].set_visible(False)
-    return _save(plt, fig, out, "benchmarks")
+    return _save(fig, out, "benchmarks")
 
 
-def aggregate_bars(plt, c: Collation, out: Path) -> list[Path]:
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(c.agents) + 2), 3.5))
+def aggregate_bars(mpl, c: Collation, out: Path) -> list[Path]:
+    fig, ax = _subplots(mpl, (max(4.0, 0.9 * len(c.agents) + 2), 3.5))
     ms = [_ms(c.aggregate.get(a)) for a in c.agents]
     ax.bar(range(len(c.agents)), [m for m, _ in ms], 0.6, yerr=[s for _, s in ms], capsize=4, color="tab:blue")
     ax.set_xticks(range(len(c.agents)), c.agents, rotation=20 if len(c.agents) > 4 else 0)
@@ -70,11 +80,11 @@ def aggregate_bars(plt, c: Collation, out: Path) -> list[Path]:
         ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_ylabel("weighted average (mean ± std over runs)")
     ax.spines[["top", "right"]].set_visible(False)
-    return _save(plt, fig, out, "aggregate")
+    return _save(fig, out, "aggregate")
 
 
-def score_vs(plt, c: Collation, costs: list[AgentCost], out: Path, what: str) -> list[Path]:
-    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+def score_vs(mpl, c: Collation, costs: list[AgentCost], out: Path, what: str) -> list[Path]:
+    fig, ax = _subplots(mpl, (4.5, 3.5))
     by_agent = {r.agent: r for r in costs}
     shown = 0
     for agent in c.agents:
@@ -95,13 +105,24 @@ def score_vs(plt, c: Collation, costs: list[AgentCost], out: Path, what: str) ->
     ax.set_xlabel("hours used per trial" if what == "time" else "cost per trial (USD)")
     ax.set_ylabel("weighted average")
     ax.spines[["top", "right"]].set_visible(False)
-    return _save(plt, fig, out, f"score_vs_{what}")
+    return _save(fig, out, f"score_vs_{what}")
 
 
-def write_plots(c: Collation, costs: list[AgentCost], out: Path) -> list[Path]:
+FIGURES = ("benchmarks", "aggregate", "score_vs_time", "score_vs_cost")
+
+
+def draw(mpl, figure: str, c: Collation, costs: list[AgentCost], out: Path) -> list[Path]:
+    """One of FIGURES, as PNG and PDF."""
+    if figure == "benchmarks":
+        return benchmark_bars(mpl, c, out)
+    if figure == "aggregate":
+        return aggregate_bars(mpl, c, out)
+    return score_vs(mpl, c, costs, out, figure.removeprefix("score_vs_"))
+
+
+def write_plots(c: Collation, costs: list[AgentCost], out: Path, figures: tuple[str, ...] = FIGURES) -> list[Path]:
     """Every figure into `out`; [] when matplotlib is not installed (pip install 'ptbench[plots]')."""
-    plt = _pyplot()
-    if plt is None:
+    mpl = _matplotlib()
+    if mpl is None:
         return []
-    return (benchmark_bars(plt, c, out) + aggregate_bars(plt, c, out)
-            + score_vs(plt, c, costs, out, "time") + score_vs(plt, c, costs, out, "cost"))
+    return [path for figure in figures for path in draw(mpl, figure, c, costs, out)]

@@ -1,0 +1,73 @@
+"""`ptbench collate` draws its plots in forked child processes (results/plot_process.py) while it reads
+records and writes tables: the same bytes as drawing them in the process, a figure that fails fails
+the command, a child that dies is reported, and no child outlives the command."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ptbench.results.collate import collate_dirs, write_outputs
+from ptbench.results.plot_process import PlotError, PlotProcess
+from ptbench.results.plots import FIGURES
+from tests.conftest import ptbench
+from tests.results import synthetic
+
+pytest.importorskip("matplotlib")  # an extra (ptbench[plots]); installed by scripts/install.sh test
+
+
+def _files(out):
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_plots_from_the_child_processes_equal_plots_drawn_in_process(tmp_path):
+    cdir = synthetic.write(tmp_path / "results")
+    run = ptbench("collate", str(cdir), "--out", str(tmp_path / "forked"), timeout=120)
+    assert run.returncode == 0, run.stderr
+    _, files = write_outputs(collate_dirs([cdir]), tmp_path / "here")  # no plotter: drawn in this process
+    assert [f.name for f in files][-8:] == [f"{stem}.{ext}" for stem in FIGURES for ext in ("png", "pdf")]
+    assert run.stdout.splitlines()[-1] == "tables: " + ", ".join(str(tmp_path / "forked" / f.name) for f in files)
+    assert _files(tmp_path / "forked") == _files(tmp_path / "here")  # byte for byte, every table and figure
+
+
+def test_a_figure_that_fails_fails_the_command(tmp_path):
+    cdir = synthetic.write(tmp_path / "results")
+    out = tmp_path / "tables"
+    (out / "score_vs_cost.png").mkdir(parents=True)  # the figure's file cannot replace a folder
+    run = ptbench("collate", str(cdir), "--out", str(out), timeout=120)
+    assert run.returncode != 0
+    said = "".join(run.stderr.split())  # the traceback box wraps lines anywhere
+    assert "PlotError:drawingtheplotsfailed" in said and "IsADirectoryError" in said and "score_vs_cost.png" in said
+    assert (out / "results.md").is_file() and (out / "benchmarks.png").is_file()  # the rest is written
+    assert not list(out.glob(".*.tmp.*"))  # the failed figure left no temporary file
+
+
+def test_a_dead_child_is_reported(tmp_path):
+    cdir = synthetic.write(tmp_path / "results")
+    plotter = PlotProcess.start()
+    assert plotter is not None, "pytest runs single-threaded here: the child must be forked"
+    plotter._proc.kill()
+    plotter._proc.join()
+    with pytest.raises(PlotError, match="ended without drawing the plots .exit code -9"):
+        write_outputs(collate_dirs([cdir]), tmp_path / "t", plotter=plotter)
+    assert (tmp_path / "t" / "results.md").is_file() and not list((tmp_path / "t").glob("*.png"))
+
+
+def test_a_command_that_stops_early_kills_the_child_at_once():
+    plotter = PlotProcess.start()
+    assert plotter is not None
+    proc = plotter._proc
+    plotter.close()  # as write_tables does when the records are bad: no plots will be asked for
+    assert not proc.is_alive() and proc.exitcode is not None
+
+
+def test_no_fork_from_a_threaded_process(tmp_path):
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert PlotProcess.start() is None  # a lock held by the other thread would stay held in the child
+    finally:
+        stop.set()
+        thread.join()
