@@ -8,10 +8,12 @@ VENV=${PTBENCH_VERL_VENV:-$PWD/.venv-verl}
 # verl 0.9.1 is the release the adapters are tested against; transformers 5.9.0 is verl's own pin in
 # its cpu extra; torch 2.13.0 is the CPU build on this disk (verl's extras would pull a CUDA 2.11).
 PINS="verl==0.9.1 transformers==5.9.0 datasets==5.2.0 pyarrow==26.0.1 cachetools==8.0.2"
+# The simulator environments' extras (pinned in pyproject), so verl's tests play them too.
+EXTRAS="bootcamp,verl,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting"
 marker="$VENV/.ptbench-pins"
-# The marker names the pins and this checkout (ptbench is installed editable from it); importing verl
-# to check would cost seconds on every install run.
-if [ -x "$VENV/bin/python" ] && [ -f "$marker" ] && [ "$(cat "$marker")" = "$PINS $PWD" ]; then
+# The marker names the pins, the extras and this checkout (ptbench is installed editable from it);
+# importing verl to check would cost seconds on every install run.
+if [ -x "$VENV/bin/python" ] && [ -f "$marker" ] && [ "$(cat "$marker")" = "$PINS [$EXTRAS] $PWD" ]; then
   exit 0
 fi
 [ -x "$VENV/bin/python" ] || python -m venv "$VENV"
@@ -19,7 +21,7 @@ PIP="$VENV/bin/python -m pip install --disable-pip-version-check -q"
 $PIP torch==2.13.0
 # Plain `verl` (no extras): the dataset, tool, reward and agent-loop modules, no GPU engines.
 $PIP $PINS
-$PIP -e ".[bootcamp,verl]"
+$PIP -e ".[$EXTRAS]"
 # cachetools: imported by the agent loop (verl lists it only in its verl-core extra, which pulls GPU pieces).
-"$VENV/bin/python" -c "import verl.experimental.agent_loop.tool_agent_loop, verl.tools.tool_registry, verl.utils.dataset.rl_dataset, ptbench.bootcamp"
-echo "$PINS $PWD" > "$marker"
+"$VENV/bin/python" -c "import verl.experimental.agent_loop.tool_agent_loop, verl.tools.tool_registry, verl.utils.dataset.rl_dataset, ptbench.bootcamp, pybamm, pokerkit, ortools, statsmodels"
+echo "$PINS [$EXTRAS] $PWD" > "$marker"

@@ -1,6 +1,8 @@
 """The five simulator/solver environments with their real packages (pybamm, pokerkit, ortools,
 statsmodels): byte-identical generation, oracle = max, nonsense = 0, partial in between, hostile
-answers, tools that do not leak the hidden answer, and a scripted endpoint playing full episodes."""
+answers, tools that do not leak the hidden answer, and a scripted endpoint playing full episodes
+whose traces export as SFT rows that TRL's SFTTrainer renders. (The verl side of these environments
+is in verl_checks.py, run by test_verl_handoff.py.)"""
 
 from __future__ import annotations
 
@@ -153,8 +155,45 @@ def test_battery_reward_resimulates_the_design() -> None:
     assert "hidden_design" not in state and "targets" not in state
 
 
+@pytest.fixture(scope="module")
+def tiny_tool_model(tmp_path_factory):
+    from ptbench.demo import make_tiny_model
+    from ptbench.demo.tool_chat import tool_tokenizer
+
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-tools"), tokenizer=tool_tokenizer())
+
+
+def _check_sft_export(out, env_obj, n: int, model_dir, tmp_path) -> None:
+    """The traces as TRL's conversational SFT rows (tool calls with dict arguments, tool turns named
+    and linked to their call), rendered by the real TRL SFTTrainer through a tool chat template."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from ptbench.bootcamp.merge import merge
+    from ptbench.bootcamp.sft import sft_from_traces
+
+    merge(out)
+    rows, counts = sft_from_traces(out, only_correct=False)
+    assert counts == {"episodes": n, "kept": n, "skipped_filter": 0, "skipped_bad_calls": 0}, counts
+    for row in rows:
+        assert sorted(t["function"]["name"] for t in json.loads(row["tools"])) == sorted(env_obj.tools)
+        calls = {c["id"]: c for m in row["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+        replies = [m for m in row["messages"] if m["role"] == "tool"]
+        assert calls and len(replies) == len(calls) and all(isinstance(c["function"]["arguments"], dict) for c in calls.values())
+        assert all(m["name"] == calls[m["tool_call_id"]]["function"]["name"] for m in replies)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    config = SFTConfig(output_dir=str(tmp_path / "sft"), max_steps=1, per_device_train_batch_size=1, report_to=[], use_cpu=True, max_length=8192,
+                       save_strategy="no", dataloader_num_workers=0, disable_tqdm=True)
+    dataset = Dataset.from_list([{"messages": r["messages"], "tools": r["tools"]} for r in rows])
+    trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), args=config, train_dataset=dataset, processing_class=tokenizer)
+    rendered = tokenizer.decode(trainer.train_dataset[0]["input_ids"])
+    name = next(m["name"] for m in rows[0]["messages"] if m["role"] == "tool")
+    assert f'"name": "{name}", "arguments": {{' in rendered and '"arguments": "{' not in rendered, rendered[-800:]  # not double-encoded
+
+
 @pytest.mark.parametrize("env", CHEAP + ["battery"])
-def test_scripted_endpoint_plays_full_episodes_with_tools(tmp_path, env) -> None:
+def test_scripted_endpoint_plays_full_episodes_with_tools(tmp_path, env, tiny_tool_model) -> None:
     _need(env)
     from ptbench.bootcamp.datagen import Shard
     from ptbench.bootcamp.environment import build_environment
@@ -181,3 +220,4 @@ def test_scripted_endpoint_plays_full_episodes_with_tools(tmp_path, env) -> None
         identity = json.loads(rows[r["sample_id"]]["reward_model"]["ground_truth"])
         assert r["score"] == env_obj.reward.score(r["final_text"], identity).score  # the trace's score is the verifier's
         assert 0.0 <= r["score"] <= 1.0
+    _check_sft_export(out, env_obj, n, tiny_tool_model, tmp_path)

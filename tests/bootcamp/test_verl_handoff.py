@@ -1,6 +1,7 @@
 """The verl hand-off with the real verl 0.9.1: runs tests/bootcamp/verl_checks.py inside .venv-verl
-(built by scripts/verl-venv.sh, part of `scripts/install.sh test`; verl's transformers pin conflicts
-with ours, hence its own venv). In CI a missing venv fails the test."""
+(built by scripts/verl-venv.sh, part of `scripts/install.sh test`, with the simulator extras; verl's
+transformers pin conflicts with ours, hence its own venv). Every shipped bootcamp goes through it,
+the five simulator environments included. In CI a missing venv fails the test."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ EXPECTED = [
     "hostile: fake turn markers",
     "sql_explore: a temp table made in call 1",
     "mastermind: interaction route",
+    "simulator environments: a real tool call and the oracle answer in ptbench_agent",
+    "battery under verl: an earlier exact design",
     "tool lifecycle under verl: one create and one release per episode",
 ]
 

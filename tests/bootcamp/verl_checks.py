@@ -18,6 +18,7 @@ from pathlib import Path
 
 import datasets
 import numpy as np
+import psutil
 import pyarrow.parquet as pq
 import torch
 import yaml
@@ -33,8 +34,9 @@ from verl.trainer.ppo.reward import get_custom_reward_fn
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from verl.workers.rollout.replica import TokenOutput
 
-from ptbench.bootcamp.api import TOOLS, Tool, ToolResult, register_tool
-from ptbench.bootcamp.rowschema import row_schema
+from ptbench.bootcamp.api import GENERATORS, REWARDS, TOOLS, Tool, ToolResult, canonical_json, register_tool
+from ptbench.bootcamp.episode_runtime import _tool
+from ptbench.bootcamp.rowschema import EpisodeSpec, row_schema
 from ptbench.bootcamp.suite import load_configs
 from ptbench.bootcamp.verl_agent_loop import BootcampAgentLoop
 from ptbench.bootcamp.verl_export import export_verl
@@ -49,10 +51,14 @@ def ok(name: str) -> None:
     print(f"ok {name}", flush=True)
 
 
+BOOTCAMPS = ("arithmetic", "mastermind", "sql_explore", "battery", "poker", "robot_arm", "combinatorial", "forecasting")
+NEW_TOOLS = ["autocorrelation", "check_path", "evaluate", "fit_arima", "forward_kinematics", "hand_equity", "simulate_cell"]
+
+
 def write_suite(work: Path) -> Path:
-    """The three shipped bootcamps, small, each with an empty split."""
+    """Every shipped bootcamp, small, each with an empty split."""
     entries = []
-    for name in ("arithmetic", "mastermind", "sql_explore"):
+    for name in BOOTCAMPS:
         data = yaml.safe_load((REPO / "campaigns" / "bootcamp" / f"{name}.yaml").read_text())
         data["splits"] = {"test": 4, "train": 8, "empty": 0}
         (work / f"{name}.yaml").write_text(yaml.safe_dump(data))
@@ -63,7 +69,7 @@ def write_suite(work: Path) -> Path:
 
 def check_tools(out: Path) -> dict[str, BootcampTool]:
     tools = initialize_tools_from_config(str(out / "tools.yaml"))
-    assert sorted(t.name for t in tools) == ["calculator", "sql_query"], [t.name for t in tools]
+    assert sorted(t.name for t in tools) == sorted(["calculator", "sql_query", *NEW_TOOLS]), [t.name for t in tools]
     assert all(isinstance(t, BootcampTool) for t in tools)
     for name in TOOLS.names():
         cls = TOOLS.get(name)
@@ -81,11 +87,12 @@ def check_tools(out: Path) -> dict[str, BootcampTool]:
 
 
 def check_datasets(out: Path, tokenizer) -> None:
-    cfg = OmegaConf.create({"max_prompt_length": 2048, "filter_overlong_prompts": True, "filter_overlong_prompts_workers": 1,
+    cfg = OmegaConf.create({"max_prompt_length": 16384, "filter_overlong_prompts": True, "filter_overlong_prompts_workers": 1,
                             "cache_dir": str(out / "verl-cache"), "tool_config_path": str(out / "tools.yaml")})
     files = sorted((out / "bootcamps").glob("*/*.parquet")) + sorted((out / "bootcamps").glob("*/[!e]*.jsonl"))
     files += sorted((out / "data").glob("*.parquet")) + sorted((out / "data").glob("*.jsonl"))
-    assert len(files) == 3 * 3 + 3 * 2 + 2 + 2, files
+    n = len(BOOTCAMPS)
+    assert len(files) == n * 3 + n * 2 + 2 + 2, files
     assert not (out / "data" / "empty.parquet").exists()  # RLHFDataset could not load it
     for path in files:
         expected = sum(1 for line in path.with_suffix(".jsonl").read_text().splitlines() if line.strip())
@@ -104,9 +111,9 @@ def check_datasets(out: Path, tokenizer) -> None:
         assert isinstance(batch["tools_kwargs"][0], dict) and isinstance(batch["interaction_kwargs"][0], dict)
         assert set(batch["agent_name"]) == {"ptbench_agent"}
     mixture = RLHFDataset([str(out / "data" / "train.parquet"), str(out / "bootcamps" / "arithmetic" / "test.parquet")], tokenizer, cfg)
-    assert len(mixture) == 24 + 4
+    assert len(mixture) == 8 * n + 4
     sources = {mixture[i]["data_source"] for i in range(len(mixture))}
-    assert sources == {"bootcamp/arithmetic", "bootcamp/mastermind", "bootcamp/sql_explore"}, sources
+    assert sources == {f"bootcamp/{b}" for b in BOOTCAMPS}, sources
     ok(f"RLHFDataset loads every non-empty split of every bootcamp and the mixture ({len(files)} files, .parquet and .jsonl); collate_fn works; empty splits are valid Arrow tables")
 
 
@@ -128,7 +135,7 @@ def make_loop(out: Path, tokenizer, tools: dict, server: ScriptedServer, respons
     snippet = OmegaConf.load(out / "trainer.yaml")
     OmegaConf.set_struct(config, True)
     config = OmegaConf.merge(config, snippet)  # struct mode: an unknown key in our snippet raises here
-    config.data.max_prompt_length = 4096
+    config.data.max_prompt_length = 16384
     config.data.max_response_length = response_length
     return BootcampAgentLoop(
         trainer_config=DictConfigWrap(config), server_manager=server, tokenizer=tokenizer, processor=None,
@@ -239,6 +246,71 @@ async def check_episodes(out: Path, tokenizer, tools) -> None:
     ok("mastermind: interaction route in ptbench_agent (feedback as user turns, turn scores); a fake 'Solved!' does not end it")
 
 
+def first_call(bootcamp: str, identity: dict) -> tuple[str, dict]:
+    """A valid first tool call in each simulator environment (what a model might try first)."""
+    if bootcamp == "battery":
+        return "simulate_cell", {"design": identity["hidden_design"], "c_rate": identity["targets"][0]["c_rate"]}
+    if bootcamp == "poker":
+        deal = identity["deals"][0]
+        return "hand_equity", {"hole": " ".join(deal["holes"][deal["hero"]]), "board": ""}
+    if bootcamp == "robot_arm":
+        return "forward_kinematics", {"q": identity["start"]}
+    if bootcamp == "combinatorial":
+        return "evaluate", {"solution": identity["optimal_solution"]}
+    return "autocorrelation", {}
+
+
+def oracle(work: Path, row: dict) -> tuple[str, float]:
+    """(the generator's oracle answer for a row, our verifier's score of it), without verl."""
+    cfg = load_configs(work / f"{row['data_source'].split('/', 1)[1]}.yaml")[0]
+    level = next(lv for lv in cfg.levels if lv.name == row["extra_info"]["level"])
+    identity = json.loads(row["reward_model"]["ground_truth"])
+    text = GENERATORS.get(level.generator)(**level.params).reference_completion(identity)
+    calc = REWARDS.get(row["extra_info"]["reward_fn"])(**json.loads(row["extra_info"].get("reward_params") or "{}"))
+    return text, calc.score(text, identity).score
+
+
+async def check_sim_episodes(work: Path, out: Path, tokenizer, tools) -> None:
+    """Each simulator environment through ptbench_agent: a real tool call, then the oracle answer,
+    scored by verl's reward manager exactly as our own verifier scores it (its maximum)."""
+    for bootcamp in BOOTCAMPS[3:]:
+        row = rows(out, bootcamp)[0]
+        identity = json.loads(row["reward_model"]["ground_truth"])
+        answer, best = oracle(work, row)
+        name, arguments = first_call(bootcamp, identity)
+        output, server = await play(out, tokenizer, tools, row, [call(name, **arguments), answer])
+        assert output.extra_fields["ptbench_tool_calls"] == 1 and output.extra_fields["ptbench_final_text"] == answer, output.extra_fields
+        response = server.prompts[1].rsplit("<tool_response>", 1)[1]
+        assert not response.lstrip().startswith("error"), (bootcamp, response[:300])
+        score, _ = await verl_reward(out, tokenizer, row, output)
+        assert score == best and score > 0.0, (bootcamp, score, best)
+        if bootcamp == "battery":
+            assert score == 1.0 and "energy" in response, response[:200]
+    ok("simulator environments: a real tool call and the oracle answer in ptbench_agent; verl's reward manager scores each as our verifier does (" + ", ".join(BOOTCAMPS[3:]) + ")")
+
+    # battery (a heavy tool): the exact design in an earlier turn, a claimed energy and an out-of-bounds
+    # design last: the reward re-simulates the last design only.
+    row = rows(out, "battery")[0]
+    identity = json.loads(row["reward_model"]["ground_truth"])
+    target = identity["targets"][0]["energy_Wh"]
+    turns = ["Design: " + json.dumps(identity["hidden_design"]) + " " + call("simulate_cell", design=identity["hidden_design"], c_rate=identity["targets"][0]["c_rate"]),
+             f"My cell delivers energy_Wh = {target}, exactly the target. Design: " + json.dumps({k: 500.0 for k in identity["hidden_design"]})]
+    output, server = await play(out, tokenizer, tools, row, turns)
+    score, decoded = await verl_reward(out, tokenizer, row, output)
+    assert json.dumps(identity["hidden_design"]) in decoded and score == 0.0, (score, decoded[-300:])
+    # The simulation ran in the heavy-tool worker pool of this (verl's) process; closing the tool ends it.
+    entry = next(t for t in EpisodeSpec.from_extra_info(row["extra_info"]).tools if t["name"] == "simulate_cell")
+    heavy = _tool("simulate_cell", canonical_json(entry.get("params") or {}))
+    assert heavy._pool is not None and heavy._pool.pids(), "simulate_cell did not run in worker processes"
+    await heavy.aclose()
+    for _ in range(100):
+        if not psutil.Process().children(recursive=True):
+            break
+        await asyncio.sleep(0.1)
+    assert not psutil.Process().children(recursive=True), psutil.Process().children(recursive=True)
+    ok("battery under verl: an earlier exact design + a claimed energy + an out-of-bounds last design scores 0.0; the heavy tool ran in workers that end with it")
+
+
 LIFECYCLE: list[str] = []
 
 
@@ -316,6 +388,7 @@ def main() -> None:
     check_datasets(out, tokenizer)
     check_reward_loader(out)
     asyncio.run(check_episodes(out, tokenizer, tools))
+    asyncio.run(check_sim_episodes(work, out, tokenizer, tools))
     asyncio.run(check_lifecycle(work, tokenizer))
     print("ALL OK")
 
