@@ -69,7 +69,7 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
     listener.listen()
     reach = (f"{sys.executable} -c \"import socket; s = socket.socket(); s.settimeout(3); "
              f"print('HOST-PORT', s.connect_ex(('127.0.0.1', {listener.getsockname()[1]})))\"")
-    provider = scripted_provider([{"shell": spy}, {"shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY}"},
+    provider = scripted_provider([{"shell": spy}, {"shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} offline=${HF_HUB_OFFLINE:-unset}"},
                                   {"shell": reach}, {"message": "done"}])
     agents = [{"name": n, "model": m, "options": {"base_url": provider.base_url}} for n, m in MODELS.items()]
     try:
@@ -90,6 +90,7 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         # every CLI completed with loopback only, the gateway through the bridge; the host's port stayed out of reach
         assert launch["network"] == "gateway", launch
         assert launch["hf_cache"] is None or launch["hf_cache"]["mode"] == layer_mode
+        assert any("offline=1" in o for o in outputs), (name, outputs)  # no route to the Hub: the HF libraries are told
         reached = [o for o in outputs if "HOST-PORT" in o]
         assert reached and "HOST-PORT 0" not in reached[0], (name, outputs)
         calls = read_jsonl(trial.agent_dir / "calls.jsonl")

@@ -104,6 +104,9 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch, *, cache: 
             launch.env.setdefault("HF_HOME", str(cache.shared))
     if network == "gateway" and gateway is not None:
         req.network, req.gateway_socket, req.gateway_port = "gateway", gateway.socket_path, gateway.port
+        # No route but the gateway: the HF libraries must use the cache at once instead of timing out on the hub.
+        for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+            launch.env[name] = "1"
     return req
 
 
