@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64]
 
-The upstream is a local SSE server streaming an Anthropic Messages reply (message_start, 40 text
+The upstream is a local SSE server in its own process streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
 trial it runs in the runner's), so its CPU time is measured alone (psutil). Direct and gateway
 calls alternate one by one (machine noise hits both alike); the added latency is the median of the
@@ -19,7 +19,6 @@ import json
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 import aiohttp
@@ -45,16 +44,23 @@ async def _upstream(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-def start_upstream() -> str:
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_post("/v1/messages", _upstream)
-    runner = web.AppRunner(app, access_log=None)
-    loop.run_until_complete(runner.setup())
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    loop.run_until_complete(site.start())
-    threading.Thread(target=loop.run_forever, daemon=True).start()
-    return f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+def serve_upstream() -> None:
+    """The upstream in a process of its own (as the real provider is): in the client's process it
+    would share the GIL with the client and slow the direct calls, not the gateway's."""
+    async def run() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/messages", _upstream)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        print(f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    asyncio.run(run())
+
+
+def start_upstream() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, __file__, "--serve-upstream"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
 GATEWAY = """
@@ -104,11 +110,15 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300, help="calls each way for the latency pairs")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent CPU measurement")
+    ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.serve_upstream:
+        return serve_upstream()
     import os
     import tempfile
 
-    upstream = start_upstream()
+    upstream_proc = start_upstream()
+    upstream = upstream_proc.stdout.readline().strip()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl")
@@ -128,6 +138,8 @@ def main() -> None:
         finally:
             proc.stdin.close()
             proc.wait(30)
+            upstream_proc.stdin.close()
+            upstream_proc.wait(30)
     load = os.getloadavg()
     print(f"load average {load_before[0]:.2f} before, {load[0]:.2f} after ({os.cpu_count()} cores)")
     print(f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
