@@ -32,8 +32,13 @@ def _subplots(mpl, figsize: tuple[float, float]):
 
 
 def _save(fig, out: Path, stem: str) -> list[Path]:
+    from matplotlib.layout_engine import TightLayoutEngine  # loaded with matplotlib.figure: no cost here
+
     paths = []
-    fig.tight_layout()
+    # What fig.tight_layout() does, without the placeholder layout engine it leaves on the figure:
+    # savefig lays out (draws) a figure that has one once more before drawing it, a third of each
+    # figure's time for the same bytes.
+    TightLayoutEngine(pad=1.08, rect=None).execute(fig)  # tight_layout()'s own arguments
     for ext in ("png", "pdf"):
         path = out / f"{stem}.{ext}"
         tmp = out / f".{stem}.tmp.{ext}"
