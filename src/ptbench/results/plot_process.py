@@ -15,6 +15,7 @@ the child): `start` returns None elsewhere, and the caller draws the plots itsel
 from __future__ import annotations
 
 import dataclasses
+import gc
 import io
 import multiprocessing
 import signal
@@ -27,9 +28,11 @@ from ptbench.results import plots
 from ptbench.results.aggregate import Collation
 from ptbench.results.cost import AgentCost
 
-# The largest figure (bars for every agent on every benchmark) in one process, the other three in the
-# other: about even on a campaign of 10 agents x 7 benchmarks. A prefix of FIGURES, so the files keep their order.
-FIRST_SHARE = plots.FIGURES[:1]
+# The largest figure (bars for every agent on every benchmark) and the aggregate bars in one process,
+# the two scatter plots in the other: about even on a campaign of 10 agents x 7 benchmarks (0.49 and
+# 0.36 s of CPU; the big figure alone against the other three was 0.33 and 0.52). A prefix of FIGURES,
+# so the files keep their order.
+FIRST_SHARE = plots.FIGURES[:2]
 
 
 class PlotError(RuntimeError):
@@ -44,15 +47,24 @@ def _send(conn: Connection, message: tuple) -> None:
 
 
 def _warm_up() -> None:
-    """Import matplotlib and what its first PNG and PDF load (the PDF backend, PIL's PNG writer, the
-    font), drawing a tiny figure: done once here, before the fork, instead of once in each process."""
+    """Import matplotlib and load what the figures' first PNG and PDF need (the PDF backend, PIL's PNG
+    writer, the font at the sizes the figures use, the artists' modules), drawing a tiny figure made
+    of the same parts: done once here, on the idle core while the parent reads the records, instead of
+    in each drawing process on the critical path."""
     mpl = plots._matplotlib()
     if mpl is None:
         return
-    fig, ax = plots._subplots(mpl, (1.0, 1.0))
-    ax.set_title("warm-up")
+    fig, ax = plots._subplots(mpl, (2.0, 1.5))
+    ax.bar([0, 1], [1, 2], 0.4, yerr=[0.1, 0.2], capsize=3, label="a")
+    ax.errorbar([0.5], [1], yerr=[0.1], fmt="o", capsize=3, label="b")
+    ax.axhline(1, color="gray", linestyle="--", linewidth=1, label="c")
+    ax.set_xticks([0, 1], ["a", "b"], rotation=20)
+    ax.set_ylabel("warm-up")
+    ax.text(0.5, 0.5, "warm-up", ha="center", va="center", transform=ax.transAxes)
+    ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.spines[["top", "right"]].set_visible(False)
     for ext in ("png", "pdf"):
-        fig.savefig(io.BytesIO(), format=ext, dpi=10)
+        fig.savefig(io.BytesIO(), format=ext, dpi=150)
 
 
 def _result(figures: tuple[str, ...], job: tuple) -> tuple[str, object]:
@@ -70,6 +82,9 @@ def _serve(conn: Connection) -> None:
     """The child: import matplotlib, wait for the job, draw it in two processes, send the result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it reaps or kills us
     _warm_up()  # while the parent reads the records
+    # what is loaded now lives until the end: the collector's full passes need not walk it (nor touch
+    # its pages, shared with the helper forked below)
+    gc.freeze()
     try:
         job = conn.recv()
     except EOFError:
