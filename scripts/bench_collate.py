@@ -121,18 +121,19 @@ def main() -> None:
     cdir = results / "bench" if (results / f".generated-{a.n}").is_file() else generate(results, a.n)
 
     from ptbench.results.aggregate import collate
-    from ptbench.results.collate import collate_dirs, load, policies, write_outputs
+    from ptbench.results.collate import collate_dirs, gc_paused, load, policies, write_outputs
     from ptbench.results.comparable import check_comparable
     from ptbench.results.cost import cost_table
     from ptbench.results.plots import write_plots
 
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min) on {os.cpu_count()} CPUs")
-    loaded, w0, c0 = _timed(lambda: load([cdir, results / "baselines"]))
-    _, w1, c1 = _timed(lambda: check_comparable(loaded.records))
-    c, w2, c2 = _timed(lambda: collate(loaded.records, *policies(loaded, None)))
-    _, w3, c3 = _timed(lambda: cost_table(loaded.records, loaded.trial_dirs))
-    result, w4, c4 = _timed(lambda: collate_dirs([cdir]))
-    _, w5, c5 = _timed(lambda: write_outputs(result, tmp / "t1", plots=False))
+    with gc_paused():  # as in the command (write_tables)
+        loaded, w0, c0 = _timed(lambda: load([cdir, results / "baselines"]))
+        _, w1, c1 = _timed(lambda: check_comparable(loaded.records))
+        c, w2, c2 = _timed(lambda: collate(loaded.records, *policies(loaded, None)))
+        _, w3, c3 = _timed(lambda: cost_table(loaded.records, loaded.trial_dirs))
+        result, w4, c4 = _timed(lambda: collate_dirs([cdir]))
+        _, w5, c5 = _timed(lambda: write_outputs(result, tmp / "t1", plots=False))
     _, w6, c6 = _timed(lambda: write_plots(result.collation, result.costs, tmp / "t1"))  # matplotlib's import included
     _, w7, c7 = _timed(lambda: write_plots(result.collation, result.costs, tmp / "t1"))
     print(f"{len(result.collation.trials)} trial records + {len(loaded.records) - len(result.collation.trials)} baselines in {results}")

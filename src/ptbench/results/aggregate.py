@@ -90,8 +90,10 @@ def _setting_order(label: str) -> tuple[int, int, str]:
 
 
 def collate(records: list[ResultRecord], policy: str, integrity_policy: str | None = None, weights: str = "auto") -> Collation:
-    agent_records = [r for r in records if baseline_setting(r) is None]
-    baseline_records = [r for r in records if baseline_setting(r) is not None]
+    agent_records: list[ResultRecord] = []
+    baseline_records: list[ResultRecord] = []
+    for r in records:  # one look per record: 10,000 of them in a big campaign
+        (agent_records if baseline_setting(r) is None else baseline_records).append(r)
     index = BaselineIndex(records)
     trials = [score_trial(r, index, policy, integrity_policy) for r in agent_records]
 
