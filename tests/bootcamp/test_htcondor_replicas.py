@@ -23,7 +23,7 @@ import yaml
 
 from ptbench.backends import htcondor_replicas
 from ptbench.bootcamp.datagen import Shard
-from ptbench.bootcamp.replicas import new_run, read_replicas, read_token, replica_dir, replica_file
+from ptbench.bootcamp.replicas import new_run, read_replicas, read_token, replica_dir
 
 from .conftest import require
 from .test_tool_replicas import health, remote_sql_config, replica_processes
