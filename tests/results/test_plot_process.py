@@ -4,11 +4,12 @@ the command, a child that dies is reported, and no child outlives the command.""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import pytest
 
-from ptbench.results.collate import collate_dirs, write_outputs
+from ptbench.results.collate import collate_dirs, gc_paused, write_outputs
 from ptbench.results.plot_process import PlotError, PlotProcess
 from ptbench.results.plots import FIGURES
 from tests.conftest import ptbench
@@ -71,3 +72,43 @@ def test_no_fork_from_a_threaded_process(tmp_path):
     finally:
         stop.set()
         thread.join()
+
+
+def test_gc_pause_restores_the_collector_even_when_the_block_raises():
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("bad record")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+
+
+def test_the_single_layout_pass_writes_the_bytes_of_fig_tight_layout(tmp_path, monkeypatch):
+    """plots._save lays a figure out with TightLayoutEngine.execute (savefig then skips a second
+    layout pass); the files must equal those of matplotlib's own fig.tight_layout()."""
+    import matplotlib.layout_engine
+
+    from ptbench.results import plots
+
+    result = collate_dirs([synthetic.write(tmp_path / "results")])
+    (tmp_path / "once").mkdir()
+    (tmp_path / "twice").mkdir()
+    plots.write_plots(result.collation, result.costs, tmp_path / "once")
+
+    class TightLayoutCall:  # what _save did before: fig.tight_layout(), which leaves a placeholder engine
+        def __init__(self, **_):
+            pass
+
+        def execute(self, fig):
+            fig.tight_layout()
+            assert fig.get_layout_engine() is not None  # so savefig lays it out again
+
+    monkeypatch.setattr(matplotlib.layout_engine, "TightLayoutEngine", TightLayoutCall)
+    plots.write_plots(result.collation, result.costs, tmp_path / "twice")
+    assert _files(tmp_path / "once") == _files(tmp_path / "twice") and len(_files(tmp_path / "once")) == 8
