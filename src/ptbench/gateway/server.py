@@ -202,15 +202,23 @@ class Gateway:
         self._streams[reply] = [-1, time.monotonic()]
         try:
             await out.prepare(request)
-            async for chunk in reply.content.iter_any():
-                if first_byte is None:
-                    first_byte = time.perf_counter() - started
+            content = reply.content
+            # readany() hands over all that has arrived (not one SSE event at a time). The last
+            # piece, when the upstream's end of body came with it, goes out with our own end of
+            # body in one write.
+            chunk = await content.readany()
+            if chunk:
+                first_byte = time.perf_counter() - started
+            while chunk:
                 if scanner is not None:
                     scanner.feed(chunk)
                 elif len(kept) < 16 * 1024 * 1024:
                     kept += chunk
+                if content.at_eof():
+                    break
                 await out.write(chunk)
-            await out.write_eof()
+                chunk = await content.readany()
+            await out.write_eof(chunk)
         except (ConnectionResetError, aiohttp.ClientError, asyncio.CancelledError) as exc:
             status = status if isinstance(exc, asyncio.CancelledError) else -1
             raise
@@ -277,7 +285,9 @@ class Gateway:
     async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_stall_s)
         self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
-                                              skip_auto_headers=("User-Agent",))
+                                              skip_auto_headers=("User-Agent",),
+                                              # no cookies kept from one provider reply for the next call (nor the judge's)
+                                              cookie_jar=aiohttp.DummyCookieJar())
         self._stall_task = asyncio.get_running_loop().create_task(self._watch_stalls())
         self._runner, self.base_url = await start_catch_all(self.handle, host, port, unix_path)
         return self.base_url
