@@ -135,7 +135,7 @@ class SseUsageScanner:
 
     def _parse(self, line: bytes) -> bool:
         try:
-            obj = json.loads(line[len(SSE_DATA):])
+            obj = json.loads(line[len(SSE_DATA):].decode())  # SSE is UTF-8: skips json's encoding sniffing
         except (ValueError, UnicodeDecodeError):
             return False
         seen = self.usage.seen
