@@ -1,6 +1,6 @@
 """Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
 
-    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--floor]
+    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor]
 
 The upstream is a local SSE server in its own process streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
@@ -107,8 +107,12 @@ def cpu_per_call(proc: subprocess.Popen, url: str, n: int, width: int) -> float:
     return (sum(p.cpu_times()[:2]) - before) * 1000 / n
 
 
+BODY = {"body_kb": 1.5}  # set by --body-kb: agents send the whole conversation each call (often 100 KB and more)
+
+
 async def _call(session: aiohttp.ClientSession, url: str) -> float:
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 400, "stream": True, "messages": [{"role": "user", "content": "hi " * 500}]}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 400, "stream": True,
+            "messages": [{"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)}]}
     t0 = time.perf_counter()
     async with session.post(url + "/v1/messages", data=json.dumps(body), headers={"x-api-key": TOKEN, "content-type": "application/json"}) as r:
         async for _ in r.content.iter_any():
@@ -144,11 +148,13 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300, help="calls each way for the latency pairs")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent CPU measurement")
+    ap.add_argument("--body-kb", type=float, default=1.5, help="size of each request body")
     ap.add_argument("--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds")
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_upstream:
         return serve_upstream()
+    BODY["body_kb"] = args.body_kb
     import os
     import tempfile
 

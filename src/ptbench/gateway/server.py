@@ -26,9 +26,11 @@ import aiohttp
 from aiohttp import web
 
 try:  # a few times faster on the large request bodies agents send (the whole conversation each call)
+    from orjson import dumps as _fast_dumps
     from orjson import loads as _fast_loads
 except ImportError:
     _fast_loads = json.loads
+    _fast_dumps = None
 
 from ptbench.core.aioserve import start_catch_all
 from ptbench.core.http import parse_retry_after
@@ -71,6 +73,14 @@ class Upstream:
     usage: Usage = field(default_factory=Usage)
 
 
+class _RelayedResponse(web.StreamResponse):
+    """The reply to the agent: its headers go out with the first piece of the body, in one write
+    instead of a write of their own (as aiohttp's own web.Response does; an aiohttp without this
+    private switch sends them at once, as before)."""
+
+    _send_headers_immediately = False
+
+
 def _load_json(raw: bytes) -> Any:
     """The request body, parsed; orjson reads the same model as json does (duplicate keys: the
     last wins, escapes decoded) and refuses some JSON that json accepts (a lone surrogate, a BOM,
@@ -79,6 +89,16 @@ def _load_json(raw: bytes) -> Any:
         return _fast_loads(raw)
     except ValueError:
         return json.loads(raw)
+
+
+def _record_line(rec: dict[str, Any]) -> bytes:
+    """One calls.jsonl line; json writes what orjson refuses (a model name with a lone surrogate)."""
+    if _fast_dumps is not None:
+        try:
+            return _fast_dumps(rec) + b"\n"
+        except TypeError:
+            pass
+    return (json.dumps(rec) + "\n").encode()
 
 
 class Gateway:
@@ -204,7 +224,7 @@ class Gateway:
 
     async def _relay(self, request: web.Request, reply: aiohttp.ClientResponse, up: Upstream, api: str, model: str,
                      started: float, attempts: int) -> web.StreamResponse:
-        out = web.StreamResponse(status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY})
+        out = _RelayedResponse(status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY})
         sse = reply.headers.get("Content-Type", "").startswith("text/event-stream")
         scanner = SseUsageScanner(api) if sse else None
         kept = bytearray()  # a JSON reply (or an error) is read for usage / the message; capped
@@ -284,7 +304,7 @@ class Gateway:
         if self.calls_path is not None:
             if self._calls_fd is None:
                 self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._calls_fd, (json.dumps(rec) + "\n").encode())  # one write(2) a line: never torn by a reader
+            os.write(self._calls_fd, _record_line(rec))  # one write(2) a line: never torn by a reader
 
     async def _watch_stalls(self) -> None:
         """End a reply whose body has not grown for `read_stall_s` (what sock_read does for the headers)."""
