@@ -25,15 +25,9 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-try:  # a few times faster on the large request bodies agents send (the whole conversation each call)
-    from orjson import dumps as _fast_dumps
-    from orjson import loads as _fast_loads
-except ImportError:
-    _fast_loads = json.loads
-    _fast_dumps = None
-
 from ptbench.core.aioserve import start_catch_all
 from ptbench.core.http import parse_retry_after
+from ptbench.gateway.fastjson import load_json, record_line
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.wire import (
     SseUsageScanner,
@@ -79,26 +73,6 @@ class _RelayedResponse(web.StreamResponse):
     private switch sends them at once, as before)."""
 
     _send_headers_immediately = False
-
-
-def _load_json(raw: bytes) -> Any:
-    """The request body, parsed; orjson reads the same model as json does (duplicate keys: the
-    last wins, escapes decoded) and refuses some JSON that json accepts (a lone surrogate, a BOM,
-    NaN): then json decides."""
-    try:
-        return _fast_loads(raw)
-    except ValueError:
-        return json.loads(raw)
-
-
-def _record_line(rec: dict[str, Any]) -> bytes:
-    """One calls.jsonl line; json writes what orjson refuses (a model name with a lone surrogate)."""
-    if _fast_dumps is not None:
-        try:
-            return _fast_dumps(rec) + b"\n"
-        except TypeError:
-            pass
-    return (json.dumps(rec) + "\n").encode()
 
 
 class Gateway:
@@ -160,7 +134,7 @@ class Gateway:
             model = gemini_model(path)
         elif request.method == "POST" and raw:
             try:
-                body = _load_json(raw)
+                body = load_json(raw)
             except ValueError:
                 return self._refuse(api, 400, "ptbench gateway: the request body is not JSON")
             model = str(body.get("model", "")) if isinstance(body, dict) else ""
@@ -304,7 +278,7 @@ class Gateway:
         if self.calls_path is not None:
             if self._calls_fd is None:
                 self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._calls_fd, _record_line(rec))  # one write(2) a line: never torn by a reader
+            os.write(self._calls_fd, record_line(rec))  # one write(2) a line: never torn by a reader
 
     async def _watch_stalls(self) -> None:
         """End a reply whose body has not grown for `read_stall_s` (what sock_read does for the headers)."""
