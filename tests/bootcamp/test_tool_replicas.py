@@ -243,9 +243,9 @@ def test_rollout_cli_runs_replicas_and_refuses_what_cannot_work(tmp_path: Path) 
     bad = subprocess.run([*base, str(plain), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "remote: true" in bad.stderr and not (tmp_path / "bad").exists()
-    condor = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2",
-                             "--backend", "htcondor"], capture_output=True, text=True, timeout=120)
-    assert condor.returncode == 2 and "cannot run tool-server replicas" in condor.stderr and not (tmp_path / "bad").exists()
+    both = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2",
+                           "--tool-server", "http://127.0.0.1:9"], capture_output=True, text=True, timeout=120)
+    assert both.returncode == 2 and "pass one" in both.stderr and not (tmp_path / "bad").exists()  # HTCondor: test_htcondor_replicas.py
     # --render: the replicas' sbatch script beside the shards', one array from the same backend.options
     backend = tmp_path / "backend.yaml"
     backend.write_text(json.dumps({"backend": {"name": "slurm", "options": {"account": "proj42", "gres": "gpu:h100:1", "setup": ["module load sim"]}}}))

@@ -1,7 +1,8 @@
 """Submit descriptions from the Jinja templates in `backends/templates/htcondor_*.sub.j2`.
 
 `render_trials` makes one description per campaign: one cluster whose `queue ... from` table has a
-row per trial (proc i = row i). `render_shards` makes the bootcamp rollout description. Every value
+row per trial (proc i = row i). `render_shards` makes the bootcamp rollout description, `render_tool_servers` its tool-server
+replicas' (same executable, environment, container, accounting and requirements). Every value
 is checked before the text exists, and the text is scanned for secrets before anyone writes it.
 """
 
@@ -164,6 +165,21 @@ def render_shards(out: Path, shards: int, opts: HTCondorOptions | None = None, *
         request_disk=check_size(request_disk, "request_disk"), requirements=opts.requirements, max_retries=max_retries,
     )
     text = _ENV.get_template("htcondor_shards.sub.j2").render(ctx)
+    check_no_secrets(text, ctx["initialdir"])
+    return text
+
+
+def render_tool_servers(out: Path, replicas: int, shards: int, opts: HTCondorOptions | None = None, *, name: str = "rollout",
+                        idle_exit_s: float = 3600.0, request_cpus: int = 2, request_memory: str = "4GB", request_disk: str = "10GB",
+                        max_retries: int = 3) -> str:
+    """The replicas' description: `queue N`, job $(ProcId) serves as replica $(ProcId) until the `shards` finish."""
+    opts = opts or HTCondorOptions()
+    ctx = dict(
+        _common(opts), out=_path(str(out), "rollout folder"), replicas=int(replicas), shards=int(shards), idle_exit=f"{idle_exit_s:g}",
+        name=re.sub(r"[^A-Za-z0-9._-]", "-", name), request_cpus=request_cpus, request_memory=check_size(request_memory, "request_memory"),
+        request_disk=check_size(request_disk, "request_disk"), requirements=opts.requirements, max_retries=max_retries,
+    )
+    text = _ENV.get_template("htcondor_tool_servers.sub.j2").render(ctx)
     check_no_secrets(text, ctx["initialdir"])
     return text
 

@@ -3,7 +3,8 @@
 Every backend runs the same unit, `python -m ptbench bootcamp rollout-shard OUT --shard i/N`
 (`shard_command`): `local` as subprocesses, `slurm` as one job array through `SlurmBackend`
 (so account, qos, gres, setup and sbatch extras apply as for trials), `htcondor` as one cluster
-described with the campaign's HTCondor options.
+described with the campaign's HTCondor options (with `--tool-replicas`, after the replicas' cluster,
+see htcondor_replicas.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ptbench.backends import htcondor_schedd, slurm_cmd
+from ptbench.backends import htcondor_replicas, htcondor_schedd, slurm_cmd
 from ptbench.backends.htcondor_options import parse_options
 from ptbench.backends.htcondor_render import render_shards
 from ptbench.backends.slurm import SlurmBackend
@@ -126,18 +127,31 @@ def condor_submit_description(out: Path, shards: int, options: dict[str, Any] | 
     return render_shards(out, shards, parse_options(options or {}), name=out.name)
 
 
-def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write `condor/shards.sub` and submit it (htcondor2 Schedd, else condor_submit); no waiting:
-    use `ptbench bootcamp merge OUT` when the cluster finished."""
+def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None, *, tool_replicas: int | None = None) -> dict[str, Any]:
+    """Write `condor/shards.sub` and submit it (htcondor2 Schedd, else condor_submit), after the
+    `tool_replicas` cluster if asked (its token written first); no waiting: use `ptbench bootcamp
+    merge OUT` when the cluster finished (the replicas leave by themselves)."""
     (out / "condor").mkdir(parents=True, exist_ok=True)
     (out / "shards").mkdir(parents=True, exist_ok=True)
     opts = options or {}
     text = condor_submit_description(out, shards, opts)
+    if tool_replicas:
+        htcondor_replicas.description(out, tool_replicas, shards, opts)  # both descriptions valid before either is submitted
     path = out / "condor" / "shards.sub"
     atomic_write_text(path, text)
-    cluster, via = htcondor_schedd.submit(path, [], opts.get("submit_with", "auto"))
+    res: dict[str, Any] = {}
+    if tool_replicas:
+        res["tool_cluster"] = htcondor_replicas.submit(out, tool_replicas, shards, opts)
+    try:
+        cluster, via = htcondor_schedd.submit(path, [], opts.get("submit_with", "auto"))
+    except BaseException:
+        if tool_replicas:
+            warning = htcondor_replicas.cancel(out, res["tool_cluster"], tool_replicas)
+            if warning:
+                print(f"warning: {warning}", file=sys.stderr)
+        raise
     atomic_write_json(out / "jobs.json", {"backend": "htcondor", "cluster": cluster, "procs": shards, "via": via, "description": str(path)})
-    return {"cluster": cluster}
+    return {**res, "cluster": cluster}
 
 
 def shard_status_rows(out: Path) -> list[TrialStatus]:

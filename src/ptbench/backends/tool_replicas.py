@@ -5,7 +5,7 @@
 OUT --replica i` — `local`: subprocesses; `slurm`: one job array through `SlurmBackend`, with the
 same `backend.options` as trials and shards — and on the way out (finished, failed or interrupted)
 writes `tool-servers/done`, which every replica obeys, then cancels what is left (terminate/kill,
-or one `scancel`) and waits until none runs. The scheduler places and restarts replicas; nothing
+or one `scancel`) and waits until none runs. HTCondor, where nobody waits: htcondor_replicas.py. The scheduler places and restarts replicas; nothing
 here manages them beyond that.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from ptbench.backends import slurm_cmd
+from ptbench.backends import htcondor_schedd, slurm_cmd
 from ptbench.backends.slurm import SlurmBackend
 from ptbench.bootcamp import replicas
 from ptbench.core.errors import UserError
@@ -68,7 +68,8 @@ def render_slurm(out: Path, n: int, options: dict[str, Any] | None = None, *, mi
 def tool_replicas(out: Path, n: int, backend: str, options: dict[str, Any] | None = None, *, minutes: int = 60) -> Iterator[dict[str, str]]:
     """Run `n` replicas while the block runs; yields replica index -> pid or Slurm job id."""
     if backend not in ("local", "slurm"):
-        raise UserError(f"--tool-replicas: the {backend} backend cannot run tool-server replicas yet; use local or slurm")
+        raise UserError(f"--tool-replicas: the {backend} backend has no waiting rollout to stop replicas; use local or slurm here "
+                        "(HTCondor: backends/htcondor_replicas.py)")
     replicas.new_run(out)
     if backend == "local":
         procs = _start_local(out, n)
@@ -164,9 +165,14 @@ def replica_status_rows(out: Path) -> list[TrialStatus]:
             live = {j: info.state for j, info in slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in jobs["jobs"].values()})).items()}
         except slurm_cmd.SlurmUnavailable:
             pass
+    elif jobs.get("backend") == "htcondor":
+        live = {j: entry.status for j, entry in htcondor_schedd.query([int(jobs["cluster"])]).items()}
     rows = []
     for index, job in sorted(jobs["jobs"].items(), key=lambda kv: int(kv[0])):
-        if jobs.get("backend") == "slurm":
+        if jobs.get("backend") == "htcondor":
+            raw = live.get(str(job), "")
+            state = raw if raw in ("queued", "running", "held") else ("ended" if raw else "unknown")
+        elif jobs.get("backend") == "slurm":
             raw = live.get(str(job), "")
             state = slurm_cmd.trial_state(raw) or ("ended" if raw else "unknown")
         else:

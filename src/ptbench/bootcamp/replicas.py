@@ -4,8 +4,11 @@
 OUT/tool-servers/.token             one random token per rollout run, mode 0600 (only its owner reads it)
 OUT/tool-servers/replica-<i>.json   replica i: url, host, port, pid, job id, started_at, heartbeat_at
 OUT/tool-servers/done               the rollout ended: every replica exits
-OUT/tool-servers/jobs.json          replica i -> its pid (local) or Slurm array task
+OUT/tool-servers/jobs.json          replica i -> its pid (local), Slurm array task or HTCondor job
 ```
+On HTCondor nobody waits for the rollout, so a replica started with `--shards N` also ends when
+every shard of this run wrote `OUT/shards/shard-i-of-N.done.json` (newer than the run's token, so a
+previous run's files do not count). Markers another user wrote (`done` or a shard's) are ignored.
 The scheduler places (and may restart) the replicas; ptbench only finds them here and asks their
 `/health`. A replica without the token refuses to start and answers 401 to a request not signed with
 it, so another user's process on the node can neither call a replica nor pass for one (fail closed).
@@ -101,8 +104,35 @@ def mark_done(out: str | Path) -> None:
     atomic_write_bytes(folder / DONE_FILE, b"")
 
 
+def _own_stat(path: Path) -> os.stat_result | None:
+    """The file's stat if this user wrote it; a marker planted by someone else is not a signal."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return info if info.st_uid == os.getuid() else None
+
+
 def is_done(out: str | Path) -> bool:
-    return (replica_dir(out) / DONE_FILE).exists()
+    return _own_stat(replica_dir(out) / DONE_FILE) is not None
+
+
+def shards_finished(out: str | Path, shards: int) -> bool:
+    """Every shard of this run wrote its final counts (`rollout.run_shard`'s `<tag>.done.json`)."""
+    token = _own_stat(replica_dir(out) / TOKEN_FILE)
+    if token is None:
+        return False
+    for i in range(shards):
+        tag = f"shard-{i:05d}-of-{shards:05d}"  # datagen.Shard.tag (not imported: it pulls in the data stack)
+        info = _own_stat(Path(out) / "shards" / f"{tag}.done.json")
+        if info is None or info.st_mtime_ns < token.st_mtime_ns:  # older than the token: a previous run's
+            return False
+    return True
+
+
+def rollout_finished(out: str | Path, shards: int | None = None) -> bool:
+    """What ends a replica: the rollout's `done`, or (`shards`, where nobody waits) every shard's own."""
+    return is_done(out) or (shards is not None and shards_finished(out, shards))
 
 
 def read_replicas(out: str | Path, token: str) -> list[dict[str, Any]]:
@@ -122,7 +152,9 @@ def read_replicas(out: str | Path, token: str) -> list[dict[str, Any]]:
 
 
 def scheduler_job_id() -> str | None:
-    """This process's scheduler job, as `squeue`/`scancel` name it (array task `A_i`), if any."""
+    """This process's scheduler job, as `squeue`/`scancel` (array task `A_i`) or `condor_q` (`C.P`) name it, if any."""
+    if os.environ.get("PTBENCH_BACKEND") == "htcondor" and os.environ.get("PTBENCH_JOB_ID"):
+        return os.environ["PTBENCH_JOB_ID"]  # the submit description sets it to $(Cluster).$(Process)
     array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
     if array and task:
         return f"{array}_{task}"

@@ -10,7 +10,8 @@ released, so shards that die never leak tool state. The server writes `toolserve
 into the campaign directory once it listens; shards read it there. A replica of a rollout
 (`--replica I`, see replicas.py) announces itself in `tool-servers/replica-I.json` instead, requires the
 rollout's token on every request (signed with it, see replicas.py; 401 otherwise), and exits when the
-rollout writes `tool-servers/done` or nothing called it for `idle_exit_s`.
+rollout writes `tool-servers/done`, every one of its `shards` finished (HTCondor, where nobody waits),
+or nothing called it for `idle_exit_s`.
 """
 
 from __future__ import annotations
@@ -143,17 +144,19 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
 
 
 def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 0, advertise: str | None = None, request_timeout_s: float = 60.0,
-          idle_ttl_s: float = 600.0, imports: list[str] | None = None, replica: int | None = None, idle_exit_s: float | None = None) -> None:
+          idle_ttl_s: float = 600.0, imports: list[str] | None = None, replica: int | None = None, idle_exit_s: float | None = None,
+          shards: int | None = None) -> None:
     """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`
     (or, as replica I of a rollout, `<directory>/tool-servers/replica-I.json`)."""
     # Before the slow imports: a stop signal from here on is kept, even one that comes before uvicorn runs.
     with StopSignals() as stop:
         _serve_until_stopped(stop, directory, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s,
-                             imports=imports, replica=replica, idle_exit_s=idle_exit_s)
+                             imports=imports, replica=replica, idle_exit_s=idle_exit_s, shards=shards)
 
 
 def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, host: str, port: int, advertise: str | None, request_timeout_s: float,
-                         idle_ttl_s: float, imports: list[str] | None, replica: int | None = None, idle_exit_s: float | None = None) -> None:
+                         idle_ttl_s: float, imports: list[str] | None, replica: int | None = None, idle_exit_s: float | None = None,
+                         shards: int | None = None) -> None:
     import uvicorn
 
     token = None
@@ -207,13 +210,14 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
         server.should_exit = True
 
     async def replica_watch() -> None:
-        # A replica leaves when its rollout is done or nobody called it for idle_exit_s; the
-        # executor cancels it as well, this is for a rollout that died without cancelling.
+        # A replica leaves when its rollout is done (the executor's `done`, or on HTCondor every
+        # shard's own final file) or nobody called it for idle_exit_s; the executor cancels it as
+        # well, this is for a rollout that died without cancelling and for a scheduler nobody waits on.
         beat = time.monotonic()
         while not server.should_exit:
             await asyncio.sleep(0.5)
             now = time.monotonic()
-            if replicas.is_done(directory) or (idle_exit_s and now - app.state.last_request > idle_exit_s):  # type: ignore[arg-type]
+            if replicas.rollout_finished(directory, shards) or (idle_exit_s and now - app.state.last_request > idle_exit_s):  # type: ignore[arg-type]
                 server.should_exit = True
             elif now - beat >= 10 and marker is not None:
                 beat = now

@@ -75,7 +75,7 @@ def rollout(
     max_retries: int = typer.Option(6, min=0, help="retries per request (429/5xx/timeouts/connection errors)"),
     limit: Optional[int] = typer.Option(None, min=1, help="play only the first N rows of the split"),
     tool_server: Optional[str] = typer.Option(None, help="tool server URL (default: OUT/toolserver.json) for tools with remote: true"),
-    tool_replicas: Optional[int] = typer.Option(None, min=1, help="run tools with remote: true on N tool-server replicas (one job array on the backend), stopped when the rollout ends"),
+    tool_replicas: Optional[int] = typer.Option(None, min=1, help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends"),
     api_key_env: Optional[str] = typer.Option(None, help="environment variable that holds the API key (the key is never written)"),
     wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
     slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
@@ -87,6 +87,7 @@ def rollout(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ptbench.backends import htcondor_replicas as condor_tool_servers
     from ptbench.backends import shards as launch
     from ptbench.backends.tool_replicas import render_slurm as render_tool_servers
     from ptbench.backends.tool_replicas import tool_replicas as tool_servers
@@ -148,11 +149,15 @@ def rollout(
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(launch.condor_submit_description(out, shards, options))
             console.print(str(path))
+            if tool_replicas:
+                console.print(str(condor_tool_servers.render(out, tool_replicas, shards, options)))
         else:
             raise UserError("--render: the local backend has no submit file; use --backend slurm or htcondor")
         return
     if backend == "htcondor":
-        res = launch.run_htcondor(out, shards, options)
+        res = launch.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
+        if tool_replicas:
+            console.print(f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)")
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
     replicas = tool_servers(out, tool_replicas, backend, options, minutes=slurm_time) if tool_replicas else contextlib.nullcontext()
@@ -181,9 +186,9 @@ def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> N
         raise UserError(f"--tool-replicas: no tool of {cfg.name} has `remote: true`; mark the tools that must run on the replicas")
     if tool_server:
         raise UserError("--tool-replicas and --tool-server: pass one (replicas are found in OUT/tool-servers, a server by its URL)")
-    if backend not in ("local", "slurm"):
-        raise UserError(f"--tool-replicas: the {backend} backend cannot run tool-server replicas yet; use --backend local or slurm")
-    if not wait:
+    if backend not in ("local", "slurm", "htcondor"):
+        raise UserError(f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor")
+    if not wait and backend != "htcondor":  # on HTCondor the replicas end by themselves when every shard finished
         raise UserError("--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards")
 
 
@@ -311,12 +316,13 @@ def serve_tools(
     imports: list[str] = typer.Option([], "--import", help="module registering extra tools (repeatable)"),
     replica: Optional[int] = typer.Option(None, min=0, help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)"),
     idle_exit: Optional[float] = typer.Option(None, help="replica: exit after this many seconds without a request"),
+    shards: Optional[int] = typer.Option(None, min=1, help="replica: also exit once all N shards of the rollout wrote their final file (HTCondor)"),
 ) -> None:
     """Serve registered tools over HTTP for many shards (FastAPI + uvicorn), with timeouts and /health."""
     from ptbench.bootcamp.toolserver import serve
 
     serve(dir, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout, idle_ttl_s=idle_ttl, imports=imports,
-          replica=replica, idle_exit_s=idle_exit)
+          replica=replica, idle_exit_s=idle_exit, shards=shards)
 
 
 @app.command("list")
