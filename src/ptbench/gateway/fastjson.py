@@ -1,5 +1,6 @@
-"""JSON on the gateway's hot path: orjson where installed (a few times faster on the large request
-bodies agents send, the whole conversation each call), the standard library for what orjson refuses."""
+"""JSON on the gateway's hot path: request bodies parsed by orjson where installed (a few times
+faster on the large bodies agents send, the whole conversation each call), by the standard library
+where orjson refuses them."""
 
 from __future__ import annotations
 
@@ -7,11 +8,9 @@ import json
 from typing import Any
 
 try:
-    from orjson import dumps as _fast_dumps
     from orjson import loads as _fast_loads
 except ImportError:
     _fast_loads = json.loads
-    _fast_dumps = None
 
 
 def load_json(raw: bytes) -> Any:
@@ -25,10 +24,6 @@ def load_json(raw: bytes) -> Any:
 
 
 def record_line(rec: dict[str, Any]) -> bytes:
-    """One calls.jsonl line; json writes what orjson refuses (a model name with a lone surrogate)."""
-    if _fast_dumps is not None:
-        try:
-            return _fast_dumps(rec) + b"\n"
-        except TypeError:
-            pass
+    """One calls.jsonl line, in ASCII: not orjson, which writes U+2028 and the like raw, and a reader
+    that splits on them (str.splitlines) would find a torn line in a name the agent chose."""
     return (json.dumps(rec) + "\n").encode()
