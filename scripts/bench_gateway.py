@@ -1,6 +1,6 @@
 """Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
 
-    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64]
+    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor]
 
 The upstream is a local SSE server in its own process streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
@@ -72,9 +72,47 @@ with gateway_in_thread(gw):
     sys.stdin.read()
 """
 
+# --floor: the same pass-through with nothing of the gateway's own (no token, allow-list, usage
+# scan, records): what aiohttp's server and client cost by themselves on this machine.
+BARE = """
+import asyncio, sys, aiohttp
+from aiohttp import web
+from ptbench.core.aioserve import start_catch_all
+from ptbench.gateway import new_event_loop
+
+async def main():
+    session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), skip_auto_headers=("User-Agent",))
+    async def handle(request):
+        raw = await request.read()
+        reply = await session.post({upstream!r} + request.path, data=raw, headers={{"content-type": "application/json", "x-api-key": "k"}})
+        out = web.StreamResponse(status=reply.status, headers={{"Content-Type": reply.headers.get("Content-Type", "")}})
+        await out.prepare(request)
+        while chunk := await reply.content.readany():
+            await out.write(chunk)
+        await out.write_eof()
+        reply.release()
+        return out
+    _, url = await start_catch_all(handle)
+    print(url, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+new_event_loop().run_until_complete(main())
+"""
+
+
+def cpu_per_call(proc: subprocess.Popen, url: str, n: int, width: int) -> float:
+    p = psutil.Process(proc.pid)
+    before = sum(p.cpu_times()[:2])
+    asyncio.run(concurrent(url, n, width))
+    return (sum(p.cpu_times()[:2]) - before) * 1000 / n
+
+
+BODY = {"body_kb": 1.5}  # set by --body-kb: agents send the whole conversation each call (often 100 KB and more)
+
 
 async def _call(session: aiohttp.ClientSession, url: str) -> float:
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 400, "stream": True, "messages": [{"role": "user", "content": "hi " * 500}]}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 400, "stream": True,
+            "messages": [{"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)}]}
     t0 = time.perf_counter()
     async with session.post(url + "/v1/messages", data=json.dumps(body), headers={"x-api-key": TOKEN, "content-type": "application/json"}) as r:
         async for _ in r.content.iter_any():
@@ -110,10 +148,13 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300, help="calls each way for the latency pairs")
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent CPU measurement")
+    ap.add_argument("--body-kb", type=float, default=1.5, help="size of each request body")
+    ap.add_argument("--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds")
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_upstream:
         return serve_upstream()
+    BODY["body_kb"] = args.body_kb
     import os
     import tempfile
 
@@ -127,13 +168,20 @@ def main() -> None:
             gw = proc.stdout.readline().strip()
             direct, via = asyncio.run(paired(upstream, gw, args.calls))
             added_ms = statistics.median(v - d for d, v in zip(direct, via)) * 1000
-            p = psutil.Process(proc.pid)
             n = args.calls * 2
-            cpu = []
+            cpu, floor = [], []
+            if args.floor:
+                bare = subprocess.Popen([sys.executable, "-c", BARE.format(upstream=upstream)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+                bare_url = bare.stdout.readline().strip()
+                asyncio.run(concurrent(bare_url, 100, args.concurrency))  # warm, as the gateway was by the pairs
             for _ in range(args.rounds):
-                before = sum(p.cpu_times()[:2])
-                asyncio.run(concurrent(gw, n, args.concurrency))
-                cpu.append((sum(p.cpu_times()[:2]) - before) * 1000 / n)
+                cpu.append(cpu_per_call(proc, gw, n, args.concurrency))
+                if args.floor:
+                    floor.append(cpu_per_call(bare, bare_url, n, args.concurrency))
+            if args.floor:
+                bare.stdin.close()
+                bare.wait(30)
             lines = sum(1 for _ in open(f"{tmp}/calls.jsonl"))
         finally:
             proc.stdin.close()
@@ -146,6 +194,9 @@ def main() -> None:
           f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)")
     print(f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
           f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded")
+    if floor:
+        print(f"bare aiohttp pass-through (no checks, records or usage scan), same rounds: min {min(floor):.3f} ms, "
+              f"median {statistics.median(floor):.3f} ms")
 
 
 if __name__ == "__main__":

@@ -156,3 +156,56 @@ def test_only_the_model_apis_are_open(tmp_path: Path, scripted_provider) -> None
             status, out = _post(gw.base_url + path, {"model": "gpt-5"}, {"authorization": f"Bearer {token}"})
             assert status == 403 and b"not an API this trial may use" in out, (path, status, out)
     assert provider.requests == []  # nothing was forwarded
+
+
+def test_the_model_check_reads_the_model_the_provider_will_read(tmp_path: Path) -> None:
+    """Hostile bodies: a second "model" key, an escaped key, a model name the fast parser refuses,
+    a big integer that must reach the provider unchanged when an alias rewrites the body."""
+    seen: list[bytes] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(await request.read())
+        return web.json_response({"type": "message", "usage": {"input_tokens": 3, "output_tokens": 2}})
+
+    token = new_trial_token()
+    ok = "claude-sonnet-4-5"
+    with http_handler(handle) as base:
+        up = Upstream("agent", base, REAL, models={ok: ok, "alias/sonnet": ok})
+        with gateway_in_thread(Gateway(token, up, calls_path=tmp_path / "calls.jsonl")) as gw:
+            def post(raw: bytes) -> int:
+                req = urllib.request.Request(gw.base_url + "/v1/messages", data=raw, method="POST",
+                                             headers={"x-api-key": token, "content-type": "application/json"})
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        return r.status
+                except urllib.error.HTTPError as e:
+                    return e.code
+
+            assert post(b'{"model": "%s", "model": "claude-opus-4-1"}' % ok.encode()) == 403
+            assert post(b'{"model": "%s", "mod\\u0065l": "claude-opus-4-1"}' % ok.encode()) == 403
+            assert post(b'{"model": "claude-opus-4-1", "model": "%s"}' % ok.encode()) == 200
+            assert post(b'{"model": "\\ud800%s"}' % ok.encode()) == 403
+            assert post(b'{"model": "%s", "x": NaN}' % ok.encode()) == 200
+            assert post(b'{"model": "alias/sonnet", "n": 123456789012345678901234567890}') == 200
+            assert post(b'{"model": "%s"' % ok.encode()) == 400
+    assert len(seen) == 3
+    assert json.loads(seen[-1]) == {"model": ok, "n": 123456789012345678901234567890}
+    assert [c["status"] for c in read_jsonl(tmp_path / "calls.jsonl")] == [403, 403, 200, 403, 200, 200]
+
+
+def test_fast_json_reads_and_writes_what_the_standard_library_does(monkeypatch) -> None:
+    """With orjson and without it (the fallback an install without the extra runs)."""
+    from ptbench.gateway import fastjson
+
+    bodies = [b'{"model": "a", "model": "b"}', b'{"mod\\u0065l": "x"}', b'{"model": "\\ud800"}', b'\xef\xbb\xbf{"model": "a"}',
+              b'{"model": "a", "n": 123456789012345678901234567890}', b'{"model": NaN}', b'{"model": "a\\u0000"}']
+    records = [{"model": "\ud800x", "cost_usd": 0.25}, {"model": "m\u2028x\x85", "latency_s": 0.0012, "error": "é"}]
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(fastjson, "_fast_loads", json.loads)
+        for raw in bodies:
+            assert str(fastjson.load_json(raw).get("model")) == str(json.loads(raw).get("model")), raw
+        for rec in records:
+            line = fastjson.record_line(rec)
+            assert line.endswith(b"\n") and line.isascii() and len(line.decode().splitlines()) == 1
+            assert json.loads(line) == rec

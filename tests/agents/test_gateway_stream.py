@@ -108,3 +108,59 @@ def test_a_provider_silent_mid_stream_is_given_up_on(tmp_path: Path) -> None:
     calls = read_jsonl(tmp_path / "calls.jsonl")
     assert [c["status"] for c in calls] == [-1], calls
     assert b"message_stop" not in got
+
+
+_PATHS = {"anthropic": "/v1/messages", "responses": "/v1/responses", "chat": "/v1/chat/completions",
+          "gemini": "/v1beta/models/gemini-2.5-pro:streamGenerateContent"}
+
+
+def _cut_upstream(rng: random.Random):
+    """Writes each reply in random cuts, sometimes pausing so they arrive as separate segments,
+    sometimes ending the body right after the last cut (so it reaches the gateway with the end)."""
+    async def handle(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        api = request.headers["x-test-api"]
+        raw = b"".join(b"event: x\ndata: " + json.dumps(e).encode() + b"\n\n" for e in STREAMS[api])
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        at = 0
+        while at < len(raw):
+            step = rng.choice([1, 3, 40, 400])
+            await resp.write(raw[at:at + step])
+            at += step
+            if rng.random() < 0.3:
+                await asyncio.sleep(0.002)
+        if rng.random() < 0.5:
+            await asyncio.sleep(0.01)
+        await resp.write_eof()
+        return resp
+
+    return handle
+
+
+def test_streams_pass_through_unchanged_and_usage_is_recorded_for_every_format(tmp_path: Path) -> None:
+    """End to end: the agent gets the provider's bytes exactly, and calls.jsonl has the usage a full
+    parse of every event gives, however the provider's writes were cut."""
+    token = new_trial_token()
+    rng = random.Random(11)
+    with http_handler(_cut_upstream(rng)) as base:
+        gw = Gateway(token, Upstream("agent", base, "sk-real"), calls_path=tmp_path / "calls.jsonl")
+        with gateway_in_thread(gw):
+            want = []
+            for round_ in range(6):
+                for api, events in STREAMS.items():
+                    model = "gemini-2.5-pro" if api == "gemini" else "claude-sonnet-4-5"
+                    body = json.dumps({"model": model, "stream": True, "messages": []}).encode()
+                    key = {"x-goog-api-key": token} if api == "gemini" else {"x-api-key": token}
+                    req = urllib.request.Request(gw.base_url + _PATHS[api], data=body, method="POST",
+                                                 headers={**key, "x-test-api": api, "content-type": "application/json"})
+                    with urllib.request.urlopen(req, timeout=20) as r:
+                        got = r.read()
+                    assert got == b"".join(b"event: x\ndata: " + json.dumps(e).encode() + b"\n\n" for e in events), (api, round_)
+                    want.append((api, _reference(api, events)))
+    calls = read_jsonl(tmp_path / "calls.jsonl")
+    assert len(calls) == len(want)
+    for call, (api, usage) in zip(calls, want):
+        assert (call["api"], call["status"], call["usage_reported"]) == (api, 200, True), call
+        assert {k: call[k] for k in usage.to_json()} == usage.to_json(), (api, call)
+        assert call["cost_usd"] > 0

@@ -27,6 +27,7 @@ from aiohttp import web
 
 from ptbench.core.aioserve import start_catch_all
 from ptbench.core.http import parse_retry_after
+from ptbench.gateway.fastjson import load_json, record_line
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.wire import (
     SseUsageScanner,
@@ -66,6 +67,14 @@ class Upstream:
     usage: Usage = field(default_factory=Usage)
 
 
+class _RelayedResponse(web.StreamResponse):
+    """The reply to the agent: its headers go out with the first piece of the body, in one write
+    instead of a write of their own (as aiohttp's own web.Response does; an aiohttp without this
+    private switch sends them at once, as before)."""
+
+    _send_headers_immediately = False
+
+
 class Gateway:
     def __init__(self, token: str, agent: Upstream, *, judge: Upstream | None = None, calls_path: str | Path | None = None,
                  redact: Callable[[str], str] = lambda s: s, retries: int = 4, max_retry_wait: float = 60.0,
@@ -94,7 +103,7 @@ class Gateway:
                 given = value.split(" ", 1)[1] if name == "authorization" and " " in value else value
                 if hmac.compare_digest(given.encode(), self.token.encode()):
                     return name
-        key = request.query.get("key")
+        key = request.query.get("key") if request.query_string else None
         if key and hmac.compare_digest(key.encode(), self.token.encode()):
             return "query"
         return None
@@ -125,7 +134,7 @@ class Gateway:
             model = gemini_model(path)
         elif request.method == "POST" and raw:
             try:
-                body = json.loads(raw)
+                body = load_json(raw)
             except ValueError:
                 return self._refuse(api, 400, "ptbench gateway: the request body is not JSON")
             model = str(body.get("model", "")) if isinstance(body, dict) else ""
@@ -146,13 +155,13 @@ class Gateway:
             if api.startswith("gemini"):
                 path = path.replace(f"/{model}:", f"/{sent_model}:", 1)
             elif isinstance(body, dict):
-                raw = json.dumps({**body, "model": sent_model}).encode()
+                raw = json.dumps({**json.loads(raw), "model": sent_model}).encode()  # the stdlib's parse: orjson's turns a big integer into a float
         return await self._forward(request, up, api, model, path, place, raw, started)
 
     async def _forward(self, request: web.Request, up: Upstream, api: str, model: str, path: str, place: str,
                        raw: bytes, started: float) -> web.StreamResponse:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
-        query = [(k, v) for k, v in request.query.items() if k != "key"]
+        query = [(k, v) for k, v in request.query.items() if k != "key"] if request.query_string else []
         if place == "query":
             query.append(("key", up.key))
         elif place == "authorization":
@@ -189,7 +198,7 @@ class Gateway:
 
     async def _relay(self, request: web.Request, reply: aiohttp.ClientResponse, up: Upstream, api: str, model: str,
                      started: float, attempts: int) -> web.StreamResponse:
-        out = web.StreamResponse(status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY})
+        out = _RelayedResponse(status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY})
         sse = reply.headers.get("Content-Type", "").startswith("text/event-stream")
         scanner = SseUsageScanner(api) if sse else None
         kept = bytearray()  # a JSON reply (or an error) is read for usage / the message; capped
@@ -202,15 +211,23 @@ class Gateway:
         self._streams[reply] = [-1, time.monotonic()]
         try:
             await out.prepare(request)
-            async for chunk in reply.content.iter_any():
-                if first_byte is None:
-                    first_byte = time.perf_counter() - started
+            content = reply.content
+            # readany() hands over all that has arrived (not one SSE event at a time). The last
+            # piece, when the upstream's end of body came with it, goes out with our own end of
+            # body in one write.
+            chunk = await content.readany()
+            if chunk:
+                first_byte = time.perf_counter() - started
+            while chunk:
                 if scanner is not None:
                     scanner.feed(chunk)
                 elif len(kept) < 16 * 1024 * 1024:
                     kept += chunk
+                if content.at_eof():
+                    break
                 await out.write(chunk)
-            await out.write_eof()
+                chunk = await content.readany()
+            await out.write_eof(chunk)
         except (ConnectionResetError, aiohttp.ClientError, asyncio.CancelledError) as exc:
             status = status if isinstance(exc, asyncio.CancelledError) else -1
             raise
@@ -241,8 +258,11 @@ class Gateway:
         cost = cost_usd(model, usage) if api in _PRICED and usage.seen else 0.0
         up.spent_usd += cost
         up.calls += 1
-        for k in ("input", "output", "cache_read", "cache_write"):
-            setattr(up.usage, k, getattr(up.usage, k) + getattr(usage, k))
+        total = up.usage
+        total.input += usage.input
+        total.output += usage.output
+        total.cache_read += usage.cache_read
+        total.cache_write += usage.cache_write
         rec: dict[str, Any] = {"time": time.time(), "route": up.name, "api": api or "other", "model": model,
                                "status": status, "stream": stream, "latency_s": round(time.perf_counter() - started, 4),
                                **usage.to_json(), "usage_reported": usage.seen, "cost_usd": round(cost, 6),
@@ -258,7 +278,7 @@ class Gateway:
         if self.calls_path is not None:
             if self._calls_fd is None:
                 self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._calls_fd, (json.dumps(rec) + "\n").encode())  # one write(2) a line: never torn by a reader
+            os.write(self._calls_fd, record_line(rec))  # one write(2) a line: never torn by a reader
 
     async def _watch_stalls(self) -> None:
         """End a reply whose body has not grown for `read_stall_s` (what sock_read does for the headers)."""
@@ -277,7 +297,9 @@ class Gateway:
     async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_stall_s)
         self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
-                                              skip_auto_headers=("User-Agent",))
+                                              skip_auto_headers=("User-Agent",),
+                                              # no cookies kept from one provider reply for the next call (nor the judge's)
+                                              cookie_jar=aiohttp.DummyCookieJar())
         self._stall_task = asyncio.get_running_loop().create_task(self._watch_stalls())
         self._runner, self.base_url = await start_catch_all(self.handle, host, port, unix_path)
         return self.base_url

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SSE_DATA = b"data:"
+_USAGE = b"usage"  # in "usage" and "usageMetadata"
 
 
 @dataclass
@@ -102,8 +103,8 @@ def add_usage(api: str, obj: Any, u: Usage) -> None:
 class SseUsageScanner:
     """Reads usage out of an SSE stream as it passes, parsing only the few events that carry it.
 
-    Most frames are text deltas without "usage"/"usageMetadata": a chunk without the bytes "sage"
-    costs one search. Only lines that contain it are cut out and parsed (never a split of the whole
+    Most frames are text deltas without "usage"/"usageMetadata": a chunk without the bytes "usage"
+    costs one search (not "sage": every "message_..." event would match it). Only lines that contain it are cut out and parsed (never a split of the whole
     chunk). Where the last usage block is the whole truth (OpenAI's final event, Gemini's
     cumulative counts) only the last such lines are parsed, at the end of the stream."""
 
@@ -119,7 +120,7 @@ class SseUsageScanner:
             self._rest = data[-1_000_000:]
             return
         self._rest = data[cut + 1:]
-        at = data.find(b"sage", 0, cut)
+        at = data.find(_USAGE, 0, cut)
         while at >= 0:
             start = data.rfind(b"\n", 0, at) + 1
             end = data.find(b"\n", at)
@@ -130,11 +131,11 @@ class SseUsageScanner:
                 else:
                     self._last.append(line)
                     del self._last[:-8]
-            at = data.find(b"sage", end, cut)
+            at = data.find(_USAGE, end, cut)
 
     def _parse(self, line: bytes) -> bool:
         try:
-            obj = json.loads(line[len(SSE_DATA):])
+            obj = json.loads(line[len(SSE_DATA):].decode())  # SSE is UTF-8: skips json's encoding sniffing
         except (ValueError, UnicodeDecodeError):
             return False
         seen = self.usage.seen
