@@ -10,6 +10,7 @@ from ptbench.results.aggregate import Collation
 from ptbench.results.cost import AgentCost
 
 SCALE = 100.0
+MAX_WIDTH_IN = 12.0
 
 
 def _matplotlib():
@@ -60,7 +61,8 @@ def _ms(stat) -> tuple[float, float]:
 def benchmark_bars(mpl, c: Collation, out: Path) -> list[Path]:
     n = max(1, len(c.agents))
     width = 0.8 / n
-    fig, ax = _subplots(mpl, (max(4.0, 1.1 * len(c.tasks) * max(1.0, n / 2)), 3.5))
+    # capped: a paper's figure is at most a page wide (uncapped, 10 agents x 7 benchmarks made it 38 inches)
+    fig, ax = _subplots(mpl, (min(MAX_WIDTH_IN, max(4.0, 1.1 * len(c.tasks) * max(1.0, n / 2))), 3.5))
     for i, agent in enumerate(c.agents):
         ms = [_ms(c.per_benchmark.get((agent, t))) for t in c.tasks]
         xs = [j + (i - (n - 1) / 2) * width for j in range(len(c.tasks))]
@@ -74,7 +76,7 @@ def benchmark_bars(mpl, c: Collation, out: Path) -> list[Path]:
 
 
 def aggregate_bars(mpl, c: Collation, out: Path) -> list[Path]:
-    fig, ax = _subplots(mpl, (max(4.0, 0.9 * len(c.agents) + 2), 3.5))
+    fig, ax = _subplots(mpl, (min(MAX_WIDTH_IN, max(4.0, 0.9 * len(c.agents) + 2)), 3.5))
     ms = [_ms(c.aggregate.get(a)) for a in c.agents]
     ax.bar(range(len(c.agents)), [m for m, _ in ms], 0.6, yerr=[s for _, s in ms], capsize=4, color="tab:blue")
     ax.set_xticks(range(len(c.agents)), c.agents, rotation=20 if len(c.agents) > 4 else 0)
