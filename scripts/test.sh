@@ -19,4 +19,4 @@ else
   fi
 fi
 echo "== running tests"
-python -m pytest -m "not gpu" -q -p no:cacheprovider "$@"
+python -m pytest -m "not gpu" -q -p no:cacheprovider --durations=25 "$@"

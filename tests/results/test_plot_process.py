@@ -5,15 +5,22 @@ the command, a child that dies is reported, and no child outlives the command.""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
+import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
 from ptbench.results.collate import collate_dirs, gc_paused, write_outputs
-from ptbench.results.plot_process import PlotError, PlotProcess
+from ptbench.results.plot_process import PlotProcess
 from ptbench.results.plots import FIGURES
 from tests.conftest import ptbench
 from tests.results import synthetic
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("matplotlib")  # an extra (ptbench[plots]); installed by scripts/install.sh test
 
@@ -44,23 +51,44 @@ def test_a_figure_that_fails_fails_the_command(tmp_path):
     assert not list(out.glob(".*.tmp.*"))  # the failed figure left no temporary file
 
 
+def _in_a_fresh_python(code: str, tmp_path) -> None:
+    """Run `code` in a new interpreter: earlier tests may leave threads in pytest's process (torch's,
+    a daemon server's), and a process with threads rightly never forks the plotter."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(tmp_path)], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+
+
 def test_a_dead_child_is_reported(tmp_path):
-    cdir = synthetic.write(tmp_path / "results")
-    plotter = PlotProcess.start()
-    assert plotter is not None, "pytest runs single-threaded here: the child must be forked"
-    plotter._proc.kill()
-    plotter._proc.join()
-    with pytest.raises(PlotError, match="ended without drawing the plots .exit code -9"):
-        write_outputs(collate_dirs([cdir]), tmp_path / "t", plotter=plotter)
-    assert (tmp_path / "t" / "results.md").is_file() and not list((tmp_path / "t").glob("*.png"))
+    _in_a_fresh_python("""
+        import sys
+        from pathlib import Path
+        import pytest
+        from ptbench.results.collate import collate_dirs, write_outputs
+        from ptbench.results.plot_process import PlotError, PlotProcess
+        from tests.results import synthetic
+        tmp = Path(sys.argv[1])
+        cdir = synthetic.write(tmp / "results")
+        plotter = PlotProcess.start()
+        assert plotter is not None, "a single-threaded process: the child must be forked"
+        plotter._proc.kill()
+        plotter._proc.join()
+        with pytest.raises(PlotError, match="ended without drawing the plots .exit code -9"):
+            write_outputs(collate_dirs([cdir]), tmp / "t", plotter=plotter)
+        assert (tmp / "t" / "results.md").is_file() and not list((tmp / "t").glob("*.png"))
+    """, tmp_path)
 
 
-def test_a_command_that_stops_early_kills_the_child_at_once():
-    plotter = PlotProcess.start()
-    assert plotter is not None
-    proc = plotter._proc
-    plotter.close()  # as write_tables does when the records are bad: no plots will be asked for
-    assert not proc.is_alive() and proc.exitcode is not None
+def test_a_command_that_stops_early_kills_the_child_at_once(tmp_path):
+    _in_a_fresh_python("""
+        from ptbench.results.plot_process import PlotProcess
+        plotter = PlotProcess.start()
+        assert plotter is not None, "a single-threaded process: the child must be forked"
+        proc = plotter._proc
+        plotter.close()  # as write_tables does when the records are bad: no plots will be asked for
+        assert not proc.is_alive() and proc.exitcode is not None
+    """, tmp_path)
 
 
 def test_no_fork_from_a_threaded_process(tmp_path):
