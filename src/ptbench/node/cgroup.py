@@ -26,30 +26,25 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptbench.node.mounts import mounts
+
 ENTER_FAILED_EXIT = 125
-
-
-def _unescape(field: str) -> str:
-    """mountinfo escapes space, tab, newline and backslash as octal (\\040)."""
-    return field.encode().decode("unicode_escape") if "\\" in field else field
 
 
 def own_cgroup(proc: Path = Path("/proc/self")) -> tuple[Path | None, str]:
     """(this process's cgroup v2 directory, "") or (None, why there is none)."""
     try:
         lines = (proc / "cgroup").read_text().splitlines()
-        mounts = (proc / "mountinfo").read_text().splitlines()
+        table = mounts(proc)
     except OSError as exc:
         return None, f"cannot read {proc}/cgroup or mountinfo ({exc.strerror})"
     path = next((line[3:] for line in lines if line.startswith("0::")), None)
     if path is None:
         return None, "this process is in no cgroup v2 hierarchy (a cgroup v1 only node)"
-    for line in mounts:
-        fields, _, rest = line.partition(" - ")
-        parts, kind = fields.split(), rest.split()
-        if not kind or kind[0] != "cgroup2" or len(parts) < 5:
+    for mount in table:
+        if mount.fs_type != "cgroup2":
             continue
-        root, mountpoint = _unescape(parts[3]), _unescape(parts[4])
+        root, mountpoint = mount.root, mount.mount_point
         if root != "/" and path != root and not path.startswith(root + "/"):
             continue  # a bind mount of another part of the hierarchy
         relative = path[len(root):] if root != "/" else path

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import psutil
 
+from ptbench.node.mounts import mounts
 from ptbench.runner.watchdog import become_subreaper
 
 MODES = ("overlay", "read-only", "shared")
@@ -96,10 +97,8 @@ def _unmounter() -> list[str] | None:
 
 def mounted(path: Path) -> bool:
     """Whether `path` is a mount point now (also a dead FUSE mount, which stat() cannot tell)."""
-    target = str(path).encode().replace(b" ", b"\\040")
     try:
-        with open("/proc/self/mountinfo", "rb") as fh:
-            return any(line.split(b" ")[4] == target for line in fh)
+        return any(m.mount_point == str(path) for m in mounts())
     except OSError:
         return False
 
