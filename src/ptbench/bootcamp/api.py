@@ -102,7 +102,8 @@ class Tool(ABC):
         return {}
 
     def execute_sync(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
-        raise NotImplementedError
+        # The one hook every tool must provide (this or the async `execute`): the base class has no call to make.
+        raise NotImplementedError(f"tool {self.name!r} ({type(self).__name__}) overrides neither execute_sync nor execute")
 
     def release_sync(self, state: Any) -> None:
         return None
