@@ -41,14 +41,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
+from tests.bootcamp.sim_policies import battery_policy  # noqa: E402
+
 from ptbench.bootcamp import load_bootcamp  # noqa: E402
 from ptbench.bootcamp import rollout as rollout_mod  # noqa: E402
 from ptbench.bootcamp.client import ChatClient  # noqa: E402
 from ptbench.bootcamp.datagen import load_rows  # noqa: E402
 from ptbench.bootcamp.heavy import default_workers  # noqa: E402
 from ptbench.bootcamp.rollout import RolloutSettings, _environment, _run_loop, run_rows, write_settings  # noqa: E402
-from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
-from tests.bootcamp.sim_policies import battery_policy  # noqa: E402
 
 LATENCIES: list[float] = []
 STARTS: list[float] = []
@@ -147,8 +148,16 @@ def _monitor(shard: int, conn) -> None:  # type: ignore[no-untyped-def]
                 if cpu is not None:
                     bucket[pid] = cpu
     m1, idle1 = _machine()
-    conn.send({"workers": sum(workers.values()), "others": sum(others.values()), "n_workers_seen": len(workers),
-               "machine_cpu_s": m1 - m0, "machine_idle_s": idle1 - idle0, "monitor": _cpu_s(os.getpid()) or 0.0})
+    conn.send(
+        {
+            "workers": sum(workers.values()),
+            "others": sum(others.values()),
+            "n_workers_seen": len(workers),
+            "machine_cpu_s": m1 - m0,
+            "machine_idle_s": idle1 - idle0,
+            "monitor": _cpu_s(os.getpid()) or 0.0,
+        }
+    )
 
 
 def _config(tmp: Path, args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -176,8 +185,20 @@ def main() -> None:
     t = time.perf_counter()
     # In a child process, as `ptbench bootcamp generate` would: generating imports PyBaMM and builds
     # models, and a shard that held those objects would pay for them in every garbage collection.
-    subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", "generate", str(tmp / "battery.yaml"), "--out", str(tmp / "data")],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptbench",
+            "bootcamp",
+            "generate",
+            str(tmp / "battery.yaml"),
+            "--out",
+            str(tmp / "data"),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     print(f"generated {args.cases} cases in {time.perf_counter() - t:.1f} s", flush=True)
     rows = load_rows(tmp / "data", "test")
     rows = [rows[i % len(rows)] for i in range(args.episodes)]
@@ -185,8 +206,16 @@ def main() -> None:
     lags: list[float] = []
     with serve_in_process(battery_policy) as url:
         WATCHED.extend(pid for pid in _children(os.getpid()) if pid != monitor.pid)  # the endpoint
-        settings = RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp / "data"), split="test", endpoint=url, model="scripted",
-                                   concurrency=args.concurrency, request_timeout_s=60.0)
+        settings = RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(tmp / "data"),
+            split="test",
+            endpoint=url,
+            model="scripted",
+            concurrency=args.concurrency,
+            request_timeout_s=60.0,
+        )
         write_settings(tmp / "out", settings, force=True)
         (tmp / "out" / "shards").mkdir(parents=True, exist_ok=True)
         env, _ = _environment(settings, tmp / "out")  # no tool-server replicas here
@@ -214,34 +243,69 @@ def main() -> None:
         usage = here.recv()
     monitor.join(10)
     cores = default_workers()
-    foreign = max(0.0, usage["machine_cpu_s"] - usage["machine_idle_s"] - usage["workers"] - usage["others"] - own - usage["monitor"])
+    foreign = max(
+        0.0,
+        usage["machine_cpu_s"] - usage["machine_idle_s"] - usage["workers"] - usage["others"] - own - usage["monitor"],
+    )
     traces = [json.loads(x) for x in (tmp / "out" / "shards" / "bench.jsonl").read_text().splitlines()]
     lat, lg = sorted(LATENCIES), sorted(lags)
     # The first request of every episode leaves at the same instant (all start together): those queue
     # behind each other in the client and the endpoint. Reported apart from the steady state.
     order = sorted(range(len(STARTS)), key=STARTS.__getitem__)
-    steady = sorted(LATENCIES[i] for i in order[args.concurrency:])
+    steady = sorted(LATENCIES[i] for i in order[args.concurrency :])
     upper = sorted(x - w for x, (w, _) in zip(LATENCIES, RUN_QUEUE))  # the shard's own share is at most this
     lower = sorted(max(0.0, x - w) for x, (_, w) in zip(LATENCIES, RUN_QUEUE))  # ... and at least this
     q = lambda xs, p: round(xs[min(len(xs) - 1, int(p * len(xs)))] * 1000, 2)  # noqa: E731
-    print(json.dumps({
-        "episodes": len(traces), "ok": counts["ok"], "error": counts["error"], "mean_score": round(statistics.mean(t["score"] or 0 for t in traces), 4),
-        "concurrency": args.concurrency, "workers": cores, "nice": args.nice, "wall_s": round(wall, 1),
-        "simulations": sum(t["n_tool_calls"] for t in traces) + len(traces),  # tool simulations + one per reward
-        "cores_busy_pct": round(100 * usage["workers"] / (wall * cores), 1),
-        "machine": {"cores": os.cpu_count(), "load_average_1m_at_end": round(os.getloadavg()[0], 2),
+    print(
+        json.dumps(
+            {
+                "episodes": len(traces),
+                "ok": counts["ok"],
+                "error": counts["error"],
+                "mean_score": round(statistics.mean(t["score"] or 0 for t in traces), 4),
+                "concurrency": args.concurrency,
+                "workers": cores,
+                "nice": args.nice,
+                "wall_s": round(wall, 1),
+                "simulations": sum(t["n_tool_calls"] for t in traces)
+                + len(traces),  # tool simulations + one per reward
+                "cores_busy_pct": round(100 * usage["workers"] / (wall * cores), 1),
+                "machine": {
+                    "cores": os.cpu_count(),
+                    "load_average_1m_at_end": round(os.getloadavg()[0], 2),
                     "idle_pct": round(100 * usage["machine_idle_s"] / usage["machine_cpu_s"], 1),
                     "foreign_cpu_cores": round(foreign / wall, 2),
-                    "busy_pct_of_available": round(100 * usage["workers"] / max(1e-9, wall * cores - foreign), 1)},
-        "shard_cpu_pct_of_one_core": round(100 * own / wall, 1), "pybamm_loaded_in_shard": "pybamm" in sys.modules,
-        "endpoint_forkserver_cpu_pct_of_one_core": round(100 * usage["others"] / wall, 1),
-        "event_loop_lag_ms": {"p50": q(lg, 0.5), "p99": q(lg, 0.99), "max": round(lg[-1] * 1000, 2)},
-        "model_calls": len(lat), "tcp_connections_opened": TimedClient.connections, "model_call_overhead_ms": {"p50": q(lat, 0.5), "p99": q(lat, 0.99), "max": round(lat[-1] * 1000, 2)},
-        "model_call_overhead_after_the_start_burst_ms": {"calls": len(steady), "p50": q(steady, 0.5), "p99": q(steady, 0.99), "max": round(steady[-1] * 1000, 2)},
-        "model_call_overhead_less_run_queue_wait_ms": {
-            "less_longest_wait": {"p50": q(upper, 0.5), "p99": q(upper, 0.99), "max": round(upper[-1] * 1000, 2)},
-            "less_summed_waits": {"p50": q(lower, 0.5), "p99": q(lower, 0.99), "max": round(lower[-1] * 1000, 2)}},
-    }, indent=2))
+                    "busy_pct_of_available": round(100 * usage["workers"] / max(1e-9, wall * cores - foreign), 1),
+                },
+                "shard_cpu_pct_of_one_core": round(100 * own / wall, 1),
+                "pybamm_loaded_in_shard": "pybamm" in sys.modules,
+                "endpoint_forkserver_cpu_pct_of_one_core": round(100 * usage["others"] / wall, 1),
+                "event_loop_lag_ms": {"p50": q(lg, 0.5), "p99": q(lg, 0.99), "max": round(lg[-1] * 1000, 2)},
+                "model_calls": len(lat),
+                "tcp_connections_opened": TimedClient.connections,
+                "model_call_overhead_ms": {"p50": q(lat, 0.5), "p99": q(lat, 0.99), "max": round(lat[-1] * 1000, 2)},
+                "model_call_overhead_after_the_start_burst_ms": {
+                    "calls": len(steady),
+                    "p50": q(steady, 0.5),
+                    "p99": q(steady, 0.99),
+                    "max": round(steady[-1] * 1000, 2),
+                },
+                "model_call_overhead_less_run_queue_wait_ms": {
+                    "less_longest_wait": {
+                        "p50": q(upper, 0.5),
+                        "p99": q(upper, 0.99),
+                        "max": round(upper[-1] * 1000, 2),
+                    },
+                    "less_summed_waits": {
+                        "p50": q(lower, 0.5),
+                        "p99": q(lower, 0.99),
+                        "max": round(lower[-1] * 1000, 2),
+                    },
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=400, help="train rows per bootcamp (mastermind small has 256 codes in all)")
+    ap.add_argument(
+        "--rows", type=int, default=400, help="train rows per bootcamp (mastermind small has 256 codes in all)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -41,12 +43,26 @@ def main() -> None:
         export_verl(load_configs(work / "suite.yaml"), work / "out")
         warm = time.perf_counter() - t0
         n = sum(s["n"] for s in manifest["splits"].values())
-        print(f"export-verl, 3 bootcamps, {n} rows: {cold:.2f} s cold ({n / cold:.0f} rows/s), {warm:.2f} s with generated data cached")
-        call = {"id": "c0", "type": "function", "function": {"name": "calculator", "arguments": json.dumps({"expression": "1 + 2"})}}
-        trace = {"sample_id": "x", "data_source": "bootcamp/arithmetic", "score": 1.0, "messages": [
-            {"role": "system", "content": "s"}, {"role": "user", "content": "u" * 200},
-            {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c0", "content": "3"},
-            {"role": "assistant", "content": "\\boxed{3}", "reasoning_content": "r" * 200}]}
+        print(
+            f"export-verl, 3 bootcamps, {n} rows: {cold:.2f} s cold ({n / cold:.0f} rows/s), {warm:.2f} s with generated data cached"
+        )
+        call = {
+            "id": "c0",
+            "type": "function",
+            "function": {"name": "calculator", "arguments": json.dumps({"expression": "1 + 2"})},
+        }
+        trace = {
+            "sample_id": "x",
+            "data_source": "bootcamp/arithmetic",
+            "score": 1.0,
+            "messages": [
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": "u" * 200},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c0", "content": "3"},
+                {"role": "assistant", "content": "\\boxed{3}", "reasoning_content": "r" * 200},
+            ],
+        }
         k = 20_000
         t0 = time.perf_counter()
         for _ in range(k):

@@ -28,12 +28,13 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.bootcamp.chat_endpoint import Faults, serve_in_process  # noqa: E402
+from tests.bootcamp.policies import arithmetic_policy  # noqa: E402
+
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
 from ptbench.bootcamp.datagen import Shard  # noqa: E402
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings  # noqa: E402
 from ptbench.core.files import read_jsonl  # noqa: E402
-from tests.bootcamp.chat_endpoint import Faults, serve_in_process  # noqa: E402
-from tests.bootcamp.policies import arithmetic_policy  # noqa: E402
 
 
 def _dataset(root: Path, episodes: int) -> tuple[object, Path]:
@@ -54,8 +55,24 @@ def _server_cpu() -> float:
     return sum(sum(psutil.Process(k.pid).cpu_times()[:2]) for k in kids)
 
 
-def _run(cfg, data: Path, out: Path, url: str, concurrency: int, timeout_s: float = 30.0, max_retries: int = 6) -> tuple[dict, float, float]:
-    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(data), split="test", endpoint=url, model="bench", concurrency=concurrency, request_timeout_s=timeout_s, max_retries=max_retries), force=True)
+def _run(
+    cfg, data: Path, out: Path, url: str, concurrency: int, timeout_s: float = 30.0, max_retries: int = 6
+) -> tuple[dict, float, float]:
+    write_settings(
+        out,
+        RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(data),
+            split="test",
+            endpoint=url,
+            model="bench",
+            concurrency=concurrency,
+            request_timeout_s=timeout_s,
+            max_retries=max_retries,
+        ),
+        force=True,
+    )
     cpu0, t0, s0 = time.process_time(), time.perf_counter(), _server_cpu()
     counts = run_shard(out, Shard(0, 1))
     counts["server_cpu_s"] = _server_cpu() - s0
@@ -81,20 +98,31 @@ def main() -> None:
         calls = counts["requests"]
         ideal = calls / (args.concurrency / args.latency)
         results["latency"] = {
-            "episodes": counts["ran"], "model_calls": calls, "wall_s": round(wall, 3), "ideal_s": round(ideal, 3),
-            "fraction_of_ideal": round(ideal / wall, 3), "calls_per_s": round(calls / wall, 1), "harness_cpu_ms_per_call": round(1000 * cpu / calls, 3),
-            "endpoint_cpu_ms_per_call": round(1000 * counts["server_cpu_s"] / calls, 3), "load_avg_1min_after": os.getloadavg()[0], "cpus": os.cpu_count(),
+            "episodes": counts["ran"],
+            "model_calls": calls,
+            "wall_s": round(wall, 3),
+            "ideal_s": round(ideal, 3),
+            "fraction_of_ideal": round(ideal / wall, 3),
+            "calls_per_s": round(calls / wall, 1),
+            "harness_cpu_ms_per_call": round(1000 * cpu / calls, 3),
+            "endpoint_cpu_ms_per_call": round(1000 * counts["server_cpu_s"] / calls, 3),
+            "load_avg_1min_after": os.getloadavg()[0],
+            "cpus": os.cpu_count(),
         }
 
         with serve_in_process(policy, latency_s=0.0) as url:
             _run(cfg, data, root / "warmup0", url, 32)
             counts, wall, cpu = _run(cfg, data, root / "zero", url, 32)
         results["zero_latency"] = {
-            "model_calls": counts["requests"], "wall_s": round(wall, 3), "harness_cpu_ms_per_turn": round(1000 * cpu / counts["requests"], 3),
+            "model_calls": counts["requests"],
+            "wall_s": round(wall, 3),
+            "harness_cpu_ms_per_turn": round(1000 * cpu / counts["requests"], 3),
             "endpoint_cpu_ms_per_turn": round(1000 * counts["server_cpu_s"] / counts["requests"], 3),
         }
 
-        faults = Faults(p_500=0.10, p_429=0.05, p_timeout=0.02, retry_after_s=0.2, hang_s=10.0, once_per_request=False, seed=1)
+        faults = Faults(
+            p_500=0.10, p_429=0.05, p_timeout=0.02, retry_after_s=0.2, hang_s=10.0, once_per_request=False, seed=1
+        )
         with serve_in_process(policy, latency_s=args.latency, faults=faults) as url:
             counts, wall, _ = _run(cfg, data, root / "faults", url, args.concurrency, timeout_s=1.0, max_retries=6)
         recs = read_jsonl(root / "faults" / "shards" / "shard-00000-of-00001.jsonl")
@@ -103,9 +131,16 @@ def main() -> None:
         for r in recs:
             kinds.update(r["retries"])
         results["faults"] = {
-            "episodes": args.episodes, "records": len(recs), "distinct_episodes": len(per_sample), "max_records_per_episode": max(per_sample.values()),
-            "ok": counts["ok"], "final_failures": counts["error"], "retries": counts["retries"], "retries_by_kind": dict(kinds),
-            "requests": counts["requests"], "wall_s": round(wall, 3),
+            "episodes": args.episodes,
+            "records": len(recs),
+            "distinct_episodes": len(per_sample),
+            "max_records_per_episode": max(per_sample.values()),
+            "ok": counts["ok"],
+            "final_failures": counts["error"],
+            "retries": counts["retries"],
+            "retries_by_kind": dict(kinds),
+            "requests": counts["requests"],
+            "wall_s": round(wall, 3),
         }
     print(json.dumps(results, indent=2))
     if args.json:

@@ -40,16 +40,27 @@ def _record(campaign, agent, base, task, seed, rng, agent_name=None):
     status = rng.choice(FAILED) if rng.random() < 0.125 else rng.choice(["completed", "completed", "timed_out"])
     scored = status in ("completed", "timed_out")
     return {
-        "campaign": campaign, "trial_id": f"{agent}__{base}__{task}__s{seed}", "agent": {"name": agent_name or agent, "label": agent},
-        "base_model": {"id": f"org/{base}", "label": base}, "task": {"name": task, "label": task}, "seed": seed, "status": status,
+        "campaign": campaign,
+        "trial_id": f"{agent}__{base}__{task}__s{seed}",
+        "agent": {"name": agent_name or agent, "label": agent},
+        "base_model": {"id": f"org/{base}", "label": base},
+        "task": {"name": task, "label": task},
+        "seed": seed,
+        "status": status,
         "failure": None if scored else {"stage": "solve", "kind": status},
         "budget": {"hours": 10, "gpus": 1, "solve_seconds_used": rng.uniform(600, 36000), "solve_runs": 1},
         "primary_metric": {"name": "accuracy", "value": rng.random(), "n": 100} if scored else None,
         "integrity": {"contamination": "flagged" if rng.random() < 0.05 else "clean", "model_identity": "clean"},
         "evaluation": {"limit": None, "generation": {"max_new_tokens": 4000}} if scored else {},
-        "usage": {"input_tokens": rng.randint(10**5, 10**7), "output_tokens": rng.randint(10**4, 10**6), "cost_usd": rng.uniform(1, 50),
-                  "tool_calls": rng.randint(10, 500), "runs": rng.randint(1, 3)},
-        "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "slurm"}, "finished_at": 0,
+        "usage": {
+            "input_tokens": rng.randint(10**5, 10**7),
+            "output_tokens": rng.randint(10**4, 10**6),
+            "cost_usd": rng.uniform(1, 50),
+            "tool_calls": rng.randint(10, 500),
+            "runs": rng.randint(1, 3),
+        },
+        "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "slurm"},
+        "finished_at": 0,
     }
 
 
@@ -71,13 +82,24 @@ def generate(results: Path, n: int, seed: int = 0) -> Path:
                     d.mkdir(parents=True)
                     (d / "result.json").write_text(json.dumps(r))
                     written += 1
-    (cdir / "campaign.json").write_text(json.dumps({"name": "bench", "spec": {"name": "bench", "scoring": {"policy": "base_fallback"}}}))
-    for slug, label, models, lo in (("base-zero-shot", "base (zero-shot)", bases, 0.0), ("instruct", "instruct", ["i0", "i1"], 0.6)):
+    (cdir / "campaign.json").write_text(
+        json.dumps({"name": "bench", "spec": {"name": "bench", "scoring": {"policy": "base_fallback"}}})
+    )
+    for slug, label, models, lo in (
+        ("base-zero-shot", "base (zero-shot)", bases, 0.0),
+        ("instruct", "instruct", ["i0", "i1"], 0.6),
+    ):
         for m in models:
             for t in TASKS:
                 r = _record("baselines", label, m, t, 0, rng, agent_name=f"baseline-{slug}")
-                r.update(status="completed", failure=None, integrity={}, usage={}, evaluation={"limit": None},
-                         primary_metric={"name": "accuracy", "value": lo + 0.3 * rng.random(), "n": 100})
+                r.update(
+                    status="completed",
+                    failure=None,
+                    integrity={},
+                    usage={},
+                    evaluation={"limit": None},
+                    primary_metric={"name": "accuracy", "value": lo + 0.3 * rng.random(), "n": 100},
+                )
                 d = results / "baselines" / slug / m / t
                 d.mkdir(parents=True)
                 (d / "result.json").write_text(json.dumps(r))
@@ -106,8 +128,10 @@ def _runs(label: str, args: list[str], k: int) -> None:
     _command(args)  # not counted: writes the .pyc files, reads the records into the page cache
     runs = [_command(args) for _ in range(k)]
     each = ", ".join(f"{w:.2f}/{c:.2f}" for w, c in runs)
-    print(f"{label} median {statistics.median(w for w, _ in runs):.2f} s wall, {statistics.median(c for _, c in runs):.2f} s CPU;"
-          f" best {min(w for w, _ in runs):.2f} s wall, {min(c for _, c in runs):.2f} s CPU  (wall/CPU of each run: {each})")
+    print(
+        f"{label} median {statistics.median(w for w, _ in runs):.2f} s wall, {statistics.median(c for _, c in runs):.2f} s CPU;"
+        f" best {min(w for w, _ in runs):.2f} s wall, {min(c for _, c in runs):.2f} s CPU  (wall/CPU of each run: {each})"
+    )
 
 
 def main() -> None:
@@ -136,7 +160,9 @@ def main() -> None:
         _, w5, c5 = _timed(lambda: write_outputs(result, tmp / "t1", plots=False))
     _, w6, c6 = _timed(lambda: write_plots(result.collation, result.costs, tmp / "t1"))  # matplotlib's import included
     _, w7, c7 = _timed(lambda: write_plots(result.collation, result.costs, tmp / "t1"))
-    print(f"{len(result.collation.trials)} trial records + {len(loaded.records) - len(result.collation.trials)} baselines in {results}")
+    print(
+        f"{len(result.collation.trials)} trial records + {len(loaded.records) - len(result.collation.trials)} baselines in {results}"
+    )
     print(f"  load + validate:                          {w0:.2f} s wall, {c0:.2f} s CPU")
     print(f"  comparability check:                      {w1:.2f} s wall, {c1:.2f} s CPU")
     print(f"  policy + aggregate:                       {w2:.2f} s wall, {c2:.2f} s CPU")

@@ -65,12 +65,22 @@ def one_run(sandbox: str, grace: float) -> tuple[float, str]:
         tmp_path, tag = Path(tmp), uuid.uuid4().hex[:8]
         (tmp_path / "empty").mkdir()
         campaign = tmp_path / "c.yaml"
-        campaign.write_text(CAMPAIGN.format(tag=tag, empty=tmp_path / "empty", grace=grace, results=tmp_path / "results", sandbox=sandbox))
+        campaign.write_text(
+            CAMPAIGN.format(
+                tag=tag, empty=tmp_path / "empty", grace=grace, results=tmp_path / "results", sandbox=sandbox
+            )
+        )
         env = {**os.environ, "PTBENCH_AGENTS_PATH": str(REPO / "tests" / "fixtures" / "agents")}
-        subprocess.run([sys.executable, "-m", "ptbench", "plan", str(campaign)], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "ptbench", "plan", str(campaign)], check=True, env=env, capture_output=True
+        )
         trial = next((tmp_path / "results" / "bench").glob("*/trial.json")).parent
-        job = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        job = subprocess.Popen(
+            [sys.executable, "-m", "ptbench", "trial", "run", str(trial)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         root = psutil.Process(job.pid)
         last_seen: dict[tuple[int, float], float] = {}  # (pid, start time) -> when last seen alive
         while job.poll() is None:
@@ -97,9 +107,11 @@ def main() -> None:
     args = ap.parse_args()
     runs = [one_run(args.sandbox, args.grace) for _ in range(args.runs)]
     times = [t for t, _ in runs]
-    print(f"sandbox {args.sandbox}, grace {args.grace:g} s, killed by {'/'.join(sorted({m for _, m in runs}))}: "
-          f"deadline -> last process gone, median {statistics.median(times):.3f} s, "
-          f"max {max(times):.3f} s over {len(times)} runs (target < grace + 1 s = {args.grace + 1:g} s)")
+    print(
+        f"sandbox {args.sandbox}, grace {args.grace:g} s, killed by {'/'.join(sorted({m for _, m in runs}))}: "
+        f"deadline -> last process gone, median {statistics.median(times):.3f} s, "
+        f"max {max(times):.3f} s over {len(times)} runs (target < grace + 1 s = {args.grace + 1:g} s)"
+    )
 
 
 if __name__ == "__main__":

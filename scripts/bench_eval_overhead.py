@@ -44,8 +44,13 @@ def main() -> None:
     (model / "config.json").write_text(json.dumps(cfg))
     data = work / "gsm8k"
     data.mkdir()
-    rows = [{"question": f"Tom has {i} apples and buys {i % 7 + 2} more. How many apples does he have now?",
-             "answer": f"{i} + {i % 7 + 2} = {2 * i % 7}\n#### {i + i % 7 + 2}"} for i in range(args.n)]
+    rows = [
+        {
+            "question": f"Tom has {i} apples and buys {i % 7 + 2} more. How many apples does he have now?",
+            "answer": f"{i} + {i % 7 + 2} = {2 * i % 7}\n#### {i + i % 7 + 2}",
+        }
+        for i in range(args.n)
+    ]
     (data / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     options = {"data_path": str(data), "max_new_tokens": args.max_new_tokens, "retry_max_new_tokens": []}
 
@@ -58,7 +63,10 @@ def main() -> None:
         chat = choose_chat_format(args.base_model)
         prompts = [chat.render(ex.prompt, None, None) for ex in task.test_examples()]
     else:
-        prompts = [tok.apply_chat_template(ex.prompt, tokenize=False, add_generation_prompt=True) for ex in task.test_examples()]
+        prompts = [
+            tok.apply_chat_template(ex.prompt, tokenize=False, add_generation_prompt=True)
+            for ex in task.test_examples()
+        ]
     params = SamplingParams(max_tokens=args.max_new_tokens, temperature=0.0)
     engine = VLLMEngine.from_llm(llm)
     llm.generate(prompts[:8], params, use_tqdm=False)  # warm-up
@@ -71,8 +79,13 @@ def main() -> None:
         started = time.perf_counter()
         evaluate("gsm8k", str(model), work / "eval", task_options=options, engine=engine, base_model=args.base_model)
         harness.append(time.perf_counter() - started)
-    report = {"n": args.n, "max_new_tokens": args.max_new_tokens, "raw_generate_s": [round(x, 3) for x in raw],
-              "ptbench_eval_s": [round(x, 3) for x in harness], "ratio_median": round(sorted(harness)[len(harness) // 2] / sorted(raw)[len(raw) // 2], 3)}
+    report = {
+        "n": args.n,
+        "max_new_tokens": args.max_new_tokens,
+        "raw_generate_s": [round(x, 3) for x in raw],
+        "ptbench_eval_s": [round(x, 3) for x in harness],
+        "ratio_median": round(sorted(harness)[len(harness) // 2] / sorted(raw)[len(raw) // 2], 3),
+    }
     print(json.dumps(report))
     engine.close()
 

@@ -25,10 +25,16 @@ import aiohttp
 import psutil
 from aiohttp import web
 
-_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"' + b"x" * 60 + b'"}}\n\n'
+_DELTA = (
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'
+    + b"x" * 60
+    + b'"}}\n\n'
+)
 _START = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":1200,"output_tokens":1}}}\n\n'
-_END = (b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
-        b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+_END = (
+    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+)
 TOKEN = "ptb-trial-bench-token"
 
 
@@ -47,6 +53,7 @@ async def _upstream(request: web.Request) -> web.StreamResponse:
 def serve_upstream() -> None:
     """The upstream in a process of its own (as the real provider is): in the client's process it
     would share the GIL with the client and slow the direct calls, not the gateway's."""
+
     async def run() -> None:
         app = web.Application()
         app.router.add_post("/v1/messages", _upstream)
@@ -56,11 +63,14 @@ def serve_upstream() -> None:
         await site.start()
         print(f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
     asyncio.run(run())
 
 
 def start_upstream() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, __file__, "--serve-upstream"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, __file__, "--serve-upstream"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
 
 
 GATEWAY = """
@@ -111,10 +121,16 @@ BODY = {"body_kb": 1.5}  # set by --body-kb: agents send the whole conversation 
 
 
 async def _call(session: aiohttp.ClientSession, url: str) -> float:
-    body = {"model": "claude-sonnet-4-5", "max_tokens": 400, "stream": True,
-            "messages": [{"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)}]}
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 400,
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)}],
+    }
     t0 = time.perf_counter()
-    async with session.post(url + "/v1/messages", data=json.dumps(body), headers={"x-api-key": TOKEN, "content-type": "application/json"}) as r:
+    async with session.post(
+        url + "/v1/messages", data=json.dumps(body), headers={"x-api-key": TOKEN, "content-type": "application/json"}
+    ) as r:
         async for _ in r.content.iter_any():
             pass
         assert r.status == 200, r.status
@@ -137,9 +153,11 @@ async def paired(direct_url: str, gateway_url: str, n: int) -> tuple[list[float]
 async def concurrent(url: str, n: int, width: int) -> None:
     sem = asyncio.Semaphore(width)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=width)) as s:
+
         async def one() -> None:
             async with sem:
                 await _call(s, url)
+
         await asyncio.gather(*(one() for _ in range(n)))
 
 
@@ -149,7 +167,9 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent CPU measurement")
     ap.add_argument("--body-kb", type=float, default=1.5, help="size of each request body")
-    ap.add_argument("--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds")
+    ap.add_argument(
+        "--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds"
+    )
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_upstream:
@@ -171,8 +191,12 @@ def main() -> None:
             n = args.calls * 2
             cpu, floor = [], []
             if args.floor:
-                bare = subprocess.Popen([sys.executable, "-c", BARE.format(upstream=upstream)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+                bare = subprocess.Popen(
+                    [sys.executable, "-c", BARE.format(upstream=upstream)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
                 bare_url = bare.stdout.readline().strip()
                 asyncio.run(concurrent(bare_url, 100, args.concurrency))  # warm, as the gateway was by the pairs
             for _ in range(args.rounds):
@@ -190,13 +214,19 @@ def main() -> None:
             upstream_proc.wait(30)
     load = os.getloadavg()
     print(f"load average {load_before[0]:.2f} before, {load[0]:.2f} after ({os.cpu_count()} cores)")
-    print(f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
-          f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)")
-    print(f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
-          f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded")
+    print(
+        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
+        f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)"
+    )
+    print(
+        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
+        f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded"
+    )
     if floor:
-        print(f"bare aiohttp pass-through (no checks, records or usage scan), same rounds: min {min(floor):.3f} ms, "
-              f"median {statistics.median(floor):.3f} ms")
+        print(
+            f"bare aiohttp pass-through (no checks, records or usage scan), same rounds: min {min(floor):.3f} ms, "
+            f"median {statistics.median(floor):.3f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,10 @@ from ptbench.core.errors import UserError  # noqa: E402
 CHEAP = ["arithmetic", "mastermind", "sql_explore"]
 HEAVY = ["combinatorial", "forecasting", "robot_arm", "poker", "battery"]
 REFERENCE = {  # our cheap environment -> the reference's closest bootcamps (module, class)
-    "arithmetic": [("bbeh_multistep_arithmetic.multistep_arithmetic_default", "BbehMultistepArithmeticbootcamp"), ("game24.game_default", "Game24bootcamp")],
+    "arithmetic": [
+        ("bbeh_multistep_arithmetic.multistep_arithmetic_default", "BbehMultistepArithmeticbootcamp"),
+        ("game24.game_default", "Game24bootcamp"),
+    ],
     "mastermind": [("cbullsandcows.cbullsandcows", "Cbullsandcowsbootcamp")],
 }
 
@@ -53,7 +56,9 @@ def reference_class(root: Path, module: str, cls: str) -> type:
             package = types.ModuleType(name)
             package.__path__ = [str(root / name.replace(".", "/"))]
             sys.modules[name] = package
-    sys.modules["internbootcamp.bootcamp"].Basebootcamp = importlib.import_module("internbootcamp.bootcamp.base").Basebootcamp  # type: ignore[attr-defined]
+    sys.modules["internbootcamp.bootcamp"].Basebootcamp = importlib.import_module(
+        "internbootcamp.bootcamp.base"
+    ).Basebootcamp  # type: ignore[attr-defined]
     sys.modules.setdefault("bootcamp", sys.modules["internbootcamp.bootcamp"])
     return getattr(importlib.import_module(f"internbootcamp.bootcamp.{module}"), cls)
 
@@ -114,26 +119,43 @@ def reference_entry(root: Path | None, name: str, n: int, ours: dict[str, float]
         if isinstance(rate, str):
             out[cls] = rate
             continue
-        out[cls] = {"cases_per_s": rate[0], "cases_per_cpu_s": rate[1], "ratio_ours_over_reference": round(ours["all_levels"] / rate[0], 2),
-                    "ratio_ours_over_reference_per_cpu_s": round(ours["all_levels_per_cpu_s"] / rate[1], 2)}
+        out[cls] = {
+            "cases_per_s": rate[0],
+            "cases_per_cpu_s": rate[1],
+            "ratio_ours_over_reference": round(ours["all_levels"] / rate[0], 2),
+            "ratio_ours_over_reference_per_cpu_s": round(ours["all_levels_per_cpu_s"] / rate[1], 2),
+        }
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cheap-n", type=int, default=100_000)
-    ap.add_argument("--heavy-n", type=int, default=200, help="cases per level for the simulator/solver environments (battery: a tenth)")
-    ap.add_argument("--pipeline", action="store_true", help="also time the full generate pipeline for the cheap environments")
+    ap.add_argument(
+        "--heavy-n",
+        type=int,
+        default=200,
+        help="cases per level for the simulator/solver environments (battery: a tenth)",
+    )
+    ap.add_argument(
+        "--pipeline", action="store_true", help="also time the full generate pipeline for the cheap environments"
+    )
     ap.add_argument("--pipeline-n", type=int, default=20_000, help="test-split size for --pipeline")
     ap.add_argument("--only", nargs="*", default=None)
-    ap.add_argument("--reference", default=os.environ.get("PTBENCH_REFERENCE_BOOTCAMP"),
-                    help="a checkout of github.com/InternLM/InternBootcamp (default: $PTBENCH_REFERENCE_BOOTCAMP)")
+    ap.add_argument(
+        "--reference",
+        default=os.environ.get("PTBENCH_REFERENCE_BOOTCAMP"),
+        help="a checkout of github.com/InternLM/InternBootcamp (default: $PTBENCH_REFERENCE_BOOTCAMP)",
+    )
     ap.add_argument("--reference-n", type=int, default=None, help="cases per reference bootcamp (default: --cheap-n)")
     args = ap.parse_args()
     reference = Path(args.reference) if args.reference else None
     if reference is not None and not (reference / "internbootcamp" / "bootcamp" / "base.py").is_file():
-        print(f"error: --reference {reference}: not an InternBootcamp checkout (no internbootcamp/bootcamp/base.py); "
-              "clone github.com/InternLM/InternBootcamp and pass its root", file=sys.stderr)
+        print(
+            f"error: --reference {reference}: not an InternBootcamp checkout (no internbootcamp/bootcamp/base.py); "
+            "clone github.com/InternLM/InternBootcamp and pass its root",
+            file=sys.stderr,
+        )
         sys.exit(2)
     report: dict[str, object] = {}
     for name in CHEAP + HEAVY:

@@ -40,14 +40,22 @@ def start(description, proc: int, log: Path) -> subprocess.Popen:
     env = dict(kv.split("=", 1) for kv in shlex.split(description["environment"].strip('"')))
     env = {k: v.replace("$(Cluster)", "1").replace("$(Process)", str(proc)) for k, v in env.items()}
     with open(log, "ab") as fh:
-        return subprocess.Popen([description["executable"], *args], cwd=description["initialdir"], stdout=fh, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONPATH": str(REPO / "src"), **env}, start_new_session=True)
+        return subprocess.Popen(
+            [description["executable"], *args],
+            cwd=description["initialdir"],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(REPO / "src"), **env},
+            start_new_session=True,
+        )
 
 
 def one_round(tmp: Path, n: int, shards: int) -> tuple[float, float]:
     out = tmp / "out"
     (out / "shards").mkdir(parents=True, exist_ok=True)
-    description = htcondor2.Submit(htcondor_replicas.render(out, n, shards, {"python": sys.executable, "initialdir": str(tmp)}).read_text())
+    description = htcondor2.Submit(
+        htcondor_replicas.render(out, n, shards, {"python": sys.executable, "initialdir": str(tmp)}).read_text()
+    )
     token = new_run(out)
     t0 = time.monotonic()
     procs = [start(description, i, tmp / f"replica-{i}.log") for i in range(n)]
@@ -83,9 +91,18 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as d:
             results.append(one_round(Path(d), a.replicas, a.shards))
     ups, lefts = [r[0] for r in results], [r[1] for r in results]
-    print(json.dumps({"replicas": a.replicas, "shards": a.shards, "rounds": a.rounds,
-                      "startup_s_median": round(statistics.median(ups), 2), "exit_after_last_shard_s_median": round(statistics.median(lefts), 2),
-                      "exit_after_last_shard_s_max": round(max(lefts), 2)}))
+    print(
+        json.dumps(
+            {
+                "replicas": a.replicas,
+                "shards": a.shards,
+                "rounds": a.rounds,
+                "startup_s_median": round(statistics.median(ups), 2),
+                "exit_after_last_shard_s_median": round(statistics.median(lefts), 2),
+                "exit_after_last_shard_s_max": round(max(lefts), 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -23,15 +23,26 @@ HIDDEN, INTER, LAYERS, VOCAB, KV = 2048, 6144, 28, 151936, 1024
 
 
 def tensor_shapes() -> dict[str, tuple[int, ...]]:
-    shapes: dict[str, tuple[int, ...]] = {"model.embed_tokens.weight": (VOCAB, HIDDEN), "lm_head.weight": (VOCAB, HIDDEN),
-                                          "model.norm.weight": (HIDDEN,)}
+    shapes: dict[str, tuple[int, ...]] = {
+        "model.embed_tokens.weight": (VOCAB, HIDDEN),
+        "lm_head.weight": (VOCAB, HIDDEN),
+        "model.norm.weight": (HIDDEN,),
+    }
     for i in range(LAYERS):
         p = f"model.layers.{i}."
-        shapes.update({p + "self_attn.q_proj.weight": (HIDDEN, HIDDEN), p + "self_attn.k_proj.weight": (KV, HIDDEN),
-                       p + "self_attn.v_proj.weight": (KV, HIDDEN), p + "self_attn.o_proj.weight": (HIDDEN, HIDDEN),
-                       p + "mlp.gate_proj.weight": (INTER, HIDDEN), p + "mlp.up_proj.weight": (INTER, HIDDEN),
-                       p + "mlp.down_proj.weight": (HIDDEN, INTER), p + "input_layernorm.weight": (HIDDEN,),
-                       p + "post_attention_layernorm.weight": (HIDDEN,)})
+        shapes.update(
+            {
+                p + "self_attn.q_proj.weight": (HIDDEN, HIDDEN),
+                p + "self_attn.k_proj.weight": (KV, HIDDEN),
+                p + "self_attn.v_proj.weight": (KV, HIDDEN),
+                p + "self_attn.o_proj.weight": (HIDDEN, HIDDEN),
+                p + "mlp.gate_proj.weight": (INTER, HIDDEN),
+                p + "mlp.up_proj.weight": (INTER, HIDDEN),
+                p + "mlp.down_proj.weight": (HIDDEN, INTER),
+                p + "input_layernorm.weight": (HIDDEN,),
+                p + "post_attention_layernorm.weight": (HIDDEN,),
+            }
+        )
     return shapes
 
 
@@ -50,13 +61,27 @@ def write_models(root: Path) -> tuple[Path, Path, Path]:
         fname = f"model-{k + 1:05d}-of-00004.safetensors"
         tensors = {n: torch.randn(s, generator=gen, dtype=torch.float32).to(torch.bfloat16) for n, s in shard}
         save_file(tensors, str(base / fname), metadata={"format": "pt"})
-        save_file({n: (t * 1.01).contiguous() for n, t in tensors.items()}, str(final / fname), metadata={"format": "pt"})
-        save_file({n: (t * 1.05).contiguous() for n, t in tensors.items()}, str(instruct / fname), metadata={"format": "pt"})
+        save_file(
+            {n: (t * 1.01).contiguous() for n, t in tensors.items()}, str(final / fname), metadata={"format": "pt"}
+        )
+        save_file(
+            {n: (t * 1.05).contiguous() for n, t in tensors.items()}, str(instruct / fname), metadata={"format": "pt"}
+        )
         weight_map.update({n: fname for n, _ in shard})
         del tensors
-    config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": HIDDEN, "intermediate_size": INTER,
-              "num_hidden_layers": LAYERS, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
-              "hidden_act": "silu", "tie_word_embeddings": False, "vocab_size": VOCAB}
+    config = {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": HIDDEN,
+        "intermediate_size": INTER,
+        "num_hidden_layers": LAYERS,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+        "vocab_size": VOCAB,
+    }
     tokenizer = {"model": {"type": "BPE", "vocab": {f"tok{i}": i for i in range(VOCAB)}}}
     for d in (base, final, instruct):
         (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
@@ -84,20 +109,34 @@ def run_check(root: Path) -> None:
     from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Integrity, TaskRef
     from ptbench.trial import TrialSpec
 
-    spec = TrialSpec(campaign="bench", trial_id="t", agent=AgentRef(name="reference"), base_model=BaseModelRef(id="bench/base", path=str(root / "base")),
-                     task=TaskRef(name="arithmetic"), seed=0, budget=Budget(hours=1), integrity=Integrity(forbidden_models=[str(root / "instruct")]))
+    spec = TrialSpec(
+        campaign="bench",
+        trial_id="t",
+        agent=AgentRef(name="reference"),
+        base_model=BaseModelRef(id="bench/base", path=str(root / "base")),
+        task=TaskRef(name="arithmetic"),
+        seed=0,
+        budget=Budget(hours=1),
+        integrity=Integrity(forbidden_models=[str(root / "instruct")]),
+    )
     rss0 = _peak_mib()
     t0, c0 = time.perf_counter(), time.process_time()
     finding = check(CheckContext(trial_dir=root, spec=spec))  # root/final_model is the submission
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     peak = _peak_mib()
     size = sum(p.stat().st_size for p in (root / "final_model").glob("*.safetensors"))
-    print(f"model identity: {finding.verdict} in {wall:.1f} s ({cpu:.1f} CPU s); peak RSS {peak:.0f} MiB "
-          f"(after imports {rss0:.0f} MiB; the checkpoint is {size / 2**20:.0f} MiB)")
-    print(f"  resident now: {_status_mib('RssAnon'):.0f} MiB anonymous (tensors, torch), {_status_mib('RssFile'):.0f} MiB "
-          "file-backed (mmapped shard pages around the sampled rows; the page cache's, not copies)")
-    print(f"  {finding.details['tensors_sampled']} tensors x {finding.details['rows_per_tensor']} rows; "
-          f"to base {finding.details['distance_to_base']}; to forbidden {finding.details['distance_to_forbidden']}")
+    print(
+        f"model identity: {finding.verdict} in {wall:.1f} s ({cpu:.1f} CPU s); peak RSS {peak:.0f} MiB "
+        f"(after imports {rss0:.0f} MiB; the checkpoint is {size / 2**20:.0f} MiB)"
+    )
+    print(
+        f"  resident now: {_status_mib('RssAnon'):.0f} MiB anonymous (tensors, torch), {_status_mib('RssFile'):.0f} MiB "
+        "file-backed (mmapped shard pages around the sampled rows; the page cache's, not copies)"
+    )
+    print(
+        f"  {finding.details['tensors_sampled']} tensors x {finding.details['rows_per_tensor']} rows; "
+        f"to base {finding.details['distance_to_base']}; to forbidden {finding.details['distance_to_forbidden']}"
+    )
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

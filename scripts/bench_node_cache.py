@@ -53,9 +53,19 @@ def main() -> None:
         t0 = time.perf_counter()
         report = verify(agent, root / "eval", EvalList([Resource("dataset", "org/bench", None, ("*",), "test_set")]))
         verify_s = time.perf_counter() - t0
-    print(json.dumps({"monitor_sample_seconds": round(per_sample, 4), "trial_files": args.files, "tree_processes": args.children + 1,
-                      "verify_seconds": round(verify_s, 3), "verify_files_scanned": report.files_scanned,
-                      "verify_files_hashed": report.files_hashed, "verify_files_per_second": round(report.files_scanned / verify_s)}))
+    print(
+        json.dumps(
+            {
+                "monitor_sample_seconds": round(per_sample, 4),
+                "trial_files": args.files,
+                "tree_processes": args.children + 1,
+                "verify_seconds": round(verify_s, 3),
+                "verify_files_scanned": report.files_scanned,
+                "verify_files_hashed": report.files_hashed,
+                "verify_files_per_second": round(report.files_scanned / verify_s),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

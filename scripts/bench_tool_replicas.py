@@ -30,14 +30,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
+from tests.bootcamp.policies import sql_policy  # noqa: E402
+
 from ptbench.backends.tool_replicas import tool_replicas  # noqa: E402
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
 from ptbench.bootcamp.datagen import Shard  # noqa: E402
 from ptbench.bootcamp.replicas import read_replicas, read_token  # noqa: E402
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings  # noqa: E402
 from ptbench.core.files import read_jsonl  # noqa: E402
-from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
-from tests.bootcamp.policies import sql_policy  # noqa: E402
 
 
 def _rollout(root: Path, url: str, episodes: int, concurrency: int, replicas: int) -> Path:
@@ -49,17 +50,36 @@ def _rollout(root: Path, url: str, episodes: int, concurrency: int, replicas: in
     if not (root / "data").exists():
         generate(cfg, root / "data", parquet=False)
     out = root / f"out-{time.monotonic_ns()}"
-    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(root / "data"), split="test", endpoint=url,
-                                        model="scripted", concurrency=concurrency, max_retries=0, tool_replicas=replicas, tool_replica_wait_s=60))
+    write_settings(
+        out,
+        RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(root / "data"),
+            split="test",
+            endpoint=url,
+            model="scripted",
+            concurrency=concurrency,
+            max_retries=0,
+            tool_replicas=replicas,
+            tool_replica_wait_s=60,
+        ),
+    )
     return out
 
 
-def _run(root: Path, url: str, episodes: int, concurrency: int, replicas: int, kill: signal.Signals | None = None) -> dict:
+def _run(
+    root: Path, url: str, episodes: int, concurrency: int, replicas: int, kill: signal.Signals | None = None
+) -> dict:
     out = _rollout(root, url, episodes, concurrency, replicas)
     killed: dict = {}
 
     def on_episode(trace: dict) -> None:
-        if kill is None or killed or sum(1 for _ in read_jsonl(out / "shards" / "shard-00000-of-00001.jsonl")) < episodes // 5:
+        if (
+            kill is None
+            or killed
+            or sum(1 for _ in read_jsonl(out / "shards" / "shard-00000-of-00001.jsonl")) < episodes // 5
+        ):
             return
         info = read_replicas(out, read_token(out))[0]
         os.kill(info["pid"], kill)
@@ -71,12 +91,23 @@ def _run(root: Path, url: str, episodes: int, concurrency: int, replicas: int, k
     # from the first episode's start to the last one's end: the replicas' own start-up is not counted
     wall = max(r["started_at"] + r["latency_s"] for r in recs) - min(r["started_at"] for r in recs)
     ids = [r["sample_id"] for r in recs]
-    res = {"replicas": replicas, "episodes": len(recs), "unique": len(set(ids)), "ok": counts["ok"], "wall_s": round(wall, 2),
-           "episodes_per_s": round(len(recs) / wall, 1), "tool_calls_per_s": round(sum(r["n_tool_calls"] for r in recs) / wall, 1)}
+    res = {
+        "replicas": replicas,
+        "episodes": len(recs),
+        "unique": len(set(ids)),
+        "ok": counts["ok"],
+        "wall_s": round(wall, 2),
+        "episodes_per_s": round(len(recs) / wall, 1),
+        "tool_calls_per_s": round(sum(r["n_tool_calls"] for r in recs) / wall, 1),
+    }
     if kill is not None:
         hops = [h for r in recs for h in r["restarts"]]
-        res.update(kill=kill.name, replayed=len(hops), first_replay_after_s=round(min(h["at"] for h in hops) - killed["at"], 2) if hops else None,
-                   last_replay_after_s=round(max(h["at"] for h in hops) - killed["at"], 2) if hops else None)
+        res.update(
+            kill=kill.name,
+            replayed=len(hops),
+            first_replay_after_s=round(min(h["at"] for h in hops) - killed["at"], 2) if hops else None,
+            last_replay_after_s=round(max(h["at"] for h in hops) - killed["at"], 2) if hops else None,
+        )
     return res
 
 
@@ -97,10 +128,14 @@ def main() -> None:
     for r in results:
         extra = ""
         if "kill" in r:
-            extra = (f"  {r['kill']}: {r['replayed']} episodes replayed, first {r['first_replay_after_s']} s / last {r['last_replay_after_s']} s after the kill,"
-                     f" wall +{r['wall_s'] - base:.1f} s")
-        print(f"{r['replicas']} replica(s): {r['episodes']} episodes ({r['unique']} unique, {r['ok']} ok) in {r['wall_s']} s = "
-              f"{r['episodes_per_s']} episodes/s, {r['tool_calls_per_s']} tool calls/s{extra}")
+            extra = (
+                f"  {r['kill']}: {r['replayed']} episodes replayed, first {r['first_replay_after_s']} s / last {r['last_replay_after_s']} s after the kill,"
+                f" wall +{r['wall_s'] - base:.1f} s"
+            )
+        print(
+            f"{r['replicas']} replica(s): {r['episodes']} episodes ({r['unique']} unique, {r['ok']} ok) in {r['wall_s']} s = "
+            f"{r['episodes_per_s']} episodes/s, {r['tool_calls_per_s']} tool calls/s{extra}"
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

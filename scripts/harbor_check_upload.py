@@ -56,8 +56,14 @@ def main(argv: list[str]) -> int:
     if "--reverse" in argv:
         artifacts.reverse()
     handler = ArtifactHandler(artifacts=artifacts, logger=logging.getLogger("upload"))
-    asyncio.run(handler.upload_artifacts(FolderEnvironment(root), host, source_artifacts_dir="/logs/artifacts",
-                                         target_artifacts_dir="/logs/artifacts"))
+    asyncio.run(
+        handler.upload_artifacts(
+            FolderEnvironment(root),
+            host,
+            source_artifacts_dir="/logs/artifacts",
+            target_artifacts_dir="/logs/artifacts",
+        )
+    )
     for p in sorted(root.rglob("*")):
         if p.is_file():
             print(p.relative_to(root).as_posix())

@@ -44,9 +44,15 @@ def write_campaign(tmp_path: Path, tiny_model: Path):
     return make
 
 
-def ptbench(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+def ptbench(
+    *args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run the real `ptbench` command as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "ptbench", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "ptbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
     )

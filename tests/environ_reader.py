@@ -30,7 +30,9 @@ def unprivileged_same_uid() -> list[str]:
 
 def environ_read(holder_argv: list[str], secret: str, *, env: dict[str, str], ready_file: Path | None = None) -> str:
     prefix = unprivileged_same_uid()
-    holder = subprocess.Popen([*prefix, *holder_argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    holder = subprocess.Popen(
+        [*prefix, *holder_argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         if ready_file is None:
             line = holder.stdout.readline().strip()
@@ -38,10 +40,21 @@ def environ_read(holder_argv: list[str], secret: str, *, env: dict[str, str], re
         else:
             deadline = time.monotonic() + 60
             while not ready_file.exists():
-                assert holder.poll() is None and time.monotonic() < deadline, holder.stderr.read() if holder.poll() is not None else "timeout"
+                assert holder.poll() is None and time.monotonic() < deadline, (
+                    holder.stderr.read() if holder.poll() is not None else "timeout"
+                )
                 time.sleep(0.1)
-        reader = subprocess.run([*prefix, sys.executable, "-c", f"print(open('/proc/{holder.pid}/environ', 'rb').read().count(b'{secret}'))"],
-                                capture_output=True, text=True, timeout=60)
+        reader = subprocess.run(
+            [
+                *prefix,
+                sys.executable,
+                "-c",
+                f"print(open('/proc/{holder.pid}/environ', 'rb').read().count(b'{secret}'))",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return reader.stdout.strip() or reader.stderr.strip().splitlines()[-1]
     finally:
         holder.kill()

@@ -19,14 +19,22 @@ ALIVE_LIMIT_S = 60.0
 """A server still running this long after a stop signal is stuck, not slow (a hang guard, not a timing)."""
 
 
-def spawn(args: list[str], log: Path, *, ignore_sigint: bool = False, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def spawn(
+    args: list[str], log: Path, *, ignore_sigint: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """`python -m ptbench ARGS` in its own process group; output to LOG (an unread pipe could fill
     and block the server). With `ignore_sigint` it starts with SIGINT ignored, inherited through exec."""
     cmd = [sys.executable, "-m", "ptbench", *args]
     if ignore_sigint:
         cmd = ["bash", "-c", 'trap "" INT; exec "$@"', "bash", *cmd]
     with open(log, "wb") as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+        return subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        )
 
 
 def reap(proc: subprocess.Popen[bytes]) -> None:
@@ -39,7 +47,9 @@ def reap(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running(args: list[str], log: Path, *, ignore_sigint: bool = False, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def running(
+    args: list[str], log: Path, *, ignore_sigint: bool = False, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     proc = spawn(args, log, ignore_sigint=ignore_sigint, env=env)
     try:
         yield proc
@@ -66,8 +76,10 @@ def wait_gone(proc: subprocess.Popen[bytes], log: Path, what: str) -> int:
 @contextmanager
 def cpu_load() -> Iterator[None]:
     """Busy loops on every core (at most 2), as on the loaded CI machine where startup is slow."""
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-            for _ in range(min(os.cpu_count() or 1, 2))]
+    busy = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(min(os.cpu_count() or 1, 2))
+    ]
     try:
         yield
     finally:

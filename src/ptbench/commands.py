@@ -42,7 +42,9 @@ def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = No
         st = trial_status(t)
         sched = (scheduler_states or {}).get(t.id)
         if sched == "ended" and st.state in ("running", "cancelling"):
-            st.state = "interrupted"  # its job is gone: the runner died without cleaning up (kill -9, OOM, node failure)
+            st.state = (
+                "interrupted"  # its job is gone: the runner died without cleaning up (kill -9, OOM, node failure)
+            )
         elif sched and sched != "ended" and st.state in ("pending", "interrupted", "failed"):
             st.state = sched
         if log_path is not None and st.state in _SHOW_LOG:
@@ -120,7 +122,9 @@ def job_is_live(state: str | None) -> bool:
     return state in LIVE_JOB_STATES or (state or "").startswith("held")
 
 
-def submittable(plan: Plan, *, retry_failed: bool = False, scheduler_states: dict[str, str] | None = None) -> list[TrialDir]:
+def submittable(
+    plan: Plan, *, retry_failed: bool = False, scheduler_states: dict[str, str] | None = None
+) -> list[TrialDir]:
     """Unfinished trials that are not already queued or running (by their files, or by the
     scheduler's `scheduler_states`); failed ones only when asked, and only retryable failures."""
     live = scheduler_states or {}

@@ -45,32 +45,59 @@ def check_userns() -> Check:
     n = int(knob.read_text()) if knob.exists() else -1
     clone = Path("/proc/sys/kernel/unprivileged_userns_clone")
     if n == 0 or (clone.exists() and clone.read_text().strip() == "0"):
-        return Check("user namespaces", "fail", "disabled by the kernel", "ask the admins for user.max_user_namespaces > 0 (bwrap and apptainer need them)")
-    return Check("user namespaces", "ready", f"max_user_namespaces={n}" if n >= 0 else "no limit knob (assumed enabled)")
+        return Check(
+            "user namespaces",
+            "fail",
+            "disabled by the kernel",
+            "ask the admins for user.max_user_namespaces > 0 (bwrap and apptainer need them)",
+        )
+    return Check(
+        "user namespaces", "ready", f"max_user_namespaces={n}" if n >= 0 else "no limit knob (assumed enabled)"
+    )
 
 
 def check_bwrap() -> Check:
     exe = shutil.which("bwrap")
     if not exe:
         return Check("bubblewrap", "fail", "bwrap not on PATH", "apt-get install bubblewrap (or use the agent image)")
-    rc, out = _run([exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"])
+    rc, out = _run(
+        [exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"]
+    )
     if rc != 0:
-        return Check("bubblewrap", "fail", f"{exe} cannot create a sandbox: {out[-200:]}", "enable unprivileged user namespaces, or use sandbox: apptainer")
+        return Check(
+            "bubblewrap",
+            "fail",
+            f"{exe} cannot create a sandbox: {out[-200:]}",
+            "enable unprivileged user namespaces, or use sandbox: apptainer",
+        )
     return Check("bubblewrap", "ready", f"{exe}: a sandbox with its own namespaces starts")
 
 
 def check_cgroup() -> Check:
     parent, why = cgroup_problem()
     if parent is None:
-        return Check("trial cgroup", "warn", f"none: {why}; the deadline uses the subreaper sweep alone",
-                     "delegate a cgroup v2 subtree to this user (systemd Delegate=yes, Slurm cgroup/v2) for cgroup.kill at the deadline")
-    return Check("trial cgroup", "ready", f"trial cgroups under {parent}: the deadline kills each trial's processes with cgroup.kill")
+        return Check(
+            "trial cgroup",
+            "warn",
+            f"none: {why}; the deadline uses the subreaper sweep alone",
+            "delegate a cgroup v2 subtree to this user (systemd Delegate=yes, Slurm cgroup/v2) for cgroup.kill at the deadline",
+        )
+    return Check(
+        "trial cgroup",
+        "ready",
+        f"trial cgroups under {parent}: the deadline kills each trial's processes with cgroup.kill",
+    )
 
 
 def check_apptainer(required: bool) -> Check:
     exe = shutil.which("apptainer") or shutil.which("singularity")
     if not exe:
-        return Check("apptainer", "fail" if required else "warn", "not on PATH", "module load apptainer (needed for sandbox: apptainer and the images)")
+        return Check(
+            "apptainer",
+            "fail" if required else "warn",
+            "not on PATH",
+            "module load apptainer (needed for sandbox: apptainer and the images)",
+        )
     rc, out = _run([exe, "--version"])
     return Check("apptainer", "ready" if rc == 0 else "fail", out.splitlines()[0] if out else exe)
 
@@ -79,9 +106,15 @@ def check_fuse_overlayfs() -> Check:
     """Whether the agent's HF cache can be its per-trial copy-on-write layer here: a real mount is tried."""
     problem = probe_overlay()
     if problem:
-        return Check("fuse-overlayfs", "warn", f"{problem}: the agent's HF cache will be bound read-only",
-                     "apt-get install fuse-overlayfs fuse3 and expose /dev/fuse (copy-on-write HF cache layers; in the agent image)")
-    return Check("fuse-overlayfs", "ready", f"{shutil.which('fuse-overlayfs')}: a per-trial copy-on-write HF cache layer mounts")
+        return Check(
+            "fuse-overlayfs",
+            "warn",
+            f"{problem}: the agent's HF cache will be bound read-only",
+            "apt-get install fuse-overlayfs fuse3 and expose /dev/fuse (copy-on-write HF cache layers; in the agent image)",
+        )
+    return Check(
+        "fuse-overlayfs", "ready", f"{shutil.which('fuse-overlayfs')}: a per-trial copy-on-write HF cache layer mounts"
+    )
 
 
 def check_gpus(wanted: int) -> Check:
@@ -94,32 +127,68 @@ def check_gpus(wanted: int) -> Check:
             nvml.shutdown()
     except Exception as exc:
         status = "fail" if wanted else "warn"
-        return Check("GPU and driver", status, f"no usable NVML: {exc}", "on a GPU node: pip install 'ptbench[node]' and check the driver (nvidia-smi)" if wanted else "fine on a login node")
+        return Check(
+            "GPU and driver",
+            status,
+            f"no usable NVML: {exc}",
+            "on a GPU node: pip install 'ptbench[node]' and check the driver (nvidia-smi)"
+            if wanted
+            else "fine on a login node",
+        )
     names = ", ".join(sorted({g.name for g in gpus})) or "none visible"
     detail = f"driver {d.driver_version}, CUDA {d.cuda_version}; {len(gpus)} GPU(s): {names}"
     busy = [g.index for g in gpus if g.processes]
     if len(gpus) < wanted:
-        return Check("GPU and driver", "fail", detail, f"{wanted} GPU(s) wanted here; check CUDA_VISIBLE_DEVICES and the job's request")
+        return Check(
+            "GPU and driver",
+            "fail",
+            detail,
+            f"{wanted} GPU(s) wanted here; check CUDA_VISIBLE_DEVICES and the job's request",
+        )
     if busy:
-        return Check("GPU and driver", "warn", detail + f"; GPU(s) {busy} in use by other processes", "a trial started now would fail its node check")
+        return Check(
+            "GPU and driver",
+            "warn",
+            detail + f"; GPU(s) {busy} in use by other processes",
+            "a trial started now would fail its node check",
+        )
     return Check("GPU and driver", "ready", detail)
 
 
 def check_images() -> list[Check]:
     digests = recorded_digests()
     if not digests:
-        return [Check("images", "warn", f"no image recorded in {os.environ.get('PTBENCH_CONTAINER_DIGESTS') or DIGESTS_FILE}",
-                      "bash containers/build.sh agent && bash containers/build.sh eval")]
+        return [
+            Check(
+                "images",
+                "warn",
+                f"no image recorded in {os.environ.get('PTBENCH_CONTAINER_DIGESTS') or DIGESTS_FILE}",
+                "bash containers/build.sh agent && bash containers/build.sh eval",
+            )
+        ]
     out = []
     for name, entry in sorted(digests.items()):
         if not isinstance(entry, dict):
-            out.append(Check(f"image {name}", "fail", "unreadable entry in the digests file", f"bash containers/build.sh {name}"))
+            out.append(
+                Check(
+                    f"image {name}", "fail", "unreadable entry in the digests file", f"bash containers/build.sh {name}"
+                )
+            )
             continue
         image = Path(str(entry.get("image", "")))
         if not image.is_file():
-            out.append(Check(f"image {name}", "fail", f"{image} is missing", f"rebuild it: bash containers/build.sh {name}"))
+            out.append(
+                Check(f"image {name}", "fail", f"{image} is missing", f"rebuild it: bash containers/build.sh {name}")
+            )
         elif image.stat().st_size != entry.get("bytes"):
-            out.append(Check(f"image {name}", "fail", f"{image} changed since its digest was recorded", f"bash containers/build.sh {name}"))
+            out.append(
+                Check(
+                    f"image {name}",
+                    "fail",
+                    f"{image} changed since its digest was recorded",
+                    f"bash containers/build.sh {name}",
+                )
+            )
         else:
             out.append(Check(f"image {name}", "ready", f"{image} {entry.get('digest', '?')[:19]}…"))
     return out
@@ -127,19 +196,37 @@ def check_images() -> list[Check]:
 
 def check_caches() -> list[Check]:
     out = []
-    agent = Path(os.environ.get("PTBENCH_AGENT_HF_HOME") or os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    agent = Path(
+        os.environ.get("PTBENCH_AGENT_HF_HOME") or os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface"
+    )
     ev = Path(os.environ.get("PTBENCH_EVAL_HF_HOME") or Path.home() / ".cache" / "ptbench-eval-hf")
-    for label, path, fix in (("agent cache", agent, "ptbench cache prefetch"), ("evaluation cache", ev, "ptbench cache prefetch --eval")):
+    for label, path, fix in (
+        ("agent cache", agent, "ptbench cache prefetch"),
+        ("evaluation cache", ev, "ptbench cache prefetch --eval"),
+    ):
         if not (path / "hub").is_dir():
             out.append(Check(label, "warn", f"{path}: nothing prefetched", fix))
             continue
         repos = len([p for p in (path / "hub").iterdir() if "--" in p.name])
         free = shutil.disk_usage(path).free
-        out.append(Check(label, "ready" if free > 50e9 else "warn", f"{path}: {repos} repositories, {free / 1e9:.0f} GB free",
-                         "" if free > 50e9 else "less than 50 GB free for checkpoints and downloads"))
+        out.append(
+            Check(
+                label,
+                "ready" if free > 50e9 else "warn",
+                f"{path}: {repos} repositories, {free / 1e9:.0f} GB free",
+                "" if free > 50e9 else "less than 50 GB free for checkpoints and downloads",
+            )
+        )
     offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-    out.append(Check("hub access", "ready", "HF_HUB_OFFLINE=1: only the caches are used" if offline else
-                     f"online ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')}); set HF_HUB_OFFLINE=1 on nodes without network"))
+    out.append(
+        Check(
+            "hub access",
+            "ready",
+            "HF_HUB_OFFLINE=1: only the caches are used"
+            if offline
+            else f"online ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')}); set HF_HUB_OFFLINE=1 on nodes without network",
+        )
+    )
     return out
 
 
@@ -147,12 +234,26 @@ def check_scheduler(backend: str) -> Check:
     if backend == "slurm":
         rc, out = _run(["sinfo", "-h", "-o", "%P %a %D"])
         if rc != 0:
-            return Check("scheduler (slurm)", "fail", out[-200:] or f"sinfo exited {rc}", "load the Slurm module / set SLURM_CONF; sinfo must answer")
-        return Check("scheduler (slurm)", "ready", "partitions: " + ", ".join(line.split()[0] for line in out.splitlines() if line.strip())[:200])
+            return Check(
+                "scheduler (slurm)",
+                "fail",
+                out[-200:] or f"sinfo exited {rc}",
+                "load the Slurm module / set SLURM_CONF; sinfo must answer",
+            )
+        return Check(
+            "scheduler (slurm)",
+            "ready",
+            "partitions: " + ", ".join(line.split()[0] for line in out.splitlines() if line.strip())[:200],
+        )
     if backend == "htcondor":
         rc, out = _run(["condor_status", "-limit", "1", "-af", "Name"])
         if rc != 0:
-            return Check("scheduler (htcondor)", "fail", out[-200:] or f"condor_status exited {rc}", "check CONDOR_CONFIG and that the collector is reachable")
+            return Check(
+                "scheduler (htcondor)",
+                "fail",
+                out[-200:] or f"condor_status exited {rc}",
+                "check CONDOR_CONFIG and that the collector is reachable",
+            )
         return Check("scheduler (htcondor)", "ready", "collector answers")
     return Check("scheduler (local)", "ready", f"{os.cpu_count()} CPU(s) on this machine")
 
@@ -172,14 +273,29 @@ def check_keys() -> list[Check]:
         if not keys:
             continue
         missing = [k for k in keys if not os.environ.get(k)]
-        out.append(Check(f"keys {name}", "warn" if missing else "ready",
-                         f"missing {', '.join(missing)}" if missing else f"{', '.join(keys)} set",
-                         f"export {missing[0]}=… or add it to .env (only campaigns using {name} need it)" if missing else ""))
+        out.append(
+            Check(
+                f"keys {name}",
+                "warn" if missing else "ready",
+                f"missing {', '.join(missing)}" if missing else f"{', '.join(keys)} set",
+                f"export {missing[0]}=… or add it to .env (only campaigns using {name} need it)" if missing else "",
+            )
+        )
     return out
 
 
 def run_checks(backend: str = "local", gpus: int = 0, sandbox: str = "bwrap") -> list[Check]:
-    checks = [Check("python", "ready", f"{sys.version.split()[0]} at {sys.executable}"), check_userns(), check_bwrap(), check_cgroup(),
-              check_apptainer(required=sandbox == "apptainer"), check_fuse_overlayfs(), check_gpus(gpus), *check_images(),
-              *check_caches(), check_scheduler(backend), *check_keys()]
+    checks = [
+        Check("python", "ready", f"{sys.version.split()[0]} at {sys.executable}"),
+        check_userns(),
+        check_bwrap(),
+        check_cgroup(),
+        check_apptainer(required=sandbox == "apptainer"),
+        check_fuse_overlayfs(),
+        check_gpus(gpus),
+        *check_images(),
+        *check_caches(),
+        check_scheduler(backend),
+        *check_keys(),
+    ]
     return checks

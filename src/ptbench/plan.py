@@ -36,19 +36,35 @@ def expand(campaign: Campaign) -> list[TrialSpec]:
     """Every (agent, base model, task, seed) combination as a resolved trial spec."""
     specs = []
     common = dict(
-        campaign=campaign.name, budget=campaign.budget, sandbox=campaign.sandbox, sandbox_options=campaign.sandbox_options,
-        evaluation=campaign.evaluation, max_continuations=campaign.max_continuations, max_requeues=campaign.max_requeues,
+        campaign=campaign.name,
+        budget=campaign.budget,
+        sandbox=campaign.sandbox,
+        sandbox_options=campaign.sandbox_options,
+        evaluation=campaign.evaluation,
+        max_continuations=campaign.max_continuations,
+        max_requeues=campaign.max_requeues,
         integrity=campaign.integrity,
     )
-    bases = [b.model_copy(update={"path": str(Path(b.path).expanduser().resolve())}) if b.path else b for b in campaign.base_models]
+    bases = [
+        b.model_copy(update={"path": str(Path(b.path).expanduser().resolve())}) if b.path else b
+        for b in campaign.base_models
+    ]
     for agent in campaign.agents:
         for base in bases:
             for task in campaign.tasks:
                 for seed in campaign.seeds:
                     tid = trial_id((agent.display, base.display, task.display, seed))
-                    specs.append(TrialSpec.model_construct(
-                        schema_version=1, trial_id=tid, agent=agent, base_model=base, task=task, seed=seed, **common,
-                    ))
+                    specs.append(
+                        TrialSpec.model_construct(
+                            schema_version=1,
+                            trial_id=tid,
+                            agent=agent,
+                            base_model=base,
+                            task=task,
+                            seed=seed,
+                            **common,
+                        )
+                    )
     return specs
 
 
@@ -72,7 +88,9 @@ def check_writable(directory: Path) -> None:
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise UserError(f"results directory {directory} is not writable ({probe} does not allow writing); set results_dir to a folder you own")
+        raise UserError(
+            f"results directory {directory} is not writable ({probe} does not allow writing); set results_dir to a folder you own"
+        )
 
 
 def check_unique_ids(campaign: Campaign, specs: list[TrialSpec]) -> None:
@@ -110,7 +128,9 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
             continue
         other = _campaign_of(old)
         if other != campaign.name:
-            raise UserError(f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another results_dir or campaign name)")
+            raise UserError(
+                f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another results_dir or campaign name)"
+            )
         changed.append(s.trial_id)
     if changed and replace:
         from ptbench.status import runner_alive
@@ -119,14 +139,19 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
             trial = TrialDir(cdir / tid)
             with trial.try_lock() as idle:
                 if not idle or runner_alive(trial):
-                    raise UserError(f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before --replace")
+                    raise UserError(
+                        f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before --replace"
+                    )
     if changed and not replace:
         raise UserError(
             f"campaign '{campaign.name}': {len(changed)} trial(s) exist with a different spec (e.g. {changed[0]}); "
             "re-run with --replace to move them aside and start them again"
         )
     cdir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(cdir / "campaign.json", {"name": campaign.name, "source": source, "planned_at": time.time(), "spec": campaign.model_dump(mode="json")})
+    atomic_write_json(
+        cdir / "campaign.json",
+        {"name": campaign.name, "source": source, "planned_at": time.time(), "spec": campaign.model_dump(mode="json")},
+    )
     changed_set = set(changed)
     for trial, s, text in zip(plan.trials, specs, texts):
         if s.trial_id in changed_set:

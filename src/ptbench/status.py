@@ -63,8 +63,15 @@ def trial_status(trial: TrialDir) -> TrialStatus:
         detail = f"{failure.get('stage')}: {failure.get('kind')}" if failure else ""
         flags = integrity_flags(result.get("integrity") or {})
         detail = "; ".join(x for x in (detail, flags) if x)
-        return TrialStatus(trial.id, result["status"], None, result["budget"]["solve_seconds_used"], metric, detail,
-                           (result.get("provenance") or {}).get("job_id"))
+        return TrialStatus(
+            trial.id,
+            result["status"],
+            None,
+            result["budget"]["solve_seconds_used"],
+            metric,
+            detail,
+            (result.get("provenance") or {}).get("job_id"),
+        )
     try:
         state = trial.load_state()
     except UserError:
@@ -76,8 +83,14 @@ def trial_status(trial: TrialDir) -> TrialStatus:
         return TrialStatus(trial.id, st, stage, state.solve_seconds_used, job_id=job)
     if state.failure:
         f = state.failure
-        return TrialStatus(trial.id, "failed", f.get("stage"), state.solve_seconds_used,
-                           detail=f"{f.get('kind')}: {f.get('message', '')}"[:80] + (" (retryable)" if f.get("retryable") else ""), job_id=job)
+        return TrialStatus(
+            trial.id,
+            "failed",
+            f.get("stage"),
+            state.solve_seconds_used,
+            detail=f"{f.get('kind')}: {f.get('message', '')}"[:80] + (" (retryable)" if f.get("retryable") else ""),
+            job_id=job,
+        )
     if state.attempts:
         return TrialStatus(trial.id, "interrupted", stage, state.solve_seconds_used, job_id=job)
     return TrialStatus(trial.id, "pending", stage)

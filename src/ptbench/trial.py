@@ -109,7 +109,9 @@ class TrialDir:
     checks_dir = property(lambda self: self.path / "checks")
     eval_dir = property(lambda self: self.path / "eval")
     home = property(lambda self: self.path / "home")  # the agent's private HOME
-    hf_layer = property(lambda self: self.path / "hf-layer")  # the agent's copy-on-write HF cache layer (upper/ = its changes)
+    hf_layer = property(
+        lambda self: self.path / "hf-layer"
+    )  # the agent's copy-on-write HF cache layer (upper/ = its changes)
     cancel_marker = property(lambda self: self.path / "cancel_requested")
     runner_pid = property(lambda self: self.path / "runner.pid")
 
@@ -123,9 +125,13 @@ class TrialDir:
         try:
             return TrialSpec.model_validate_json(self.trial_json.read_bytes())
         except FileNotFoundError:
-            raise UserError(f"{self.path}: not a trial directory (no trial.json; plan it with `ptbench plan CAMPAIGN`)") from None
+            raise UserError(
+                f"{self.path}: not a trial directory (no trial.json; plan it with `ptbench plan CAMPAIGN`)"
+            ) from None
         except ValidationError as exc:
-            raise UserError(f"{self.trial_json}: corrupt trial spec ({exc.errors()[0]['msg']}); re-plan with `ptbench plan CAMPAIGN --replace`") from None
+            raise UserError(
+                f"{self.trial_json}: corrupt trial spec ({exc.errors()[0]['msg']}); re-plan with `ptbench plan CAMPAIGN --replace`"
+            ) from None
 
     def load_state(self) -> TrialState:
         if not self.state_json.exists():

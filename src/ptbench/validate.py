@@ -28,7 +28,9 @@ from ptbench.tasks.options import check_task_options
 from ptbench.trial import TrialSpec
 
 
-def validate_campaign(path: str | Path, *, rehearse: bool = False, agents_can_start: bool = True) -> tuple[Campaign, list[TrialSpec]]:
+def validate_campaign(
+    path: str | Path, *, rehearse: bool = False, agents_can_start: bool = True
+) -> tuple[Campaign, list[TrialSpec]]:
     campaign, src = load_campaign_located(path)
     check_names(campaign, src)
     check_options(campaign, src)
@@ -72,8 +74,12 @@ def check_network(campaign: Campaign, src: LocatedYaml) -> None:
     """`sandbox_options.network` can be given to every agent of the campaign (gateway: bwrap, gateway agents)."""
     for agent in campaign.agents:
         try:
-            resolve_network(campaign.sandbox, campaign.sandbox_options, gateway=uses_gateway(load_agent(agent.name)),
-                            agent=f"agent '{agent.name}'")
+            resolve_network(
+                campaign.sandbox,
+                campaign.sandbox_options,
+                gateway=uses_gateway(load_agent(agent.name)),
+                agent=f"agent '{agent.name}'",
+            )
         except UserError as exc:
             raise UserError(f"{src.path}:{src.line_of(('sandbox_options', 'network'))}: {exc}") from None
 

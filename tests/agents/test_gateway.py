@@ -17,16 +17,18 @@ from pathlib import Path
 
 from aiohttp import web
 
-from tests.environ_reader import SRC, environ_read
-from tests.servers import http_handler
 from ptbench.core.files import read_jsonl
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
+from tests.environ_reader import SRC, environ_read
+from tests.servers import http_handler
 
 REAL = "sk-real-canary-0b7d2e9f41"
 
 
 def _post(url: str, body: dict, headers: dict) -> tuple[int, bytes]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={"content-type": "application/json", **headers})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"content-type": "application/json", **headers}
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, r.read()
@@ -47,11 +49,15 @@ def test_token_is_swapped_for_the_key_and_everything_else_refused(tmp_path: Path
         assert status == 200 and b"candidates" in out
         status, out = _post(url, body, {"x-goog-api-key": token})
         assert status == 200 and b"candidates" in out
-        status, out = _post(f"{gw.base_url}/v1beta/models/gemini-2.5-flash:generateContent", body, {"x-goog-api-key": token})
+        status, out = _post(
+            f"{gw.base_url}/v1beta/models/gemini-2.5-flash:generateContent", body, {"x-goog-api-key": token}
+        )
         assert status == 403 and b"not allowed" in out
     forwarded = [r for r in provider.requests if r["api"] == "gemini"]
     assert len(forwarded) == 2 and all("key" not in r["query"] or r["query"]["key"] != token for r in forwarded)
-    assert all(r["headers"].get("x-goog-api-key") == "[REDACTED]" or r["query"].get("key") == "[REDACTED]" for r in forwarded)
+    assert all(
+        r["headers"].get("x-goog-api-key") == "[REDACTED]" or r["query"].get("key") == "[REDACTED]" for r in forwarded
+    )
     calls = read_jsonl(tmp_path / "calls.jsonl")
     assert [c["status"] for c in calls] == [401, 401, 200, 200, 403]
     assert all(c["input_tokens"] > 0 and c["output_tokens"] > 0 for c in calls if c["status"] == 200)
@@ -64,11 +70,16 @@ def _flaky_upstream(fails: int, retry_after: str, seen: list[tuple[float, str]])
     async def handle(request: web.Request) -> web.StreamResponse:
         seen.append((time.monotonic(), request.headers.get("x-api-key", "")))
         if len(seen) <= fails:
-            return web.json_response({"type": "error", "error": {"type": "rate_limit_error", "message": f"slow down, {REAL}"}},
-                                     status=429, headers={"Retry-After": retry_after})
+            return web.json_response(
+                {"type": "error", "error": {"type": "rate_limit_error", "message": f"slow down, {REAL}"}},
+                status=429,
+                headers={"Retry-After": retry_after},
+            )
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        await resp.write(b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n')
+        await resp.write(
+            b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
+        )
         await resp.write(b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":5}}\n\n')
         await resp.write_eof()
         return resp
@@ -80,7 +91,12 @@ def test_429_is_retried_after_retry_after_and_error_text_is_redacted(tmp_path: P
     seen: list[tuple[float, str]] = []
     with http_handler(_flaky_upstream(2, "0.3", seen)) as base:
         token = new_trial_token()
-        gw = Gateway(token, Upstream("agent", base, REAL), calls_path=tmp_path / "calls.jsonl", redact=lambda s: s.replace(REAL, "[R]"))
+        gw = Gateway(
+            token,
+            Upstream("agent", base, REAL),
+            calls_path=tmp_path / "calls.jsonl",
+            redact=lambda s: s.replace(REAL, "[R]"),
+        )
         with gateway_in_thread(gw):
             status, out = _post(f"{gw.base_url}/v1/messages", {"model": "claude-sonnet-4-5"}, {"x-api-key": token})
             assert status == 200 and b"message_delta" in out
@@ -91,7 +107,12 @@ def test_429_is_retried_after_retry_after_and_error_text_is_redacted(tmp_path: P
             status, out = _post(f"{gw.base_url}/v1/messages", {"model": "claude-sonnet-4-5"}, {"x-api-key": token})
             assert status == 429
     calls = read_jsonl(tmp_path / "calls.jsonl")
-    assert calls[0]["attempts"] == 3 and calls[0]["input_tokens"] == 7 and calls[0]["output_tokens"] == 5 and calls[0]["cost_usd"] > 0
+    assert (
+        calls[0]["attempts"] == 3
+        and calls[0]["input_tokens"] == 7
+        and calls[0]["output_tokens"] == 5
+        and calls[0]["cost_usd"] > 0
+    )
     assert calls[1]["status"] == 429 and "[R]" in calls[1]["error"] and REAL not in json.dumps(calls)
 
 
@@ -100,8 +121,14 @@ def test_spy_finds_a_canary_where_one_is_visible(tmp_path: Path) -> None:
     spy = Path(__file__).with_name("spy") / "spy.py"
     (tmp_path / "home").mkdir()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "SOME_KEY": REAL}
-    out = subprocess.run([sys.executable, str(spy), str(tmp_path / "home"), REAL.encode().hex()], env=env, capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path / "home")
+    out = subprocess.run(
+        [sys.executable, str(spy), str(tmp_path / "home"), REAL.encode().hex()],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path / "home",
+    )
     assert out.stdout.startswith("SPY-LEAK") and "environ" in out.stdout
 
 
@@ -109,10 +136,14 @@ def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
     """Under `sandbox: none` the agent is the runner's uid: make_not_dumpable closes /proc/PID/environ to it.
 
     The control without the call shows the read works otherwise."""
-    holder_code = ("import sys, time\nfrom ptbench.core.procsec import make_not_dumpable\n"
-                   "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\ntime.sleep(60)")
+    holder_code = (
+        "import sys, time\nfrom ptbench.core.procsec import make_not_dumpable\n"
+        "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\ntime.sleep(60)"
+    )
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": SRC, "SOME_KEY": REAL}
-    reads = {hardened: environ_read([sys.executable, "-c", holder_code, hardened], REAL, env=env) for hardened in ("1", "0")}
+    reads = {
+        hardened: environ_read([sys.executable, "-c", holder_code, hardened], REAL, env=env) for hardened in ("1", "0")
+    }
     assert "PermissionError" in reads["1"], reads
     assert reads["0"] == "1", reads  # the control: a dumpable process's environment is readable
 
@@ -134,8 +165,14 @@ def test_judge_route_uses_the_trial_token_and_has_its_own_cap(tmp_path: Path, sc
         monkeypatch.setenv(JUDGE_GATEWAY_ENV, f"{gw.base_url}/judge")
         monkeypatch.setenv(JUDGE_TOKEN_ENV, token)
         monkeypatch.setenv("OPENAI_API_KEY", "")
-        config = JudgeConfig.from_options({"judge_base_url": "https://elsewhere.example/v1", "judge_max_retries": 0,
-                                           "judge_cache_dir": str(tmp_path / "cache")}, default_model="gpt-5-mini")
+        config = JudgeConfig.from_options(
+            {
+                "judge_base_url": "https://elsewhere.example/v1",
+                "judge_max_retries": 0,
+                "judge_cache_dir": str(tmp_path / "cache"),
+            },
+            default_model="gpt-5-mini",
+        )
         assert config.base_url == f"{gw.base_url}/judge" and config.api_key_env == JUDGE_TOKEN_ENV
         first = JudgeClient(config).complete_all([[{"role": "user", "content": "judge this"}]])
         second = JudgeClient(config).complete_all([[{"role": "user", "content": "and this"}]])
@@ -151,7 +188,9 @@ def test_only_the_model_apis_are_open(tmp_path: Path, scripted_provider) -> None
     """A hostile agent with its token cannot reach files, batches or fine-tuning with the real key."""
     provider = scripted_provider([{"message": "hello"}])
     token = new_trial_token()
-    with gateway_in_thread(Gateway(token, Upstream("agent", provider.base_url, REAL), calls_path=tmp_path / "calls.jsonl")) as gw:
+    with gateway_in_thread(
+        Gateway(token, Upstream("agent", provider.base_url, REAL), calls_path=tmp_path / "calls.jsonl")
+    ) as gw:
         for path in ("/v1/fine_tuning/jobs", "/v1/files", "/v1/messages/batches", "/v1/batches"):
             status, out = _post(gw.base_url + path, {"model": "gpt-5"}, {"authorization": f"Bearer {token}"})
             assert status == 403 and b"not an API this trial may use" in out, (path, status, out)
@@ -172,9 +211,14 @@ def test_the_model_check_reads_the_model_the_provider_will_read(tmp_path: Path) 
     with http_handler(handle) as base:
         up = Upstream("agent", base, REAL, models={ok: ok, "alias/sonnet": ok})
         with gateway_in_thread(Gateway(token, up, calls_path=tmp_path / "calls.jsonl")) as gw:
+
             def post(raw: bytes) -> int:
-                req = urllib.request.Request(gw.base_url + "/v1/messages", data=raw, method="POST",
-                                             headers={"x-api-key": token, "content-type": "application/json"})
+                req = urllib.request.Request(
+                    gw.base_url + "/v1/messages",
+                    data=raw,
+                    method="POST",
+                    headers={"x-api-key": token, "content-type": "application/json"},
+                )
                 try:
                     with urllib.request.urlopen(req, timeout=30) as r:
                         return r.status
@@ -197,8 +241,15 @@ def test_fast_json_reads_and_writes_what_the_standard_library_does(monkeypatch) 
     """With orjson and without it (the fallback an install without the extra runs)."""
     from ptbench.gateway import fastjson
 
-    bodies = [b'{"model": "a", "model": "b"}', b'{"mod\\u0065l": "x"}', b'{"model": "\\ud800"}', b'\xef\xbb\xbf{"model": "a"}',
-              b'{"model": "a", "n": 123456789012345678901234567890}', b'{"model": NaN}', b'{"model": "a\\u0000"}']
+    bodies = [
+        b'{"model": "a", "model": "b"}',
+        b'{"mod\\u0065l": "x"}',
+        b'{"model": "\\ud800"}',
+        b'\xef\xbb\xbf{"model": "a"}',
+        b'{"model": "a", "n": 123456789012345678901234567890}',
+        b'{"model": NaN}',
+        b'{"model": "a\\u0000"}',
+    ]
     records = [{"model": "\ud800x", "cost_usd": 0.25}, {"model": "m\u2028x\x85", "latency_s": 0.0012, "error": "é"}]
     for fast in (True, False):
         if not fast:

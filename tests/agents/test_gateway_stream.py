@@ -23,7 +23,10 @@ from tests.servers import http_handler
 
 STREAMS = {
     "anthropic": [
-        {"type": "message_start", "message": {"usage": {"input_tokens": 1200, "cache_read_input_tokens": 30, "output_tokens": 1}}},
+        {
+            "type": "message_start",
+            "message": {"usage": {"input_tokens": 1200, "cache_read_input_tokens": 30, "output_tokens": 1}},
+        },
         {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "the usage of tokens is..."}},
         {"type": "message_delta", "usage": {"output_tokens": 400}},
         {"type": "message_stop"},
@@ -31,8 +34,12 @@ STREAMS = {
     "responses": [
         {"type": "response.created", "response": {"usage": None}},
         {"type": "response.output_text.delta", "delta": "usage: say usage"},
-        {"type": "response.completed", "response": {"usage": {"input_tokens": 900, "output_tokens": 77,
-                                                              "input_tokens_details": {"cached_tokens": 100}}}},
+        {
+            "type": "response.completed",
+            "response": {
+                "usage": {"input_tokens": 900, "output_tokens": 77, "input_tokens_details": {"cached_tokens": 100}}
+            },
+        },
         {"type": "response.output_text.delta", "delta": "a late delta mentioning usage"},
     ],
     "chat": [
@@ -40,10 +47,18 @@ STREAMS = {
         {"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9}},
     ],
     "gemini": [
-        {"candidates": [{"content": {"parts": [{"text": "x"}]}}], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1}},
-        {"candidates": [{"content": {"parts": [{"text": "usageMetadata"}]}}], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}},
-        {"candidates": [{"content": {"parts": [{"text": "y"}]}}], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 8,
-                                                                                     "thoughtsTokenCount": 3}},
+        {
+            "candidates": [{"content": {"parts": [{"text": "x"}]}}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1},
+        },
+        {
+            "candidates": [{"content": {"parts": [{"text": "usageMetadata"}]}}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5},
+        },
+        {
+            "candidates": [{"content": {"parts": [{"text": "y"}]}}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 8, "thoughtsTokenCount": 3},
+        },
     ],
 }
 
@@ -67,7 +82,7 @@ def test_usage_is_the_same_however_the_stream_is_cut() -> None:
             at = 0
             while at < len(raw):
                 step = rng.choice([1, 2, 7, 50, 400])
-                scanner.feed(raw[at:at + step])
+                scanner.feed(raw[at : at + step])
                 at += step
             scanner.close()
             assert scanner.usage == want, (api, scanner.usage, want)
@@ -78,10 +93,14 @@ def _stalling_upstream():
         await request.read()
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        await resp.write(b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n')
+        await resp.write(
+            b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
+        )
         # A later segment: from here on no read timer of aiohttp's is armed, only the gateway's stall watch can act.
         await asyncio.sleep(0.3)
-        await resp.write(b'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}\n\n')
+        await resp.write(
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}\n\n'
+        )
         await asyncio.sleep(30)  # silent mid-stream
         return resp
 
@@ -94,8 +113,12 @@ def test_a_provider_silent_mid_stream_is_given_up_on(tmp_path: Path) -> None:
         gw = Gateway(token, Upstream("agent", base, "sk-real"), calls_path=tmp_path / "calls.jsonl", read_stall_s=1.0)
         with gateway_in_thread(gw):
             body = json.dumps({"model": "claude-sonnet-4-5", "stream": True, "messages": []}).encode()
-            req = urllib.request.Request(gw.base_url + "/v1/messages", data=body, method="POST",
-                                         headers={"x-api-key": token, "content-type": "application/json"})
+            req = urllib.request.Request(
+                gw.base_url + "/v1/messages",
+                data=body,
+                method="POST",
+                headers={"x-api-key": token, "content-type": "application/json"},
+            )
             got = b""
             try:
                 with urllib.request.urlopen(req, timeout=25) as r:
@@ -110,13 +133,18 @@ def test_a_provider_silent_mid_stream_is_given_up_on(tmp_path: Path) -> None:
     assert b"message_stop" not in got
 
 
-_PATHS = {"anthropic": "/v1/messages", "responses": "/v1/responses", "chat": "/v1/chat/completions",
-          "gemini": "/v1beta/models/gemini-2.5-pro:streamGenerateContent"}
+_PATHS = {
+    "anthropic": "/v1/messages",
+    "responses": "/v1/responses",
+    "chat": "/v1/chat/completions",
+    "gemini": "/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+}
 
 
 def _cut_upstream(rng: random.Random):
     """Writes each reply in random cuts, sometimes pausing so they arrive as separate segments,
     sometimes ending the body right after the last cut (so it reaches the gateway with the end)."""
+
     async def handle(request: web.Request) -> web.StreamResponse:
         await request.read()
         api = request.headers["x-test-api"]
@@ -126,7 +154,7 @@ def _cut_upstream(rng: random.Random):
         at = 0
         while at < len(raw):
             step = rng.choice([1, 3, 40, 400])
-            await resp.write(raw[at:at + step])
+            await resp.write(raw[at : at + step])
             at += step
             if rng.random() < 0.3:
                 await asyncio.sleep(0.002)
@@ -152,11 +180,18 @@ def test_streams_pass_through_unchanged_and_usage_is_recorded_for_every_format(t
                     model = "gemini-2.5-pro" if api == "gemini" else "claude-sonnet-4-5"
                     body = json.dumps({"model": model, "stream": True, "messages": []}).encode()
                     key = {"x-goog-api-key": token} if api == "gemini" else {"x-api-key": token}
-                    req = urllib.request.Request(gw.base_url + _PATHS[api], data=body, method="POST",
-                                                 headers={**key, "x-test-api": api, "content-type": "application/json"})
+                    req = urllib.request.Request(
+                        gw.base_url + _PATHS[api],
+                        data=body,
+                        method="POST",
+                        headers={**key, "x-test-api": api, "content-type": "application/json"},
+                    )
                     with urllib.request.urlopen(req, timeout=20) as r:
                         got = r.read()
-                    assert got == b"".join(b"event: x\ndata: " + json.dumps(e).encode() + b"\n\n" for e in events), (api, round_)
+                    assert got == b"".join(b"event: x\ndata: " + json.dumps(e).encode() + b"\n\n" for e in events), (
+                        api,
+                        round_,
+                    )
                     want.append((api, _reference(api, events)))
     calls = read_jsonl(tmp_path / "calls.jsonl")
     assert len(calls) == len(want)

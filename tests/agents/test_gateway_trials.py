@@ -22,29 +22,46 @@ import yaml
 
 from ptbench.core.files import read_jsonl
 from ptbench.runner.cache_layer import overlay_problem
-from tests.support import require
 from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
+from tests.support import require
 
 SPY = Path(__file__).with_name("spy")
 
 
 def _run(tmp_path: Path, tiny: Path, agents: list[dict], **extra) -> subprocess.CompletedProcess:
     require(shutil.which("bwrap") is not None, "bwrap is not installed: apt-get install bubblewrap")
-    data = {"name": "gw", "agents": agents, "base_models": [{"id": "local/tiny", "path": str(tiny), "label": "tiny"}],
-            "tasks": [{"name": "arithmetic", "options": {"digits": 2, "n_test": 20}}],
-            "budget": {"hours": 0.1, "gpus": 0, "grace_seconds": 5}, "results_dir": str(tmp_path / "results"),
-            "parallelism": 2, "sandbox": "bwrap", "sandbox_options": {"read_only": [str(SPY)]}, **extra}
+    data = {
+        "name": "gw",
+        "agents": agents,
+        "base_models": [{"id": "local/tiny", "path": str(tiny), "label": "tiny"}],
+        "tasks": [{"name": "arithmetic", "options": {"digits": 2, "n_test": 20}}],
+        "budget": {"hours": 0.1, "gpus": 0, "grace_seconds": 5},
+        "results_dir": str(tmp_path / "results"),
+        "parallelism": 2,
+        "sandbox": "bwrap",
+        "sandbox_options": {"read_only": [str(SPY)]},
+        **extra,
+    }
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(data))
     # A .env beside the campaign, as a user keeps keys: the runner reads it, the agent must not.
     (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in CANARIES.items()))
     env = {**os.environ, **CANARIES}
-    return subprocess.run([sys.executable, "-m", "ptbench", "run", str(tmp_path / "campaign.yaml")], capture_output=True,
-                          text=True, timeout=900, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", "run", str(tmp_path / "campaign.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 def _trials(tmp_path: Path) -> dict[str, TrialDir]:
-    return {TrialDir(p.parent).spec.agent.name: TrialDir(p.parent) for p in (tmp_path / "results" / "gw").glob("*/trial.json")}
+    return {
+        TrialDir(p.parent).spec.agent.name: TrialDir(p.parent)
+        for p in (tmp_path / "results" / "gw").glob("*/trial.json")
+    }
 
 
 def _no_canary_under(root: Path) -> None:
@@ -67,10 +84,20 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
     listener = socket.socket()  # a port open on the host's loopback: out of reach of a network: gateway sandbox
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    reach = (f"{sys.executable} -c \"import socket; s = socket.socket(); s.settimeout(3); "
-             f"print('HOST-PORT', s.connect_ex(('127.0.0.1', {listener.getsockname()[1]})))\"")
-    provider = scripted_provider([{"shell": spy}, {"shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} offline=${HF_HUB_OFFLINE:-unset}"},
-                                  {"shell": reach}, {"message": "done"}])
+    reach = (
+        f'{sys.executable} -c "import socket; s = socket.socket(); s.settimeout(3); '
+        f"print('HOST-PORT', s.connect_ex(('127.0.0.1', {listener.getsockname()[1]})))\""
+    )
+    provider = scripted_provider(
+        [
+            {"shell": spy},
+            {
+                "shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} offline=${HF_HUB_OFFLINE:-unset}"
+            },
+            {"shell": reach},
+            {"message": "done"},
+        ]
+    )
     agents = [{"name": n, "model": m, "options": {"base_url": provider.base_url}} for n, m in MODELS.items()]
     try:
         out = _run(tmp_path, tiny_model, agents)
@@ -95,15 +122,25 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         assert reached and "HOST-PORT 0" not in reached[0], (name, outputs)
         calls = read_jsonl(trial.agent_dir / "calls.jsonl")
         model_calls = [c for c in calls if c["api"] in ("anthropic", "responses", "chat", "gemini")]
-        played = [r for r in provider.requests if r["reply"] and r["reply"]["role"] == "script"
-                  and r["api"] == {"claude-code": "anthropic", "codex": "responses", "gemini-cli": "gemini", "opencode": "chat"}[name]
-                  and r["body"].get("model", MODELS[name]) in (MODELS[name], None)]
+        played = [
+            r
+            for r in provider.requests
+            if r["reply"]
+            and r["reply"]["role"] == "script"
+            and r["api"]
+            == {"claude-code": "anthropic", "codex": "responses", "gemini-cli": "gemini", "opencode": "chat"}[name]
+            and r["body"].get("model", MODELS[name]) in (MODELS[name], None)
+        ]
         assert len(model_calls) >= 3, (name, calls)
         ok = [c for c in model_calls if c["status"] == 200]
         assert all(c["input_tokens"] > 0 and c["output_tokens"] > 0 and c["usage_reported"] for c in ok), (name, ok)
         assert all(c["cost_usd"] > 0 for c in ok if c["model"] != "scripted"), (name, ok)
         usage = json.loads((trial.agent_dir / "usage.json").read_text())
-        assert usage["source"] == "gateway" and usage["calls"] == len(calls) and usage["input_tokens"] == sum(c["input_tokens"] for c in calls)
+        assert (
+            usage["source"] == "gateway"
+            and usage["calls"] == len(calls)
+            and usage["input_tokens"] == sum(c["input_tokens"] for c in calls)
+        )
         result = trial.read_result()
         assert result["usage"]["source"] == "gateway", result["usage"]
         assert result["network"] == "gateway" and result["hf_cache"] in (None, layer_mode), result
@@ -115,15 +152,24 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
 
 
 @pytest.mark.slow
-def test_cost_cap_stops_the_agent_and_other_models_are_refused(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
+def test_cost_cap_stops_the_agent_and_other_models_are_refused(
+    tmp_path: Path, tiny_model: Path, scripted_provider
+) -> None:
     _require_clis(["claude-code"])
-    provider = scripted_provider([
-        {"shell": f"{sys.executable} {SPY}/probe.py claude-opus-4-1"},  # a dearer model than the one it was given
-        {"shell": "echo second"},
-        {"message": "unreachable: the cap was spent by then"},
-    ])
-    agents = [{"name": "claude-code", "model": "claude-sonnet-4-5",
-               "options": {"base_url": provider.base_url, "cost_cap_usd": 0.000001, "max_retries": 0}}]
+    provider = scripted_provider(
+        [
+            {"shell": f"{sys.executable} {SPY}/probe.py claude-opus-4-1"},  # a dearer model than the one it was given
+            {"shell": "echo second"},
+            {"message": "unreachable: the cap was spent by then"},
+        ]
+    )
+    agents = [
+        {
+            "name": "claude-code",
+            "model": "claude-sonnet-4-5",
+            "options": {"base_url": provider.base_url, "cost_cap_usd": 0.000001, "max_retries": 0},
+        }
+    ]
     out = _run(tmp_path, tiny_model, agents)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     trial = _trials(tmp_path)["claude-code"]

@@ -76,5 +76,11 @@ def test_the_opt_in_is_accepted_and_marked(campaign: Path, tmp_path: Path) -> No
     out = ptbench("validate", str(campaign), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     record = synthetic_record("keyed", "A", "gsm8k", 0, 0.5)
-    assert marked_label(ResultRecord.model_validate({**record, "agent_credentials": "real_key", "sandbox": "none"})) == "keyed [unsandboxed] [real key]"
-    assert marked_label(ResultRecord.model_validate({**record, "agent_credentials": "gateway", "sandbox": "bwrap"})) == "keyed"
+    assert (
+        marked_label(ResultRecord.model_validate({**record, "agent_credentials": "real_key", "sandbox": "none"}))
+        == "keyed [unsandboxed] [real key]"
+    )
+    assert (
+        marked_label(ResultRecord.model_validate({**record, "agent_credentials": "gateway", "sandbox": "bwrap"}))
+        == "keyed"
+    )

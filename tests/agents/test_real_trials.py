@@ -23,13 +23,26 @@ import yaml
 
 from ptbench.agents import load_agent
 from ptbench.agents.launcher import npm_bin_dirs
-from tests.support import require
 from ptbench.trial import TrialDir
+from tests.support import require
 
-MODELS = {"claude-code": "claude-sonnet-4-5", "codex": "gpt-5-codex", "gemini-cli": "gemini-2.5-pro", "opencode": "scripted"}
-CANARIES = {"ANTHROPIC_API_KEY": "sk-ant-canary-7c1e55d09b2a", "OPENAI_API_KEY": "sk-oai-canary-4f2b8e913d7c",
-            "GEMINI_API_KEY": "gem-canary-9a3d61c07e54"}
-OWN_KEY = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini-cli": "GEMINI_API_KEY", "opencode": "OPENAI_API_KEY"}
+MODELS = {
+    "claude-code": "claude-sonnet-4-5",
+    "codex": "gpt-5-codex",
+    "gemini-cli": "gemini-2.5-pro",
+    "opencode": "scripted",
+}
+CANARIES = {
+    "ANTHROPIC_API_KEY": "sk-ant-canary-7c1e55d09b2a",
+    "OPENAI_API_KEY": "sk-oai-canary-4f2b8e913d7c",
+    "GEMINI_API_KEY": "gem-canary-9a3d61c07e54",
+}
+OWN_KEY = {
+    "claude-code": "ANTHROPIC_API_KEY",
+    "codex": "OPENAI_API_KEY",
+    "gemini-cli": "GEMINI_API_KEY",
+    "opencode": "OPENAI_API_KEY",
+}
 ENV_NAMES_CMD = "env | grep -oE '^[A-Z_]*(API_KEY|AUTH_TOKEN)' | sort | tr '\\n' ' '; echo"
 
 
@@ -48,25 +61,40 @@ def _require_clis(names) -> None:
 
 
 def _sft_script(tiny: Path) -> dict:
-    text = (Path(__import__("ptbench.agents", fromlist=["x"]).__file__).parent / "templates" / "rehearsal_script.yaml.j2").read_text()
+    text = (
+        Path(__import__("ptbench.agents", fromlist=["x"]).__file__).parent / "templates" / "rehearsal_script.yaml.j2"
+    ).read_text()
     data = yaml.safe_load(jinja2.Template(text).render(python=sys.executable, base_model=str(tiny), steps=3))
     data["turns"].insert(0, {"shell": ENV_NAMES_CMD})
     return data
 
 
 def _campaign(tmp_path: Path, tiny: Path, agents: list[dict], **extra) -> Path:
-    data = {"name": "real", "agents": agents, "base_models": [{"id": "local/tiny", "path": str(tiny), "label": "tiny"}],
-            "tasks": [{"name": "arithmetic", "options": {"digits": 2, "n_test": 20}}],
-            "budget": {"hours": 0.1, "gpus": 0, "grace_seconds": 5}, "results_dir": str(tmp_path / "results"),
-            "parallelism": len(agents), "evaluation": {"engine": "transformers", "limit": 10}, **extra}
+    data = {
+        "name": "real",
+        "agents": agents,
+        "base_models": [{"id": "local/tiny", "path": str(tiny), "label": "tiny"}],
+        "tasks": [{"name": "arithmetic", "options": {"digits": 2, "n_test": 20}}],
+        "budget": {"hours": 0.1, "gpus": 0, "grace_seconds": 5},
+        "results_dir": str(tmp_path / "results"),
+        "parallelism": len(agents),
+        "evaluation": {"engine": "transformers", "limit": 10},
+        **extra,
+    }
     path = tmp_path / "campaign.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
 
 def _ptbench(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ptbench", *args], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, **(env or {})}, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
 
 
 def _assert_no_value_under(root: Path, values) -> None:
@@ -90,7 +118,11 @@ def test_four_scaffolds_train_and_are_evaluated(tmp_path: Path, tiny_model: Path
         trial = TrialDir(trial_path)
         name = trial.spec.agent.name
         result = trial.read_result()
-        assert result and result["status"] == "completed", (name, result, (trial.agent_dir / "native.log").read_text()[-2000:])
+        assert result and result["status"] == "completed", (
+            name,
+            result,
+            (trial.agent_dir / "native.log").read_text()[-2000:],
+        )
         assert result["primary_metric"]["name"] == "accuracy" and result["primary_metric"]["n"] == 10
         assert result["agent"]["cli_version"] == load_agent(name).version
         assert result["usage"]["input_tokens"] > 0 and result["usage"]["output_tokens"] > 0
@@ -109,12 +141,14 @@ def test_four_scaffolds_train_and_are_evaluated(tmp_path: Path, tiny_model: Path
 @pytest.mark.slow
 def test_overrun_is_stopped_and_recorded_timed_out(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(["claude-code"])
-    provider = scripted_provider([
-        {"shell": f"cp -r {tiny_model} final_model && echo copied"},
-        # (Claude Code refuses a plain `sleep 900`; a training run that overruns looks like this)
-        {"shell": f"{sys.executable} -c 'import time; time.sleep(900)'", "timeout_s": 1000},
-        {"message": "unreachable"},
-    ])
+    provider = scripted_provider(
+        [
+            {"shell": f"cp -r {tiny_model} final_model && echo copied"},
+            # (Claude Code refuses a plain `sleep 900`; a training run that overruns looks like this)
+            {"shell": f"{sys.executable} -c 'import time; time.sleep(900)'", "timeout_s": 1000},
+            {"message": "unreachable"},
+        ]
+    )
     agents = [{"name": "claude-code", "model": "claude-sonnet-4-5", "options": {"base_url": provider.base_url}}]
     campaign = _campaign(tmp_path, tiny_model, agents, budget={"hours": 0.008, "gpus": 0, "grace_seconds": 2})
     out = _ptbench("run", str(campaign), env=CANARIES, cwd=tmp_path)
@@ -136,13 +170,20 @@ def test_overrun_is_stopped_and_recorded_timed_out(tmp_path: Path, tiny_model: P
 @pytest.mark.slow
 def test_early_exit_is_continued_with_the_time_left(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(["gemini-cli"])
-    provider = scripted_provider([
-        {"message": "I stop here."},
-        {"shell": f"cp -r {tiny_model} final_model && echo copied"},
-        {"message": "Now really done."},
-    ])
-    agents = [{"name": "gemini-cli", "model": "gemini-2.5-pro",
-               "options": {"base_url": provider.base_url, "continue_if_minutes_left": 1}}]
+    provider = scripted_provider(
+        [
+            {"message": "I stop here."},
+            {"shell": f"cp -r {tiny_model} final_model && echo copied"},
+            {"message": "Now really done."},
+        ]
+    )
+    agents = [
+        {
+            "name": "gemini-cli",
+            "model": "gemini-2.5-pro",
+            "options": {"base_url": provider.base_url, "continue_if_minutes_left": 1},
+        }
+    ]
     campaign = _campaign(tmp_path, tiny_model, agents, max_continuations=1)
     out = _ptbench("run", str(campaign), env=CANARIES, cwd=tmp_path)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

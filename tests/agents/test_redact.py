@@ -21,7 +21,7 @@ def test_pump_redacts_secrets_split_across_writes(tmp_path: Path) -> None:
     pump = RedactingPump(log, Redactor({"K": KEY}), chunk=7)
     data = (f"start {KEY} middle " * 50 + KEY[:10]).encode() + (KEY[10:] + " end, no newline").encode()
     for i in range(0, len(data), 5):  # tiny writes: the key is cut at every possible place
-        os.write(pump.write_fd, data[i:i + 5])
+        os.write(pump.write_fd, data[i : i + 5])
     pump.join()
     text = log.read_text()
     assert KEY not in text and text.count("[REDACTED:K]") == 51 and text.endswith("end, no newline")

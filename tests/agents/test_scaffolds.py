@@ -18,7 +18,14 @@ from ptbench.plan import plan_campaign
 from ptbench.spec import load_campaign
 
 LLM_AGENTS = ["claude-code", "codex", "gemini-cli", "opencode"]
-KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "ZAI_API_KEY", "DASHSCOPE_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+KEYS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "ZAI_API_KEY",
+    "DASHSCOPE_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -31,8 +38,15 @@ def _fresh_agents(monkeypatch):
 
 
 def _campaign(tmp_path: Path, agents: list[dict], **extra) -> Path:
-    data = {"name": "c", "agents": agents, "base_models": [{"id": "local/tiny", "path": str(tmp_path), "label": "tiny"}],
-            "tasks": [{"name": "arithmetic"}], "budget": {"hours": 1, "gpus": 0}, "results_dir": str(tmp_path / "results"), **extra}
+    data = {
+        "name": "c",
+        "agents": agents,
+        "base_models": [{"id": "local/tiny", "path": str(tmp_path), "label": "tiny"}],
+        "tasks": [{"name": "arithmetic"}],
+        "budget": {"hours": 1, "gpus": 0},
+        "results_dir": str(tmp_path / "results"),
+        **extra,
+    }
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -48,7 +62,14 @@ def test_scaffold_declares_everything(name: str) -> None:
 
 
 def test_variants_are_data() -> None:
-    assert {"claude-code-glm", "claude-code-qwen", "claude-code-subscription", "codex-high", "codex-subscription", "gemini-cli-login"} <= set(available_agents())
+    assert {
+        "claude-code-glm",
+        "claude-code-qwen",
+        "claude-code-subscription",
+        "codex-high",
+        "codex-subscription",
+        "gemini-cli-login",
+    } <= set(available_agents())
     glm = load_agent("claude-code-glm")
     assert glm.keys == ["ZAI_API_KEY"] and glm.env["IS_SANDBOX"] == "1" and "ANTHROPIC_AUTH_TOKEN" in glm.env
     assert glm.command == load_agent("claude-code").command
@@ -60,15 +81,29 @@ def test_agent_gets_only_its_own_key(tmp_path: Path, monkeypatch) -> None:
     for k in KEYS:
         monkeypatch.setenv(k, f"{k.lower()}-canary-value")
     monkeypatch.setenv("SOME_OTHER_SECRET", "x" * 20)
-    path = _campaign(tmp_path, [{"name": "claude-code", "model": "m"}, {"name": "claude-code-glm", "model": "glm-4.6"},
-                                {"name": "codex", "model": "gpt-5", "options": {"reasoning_effort": "high"}}])
+    path = _campaign(
+        tmp_path,
+        [
+            {"name": "claude-code", "model": "m"},
+            {"name": "claude-code-glm", "model": "glm-4.6"},
+            {"name": "codex", "model": "gpt-5", "options": {"reasoning_effort": "high"}},
+        ],
+    )
     plan = plan_campaign(load_campaign(path))
     launches = {t.spec.agent.name: build_launch(t, prompt="P") for t in plan.trials}
-    secret_env = {n: {k for k in KEYS + ("SOME_OTHER_SECRET", "ANTHROPIC_AUTH_TOKEN") if k in l.env} for n, l in launches.items()}
-    assert secret_env == {"claude-code": {"ANTHROPIC_API_KEY"}, "claude-code-glm": {"ZAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
-                          "codex": {"OPENAI_API_KEY"}}
+    secret_env = {
+        n: {k for k in KEYS + ("SOME_OTHER_SECRET", "ANTHROPIC_AUTH_TOKEN") if k in l.env} for n, l in launches.items()
+    }
+    assert secret_env == {
+        "claude-code": {"ANTHROPIC_API_KEY"},
+        "claude-code-glm": {"ZAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
+        "codex": {"OPENAI_API_KEY"},
+    }
     glm = launches["claude-code-glm"]
-    assert glm.env["ANTHROPIC_AUTH_TOKEN"] == "zai_api_key-canary-value" and glm.env["ANTHROPIC_BASE_URL"] == "https://api.z.ai/api/anthropic"
+    assert (
+        glm.env["ANTHROPIC_AUTH_TOKEN"] == "zai_api_key-canary-value"
+        and glm.env["ANTHROPIC_BASE_URL"] == "https://api.z.ai/api/anthropic"
+    )
     assert set(glm.secrets) == {"ZAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
     assert "--config=model_reasoning_effort=high" in launches["codex"].argv
     assert not any("model_provider" in a for a in launches["codex"].argv)  # no base_url: the built-in provider
@@ -88,7 +123,9 @@ def test_subscription_login_copied_private_and_redacted(tmp_path: Path, monkeypa
     fake_home = tmp_path / "userhome"
     (fake_home / ".codex").mkdir(parents=True)
     token = "eyJhbGciOiJSUzI1NiJ9.canary-access-token-value"
-    (fake_home / ".codex" / "auth.json").write_text(json.dumps({"tokens": {"access_token": token}, "last_refresh": "2025"}))
+    (fake_home / ".codex" / "auth.json").write_text(
+        json.dumps({"tokens": {"access_token": token}, "last_refresh": "2025"})
+    )
     monkeypatch.setenv("HOME", str(fake_home))
     path = _campaign(tmp_path, [{"name": "codex-subscription", "model": "gpt-5"}])
     load_campaign(path)
@@ -117,9 +154,18 @@ def test_validate_refuses_missing_key_naming_the_variable(tmp_path: Path, capsys
 def test_missing_cli_names_the_install_command(tmp_path: Path, monkeypatch) -> None:
     folder = tmp_path / "agents" / "ghost"
     folder.mkdir(parents=True)
-    (folder / "agent.yaml").write_text(yaml.safe_dump({
-        "name": "ghost", "package": "ghost-cli@1.2.3", "version": "1.2.3", "executable": "ptbench-ghost-cli",
-        "uses_prompt": True, "command": ["{{ executable }}", "{{ prompt }}"]}))
+    (folder / "agent.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "ghost",
+                "package": "ghost-cli@1.2.3",
+                "version": "1.2.3",
+                "executable": "ptbench-ghost-cli",
+                "uses_prompt": True,
+                "command": ["{{ executable }}", "{{ prompt }}"],
+            }
+        )
+    )
     monkeypatch.setenv("PTBENCH_AGENTS_PATH", str(tmp_path / "agents"))
     with pytest.raises(UserError) as exc:
         find_executable(load_agent("ghost"))
@@ -130,12 +176,15 @@ def test_missing_cli_names_the_install_command(tmp_path: Path, monkeypatch) -> N
     assert any("ghost-cli@1.2.3" in p for p in problems)
 
 
-@pytest.mark.parametrize("body, expected", [
-    ({"name": "bad", "command": ["x"], "trace_format": "xml"}, ["trace_format", "agent.yaml:"]),
-    ({"name": "bad", "command": ["x"], "kees": ["A"]}, ["unknown key 'kees'", "did you mean 'keys'"]),
-    ({"name": "bad"}, ["missing required field 'command'", "add it"]),
-    ({"name": "bad", "command": ["x"], "extends": "bad"}, ["extends", "cycle"]),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ({"name": "bad", "command": ["x"], "trace_format": "xml"}, ["trace_format", "agent.yaml:"]),
+        ({"name": "bad", "command": ["x"], "kees": ["A"]}, ["unknown key 'kees'", "did you mean 'keys'"]),
+        ({"name": "bad"}, ["missing required field 'command'", "add it"]),
+        ({"name": "bad", "command": ["x"], "extends": "bad"}, ["extends", "cycle"]),
+    ],
+)
 def test_malformed_agent_yaml_names_file_field_and_fix(tmp_path: Path, monkeypatch, body, expected) -> None:
     folder = tmp_path / "agents" / "bad"
     folder.mkdir(parents=True)

@@ -11,12 +11,21 @@ from ptbench.agents.failures import classify
 from ptbench.agents.traces import parse_native_log, write_traces
 
 DATA = Path(__file__).resolve().parents[1] / "testing" / "data"
-FORMATS = {"claude-code": "claude-stream-json", "codex": "codex-json", "gemini-cli": "gemini-stream-json", "opencode": "opencode-json"}
+FORMATS = {
+    "claude-code": "claude-stream-json",
+    "codex": "codex-json",
+    "gemini-cli": "gemini-stream-json",
+    "opencode": "opencode-json",
+}
 
 
 @pytest.mark.parametrize("cli", sorted(FORMATS))
 def test_first_and_resumed_session_parse(cli: str, tmp_path: Path) -> None:
-    log = (DATA / f"{cli}_stream.jsonl").read_text() + '{"ptbench_run": 2, "mode": "continue"}\n' + (DATA / f"{cli}_resume_stream.jsonl").read_text()
+    log = (
+        (DATA / f"{cli}_stream.jsonl").read_text()
+        + '{"ptbench_run": 2, "mode": "continue"}\n'
+        + (DATA / f"{cli}_resume_stream.jsonl").read_text()
+    )
     (tmp_path / "native.log").write_text("stderr noise before\n" + log)
     traj = write_traces(tmp_path, FORMATS[cli], agent=cli, model="m")
     calls = traj.tool_calls()
@@ -36,7 +45,13 @@ def test_first_and_resumed_session_parse(cli: str, tmp_path: Path) -> None:
 
 
 ERRORS = DATA / "errors"
-EXPECTED = {"rate_limit": "rate_limit", "auth": "auth", "context_length": "context_window", "quota": "quota", "overloaded": "overloaded"}
+EXPECTED = {
+    "rate_limit": "rate_limit",
+    "auth": "auth",
+    "context_length": "context_window",
+    "quota": "quota",
+    "overloaded": "overloaded",
+}
 
 
 @pytest.mark.parametrize("path", sorted(ERRORS.glob("*.jsonl")), ids=lambda p: p.stem)
@@ -62,4 +77,6 @@ def test_clean_exit_is_no_failure_and_crash_is_classified() -> None:
     killed = classify(crashed, "", -11)
     assert killed is not None and killed.kind == "cli_crash"
     unknown = classify(parse_native_log("usage: bad flag\n", "text"), "usage: bad flag\n", 2)
-    assert unknown is not None and unknown.kind == "agent_exit" and not unknown.retryable and "bad flag" in unknown.message
+    assert (
+        unknown is not None and unknown.kind == "agent_exit" and not unknown.retryable and "bad flag" in unknown.message
+    )

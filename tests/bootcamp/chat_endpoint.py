@@ -15,9 +15,10 @@ import multiprocessing
 import random
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from aiohttp import web
 
@@ -53,7 +54,9 @@ class EndpointStats:
     """Set to a list to record every request body (tests of what the client sends)."""
 
 
-def make_app(policy: Policy, latency_s: float = 0.0, faults: Faults | None = None, stats: EndpointStats | None = None) -> web.Application:
+def make_app(
+    policy: Policy, latency_s: float = 0.0, faults: Faults | None = None, stats: EndpointStats | None = None
+) -> web.Application:
     faults = faults or Faults()
     stats = stats or EndpointStats()
     seen: dict[str, int] = {}
@@ -86,7 +89,9 @@ def make_app(policy: Policy, latency_s: float = 0.0, faults: Faults | None = Non
             if fault == "500":
                 return web.json_response({"error": {"message": "injected"}}, status=500)
             if fault == "429":
-                return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": f"{faults.retry_after_s}"})
+                return web.json_response(
+                    {"error": {"message": "slow down"}}, status=429, headers={"Retry-After": f"{faults.retry_after_s}"}
+                )
             await asyncio.sleep(faults.hang_s)
         body = _loads(raw)
         if stats.bodies is not None:
@@ -113,7 +118,9 @@ def make_app(policy: Policy, latency_s: float = 0.0, faults: Faults | None = Non
 
 
 @contextmanager
-def serve_in_thread(policy: Policy, latency_s: float = 0.0, faults: Faults | None = None) -> Iterator[tuple[str, EndpointStats]]:
+def serve_in_thread(
+    policy: Policy, latency_s: float = 0.0, faults: Faults | None = None
+) -> Iterator[tuple[str, EndpointStats]]:
     """Yields (base URL ending in /v1, live stats). The server runs on its own loop in a daemon thread."""
     stats = EndpointStats()
     ready = threading.Event()

@@ -47,7 +47,9 @@ def copy_tree(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst)
 
 
-def make_rollout(tmp_path: Path, name: str, endpoint: str, *, test: int = 12, train: int = 4, extra_yaml: str = "", **settings):
+def make_rollout(
+    tmp_path: Path, name: str, endpoint: str, *, test: int = 12, train: int = 4, extra_yaml: str = "", **settings
+):
     """Generate a small dataset and write a rollout folder for it; returns the rollout folder."""
     from ptbench.bootcamp import generate, load_bootcamp
     from ptbench.bootcamp.rollout import RolloutSettings, write_settings
@@ -56,7 +58,19 @@ def make_rollout(tmp_path: Path, name: str, endpoint: str, *, test: int = 12, tr
     generate(cfg, tmp_path / "data")
     out = tmp_path / "rollout"
     args = {"concurrency": 8, "request_timeout_s": 10.0, "max_retries": 6, **settings}
-    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp_path / "data"), split="test", endpoint=endpoint, model="scripted", **args), force=True)
+    write_settings(
+        out,
+        RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(tmp_path / "data"),
+            split="test",
+            endpoint=endpoint,
+            model="scripted",
+            **args,
+        ),
+        force=True,
+    )
     return out
 
 
@@ -80,5 +94,18 @@ def rollout_with(tmp_path: Path, endpoint: str, *, base: str = "arithmetic", tes
     cfg = load_bootcamp(path)
     generate(cfg, tmp_path / "data")
     out = tmp_path / "rollout"
-    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp_path / "data"), split="test", endpoint=endpoint, model="scripted", concurrency=8, request_timeout_s=10.0), force=True)
+    write_settings(
+        out,
+        RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(tmp_path / "data"),
+            split="test",
+            endpoint=endpoint,
+            model="scripted",
+            concurrency=8,
+            request_timeout_s=10.0,
+        ),
+        force=True,
+    )
     return out

@@ -28,7 +28,11 @@ def arithmetic_policy(tool_turns: int = 2):
         expr = re.search(r"Compute the value of (.+?)\. You may", _user_text(messages)).group(1)  # type: ignore[union-attr]
         outs = _tool_outputs(messages)
         if len(outs) < tool_turns:
-            return {"role": "assistant", "content": None, "tool_calls": [_tool_call(len(outs), "calculator", {"expression": expr})]}
+            return {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_tool_call(len(outs), "calculator", {"expression": expr})],
+            }
         return {"role": "assistant", "content": f"The result is \\boxed{{{outs[-1]}}}."}
 
     return policy
@@ -62,7 +66,11 @@ def sql_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
     question = _user_text(messages)
     outs = _tool_outputs(messages)
     if not outs:
-        return {"role": "assistant", "content": "Let me look.", "tool_calls": [_tool_call(0, "sql_query", {"query": "SELECT name, sql FROM sqlite_master"})]}
+        return {
+            "role": "assistant",
+            "content": "Let me look.",
+            "tool_calls": [_tool_call(0, "sql_query", {"query": "SELECT name, sql FROM sqlite_master"})],
+        }
     if len(outs) == 1:
         dept = re.search(r"the (\w+) department", question).group(1)  # type: ignore[union-attr]
         join = f"FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name='{dept}'"

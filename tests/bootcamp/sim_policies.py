@@ -44,7 +44,10 @@ def poker_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
         hole, board = spots[len(outs)]
         return _call(len(outs), "hand_equity", {"hole": hole, "board": "" if board == "none yet" else board})
     eq = [float(re.search(r"equity ([\d.]+)", o).group(1)) for o in outs]  # type: ignore[union-attr]
-    return _say("Decisions: " + ", ".join(f"{i + 1}={'raise' if e > 0.6 else 'call' if e > 0.4 else 'fold'}" for i, e in enumerate(eq)))
+    return _say(
+        "Decisions: "
+        + ", ".join(f"{i + 1}={'raise' if e > 0.6 else 'call' if e > 0.4 else 'fold'}" for i, e in enumerate(eq))
+    )
 
 
 def robot_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
@@ -76,7 +79,9 @@ def combinatorial_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str
         pts = [(float(x), float(y)) for x, y in re.findall(r"\d+: \(([\d.]+), ([\d.]+)\)", prompt)]
         chosen = [0]
         while len(chosen) < len(pts):
-            chosen.append(min((j for j in range(len(pts)) if j not in chosen), key=lambda j: math.dist(pts[chosen[-1]], pts[j])))
+            chosen.append(
+                min((j for j in range(len(pts)) if j not in chosen), key=lambda j: math.dist(pts[chosen[-1]], pts[j]))
+            )
     if not _tool_outputs(messages):
         return _call(0, "evaluate", {"solution": chosen})
     return _say(f"Solution: {json.dumps(chosen)}")
@@ -93,4 +98,10 @@ def forecasting_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, 
     return _say(f"Forecast: [{fc}]")
 
 
-POLICIES = {"battery": battery_policy, "poker": poker_policy, "robot_arm": robot_policy, "combinatorial": combinatorial_policy, "forecasting": forecasting_policy}
+POLICIES = {
+    "battery": battery_policy,
+    "poker": poker_policy,
+    "robot_arm": robot_policy,
+    "combinatorial": combinatorial_policy,
+    "forecasting": forecasting_policy,
+}

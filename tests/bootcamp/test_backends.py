@@ -14,17 +14,25 @@ import pytest
 
 from ptbench.backends.shards import condor_submit_description, shard_command
 from ptbench.bootcamp.datagen import Shard
+from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 from .chat_endpoint import serve_in_thread
 from .conftest import require, small_config
 from .policies import sql_policy
 from .test_cli import _content
-from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 
 def test_shard_command_is_one_plain_command_line(tmp_path: Path) -> None:
     cmd = shard_command(tmp_path, Shard(2, 4))
-    assert cmd[0] == sys.executable and cmd[1:] == ["-m", "ptbench", "bootcamp", "rollout-shard", str(tmp_path), "--shard", "2/4"]
+    assert cmd[0] == sys.executable and cmd[1:] == [
+        "-m",
+        "ptbench",
+        "bootcamp",
+        "rollout-shard",
+        str(tmp_path),
+        "--shard",
+        "2/4",
+    ]
 
 
 def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> None:
@@ -36,7 +44,7 @@ def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> Non
     text = condor_submit_description(tmp_path, 4)
     sub = htcondor2.Submit(text)
     assert sub["executable"] == sys.executable
-    assert sub["arguments"].endswith("--shard $(Process)/4\"") or "$(Process)/4" in sub["arguments"]
+    assert sub["arguments"].endswith('--shard $(Process)/4"') or "$(Process)/4" in sub["arguments"]
     assert sub["max_retries"] == "3"
 
 
@@ -50,13 +58,39 @@ def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: 
         for backend, shards in (("local", 1), ("slurm", 4)):
             out = tmp_path / backend
             # the same backend.options a campaign's trials take (setup lines, sbatch extras, account)
-            options = {"account": "ptbench-test", "setup": [f"touch {out}/setup-ran-$SLURM_ARRAY_TASK_ID"], "sbatch": {"comment": "shards"}}
+            options = {
+                "account": "ptbench-test",
+                "setup": [f"touch {out}/setup-ran-$SLURM_ARRAY_TASK_ID"],
+                "sbatch": {"comment": "shards"},
+            }
             backend_file = tmp_path / f"{backend}-backend.yaml"
-            backend_file.write_text(json.dumps({"backend": {"name": backend, "options": options if backend == "slurm" else {}}}))
+            backend_file.write_text(
+                json.dumps({"backend": {"name": backend, "options": options if backend == "slurm" else {}}})
+            )
             res = subprocess.run(
-                [sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", url, "--model", "scripted",
-                 "--out", str(out), "--shards", str(shards), "--backend-config", str(backend_file), "--slurm-time", "10"],
-                capture_output=True, text=True, timeout=900,
+                [
+                    sys.executable,
+                    "-m",
+                    "ptbench",
+                    "bootcamp",
+                    "rollout",
+                    str(cfg),
+                    "--endpoint",
+                    url,
+                    "--model",
+                    "scripted",
+                    "--out",
+                    str(out),
+                    "--shards",
+                    str(shards),
+                    "--backend-config",
+                    str(backend_file),
+                    "--slurm-time",
+                    "10",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=900,
             )
             assert res.returncode == 0, res.stdout + res.stderr
             merged[backend] = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
@@ -64,8 +98,13 @@ def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: 
     assert sorted(p.name for p in (tmp_path / "slurm").glob("setup-ran-*")) == [f"setup-ran-{i}" for i in range(4)]
     # `ptbench status` shows the shards like trials: one row each, state and the Slurm job
     jobs = json.loads((tmp_path / "slurm" / "jobs.json").read_text())["jobs"]
-    shown = subprocess.run([sys.executable, "-m", "ptbench", "status", str(tmp_path / "slurm")], capture_output=True, text=True,
-                           timeout=120, env={**os.environ, "COLUMNS": "200"})
+    shown = subprocess.run(
+        [sys.executable, "-m", "ptbench", "status", str(tmp_path / "slurm")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert shown.returncode == 0, shown.stderr
     for i in range(4):
         tag = f"shard-{i:05d}-of-00004"
@@ -83,20 +122,70 @@ def test_shard_array_takes_the_trials_slurm_options(tmp_path: Path) -> None:
     the same `backend.options` (and the same SlurmBackend code) as a campaign's trials."""
     cfg = small_config(tmp_path, "arithmetic", test=8)
     campaign = tmp_path / "campaign.yaml"
-    campaign.write_text(json.dumps({"name": "x", "backend": {"name": "slurm", "options": {
-        "partition": "gpu", "account": "proj42", "qos": "normal", "gres": "gpu:h100:1", "cpus_per_task": 8, "mem_gb": 32,
-        "setup": ["module load cuda/12.4"], "sbatch": {"mail-type": "END"}}}}))
+    campaign.write_text(
+        json.dumps(
+            {
+                "name": "x",
+                "backend": {
+                    "name": "slurm",
+                    "options": {
+                        "partition": "gpu",
+                        "account": "proj42",
+                        "qos": "normal",
+                        "gres": "gpu:h100:1",
+                        "cpus_per_task": 8,
+                        "mem_gb": 32,
+                        "setup": ["module load cuda/12.4"],
+                        "sbatch": {"mail-type": "END"},
+                    },
+                },
+            }
+        )
+    )
     out = tmp_path / "rollout"
-    res = subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", "http://127.0.0.1:9/v1",
-                          "--model", "m", "--out", str(out), "--shards", "3", "--backend-config", str(campaign), "--render",
-                          "--slurm-time", "30"], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptbench",
+            "bootcamp",
+            "rollout",
+            str(cfg),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            str(out),
+            "--shards",
+            "3",
+            "--backend-config",
+            str(campaign),
+            "--render",
+            "--slurm-time",
+            "30",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     text = (out / "submit" / "slurm.sh").read_text().replace(str(tmp_path), "@TMP@").replace(sys.executable, "@PYTHON@")
     if os.environ.get("PTBENCH_UPDATE_GOLDEN"):
         SHARDS_GOLDEN.write_text(text)
-    assert text == SHARDS_GOLDEN.read_text(), f"rendered script differs from {SHARDS_GOLDEN} (PTBENCH_UPDATE_GOLDEN=1 rewrites it after review)"
-    for line in ("#SBATCH --account=proj42", "#SBATCH --qos=normal", "#SBATCH --gres=gpu:h100:1", "#SBATCH --partition=gpu",
-                 "#SBATCH --array=0-2%3", "#SBATCH --time=30", "#SBATCH --mail-type=END", "module load cuda/12.4"):
+    assert text == SHARDS_GOLDEN.read_text(), (
+        f"rendered script differs from {SHARDS_GOLDEN} (PTBENCH_UPDATE_GOLDEN=1 rewrites it after review)"
+    )
+    for line in (
+        "#SBATCH --account=proj42",
+        "#SBATCH --qos=normal",
+        "#SBATCH --gres=gpu:h100:1",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --array=0-2%3",
+        "#SBATCH --time=30",
+        "#SBATCH --mail-type=END",
+        "module load cuda/12.4",
+    ):
         assert line in text, line
 
 
@@ -104,7 +193,26 @@ def test_bad_shard_backend_option_is_one_line(tmp_path: Path) -> None:
     cfg = small_config(tmp_path, "arithmetic", test=8)
     bad = tmp_path / "b.yaml"
     bad.write_text(json.dumps({"backend": {"name": "slurm", "options": {"acount": "x"}}}))
-    res = subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", "http://127.0.0.1:9/v1",
-                          "--model", "m", "--out", str(tmp_path / "o"), "--backend-config", str(bad)], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptbench",
+            "bootcamp",
+            "rollout",
+            str(cfg),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            str(tmp_path / "o"),
+            "--backend-config",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "backend.options.acount" in res.stderr and not (tmp_path / "o").exists()

@@ -21,7 +21,9 @@ _TIMING = ("started_at", "latency_s", "model_latency_s")
 
 def _cli(*args: str, **kw) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="200")  # rich wraps the summary table at the default 80
-    return subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", *args], capture_output=True, text=True, timeout=300, env=env, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", "bootcamp", *args], capture_output=True, text=True, timeout=300, env=env, **kw
+    )
 
 
 def _content(rec: dict) -> dict:
@@ -46,12 +48,27 @@ def test_four_local_shards_merge_to_the_same_episodes_as_one(tmp_path: Path) -> 
     with serve_in_thread(sql_policy) as (url, _):
         for shards in (1, 4):
             out = tmp_path / f"out{shards}"
-            res = _cli("rollout", str(cfg), "--endpoint", url, "--model", "scripted", "--out", str(out), "--shards", str(shards), "--concurrency", "4")
+            res = _cli(
+                "rollout",
+                str(cfg),
+                "--endpoint",
+                url,
+                "--model",
+                "scripted",
+                "--out",
+                str(out),
+                "--shards",
+                str(shards),
+                "--concurrency",
+                "4",
+            )
             assert res.returncode == 0, res.stdout + res.stderr
             assert "bootcamp/sql_explore" in res.stdout  # the summary table
             merged[shards] = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
             summary = json.loads((out / "merged" / "summary.json").read_text())
-            assert summary["episodes"] == 20 and summary["by_data_source"]["bootcamp/sql_explore"]["success_rate"] == 1.0
+            assert (
+                summary["episodes"] == 20 and summary["by_data_source"]["bootcamp/sql_explore"]["success_rate"] == 1.0
+            )
     assert len(list((tmp_path / "out4" / "shards").glob("shard-*-of-00004.jsonl"))) == 4
     assert [_content(r) for r in merged[1]] == [_content(r) for r in merged[4]]
     assert [r["index"] for r in merged[4]] == list(range(20))
@@ -62,7 +79,11 @@ def test_killed_shards_resume_without_duplicates_or_losses(tmp_path: Path) -> No
     out = tmp_path / "out"
     args = ["rollout", str(cfg), "--model", "scripted", "--out", str(out), "--shards", "2", "--concurrency", "3"]
     with serve_in_thread(arithmetic_policy(), latency_s=0.05) as (url, _):
-        proc = subprocess.Popen([sys.executable, "-m", "ptbench", "bootcamp", *args, "--endpoint", url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ptbench", "bootcamp", *args, "--endpoint", url],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(shard_records(out) if (out / "shards").exists() else []) < 10:
             time.sleep(0.1)
@@ -86,7 +107,18 @@ def test_killed_shards_resume_without_duplicates_or_losses(tmp_path: Path) -> No
 
 def test_failed_shard_is_reported_with_exit_2(tmp_path: Path) -> None:
     cfg = small_config(tmp_path, "arithmetic")
-    res = _cli("rollout", str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path / "o"), "--split", "nope")
+    res = _cli(
+        "rollout",
+        str(cfg),
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--out",
+        str(tmp_path / "o"),
+        "--split",
+        "nope",
+    )
     assert res.returncode == 2 and "no such split file" in res.stderr
 
 
@@ -112,4 +144,8 @@ def test_merge_json_and_sft_hand_off(tmp_path: Path) -> None:
     chats = tmp_path / "chats.jsonl"
     assert _cli("sft", str(cfg), "--out", str(chats), "--from-traces", str(out)).returncode == 0
     rows = [json.loads(x) for x in chats.read_text().splitlines()]
-    assert len(rows) == 5 and rows[0]["messages"][-1]["role"] == "assistant" and json.loads(rows[0]["tools"])[0]["function"]["name"] == "calculator"
+    assert (
+        len(rows) == 5
+        and rows[0]["messages"][-1]["role"] == "assistant"
+        and json.loads(rows[0]["tools"])[0]["function"]["name"] == "calculator"
+    )

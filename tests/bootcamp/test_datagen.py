@@ -15,7 +15,9 @@ from .conftest import small_config
 
 
 def _files(d: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and ".cache" not in p.parts}
+    return {
+        str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and ".cache" not in p.parts
+    }
 
 
 @pytest.mark.parametrize("name", ["arithmetic", "mastermind", "sql_explore"])
@@ -24,7 +26,15 @@ def test_same_config_and_seed_give_byte_identical_files(tmp_path: Path, name: st
     generate(cfg, tmp_path / "a")
     generate(cfg, tmp_path / "b")
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
-    assert set(a) == {"manifest.json", "test.jsonl", "test.parquet", "train.jsonl", "train.parquet", "sft/test.jsonl", "sft/train.jsonl"}
+    assert set(a) == {
+        "manifest.json",
+        "test.jsonl",
+        "test.parquet",
+        "train.jsonl",
+        "train.parquet",
+        "sft/test.jsonl",
+        "sft/train.jsonl",
+    }
     assert a == b
 
 
@@ -40,7 +50,9 @@ def test_other_seed_gives_other_cases(tmp_path: Path) -> None:
 def test_splits_are_disjoint_and_ids_unique(tmp_path: Path) -> None:
     cfg = load_bootcamp(small_config(tmp_path, "arithmetic", test=40, train=200))
     generate(cfg, tmp_path / "d")
-    rows = {s: [json.loads(x) for x in (tmp_path / "d" / f"{s}.jsonl").read_text().splitlines()] for s in ("test", "train")}
+    rows = {
+        s: [json.loads(x) for x in (tmp_path / "d" / f"{s}.jsonl").read_text().splitlines()] for s in ("test", "train")
+    }
     ids = {s: [r["extra_info"]["sample_id"] for r in rs] for s, rs in rows.items()}
     exprs = {s: {json.loads(r["reward_model"]["ground_truth"])["expression"] for r in rs} for s, rs in rows.items()}
     assert len(ids["test"]) == 40 and len(ids["train"]) == 200
@@ -59,7 +71,11 @@ def test_duplicates_removed_when_case_space_is_small(tmp_path: Path) -> None:
         "splits: {test: 5, train: 20}\nreward: {name: boxed_number}\n"
     )
     generate(load_bootcamp(path), tmp_path / "d")
-    exprs = [json.loads(json.loads(x)["reward_model"]["ground_truth"])["expression"] for s in ("test", "train") for x in (tmp_path / "d" / f"{s}.jsonl").read_text().splitlines()]
+    exprs = [
+        json.loads(json.loads(x)["reward_model"]["ground_truth"])["expression"]
+        for s in ("test", "train")
+        for x in (tmp_path / "d" / f"{s}.jsonl").read_text().splitlines()
+    ]
     assert len(exprs) == 25 == len(set(exprs))
     path.write_text(path.read_text().replace("train: 20", "train: 30"))
     with pytest.raises(UserError, match="ran out of distinct cases"):
@@ -150,7 +166,9 @@ def test_sft_examples_match_the_written_sft_file(tmp_path: Path) -> None:
     examples = sft_examples(path, "train")
     written = [json.loads(x) for x in (tmp_path / "d" / "sft" / "train.jsonl").read_text().splitlines()]
     assert examples == written and len(examples) == 30
-    assert set(examples[0]) == {"prompt", "completion", "tools"} and "\\boxed{" in examples[0]["completion"][0]["content"]
+    assert (
+        set(examples[0]) == {"prompt", "completion", "tools"} and "\\boxed{" in examples[0]["completion"][0]["content"]
+    )
     assert [m["role"] for m in examples[0]["prompt"]] == ["system", "user"]
     text = sft_examples(path, "train", "text")
     assert set(text[0]) == {"prompt", "completion"} and isinstance(text[0]["prompt"], str)

@@ -58,7 +58,9 @@ def test_sql_tool_aborts_runaway_queries() -> None:
     identity = SqlExploreGenerator().case(random.Random(2))
     tool = TOOLS.get("sql_query")(max_vm_steps=100_000)
     state = tool.create_sync(identity)
-    res = tool.execute_sync(state, {"query": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT COUNT(*) FROM c"})
+    res = tool.execute_sync(
+        state, {"query": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT COUNT(*) FROM c"}
+    )
     assert res.error and "interrupt" in res.text.lower()
     assert tool.execute_sync(state, {"query": "SELECT 1"}).text.splitlines()[-1] == "1"  # connection still usable
 
@@ -98,11 +100,22 @@ def test_compute_score_scores_only_the_agent_loops_final_text() -> None:
     # verl's decoding (special tokens stripped): every turn and the tool output in one string.
     decoded = "system\nuser\nassistant\nmaybe \\boxed{42}\nuser\n<tool_response>\n42\n</tool_response>\nassistant\nI am not sure."
     assert compute_score("bootcamp/arithmetic", decoded, gt, {**extra, "ptbench_final_text": "I am not sure."}) == 0.0
-    assert compute_score("bootcamp/arithmetic", "not sure", gt, {**extra, "ptbench_final_text": "so \\boxed{42}"}, reward_router_address=None) == 1.0
+    assert (
+        compute_score(
+            "bootcamp/arithmetic",
+            "not sure",
+            gt,
+            {**extra, "ptbench_final_text": "so \\boxed{42}"},
+            reward_router_address=None,
+        )
+        == 1.0
+    )
     with pytest.raises(ValueError, match="ptbench_agent"):  # multi-turn without the agent loop's text: fail closed
         compute_score("bootcamp/arithmetic", decoded, gt, extra)
     single_extra = {"reward_fn": "boxed_number", "reward_params": "{}", "ptbench": single}
-    assert compute_score("bootcamp/arithmetic", "so \\boxed{42}", gt, single_extra) == 1.0  # single_turn_agent: one turn
+    assert (
+        compute_score("bootcamp/arithmetic", "so \\boxed{42}", gt, single_extra) == 1.0
+    )  # single_turn_agent: one turn
     assert compute_score("bootcamp/arithmetic", "so \\boxed{41}", gt, single_extra) == 0.0
     with pytest.raises(ValueError, match="reward_fn"):
         compute_score("bootcamp/arithmetic", "\\boxed{42}", gt, {})

@@ -41,7 +41,15 @@ def test_hang_is_killed_at_its_timeout_and_the_worker_replaced_crashes_are_error
         crashed = {m: await tool.execute(state, {"mode": m}) for m in ("exit", "segfault", "oom", "raise")}
         last = await tool.execute(state, {"mode": "ok"})
         await tool.aclose()
-        return {"first": first, "hang": hang, "ticks": ticks, "after": after_hang, "crashed": crashed, "last": last, "state": state}
+        return {
+            "first": first,
+            "hang": hang,
+            "ticks": ticks,
+            "after": after_hang,
+            "crashed": crashed,
+            "last": last,
+            "state": state,
+        }
 
     out = asyncio.run(scenario())
     first_pid = out["first"].text.split()[1]
@@ -95,13 +103,28 @@ def test_rollout_records_worker_crashes_and_leaves_no_worker(tmp_path, campaign_
     def policy(messages, tools):
         n = sum(m["role"] == "tool" for m in messages)
         if n < len(modes):
-            return {"role": "assistant", "content": None, "tool_calls": [_tool_call(n, "misbehave", {"mode": modes[n]})]}
+            return {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_tool_call(n, "misbehave", {"mode": modes[n]})],
+            }
         return {"role": "assistant", "content": "\\boxed{0}"}
 
     before = _children()
     with serve_in_thread(policy) as (url, _stats):
-        out = rollout_with(tmp_path, url, tools=[{"name": "misbehave", "params": {"call_timeout_s": 1.0, "memory_mb": 512, "workers": 2}, "timeout_s": 20}],
-                           imports=["tests.bootcamp.heavy_tools"], limits={"max_assistant_turns": 8, "max_tool_calls": 8})
+        out = rollout_with(
+            tmp_path,
+            url,
+            tools=[
+                {
+                    "name": "misbehave",
+                    "params": {"call_timeout_s": 1.0, "memory_mb": 512, "workers": 2},
+                    "timeout_s": 20,
+                }
+            ],
+            imports=["tests.bootcamp.heavy_tools"],
+            limits={"max_assistant_turns": 8, "max_tool_calls": 8},
+        )
         run_shard(out, Shard(0, 1))
     recs = shard_records(out)
     assert len(recs) == 3 and all(r["status"] == "ok" for r in recs), [r.get("error") for r in recs]

@@ -28,8 +28,14 @@ from ptbench.bootcamp.replicas import new_run, read_replicas, read_token, replic
 from .conftest import require
 from .test_tool_replicas import health, remote_sql_config, replica_processes
 
-OPTIONS = {"python": sys.executable, "accounting_group": "group_llm.ptbench", "requirements": '(OpSysAndVer == "AlmaLinux9")',
-           "container_image": "/shared/containers/ptbench.sif", "environment": {"HF_HOME": "/shared/hf"}, "submit_lines": {"+ProjectName": '"ptbench"'}}
+OPTIONS = {
+    "python": sys.executable,
+    "accounting_group": "group_llm.ptbench",
+    "requirements": '(OpSysAndVer == "AlmaLinux9")',
+    "container_image": "/shared/containers/ptbench.sif",
+    "environment": {"HF_HOME": "/shared/hf"},
+    "submit_lines": {"+ProjectName": '"ptbench"'},
+}
 
 
 @pytest.fixture
@@ -42,13 +48,43 @@ def htcondor2():
     return mod
 
 
-def _rollout_cli(tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, Path]:
+def _rollout_cli(
+    tmp_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, Path]:
     campaign = tmp_path / "campaign.yaml"
-    campaign.write_text(yaml.safe_dump({"name": "x", "backend": {"name": "htcondor", "options": {**OPTIONS, "initialdir": str(tmp_path)}}}))
+    campaign.write_text(
+        yaml.safe_dump(
+            {"name": "x", "backend": {"name": "htcondor", "options": {**OPTIONS, "initialdir": str(tmp_path)}}}
+        )
+    )
     out = tmp_path / "out"
-    res = subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(remote_sql_config(tmp_path, 6)), "--endpoint",
-                          "http://127.0.0.1:9/v1", "--model", "m", "--out", str(out), "--shards", "3", "--tool-replicas", "2",
-                          "--backend-config", str(campaign), *extra], capture_output=True, text=True, timeout=300, env=env)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptbench",
+            "bootcamp",
+            "rollout",
+            str(remote_sql_config(tmp_path, 6)),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            str(out),
+            "--shards",
+            "3",
+            "--tool-replicas",
+            "2",
+            "--backend-config",
+            str(campaign),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     return res, out
 
 
@@ -58,10 +94,23 @@ def test_render_writes_a_replica_cluster_with_the_shards_options(tmp_path: Path,
     shards = htcondor2.Submit((out / "condor" / "shards.sub").read_text())
     tools = htcondor2.Submit((out / "condor" / "tool-servers.sub").read_text())
     assert tools.getQArgs().strip() == "2" and shards.getQArgs().strip() == "3"
-    assert tools["arguments"] == (f"\"-m ptbench bootcamp serve-tools --dir '{out}' --replica $(ProcId) --host 0.0.0.0 "
-                                  "--idle-exit 3600 --shards 3\"")
-    for key in ("executable", "environment", "initialdir", "universe", "accounting_group", "requirements", "container_image",
-                "transfer_container", "should_transfer_files", "MY.ProjectName", "MY.PtbenchRollout"):
+    assert tools["arguments"] == (
+        f"\"-m ptbench bootcamp serve-tools --dir '{out}' --replica $(ProcId) --host 0.0.0.0 "
+        '--idle-exit 3600 --shards 3"'
+    )
+    for key in (
+        "executable",
+        "environment",
+        "initialdir",
+        "universe",
+        "accounting_group",
+        "requirements",
+        "container_image",
+        "transfer_container",
+        "should_transfer_files",
+        "MY.ProjectName",
+        "MY.PtbenchRollout",
+    ):
         assert tools[key] == shards[key], key
     assert tools["accounting_group"] == "group_llm.ptbench" and tools["requirements"] == '(OpSysAndVer == "AlmaLinux9")'
     assert tools["container_image"] == "/shared/containers/ptbench.sif" and "HF_HOME=/shared/hf" in tools["environment"]
@@ -76,16 +125,21 @@ def _standin_condor(tmp_path: Path, out: Path, *, fail_on: str = "") -> tuple[Pa
     bindir.mkdir()
     calls = tmp_path / "calls.jsonl"
     head = f"#!{sys.executable}\nimport json, os, stat, sys\ncalls = open({str(calls)!r}, 'a')\n"
-    (bindir / "condor_submit").write_text(head + f"""
-token = {str(replica_dir(out) / '.token')!r}
+    (bindir / "condor_submit").write_text(
+        head
+        + f"""
+token = {str(replica_dir(out) / ".token")!r}
 mode = oct(stat.S_IMODE(os.stat(token).st_mode)) if os.path.exists(token) else None
 calls.write(json.dumps({{"prog": "condor_submit", "description": os.path.basename(sys.argv[-1]), "token_mode": mode}}) + "\\n")
 if {fail_on!r} and sys.argv[-1].endswith({fail_on!r}):
     sys.stderr.write("ERROR: Failed to connect to local queue manager\\n")
     sys.exit(1)
 print("2 job(s) submitted to cluster 88.")
-""")
-    (bindir / "condor_rm").write_text(head + 'calls.write(json.dumps({"prog": "condor_rm", "argv": sys.argv[1:]}) + "\\n")\n')
+"""
+    )
+    (bindir / "condor_rm").write_text(
+        head + 'calls.write(json.dumps({"prog": "condor_rm", "argv": sys.argv[1:]}) + "\\n")\n'
+    )
     for p in bindir.iterdir():
         p.chmod(0o755)
     return bindir, calls
@@ -98,12 +152,17 @@ def test_submit_writes_the_token_then_replicas_then_shards(tmp_path: Path) -> No
     res, _ = _rollout_cli(tmp_path, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     seen = [json.loads(line) for line in calls.read_text().splitlines()]
-    assert [(c["description"], c["token_mode"]) for c in seen] == [("tool-servers.sub", "0o600"), ("shards.sub", "0o600")]
+    assert [(c["description"], c["token_mode"]) for c in seen] == [
+        ("tool-servers.sub", "0o600"),
+        ("shards.sub", "0o600"),
+    ]
     jobs = json.loads((replica_dir(out) / "jobs.json").read_text())
     assert jobs["backend"] == "htcondor" and jobs["jobs"] == {"0": "88.0", "1": "88.1"}
     token = read_token(out)
     assert token not in (out / "condor" / "tool-servers.sub").read_text() + res.stdout + res.stderr
-    status = subprocess.run([sys.executable, "-m", "ptbench", "status", str(out)], capture_output=True, text=True, timeout=120, env=env)
+    status = subprocess.run(
+        [sys.executable, "-m", "ptbench", "status", str(out)], capture_output=True, text=True, timeout=120, env=env
+    )
     assert "tool-replica-1" in status.stdout, status.stdout + status.stderr
 
 
@@ -125,8 +184,14 @@ def _start_replica(description, out: Path, proc: int, cluster: int = 7) -> subpr
     job_env = {k: v.replace("$(Cluster)", str(cluster)).replace("$(Process)", str(proc)) for k, v in job_env.items()}
     log = open(out / f"replica-{proc}.log", "ab")
     try:
-        return subprocess.Popen([description["executable"], *args], cwd=description["initialdir"], env={**os.environ, **job_env},
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [description["executable"], *args],
+            cwd=description["initialdir"],
+            env={**os.environ, **job_env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     finally:
         log.close()
 
@@ -138,7 +203,9 @@ def _announced(out: Path, token: str, proc: int, pid: int, wait_s: float = 60.0)
         if mine:
             return mine[0]
         time.sleep(0.2)
-    raise AssertionError(f"replica {proc} (pid {pid}) never announced itself: {(out / f'replica-{proc}.log').read_text()[-2000:]}")
+    raise AssertionError(
+        f"replica {proc} (pid {pid}) never announced itself: {(out / f'replica-{proc}.log').read_text()[-2000:]}"
+    )
 
 
 def _done_file(out: Path, shard: Shard, owner: int | None = None) -> Path:
@@ -154,7 +221,9 @@ def test_replicas_leave_once_every_shard_finished_and_only_then(tmp_path: Path, 
     (out / "shards").mkdir(parents=True)
     stale = _done_file(out, Shard(1, 2))  # a previous run's final file: older than this run's token
     os.utime(stale, (time.time() - 3600, time.time() - 3600))
-    description = htcondor2.Submit(htcondor_replicas.render(out, 2, 2, {"python": sys.executable, "initialdir": str(tmp_path)}).read_text())
+    description = htcondor2.Submit(
+        htcondor_replicas.render(out, 2, 2, {"python": sys.executable, "initialdir": str(tmp_path)}).read_text()
+    )
     token = new_run(out)
     procs = [_start_replica(description, out, i) for i in range(2)]
     try:

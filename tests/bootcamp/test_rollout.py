@@ -24,7 +24,15 @@ def test_arithmetic_trajectory_is_exactly_the_scripted_one(tmp_path: Path) -> No
     assert len(recs) == 12
     for r in recs:
         expr = json.loads(json.dumps(r["tool_calls"][0]["arguments"]))["expression"]
-        assert [m["role"] for m in r["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+        assert [m["role"] for m in r["messages"]] == [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
         assert [c["name"] for c in r["tool_calls"]] == ["calculator", "calculator"]
         assert all(c["arguments"] == {"expression": expr} for c in r["tool_calls"])
         assert r["messages"][3] == {"role": "tool", "tool_call_id": "call_0", "content": r["tool_calls"][0]["result"]}
@@ -72,7 +80,11 @@ def test_faults_are_retried_and_every_episode_recorded_exactly_once(tmp_path: Pa
     for r in recs:
         kinds.update(r["retries"])
     assert sum(injected.values()) > 0
-    assert kinds == Counter({"server_error": injected["500"], "rate_limited": injected["429"], "timeout": injected["timeout"]}) - Counter()
+    assert (
+        kinds
+        == Counter({"server_error": injected["500"], "rate_limited": injected["429"], "timeout": injected["timeout"]})
+        - Counter()
+    )
     assert counts["retries"] == sum(injected.values())
 
 
@@ -114,7 +126,9 @@ def test_tool_call_budget_is_enforced(tmp_path: Path) -> None:
     with serve_in_thread(arithmetic_policy(tool_turns=3)) as (url, _):
         out = make_rollout(tmp_path, "arithmetic", url, extra_yaml="")
         settings = read_settings(out)
-        cfg = settings.config.model_copy(update={"limits": settings.config.limits.model_copy(update={"max_tool_calls": 1})})
+        cfg = settings.config.model_copy(
+            update={"limits": settings.config.limits.model_copy(update={"max_tool_calls": 1})}
+        )
         write_settings(out, settings.model_copy(update={"config": cfg}), force=True)
         run_shard(out, Shard(0, 1))
     for r in shard_records(out):
@@ -155,4 +169,9 @@ def test_environment_bugs_become_recorded_errors_not_crashes(tmp_path: Path) -> 
     recs = shard_records(out)
     odd = [r for r in recs if r["status"] == "error"]
     assert len(recs) == 12 and counts["error"] == len(odd) > 0
-    assert all(r["error"]["kind"] == "environment_error" and "bug in create" in r["error"]["message"] and not r["error"]["retryable"] for r in odd)
+    assert all(
+        r["error"]["kind"] == "environment_error"
+        and "bug in create" in r["error"]["message"]
+        and not r["error"]["retryable"]
+        for r in odd
+    )

@@ -45,8 +45,16 @@ def _rollout(tmp_path: Path, url: str, *, extra_body: dict | None = None) -> Pat
     cfg = load_bootcamp(path)
     generate(cfg, tmp_path / "data")
     out = tmp_path / "rollout"
-    settings = RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp_path / "data"), split="test",
-                               endpoint=url, model="scripted", concurrency=4, extra_body=extra_body or {})
+    settings = RolloutSettings(
+        config=cfg,
+        config_hash=cfg.config_hash(),
+        data_dir=str(tmp_path / "data"),
+        split="test",
+        endpoint=url,
+        model="scripted",
+        concurrency=4,
+        extra_body=extra_body or {},
+    )
     write_settings(out, settings)
     run_shard(out, Shard(0, 1))
     merge(out)
@@ -128,10 +136,22 @@ def test_trl_sft_trainer_trains_on_exported_traces_without_double_encoding(tmp_p
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     for expand in (True, False):  # both layouts render right; training once is enough to show they train
         rows, _ = sft_from_traces(out, expand_turns=expand)
-        dataset = Dataset.from_list([{k: v for k, v in r.items() if k in ("messages", "prompt", "completion", "tools")} for r in rows[:4]])
-        config = SFTConfig(output_dir=str(tmp_path / f"sft-{expand}"), max_steps=2, per_device_train_batch_size=2, learning_rate=1e-3,
-                           logging_steps=1, save_strategy="no", report_to=[], use_cpu=True, max_length=2048, dataloader_num_workers=0,
-                           disable_tqdm=True)
+        dataset = Dataset.from_list(
+            [{k: v for k, v in r.items() if k in ("messages", "prompt", "completion", "tools")} for r in rows[:4]]
+        )
+        config = SFTConfig(
+            output_dir=str(tmp_path / f"sft-{expand}"),
+            max_steps=2,
+            per_device_train_batch_size=2,
+            learning_rate=1e-3,
+            logging_steps=1,
+            save_strategy="no",
+            report_to=[],
+            use_cpu=True,
+            max_length=2048,
+            dataloader_num_workers=0,
+            disable_tqdm=True,
+        )
         model = AutoModelForCausalLM.from_pretrained(model_dir)
         trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
         rendered = tokenizer.decode(trainer.train_dataset[0]["input_ids"])
@@ -143,4 +163,6 @@ def test_trl_sft_trainer_trains_on_exported_traces_without_double_encoding(tmp_p
             continue
         result = trainer.train()
         losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-        assert result.global_step == 2 and len(losses) == 2 and all(x == x and x > 0 for x in losses)  # finite, positive
+        assert (
+            result.global_step == 2 and len(losses) == 2 and all(x == x and x > 0 for x in losses)
+        )  # finite, positive

@@ -16,12 +16,20 @@ from ptbench.bootcamp.api import GENERATORS, REWARDS, TOOLS
 
 from .conftest import require
 
-NEEDS = {"battery": "pybamm", "poker": "pokerkit", "combinatorial": "ortools", "forecasting": "statsmodels", "robot_arm": "numpy"}
+NEEDS = {
+    "battery": "pybamm",
+    "poker": "pokerkit",
+    "combinatorial": "ortools",
+    "forecasting": "statsmodels",
+    "robot_arm": "numpy",
+}
 CHEAP = ["poker", "robot_arm", "combinatorial", "forecasting"]
 
 
 def _need(env: str) -> None:
-    require(importlib.util.find_spec(NEEDS[env]) is not None, f"{NEEDS[env]} not installed (bash scripts/install.sh test)")
+    require(
+        importlib.util.find_spec(NEEDS[env]) is not None, f"{NEEDS[env]} not installed (bash scripts/install.sh test)"
+    )
 
 
 def _cases(gen: str, n: int, **params):
@@ -59,12 +67,18 @@ def test_knapsack_and_tsp_scores() -> None:
         assert _score("optimality_gap", f"Solution: {everything}", c) == 0.0  # over capacity
         assert _score("optimality_gap", "Solution: [0, 0, 0]", c) == 0.0  # repeated item
         # a claimed value is ignored: only the selection is checked
-        assert _score("optimality_gap", f"value {c['optimum']} Solution: [0]", c) == _score("optimality_gap", "Solution: [0]", c) < 1
+        assert (
+            _score("optimality_gap", f"value {c['optimum']} Solution: [0]", c)
+            == _score("optimality_gap", "Solution: [0]", c)
+            < 1
+        )
     t, tours = _cases("tsp", 3, cities=7)
     for c in tours:
         tour = c["optimal_solution"]
         assert _score("optimality_gap", t.reference_completion(c), c) == 1.0
-        assert _score("optimality_gap", f"Solution: {json.dumps(tour[:1] + tour[1:][::-1])}", c) == 1.0  # same tour reversed
+        assert (
+            _score("optimality_gap", f"Solution: {json.dumps(tour[:1] + tour[1:][::-1])}", c) == 1.0
+        )  # same tour reversed
         assert _score("optimality_gap", f"Solution: {json.dumps(tour[:-1])}", c) == 0.0  # misses a city
         assert _score("optimality_gap", "I would go north", c) == 0.0
     worse = [_score("optimality_gap", f"Solution: {json.dumps(sorted(c['optimal_solution']))}", c) for c in tours]
@@ -75,9 +89,9 @@ def test_knapsack_and_tsp_scores() -> None:
 
 def test_robot_arm_scores_collisions_and_length() -> None:
     _need("robot_arm")
-    from ptbench.bootcamp.envs.robot_arm import first_collision, joint_positions
-
     import numpy as np
+
+    from ptbench.bootcamp.envs.robot_arm import first_collision, joint_positions
 
     g, cases = _cases("robot_arm", 4, joints=3, obstacles=3)
     for c in cases:
@@ -129,7 +143,9 @@ def test_poker_replays_decisions_on_the_engine() -> None:
         assert len(c["deals"]) == 6 and c["deals"][0]["holes"] == c["deals"][1]["holes"]  # duplicate deals
         assert [d["hero"] for d in c["deals"][:2]] == [0, 1]
         assert _score("poker_chips", g.reference_completion(c), c) == 1.0
-        assert all(play(d, a) == ch[a] for d, ch in zip(c["deals"], c["chips"]) for a in ACTIONS)  # the engine agrees with the table
+        assert all(
+            play(d, a) == ch[a] for d, ch in zip(c["deals"], c["chips"]) for a in ACTIONS
+        )  # the engine agrees with the table
         calls.append(_score("poker_chips", "Decisions: " + ", ".join(f"{i + 1}=call" for i in range(6)), c))
         assert _score("poker_chips", "Decisions: I won 500 chips", c) == 0.0
         assert _score("poker_chips", "fold everything", c) == 0.0
@@ -180,16 +196,36 @@ def _check_sft_export(out, env_obj, n: int, model_dir, tmp_path) -> None:
         assert sorted(t["function"]["name"] for t in json.loads(row["tools"])) == sorted(env_obj.tools)
         calls = {c["id"]: c for m in row["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []}
         replies = [m for m in row["messages"] if m["role"] == "tool"]
-        assert calls and len(replies) == len(calls) and all(isinstance(c["function"]["arguments"], dict) for c in calls.values())
+        assert (
+            calls
+            and len(replies) == len(calls)
+            and all(isinstance(c["function"]["arguments"], dict) for c in calls.values())
+        )
         assert all(m["name"] == calls[m["tool_call_id"]]["function"]["name"] for m in replies)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    config = SFTConfig(output_dir=str(tmp_path / "sft"), max_steps=1, per_device_train_batch_size=1, report_to=[], use_cpu=True, max_length=8192,
-                       save_strategy="no", dataloader_num_workers=0, disable_tqdm=True)
+    config = SFTConfig(
+        output_dir=str(tmp_path / "sft"),
+        max_steps=1,
+        per_device_train_batch_size=1,
+        report_to=[],
+        use_cpu=True,
+        max_length=8192,
+        save_strategy="no",
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
     dataset = Dataset.from_list([{"messages": r["messages"], "tools": r["tools"]} for r in rows])
-    trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), args=config, train_dataset=dataset, processing_class=tokenizer)
+    trainer = SFTTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model_dir),
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+    )
     rendered = tokenizer.decode(trainer.train_dataset[0]["input_ids"])
     name = next(m["name"] for m in rows[0]["messages"] if m["role"] == "tool")
-    assert f'"name": "{name}", "arguments": {{' in rendered and '"arguments": "{' not in rendered, rendered[-800:]  # not double-encoded
+    assert f'"name": "{name}", "arguments": {{' in rendered and '"arguments": "{' not in rendered, rendered[
+        -800:
+    ]  # not double-encoded
 
 
 @pytest.mark.parametrize("env", CHEAP + ["battery"])
@@ -205,7 +241,9 @@ def test_scripted_endpoint_plays_full_episodes_with_tools(tmp_path, env, tiny_to
 
     extra = {
         "battery": {"tools": [{"name": "simulate_cell", "params": {"workers": 2, "memory_mb": 4096}, "timeout_s": 90}]},
-        "poker": {"tools": [{"name": "hand_equity", "params": {"trials": 40}}]},  # pokerkit's evaluator is slow; fewer samples
+        "poker": {
+            "tools": [{"name": "hand_equity", "params": {"trials": 40}}]
+        },  # pokerkit's evaluator is slow; fewer samples
     }.get(env, {})
     n = 2 if env == "battery" else 4
     with serve_in_thread(POLICIES[env]) as (url, _stats):
@@ -214,10 +252,15 @@ def test_scripted_endpoint_plays_full_episodes_with_tools(tmp_path, env, tiny_to
     recs = shard_records(out)
     assert len(recs) == n and all(r["status"] == "ok" for r in recs), [r.get("error") for r in recs]
     env_obj = build_environment(read_settings(out).config)
-    rows = {json.loads(line)["extra_info"]["sample_id"]: json.loads(line) for line in (out.parent / "data" / "test.jsonl").read_text().splitlines()}
+    rows = {
+        json.loads(line)["extra_info"]["sample_id"]: json.loads(line)
+        for line in (out.parent / "data" / "test.jsonl").read_text().splitlines()
+    }
     for r in recs:
         assert r["n_tool_calls"] >= 1 and all(c["error"] is None for c in r["tool_calls"]), r["tool_calls"]
         identity = json.loads(rows[r["sample_id"]]["reward_model"]["ground_truth"])
-        assert r["score"] == env_obj.reward.score(r["final_text"], identity).score  # the trace's score is the verifier's
+        assert (
+            r["score"] == env_obj.reward.score(r["final_text"], identity).score
+        )  # the trace's score is the verifier's
         assert 0.0 <= r["score"] <= 1.0
     _check_sft_export(out, env_obj, n, tiny_tool_model, tmp_path)

@@ -17,7 +17,9 @@ from .policies import arithmetic_policy, mastermind_policy
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", *args], capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", "bootcamp", *args], capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def _suite(tmp_path: Path) -> Path:
@@ -50,7 +52,10 @@ def test_suite_generate_rollout_merge_report_per_source_and_level(tmp_path: Path
     assert summary["suite"] == "mix" and summary["episodes"] == summary["expected"] == 12 and summary["missing"] == 0
     assert set(summary["by_data_source"]) == {"bootcamp/arithmetic", "bootcamp/mastermind"}
     levels = summary["by_level"]
-    assert set(levels["bootcamp/arithmetic"]) == {"easy", "hard"} and set(levels["bootcamp/mastermind"]) == {"small", "classic"}
+    assert set(levels["bootcamp/arithmetic"]) == {"easy", "hard"} and set(levels["bootcamp/mastermind"]) == {
+        "small",
+        "classic",
+    }
     arith = levels["bootcamp/arithmetic"]
     assert arith["easy"]["n"] + arith["hard"]["n"] == summary["by_data_source"]["bootcamp/arithmetic"]["n"] == 8
     assert all(s["success_rate"] == 1.0 for lv in levels.values() for s in lv.values())
@@ -61,6 +66,8 @@ def test_suite_generate_rollout_merge_report_per_source_and_level(tmp_path: Path
 
 
 def test_bad_suite_is_one_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"suite": "x", "bootcamps": [{"config": "a.yaml", "weight": -1}]}))
+    (tmp_path / "suite.yaml").write_text(
+        yaml.safe_dump({"suite": "x", "bootcamps": [{"config": "a.yaml", "weight": -1}]})
+    )
     res = _cli("generate", str(tmp_path / "suite.yaml"))
     assert res.returncode == 2 and "weight" in res.stderr and "Traceback" not in res.stderr

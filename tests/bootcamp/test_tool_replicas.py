@@ -43,12 +43,27 @@ def remote_sql_config(tmp_path: Path, test: int) -> Path:
     return path
 
 
-def replica_rollout(tmp_path: Path, url: str, replicas: int, test: int = 18, concurrency: int = 6, wait_s: float = 60) -> Path:
+def replica_rollout(
+    tmp_path: Path, url: str, replicas: int, test: int = 18, concurrency: int = 6, wait_s: float = 60
+) -> Path:
     cfg = load_bootcamp(remote_sql_config(tmp_path, test))
     generate(cfg, tmp_path / "data")
     out = tmp_path / "out"
-    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp_path / "data"), split="test", endpoint=url,
-                                        model="scripted", concurrency=concurrency, max_retries=0, tool_replicas=replicas, tool_replica_wait_s=wait_s))
+    write_settings(
+        out,
+        RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(tmp_path / "data"),
+            split="test",
+            endpoint=url,
+            model="scripted",
+            concurrency=concurrency,
+            max_retries=0,
+            tool_replicas=replicas,
+            tool_replica_wait_s=wait_s,
+        ),
+    )
     return out
 
 
@@ -145,8 +160,13 @@ def test_when_every_replica_is_gone_episodes_fail_recorded_and_a_rerun_finishes_
             first = run_shard(out, Shard(0, 1), on_episode=kill_the_only_one)
         lost = [r for r in shard_records(out) if r["status"] == "error"]
         # no episode hangs or vanishes: each has one record, the lost ones a retryable replica error
-        assert first["ran"] == 12 and len(lost) == first["error"] >= 12 - 2 - 3  # (3 in flight may be past their tool calls)
-        assert all(r["error"]["kind"] in ("replica_lost", "tool_server") and r["error"]["retryable"] and r["score"] is None for r in lost)
+        assert (
+            first["ran"] == 12 and len(lost) == first["error"] >= 12 - 2 - 3
+        )  # (3 in flight may be past their tool calls)
+        assert all(
+            r["error"]["kind"] in ("replica_lost", "tool_server") and r["error"]["retryable"] and r["score"] is None
+            for r in lost
+        )
         with tool_replicas(out, 1, "local"):  # the rerun (a new replica run) redoes only those
             asyncio.run(_wait_healthy(out, read_token(out)))
             second = run_shard(out, Shard(0, 1))
@@ -178,13 +198,18 @@ def test_replica_refuses_requests_without_the_token_and_starts_only_with_one(tmp
         assert health(info["url"], "x" * 43)[0] == 401  # signed with another token
         assert health(info["url"], header=f"Bearer {token}")[0] == 401  # the token itself is never what is sent
         stale = int(time.time()) - 400
-        assert health(info["url"], header=f"PTB-HMAC {stale}:{_mac(token, stale, 'GET', '/health')}")[0] == 401  # replayed too late
+        assert (
+            health(info["url"], header=f"PTB-HMAC {stale}:{_mac(token, stale, 'GET', '/health')}")[0] == 401
+        )  # replayed too late
         other_path = sign(token, "GET", "/v1/instances")
         assert health(info["url"], header=other_path)[0] == 401  # a signature is for one method and path
         body = json.dumps({"tool": "sql_query", "params": {}, "identity": {}}).encode()
         # a /health signature (what a process on a dead replica's port could catch) does not create instances
-        req = urllib.request.Request(info["url"] + "/v1/instances", data=body, headers={"Content-Type": "application/json",
-                                                                                      "Authorization": sign(token, "GET", "/health")})
+        req = urllib.request.Request(
+            info["url"] + "/v1/instances",
+            data=body,
+            headers={"Content-Type": "application/json", "Authorization": sign(token, "GET", "/health")},
+        )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(req, timeout=5)
         assert refused.value.code == 401
@@ -240,30 +265,101 @@ def test_rollout_cli_runs_replicas_and_refuses_what_cannot_work(tmp_path: Path) 
     base = [sys.executable, "-m", "ptbench", "bootcamp", "rollout", "--model", "scripted"]
     plain = tmp_path / "plain.yaml"
     plain.write_text((CAMPAIGNS / "sql_explore.yaml").read_text())
-    bad = subprocess.run([*base, str(plain), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2"],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [
+            *base,
+            str(plain),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "bad"),
+            "--tool-replicas",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "remote: true" in bad.stderr and not (tmp_path / "bad").exists()
-    both = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "bad"), "--tool-replicas", "2",
-                           "--tool-server", "http://127.0.0.1:9"], capture_output=True, text=True, timeout=120)
-    assert both.returncode == 2 and "pass one" in both.stderr and not (tmp_path / "bad").exists()  # HTCondor: test_htcondor_replicas.py
+    both = subprocess.run(
+        [
+            *base,
+            str(cfg),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "bad"),
+            "--tool-replicas",
+            "2",
+            "--tool-server",
+            "http://127.0.0.1:9",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        both.returncode == 2 and "pass one" in both.stderr and not (tmp_path / "bad").exists()
+    )  # HTCondor: test_htcondor_replicas.py
     # --render: the replicas' sbatch script beside the shards', one array from the same backend.options
     backend = tmp_path / "backend.yaml"
-    backend.write_text(json.dumps({"backend": {"name": "slurm", "options": {"account": "proj42", "gres": "gpu:h100:1", "setup": ["module load sim"]}}}))
-    shown = subprocess.run([*base, str(cfg), "--endpoint", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "render"), "--tool-replicas", "3",
-                            "--backend-config", str(backend), "--render", "--slurm-time", "30"], capture_output=True, text=True, timeout=120)
+    backend.write_text(
+        json.dumps(
+            {
+                "backend": {
+                    "name": "slurm",
+                    "options": {"account": "proj42", "gres": "gpu:h100:1", "setup": ["module load sim"]},
+                }
+            }
+        )
+    )
+    shown = subprocess.run(
+        [
+            *base,
+            str(cfg),
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--out",
+            str(tmp_path / "render"),
+            "--tool-replicas",
+            "3",
+            "--backend-config",
+            str(backend),
+            "--render",
+            "--slurm-time",
+            "30",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shown.returncode == 0, shown.stderr
     script = (tmp_path / "render" / "submit" / "tool-servers.sh").read_text()
-    for line in ("#SBATCH --array=0-2%3", "#SBATCH --account=proj42", "#SBATCH --gres=gpu:h100:1", "#SBATCH --time=30", "module load sim",
-                 "#SBATCH --job-name=ptbench-tools-render", "serve-tools --dir", str(tmp_path / "render" / "tool-servers" / "slurm")):
+    for line in (
+        "#SBATCH --array=0-2%3",
+        "#SBATCH --account=proj42",
+        "#SBATCH --gres=gpu:h100:1",
+        "#SBATCH --time=30",
+        "module load sim",
+        "#SBATCH --job-name=ptbench-tools-render",
+        "serve-tools --dir",
+        str(tmp_path / "render" / "tool-servers" / "slurm"),
+    ):
         assert line in script, line
     assert (tmp_path / "render" / "submit" / "slurm.sh").exists()
     with serve_in_thread(sql_policy) as (url, _):
         out = tmp_path / "cli"
-        res = subprocess.run([*base, str(cfg), "--endpoint", url, "--out", str(out), "--shards", "2", "--tool-replicas", "2"],
-                             capture_output=True, text=True, timeout=300)
+        res = subprocess.run(
+            [*base, str(cfg), "--endpoint", url, "--out", str(out), "--shards", "2", "--tool-replicas", "2"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stdout + res.stderr
     merged = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
-    assert len(merged) == 6 and all(r["correct"] and r["tool_replica"]["replica"] in (0, 1) and r["restarts"] == [] for r in merged)
+    assert len(merged) == 6 and all(
+        r["correct"] and r["tool_replica"]["replica"] in (0, 1) and r["restarts"] == [] for r in merged
+    )
     assert not replica_processes(out)
 
 
@@ -271,8 +367,26 @@ def test_local_replicas_die_with_a_killed_rollout(tmp_path: Path) -> None:
     cfg = remote_sql_config(tmp_path, test=8)
     out = tmp_path / "out"
     with serve_in_thread(sql_policy, latency_s=5.0) as (url, _):  # episodes far from done when the rollout dies
-        proc = subprocess.Popen([sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", url, "--model", "scripted",
-                                 "--out", str(out), "--tool-replicas", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ptbench",
+                "bootcamp",
+                "rollout",
+                str(cfg),
+                "--endpoint",
+                url,
+                "--model",
+                "scripted",
+                "--out",
+                str(out),
+                "--tool-replicas",
+                "2",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 120
             while len(list(replica_dir(out).glob("replica-*.json"))) < 2:

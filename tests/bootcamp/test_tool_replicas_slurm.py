@@ -29,10 +29,16 @@ from .test_tool_replicas import health, remote_sql_config
 def _partition_shares_cpus() -> bool:
     """3 replicas and a shard on the 2-CPU dev node share CPUs (sbatch --oversubscribe), which the
     partition must allow; a cluster started by an older script is switched over at run time."""
-    shown = subprocess.run(["scontrol", "show", "partition", "debug"], capture_output=True, text=True, timeout=60).stdout
+    shown = subprocess.run(
+        ["scontrol", "show", "partition", "debug"], capture_output=True, text=True, timeout=60
+    ).stdout
     if "OverSubscribe=NO" in shown:
-        subprocess.run(["scontrol", "update", "PartitionName=debug", "OverSubscribe=YES"], capture_output=True, timeout=60)
-        shown = subprocess.run(["scontrol", "show", "partition", "debug"], capture_output=True, text=True, timeout=60).stdout
+        subprocess.run(
+            ["scontrol", "update", "PartitionName=debug", "OverSubscribe=YES"], capture_output=True, timeout=60
+        )
+        shown = subprocess.run(
+            ["scontrol", "show", "partition", "debug"], capture_output=True, text=True, timeout=60
+        ).stdout
     return "OverSubscribe=YES" in shown or "OverSubscribe=FORCE" in shown
 
 
@@ -56,22 +62,61 @@ def _wait(check, timeout: float, what: str, proc: subprocess.Popen, log: Path): 
 @pytest.mark.slurm
 @pytest.mark.usefixtures("slurm_cluster")
 def test_scancelled_replica_moves_its_episodes_to_the_survivors(tmp_path: Path) -> None:
-    require(_partition_shares_cpus(), "the dev cluster's partition does not allow --oversubscribe (restart it with scripts/slurm-dev-cluster.sh)")
+    require(
+        _partition_shares_cpus(),
+        "the dev cluster's partition does not allow --oversubscribe (restart it with scripts/slurm-dev-cluster.sh)",
+    )
     cfg = remote_sql_config(tmp_path, test=30)
     out = tmp_path / "out"
     backend = tmp_path / "backend.yaml"
-    backend.write_text(json.dumps({"backend": {"name": "slurm", "options": {"cpus_per_task": 1, "mem_gb": 1, "sbatch": {"oversubscribe": True}}}}))
+    backend.write_text(
+        json.dumps(
+            {
+                "backend": {
+                    "name": "slurm",
+                    "options": {"cpus_per_task": 1, "mem_gb": 1, "sbatch": {"oversubscribe": True}},
+                }
+            }
+        )
+    )
     log = tmp_path / "rollout.log"
     # the endpoint must be reachable from the compute node: on the single-node dev cluster it is
     with serve_in_thread(sql_policy, latency_s=0.4) as (url, _), open(log, "wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", url, "--model", "scripted",
-                                 "--out", str(out), "--shards", "1", "--tool-replicas", "3", "--concurrency", "3", "--backend-config", str(backend),
-                                 "--slurm-time", "10"], stdout=sink, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ptbench",
+                "bootcamp",
+                "rollout",
+                str(cfg),
+                "--endpoint",
+                url,
+                "--model",
+                "scripted",
+                "--out",
+                str(out),
+                "--shards",
+                "1",
+                "--tool-replicas",
+                "3",
+                "--concurrency",
+                "3",
+                "--backend-config",
+                str(backend),
+                "--slurm-time",
+                "10",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
         try:
             _wait(lambda: (out / "shards").is_dir() and len(_records(out)) >= 3, 300, "3 episodes", proc, log)
             token = read_token(out)
             announced = read_replicas(out, token)
-            assert len(announced) == 3 and all(r["job_id"] and r["job_id"].count("_") == 1 for r in announced), announced
+            assert len(announced) == 3 and all(r["job_id"] and r["job_id"].count("_") == 1 for r in announced), (
+                announced
+            )
             assert len({r["job_id"].split("_")[0] for r in announced}) == 1  # one array
             load = {r["replica"]: health(r["url"], token)[1]["instances"] for r in announced}
             victim = next(r for r in announced if r["replica"] == max(load, key=load.get))
@@ -102,5 +147,9 @@ def test_scancelled_replica_moves_its_episodes_to_the_survivors(tmp_path: Path) 
     assert states[victim["job_id"]] == "CANCELLED", states
     shown = {r.trial_id: r for r in replica_status_rows(out)}  # `ptbench status OUT` rows
     assert sorted(shown) == ["tool-replica-0", "tool-replica-1", "tool-replica-2"]
-    assert shown[f"tool-replica-{victim['replica']}"].detail.startswith("CANCELLED") and all(r.state == "ended" for r in shown.values())
-    assert not [p for p in psutil.process_iter(["cmdline"]) if str(replica_dir(out)) in " ".join(p.info["cmdline"] or [])]
+    assert shown[f"tool-replica-{victim['replica']}"].detail.startswith("CANCELLED") and all(
+        r.state == "ended" for r in shown.values()
+    )
+    assert not [
+        p for p in psutil.process_iter(["cmdline"]) if str(replica_dir(out)) in " ".join(p.info["cmdline"] or [])
+    ]

@@ -30,15 +30,33 @@ def _remote_sql_rollout(tmp_path: Path, url: str, name: str) -> Path:
     cfg = load_bootcamp(tmp_path / "remote.yaml")
     generate(cfg, tmp_path / "data")
     out = tmp_path / name
-    write_settings(out, RolloutSettings(config=cfg, config_hash=cfg.config_hash(), data_dir=str(tmp_path / "data"), split="test", endpoint=url, model="scripted", concurrency=4, max_retries=0))
+    write_settings(
+        out,
+        RolloutSettings(
+            config=cfg,
+            config_hash=cfg.config_hash(),
+            data_dir=str(tmp_path / "data"),
+            split="test",
+            endpoint=url,
+            model="scripted",
+            concurrency=4,
+            max_retries=0,
+        ),
+    )
     return out
 
 
 def _start_server(campaign: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "ptbench", "bootcamp", "serve-tools", "--dir", str(campaign)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ptbench", "bootcamp", "serve-tools", "--dir", str(campaign)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 60
     while not (campaign / "toolserver.json").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read().decode() if proc.poll() is not None else "timeout"
+        assert proc.poll() is None and time.monotonic() < deadline, (
+            proc.stdout.read().decode() if proc.poll() is not None else "timeout"
+        )
         time.sleep(0.1)
     return proc
 

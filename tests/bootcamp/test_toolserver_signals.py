@@ -17,7 +17,7 @@ import pytest
 from tests.servers import cpu_load, running, wait_for_file, wait_gone
 
 # Registered through `serve-tools --import hanging_tools`: calls that never return by themselves.
-HANGING_TOOLS = '''
+HANGING_TOOLS = """
 import asyncio, time
 from ptbench.bootcamp.api import Tool, ToolResult, register_tool
 
@@ -34,12 +34,21 @@ class HangThread(Tool):
     def execute_sync(self, state, arguments):
         time.sleep(3600)
         return ToolResult(text="never")
-'''
+"""
 
 
 def _args(tmp_path: Path) -> list[str]:
     (tmp_path / "hanging_tools.py").write_text(HANGING_TOOLS)
-    return ["bootcamp", "serve-tools", "--dir", str(tmp_path / "camp"), "--import", "hanging_tools", "--request-timeout", "3600"]
+    return [
+        "bootcamp",
+        "serve-tools",
+        "--dir",
+        str(tmp_path / "camp"),
+        "--import",
+        "hanging_tools",
+        "--request-timeout",
+        "3600",
+    ]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -63,7 +72,9 @@ def test_a_stop_signal_during_startup_stops_the_tool_server(tmp_path: Path, sig:
                 code = wait_gone(proc, log, f"{sig.name} {delay} s after spawn")
             # -sig or a start-up killed by KeyboardInterrupt (1): the signal came before our handler.
             # A SIGINT while the CLI still imports the command is click's Abort: the CLI's Ctrl-C exit, 130.
-            early_interrupt = sig == signal.SIGINT and (code == 130 or (code == 1 and "KeyboardInterrupt" in log.read_text()))
+            early_interrupt = sig == signal.SIGINT and (
+                code == 130 or (code == 1 and "KeyboardInterrupt" in log.read_text())
+            )
             assert code in (0, -sig) or early_interrupt, (delay, code, log.read_text()[-2000:])
             assert not marker.exists(), "a stopped server leaves no address behind"
 

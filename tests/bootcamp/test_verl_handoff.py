@@ -32,14 +32,26 @@ EXPECTED = [
 
 def test_verl_consumes_bootcamp_data_tools_agent_loop_and_reward(tmp_path: Path) -> None:
     require(VENV_PYTHON.is_file(), f"{VENV_PYTHON} missing; build it with `bash scripts/verl-venv.sh`")
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"), "RAY_DISABLE_IMPORT_WARNING": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"),
+        "RAY_DISABLE_IMPORT_WARNING": "1",
+    }
     proc = subprocess.run(
         [str(VENV_PYTHON), str(REPO / "tests" / "bootcamp" / "verl_checks.py"), str(tmp_path)],
-        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
     )
     oks = [line[3:] for line in proc.stdout.splitlines() if line.startswith("ok ")]
-    assert proc.returncode == 0 and "ALL OK" in proc.stdout, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    assert proc.returncode == 0 and "ALL OK" in proc.stdout, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    )
     for want in EXPECTED:
         assert any(line.startswith(want) for line in oks), (want, oks)
     print("\n".join(oks), file=sys.stderr)

@@ -40,22 +40,50 @@ def make_tiny_llama(path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    specials = ["<unk>", "<s>", "</s>", "<tool_call>", "</tool_call>", "<|system|>", "<|user|>", "<|assistant|>", "<|tool|>"]
+    specials = [
+        "<unk>",
+        "<s>",
+        "</s>",
+        "<tool_call>",
+        "</tool_call>",
+        "<|system|>",
+        "<|user|>",
+        "<|assistant|>",
+        "<|tool|>",
+    ]
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     corpus = ["Compute the value of 12 + 7 * 3. You may use the calculator tool. The answer is \\boxed{33}."] * 50
-    corpus += [" ".join(str(i) for i in range(200)), "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ {}[]()<>=+-*/\\.,:;!?'\"_"]
-    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    corpus += [
+        " ".join(str(i) for i in range(200)),
+        "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ {}[]()<>=+-*/\\.,:;!?'\"_",
+    ]
+    tok.train_from_iterator(
+        corpus,
+        trainers.BpeTrainer(
+            vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
     from tokenizers import decoders
 
     tok.decoder = decoders.ByteLevel()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="</s>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="</s>"
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(path)
     torch.manual_seed(0)
     cfg = LlamaConfig(
-        vocab_size=len(fast), hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-        max_position_embeddings=1024, bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id, tie_word_embeddings=True,
+        vocab_size=len(fast),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        tie_word_embeddings=True,
     )
     LlamaForCausalLM(cfg).to(torch.float32).save_pretrained(path)
 
@@ -75,10 +103,32 @@ def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
     log = open(tmp_path / "vllm.log", "wb")
     env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", VLLM_LOGGING_LEVEL="WARNING", TOKENIZERS_PARALLELISM="false")
     server = subprocess.Popen(
-        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir), "--served-model-name", "tiny",
-         "--max-model-len", "1024", "--dtype", "float32", "--port", str(port), "--host", "127.0.0.1",
-         "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--max-num-seqs", "8"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(model_dir),
+            "--served-model-name",
+            "tiny",
+            "--max-model-len",
+            "1024",
+            "--dtype",
+            "float32",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--enable-auto-tool-choice",
+            "--tool-call-parser",
+            "hermes",
+            "--max-num-seqs",
+            "8",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 600
@@ -89,15 +139,36 @@ def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
                     break
             except OSError:
                 pass
-            assert time.monotonic() < deadline, "vLLM server did not become healthy in 600 s:\n" + (tmp_path / "vllm.log").read_text()[-4000:]
+            assert time.monotonic() < deadline, (
+                "vLLM server did not become healthy in 600 s:\n" + (tmp_path / "vllm.log").read_text()[-4000:]
+            )
             time.sleep(2)
         cfg = small_config(tmp_path, "arithmetic", test=6, train=2)
         cfg.write_text(cfg.read_text().replace("max_tokens: 256", "max_tokens: 24"))
         out = tmp_path / "rollout"
         res = subprocess.run(
-            [sys.executable, "-m", "ptbench", "bootcamp", "rollout", str(cfg), "--endpoint", f"http://127.0.0.1:{port}/v1",
-             "--model", "tiny", "--out", str(out), "--concurrency", "4", "--timeout", "120"],
-            capture_output=True, text=True, timeout=900, env=dict(os.environ, COLUMNS="200"),
+            [
+                sys.executable,
+                "-m",
+                "ptbench",
+                "bootcamp",
+                "rollout",
+                str(cfg),
+                "--endpoint",
+                f"http://127.0.0.1:{port}/v1",
+                "--model",
+                "tiny",
+                "--out",
+                str(out),
+                "--concurrency",
+                "4",
+                "--timeout",
+                "120",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=dict(os.environ, COLUMNS="200"),
         )
         assert res.returncode == 0, res.stdout + res.stderr
     finally:

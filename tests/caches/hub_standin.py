@@ -71,19 +71,30 @@ class Hub:
             def do_GET(self) -> None:
                 url = urlparse(self.path)
                 path = unquote(url.path)
-                hub.requests.append({"method": self.command, "path": path, "query": url.query, "range": self.headers.get("Range")})
+                hub.requests.append(
+                    {"method": self.command, "path": path, "query": url.query, "range": self.headers.get("Range")}
+                )
                 if m := re.fullmatch(r"/api/(models|datasets)/(.+?)/revision/([^/]+)", path):
                     repo = hub.find(m[1][:-1], m[2], m[3])
                     if not repo:
                         return self._missing()
-                    return self._json({"id": repo.id, "sha": repo.sha, "siblings": [{"rfilename": f} for f in repo.files]})
+                    return self._json(
+                        {"id": repo.id, "sha": repo.sha, "siblings": [{"rfilename": f} for f in repo.files]}
+                    )
                 if m := re.fullmatch(r"/api/(models|datasets)/(.+?)/tree/([^/]+)(/.*)?", path):
                     repo = hub.find(m[1][:-1], m[2], m[3])
                     if not repo:
                         return self._missing()
-                    entries = [{"type": "file", "path": f, "size": len(b), "oid": hashlib.sha1(b).hexdigest(),
-                                "lfs": {"oid": hashlib.sha256(b).hexdigest(), "size": len(b), "pointerSize": 134}}
-                               for f, b in repo.files.items()]
+                    entries = [
+                        {
+                            "type": "file",
+                            "path": f,
+                            "size": len(b),
+                            "oid": hashlib.sha1(b).hexdigest(),
+                            "lfs": {"oid": hashlib.sha256(b).hexdigest(), "size": len(b), "pointerSize": 134},
+                        }
+                        for f, b in repo.files.items()
+                    ]
                     return self._json(entries)
                 if m := re.fullmatch(r"(/datasets)?/(.+?)/resolve/([^/]+)/(.+)", path):
                     repo = hub.find("dataset" if m[1] else "model", m[2], m[3])
@@ -97,7 +108,12 @@ class Hub:
                 start = 0
                 base = name.rsplit("/", 1)[-1]
                 drop_at = None
-                if base.startswith("flaky") and self.command == "GET" and not self.headers.get("Range") and name not in hub._dropped:
+                if (
+                    base.startswith("flaky")
+                    and self.command == "GET"
+                    and not self.headers.get("Range")
+                    and name not in hub._dropped
+                ):
                     hub._dropped.add(name)
                     drop_at = len(data) * 3 // 4
                 if (rng := self.headers.get("Range")) and (m := re.fullmatch(r"bytes=(\d+)-(\d*)", rng)):
@@ -121,7 +137,7 @@ class Hub:
                 hub.served.append(served)
                 end = drop_at if drop_at is not None else len(data)
                 for i in range(start, end, step):
-                    block = data[i:min(i + step, end)]
+                    block = data[i : min(i + step, end)]
                     try:
                         self.wfile.write(block)
                         self.wfile.flush()

@@ -25,7 +25,9 @@ from tests.conftest import ptbench
 rng = np.random.default_rng(0)
 SHAPES = {"embed.weight": (64, 32), "lm_head.weight": (64, 32)}
 BASE_WEIGHTS = save({k: rng.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()})
-INSTRUCT_WEIGHTS = save({k: rng.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()})  # same header, other data
+INSTRUCT_WEIGHTS = save(
+    {k: rng.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()}
+)  # same header, other data
 TRAIN = b"question,answer\n" + b"".join(b"train %d,%d\n" % (i, i) for i in range(200))
 TEST = b"question,answer\n" + b"".join(b"test %d,%d\n" % (i, i * 7) for i in range(200))
 SLOW = rng.bytes(1_500_000)
@@ -33,13 +35,25 @@ SLOW = rng.bytes(1_500_000)
 
 @pytest.fixture
 def hub():
-    h = Hub([
-        Repo("model", "org/tiny-base", {"config.json": b'{"model_type": "llama"}', "model.safetensors": BASE_WEIGHTS}),
-        Repo("model", "org/tiny-instruct", {"config.json": b'{"model_type": "llama"}', "model.safetensors": INSTRUCT_WEIGHTS}),
-        Repo("dataset", "org/bench", {"main/train-00000.csv": TRAIN, "main/test-00000.csv": TEST, "README.md": b"# bench"}),
-        Repo("dataset", "org/evalonly", {"data.jsonl": b'{"q": "secret"}\n'}),
-        Repo("dataset", "org/big", {"slow-shard.bin": SLOW}),
-    ])
+    h = Hub(
+        [
+            Repo(
+                "model", "org/tiny-base", {"config.json": b'{"model_type": "llama"}', "model.safetensors": BASE_WEIGHTS}
+            ),
+            Repo(
+                "model",
+                "org/tiny-instruct",
+                {"config.json": b'{"model_type": "llama"}', "model.safetensors": INSTRUCT_WEIGHTS},
+            ),
+            Repo(
+                "dataset",
+                "org/bench",
+                {"main/train-00000.csv": TRAIN, "main/test-00000.csv": TEST, "README.md": b"# bench"},
+            ),
+            Repo("dataset", "org/evalonly", {"data.jsonl": b'{"q": "secret"}\n'}),
+            Repo("dataset", "org/big", {"slow-shard.bin": SLOW}),
+        ]
+    )
     url = h.start()
     yield h, url
     h.stop()
@@ -48,11 +62,27 @@ def hub():
 @pytest.fixture
 def lists(tmp_path):
     resources = tmp_path / "resources.json"
-    resources.write_text(json.dumps({"models": ["org/tiny-base", "org/tiny-instruct"],
-                                     "datasets": [{"dataset": "org/bench", "splits": ["train", "test"]}, {"dataset": "org/evalonly"}, "org/big"]}))
+    resources.write_text(
+        json.dumps(
+            {
+                "models": ["org/tiny-base", "org/tiny-instruct"],
+                "datasets": [
+                    {"dataset": "org/bench", "splits": ["train", "test"]},
+                    {"dataset": "org/evalonly"},
+                    "org/big",
+                ],
+            }
+        )
+    )
     evals = tmp_path / "eval.json"
-    evals.write_text(json.dumps({"test_sets": [{"repo": "org/bench", "patterns": ["*/test-*"]}, {"repo": "org/evalonly"}],
-                                 "instruct_models": [{"repo": "org/tiny-instruct"}]}))
+    evals.write_text(
+        json.dumps(
+            {
+                "test_sets": [{"repo": "org/bench", "patterns": ["*/test-*"]}, {"repo": "org/evalonly"}],
+                "instruct_models": [{"repo": "org/tiny-instruct"}],
+            }
+        )
+    )
     return resources, evals
 
 
@@ -60,20 +90,37 @@ def _env(url: str) -> dict[str, str]:
     return {"HF_ENDPOINT": url, "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1", "HF_HUB_ETAG_TIMEOUT": "30"}
 
 
-def test_prefetch_continues_after_a_kill_excludes_evaluation_data_and_verify_catches_planted_files(hub, lists, tmp_path):
+def test_prefetch_continues_after_a_kill_excludes_evaluation_data_and_verify_catches_planted_files(
+    hub, lists, tmp_path
+):
     h, url = hub
     resources, evals = lists
     agent, ev = tmp_path / "agent-hf", tmp_path / "eval-hf"
-    argv = [sys.executable, "-m", "ptbench", "cache", "prefetch", str(resources), "--cache", str(agent), "--eval-resources", str(evals)]
+    argv = [
+        sys.executable,
+        "-m",
+        "ptbench",
+        "cache",
+        "prefetch",
+        str(resources),
+        "--cache",
+        str(agent),
+        "--eval-resources",
+        str(evals),
+    ]
 
     # 1. killed in the middle of the slow file
-    proc = subprocess.Popen(argv, env={**os.environ, **_env(url)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        argv, env={**os.environ, **_env(url)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         for _ in range(600):
             if h.bytes_sent.get("slow-shard.bin", 0) > 200_000:
                 break
             time.sleep(0.05)
-        assert h.bytes_sent.get("slow-shard.bin", 0) > 200_000, proc.stdout.read().decode() if proc.poll() is not None else "no bytes"
+        assert h.bytes_sent.get("slow-shard.bin", 0) > 200_000, (
+            proc.stdout.read().decode() if proc.poll() is not None else "no bytes"
+        )
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -86,7 +133,9 @@ def test_prefetch_continues_after_a_kill_excludes_evaluation_data_and_verify_cat
     # (caches/prefetch.py names the code; a dropped connection inside one process does resume:
     # the next test)
     h.requests.clear()
-    again = ptbench("cache", "prefetch", str(resources), "--cache", str(agent), "--eval-resources", str(evals), env=_env(url))
+    again = ptbench(
+        "cache", "prefetch", str(resources), "--cache", str(agent), "--eval-resources", str(evals), env=_env(url)
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     gets = [r for r in h.requests if r["method"] == "GET" and "/resolve/" in r["path"]]
     assert gets and all(r["path"].endswith("slow-shard.bin") and r["range"] is None for r in gets), gets
@@ -100,7 +149,9 @@ def test_prefetch_continues_after_a_kill_excludes_evaluation_data_and_verify_cat
     hubdir = agent / "hub"
     assert not (hubdir / "models--org--tiny-instruct").exists() and not (hubdir / "datasets--org--evalonly").exists()
     bench = next((hubdir / "datasets--org--bench" / "snapshots").iterdir())
-    assert (bench / "main" / "train-00000.csv").read_bytes() == TRAIN and not (bench / "main" / "test-00000.csv").exists()
+    assert (bench / "main" / "train-00000.csv").read_bytes() == TRAIN and not (
+        bench / "main" / "test-00000.csv"
+    ).exists()
     assert not any(r["path"].endswith("test-00000.csv") for r in h.requests)
     pins = json.loads((agent / "ptbench-pins.json").read_text())
     assert pins["model:org/tiny-base"] == h.repos[("model", "org/tiny-base")].sha
@@ -163,13 +214,22 @@ def test_offline_prefetch_uses_the_cache_and_fails_for_what_is_missing(hub, list
     agent = tmp_path / "agent-hf"
     small = tmp_path / "small.json"
     small.write_text(json.dumps({"models": ["org/tiny-base"]}))
-    assert ptbench("cache", "prefetch", str(small), "--cache", str(agent), "--eval-resources", str(evals), env=_env(url)).returncode == 0
+    assert (
+        ptbench(
+            "cache", "prefetch", str(small), "--cache", str(agent), "--eval-resources", str(evals), env=_env(url)
+        ).returncode
+        == 0
+    )
     h.requests.clear()
     offline = {**_env(url), "HF_HUB_OFFLINE": "1"}
-    cached = ptbench("cache", "prefetch", str(small), "--cache", str(agent), "--eval-resources", str(evals), env=offline)
+    cached = ptbench(
+        "cache", "prefetch", str(small), "--cache", str(agent), "--eval-resources", str(evals), env=offline
+    )
     assert cached.returncode == 0, cached.stdout + cached.stderr
     assert h.requests == []  # offline: not one request
-    missing = ptbench("cache", "prefetch", str(resources), "--cache", str(agent), "--eval-resources", str(evals), env=offline)
+    missing = ptbench(
+        "cache", "prefetch", str(resources), "--cache", str(agent), "--eval-resources", str(evals), env=offline
+    )
     assert missing.returncode == 1 and "failed" in missing.stdout
     assert h.requests == []
 
@@ -177,10 +237,31 @@ def test_offline_prefetch_uses_the_cache_and_fails_for_what_is_missing(hub, list
 def test_verify_without_the_evaluation_cache_is_not_a_proof(lists, tmp_path):
     _resources, evals = lists
     (tmp_path / "agent-hf" / "hub").mkdir(parents=True)
-    out = ptbench("cache", "verify", "--agent-cache", str(tmp_path / "agent-hf"), "--eval-cache", str(tmp_path / "none"), "--eval-resources", str(evals))
+    out = ptbench(
+        "cache",
+        "verify",
+        "--agent-cache",
+        str(tmp_path / "agent-hf"),
+        "--eval-cache",
+        str(tmp_path / "none"),
+        "--eval-resources",
+        str(evals),
+    )
     assert out.returncode == 1 and "not proven" in out.stdout
-    assert ptbench("cache", "verify", "--agent-cache", str(tmp_path / "agent-hf"), "--eval-cache", str(tmp_path / "none"),
-                   "--eval-resources", str(evals), "--allow-unchecked").returncode == 0
+    assert (
+        ptbench(
+            "cache",
+            "verify",
+            "--agent-cache",
+            str(tmp_path / "agent-hf"),
+            "--eval-cache",
+            str(tmp_path / "none"),
+            "--eval-resources",
+            str(evals),
+            "--allow-unchecked",
+        ).returncode
+        == 0
+    )
 
 
 def test_bad_resources_file_is_one_line_exit_2(tmp_path):

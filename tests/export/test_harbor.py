@@ -33,7 +33,9 @@ results_dir: "@RESULTS@"
 
 
 def harbor_check(out: Path) -> subprocess.CompletedProcess:
-    require(HARBOR_PY.exists(), f"{HARBOR_PY} missing: bash scripts/install.sh test builds the harbor venv (Python 3.12)")
+    require(
+        HARBOR_PY.exists(), f"{HARBOR_PY} missing: bash scripts/install.sh test builds the harbor venv (Python 3.12)"
+    )
     return subprocess.run([str(HARBOR_PY), str(CHECK), str(out)], capture_output=True, text=True, timeout=300)
 
 
@@ -41,7 +43,12 @@ def harbor_check(out: Path) -> subprocess.CompletedProcess:
 def exported(write_campaign, tmp_path) -> Path:
     out = tmp_path / "harbor"
     empty = tmp_path / "hf"  # no test set in any cache: only the generated one can be pinned at export
-    env = {"HF_HOME": str(empty), "HF_HUB_CACHE": str(empty / "hub"), "HF_DATASETS_CACHE": str(empty / "datasets"), "PTBENCH_DATA_DIR": ""}
+    env = {
+        "HF_HOME": str(empty),
+        "HF_HUB_CACHE": str(empty / "hub"),
+        "HF_DATASETS_CACHE": str(empty / "datasets"),
+        "PTBENCH_DATA_DIR": "",
+    }
     run = ptbench("export", "harbor", str(write_campaign(CAMPAIGN)), str(out), cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr
     # the default checks include api_usage, which needs a trajectory no Harbor verifier receives
@@ -51,7 +58,12 @@ def exported(write_campaign, tmp_path) -> Path:
 
 def test_every_task_loads_in_harbor_without_unknown_keys_and_a_bad_one_fails(exported):
     tasks = sorted(p.name for p in exported.iterdir())
-    assert tasks == ["qwen3-1.7b__arithmetic", "qwen3-1.7b__gsm8k", "tiny__arithmetic", "tiny__gsm8k"]  # per (base, task), not per seed
+    assert tasks == [
+        "qwen3-1.7b__arithmetic",
+        "qwen3-1.7b__gsm8k",
+        "tiny__arithmetic",
+        "tiny__gsm8k",
+    ]  # per (base, task), not per seed
     t = exported / "qwen3-1.7b__gsm8k"
     cfg = tomllib.loads((t / "task.toml").read_text())
     # the verifier: two evaluations (the model's, the base's for a fallback), three 20-minute checks, 30 min of downloads
@@ -59,18 +71,33 @@ def test_every_task_loads_in_harbor_without_unknown_keys_and_a_bad_one_fails(exp
     # Harbor empties each artifact's path before uploading it into the verifier: the workspace must come first
     assert [a["source"] for a in cfg["artifacts"]] == ["/app", "/app/final_model"]
     spec = json.loads((t / "tests" / "trial.json").read_text())
-    assert spec["agent"]["name"] == "harbor" and spec["base_model"] == {"id": "Qwen/Qwen3-1.7B-Base", "revision": "0123abc", "path": None,
-                                                                        "label": "qwen3-1.7b"}
+    assert spec["agent"]["name"] == "harbor" and spec["base_model"] == {
+        "id": "Qwen/Qwen3-1.7B-Base",
+        "revision": "0123abc",
+        "path": None,
+        "label": "qwen3-1.7b",
+    }
     verify = json.loads((t / "tests" / "verify.json").read_text())
-    assert verify["scoring_policy"] == "base_fallback" and verify["test_set"] is None and "not pinned" in verify["test_set_note"]  # offline here
+    assert (
+        verify["scoring_policy"] == "base_fallback"
+        and verify["test_set"] is None
+        and "not pinned" in verify["test_set_note"]
+    )  # offline here
     pinned = json.loads((exported / "tiny__arithmetic" / "tests" / "verify.json").read_text())["test_set"]
     assert pinned["n"] == 4 and len(pinned["sha256"]) == 64  # a generated test set is pinned at export
     test_sh = (t / "tests" / "test.sh").read_text()
-    assert "cd /tmp" in test_sh and "python -I -m ptbench.export.harbor_verify /tests /app/final_model /app /logs/verifier" in test_sh
+    assert (
+        "cd /tmp" in test_sh
+        and "python -I -m ptbench.export.harbor_verify /tests /app/final_model /app /logs/verifier" in test_sh
+    )
     assert cfg["environment"]["gpus"] == 1 and cfg["environment"]["gpu_types"] == ["H100"]
     assert "36000" in cfg["environment"]["healthcheck"]["command"]  # timer.sh's deadline
     instruction = (t / "instruction.md").read_text()
-    assert "Qwen/Qwen3-1.7B-Base" in instruction and "`/app/final_model/`" in instruction and "bash timer.sh" in instruction
+    assert (
+        "Qwen/Qwen3-1.7B-Base" in instruction
+        and "`/app/final_model/`" in instruction
+        and "bash timer.sh" in instruction
+    )
     assert "/tmp" not in instruction  # no path of this machine leaks into a cloud task
     dockerfile = (t / "environment" / "Dockerfile").read_text()
     assert "@anthropic-ai/claude-code@" in dockerfile and "COPY workspace/ /app/" in dockerfile
@@ -102,9 +129,11 @@ def test_export_refuses_a_non_empty_folder(write_campaign, tmp_path):
 def test_export_warns_about_what_a_cloud_verifier_cannot_check(write_campaign, tmp_path):
     from ptbench.export.harbor import harbor_warnings
 
-    campaign = (CAMPAIGN.replace("tasks: [gsm8k,", f"tasks: [{{name: gsm8k, options: {{data_path: {tmp_path}}}}},")
-                + "integrity: {checks: [contamination, model_identity, judge], judge: {agent: codex, model: m},"
-                + " forbidden_models: [/shared/models/instruct, org/instruct]}\n")
+    campaign = (
+        CAMPAIGN.replace("tasks: [gsm8k,", f"tasks: [{{name: gsm8k, options: {{data_path: {tmp_path}}}}},")
+        + "integrity: {checks: [contamination, model_identity, judge], judge: {agent: codex, model: m},"
+        + " forbidden_models: [/shared/models/instruct, org/instruct]}\n"
+    )
     warnings = " | ".join(harbor_warnings(write_campaign(campaign)))
     assert "api_usage" not in warnings and "judge runs an agent CLI" in warnings
     assert "forbidden_models /shared/models/instruct are local folders" in warnings and "org/instruct" not in warnings
@@ -116,7 +145,9 @@ def test_harbors_own_upload_into_the_verifier_keeps_final_model(exported, tmp_pa
     stands in for the verifier container (scripts/harbor_check_upload.py: the environment is the seam).
     It empties each artifact's path before uploading: the exported order keeps final_model/, the
     reverse order (the exporter's before) wipes it."""
-    require(HARBOR_PY.exists(), f"{HARBOR_PY} missing: bash scripts/install.sh test builds the harbor venv (Python 3.12)")
+    require(
+        HARBOR_PY.exists(), f"{HARBOR_PY} missing: bash scripts/install.sh test builds the harbor venv (Python 3.12)"
+    )
     host = tmp_path / "collected"  # what Harbor collected from the agent's container
     (host / "workspace" / "data").mkdir(parents=True)
     (host / "workspace" / "timer.sh").write_text("#!/bin/sh\n")
@@ -126,8 +157,13 @@ def test_harbors_own_upload_into_the_verifier_keeps_final_model(exported, tmp_pa
     task = exported / "tiny__arithmetic"
 
     def upload(root: Path, *extra: str) -> list[str]:
-        run = subprocess.run([str(HARBOR_PY), str(REPO / "scripts" / "harbor_check_upload.py"), str(task), str(host), str(root), *extra],
-                             capture_output=True, text=True, timeout=300, check=False)
+        run = subprocess.run(
+            [str(HARBOR_PY), str(REPO / "scripts" / "harbor_check_upload.py"), str(task), str(host), str(root), *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         return run.stdout.split()
 

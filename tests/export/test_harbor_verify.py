@@ -52,11 +52,20 @@ def _base_model_trial(campaign_dir: Path, value: float) -> None:
         TaskInfo,
     )
 
-    record = ResultRecord(campaign="cloud", trial_id="base-model__tiny__arithmetic__s0", agent=AgentInfo(name="base-model", label="base-model"),
-                          base_model=BaseModelInfo(id="local/tiny", label="tiny"), task=TaskInfo(name="arithmetic", label="arithmetic"),
-                          seed=0, status="completed", budget=BudgetUsed(hours=1, gpus=1),
-                          primary_metric=Metric(name="accuracy", value=value, n=4), integrity={"contamination": "clean"},
-                          provenance=Provenance(ptbench_version="test", host="here", scheduler="local"), finished_at=0.0)
+    record = ResultRecord(
+        campaign="cloud",
+        trial_id="base-model__tiny__arithmetic__s0",
+        agent=AgentInfo(name="base-model", label="base-model"),
+        base_model=BaseModelInfo(id="local/tiny", label="tiny"),
+        task=TaskInfo(name="arithmetic", label="arithmetic"),
+        seed=0,
+        status="completed",
+        budget=BudgetUsed(hours=1, gpus=1),
+        primary_metric=Metric(name="accuracy", value=value, n=4),
+        integrity={"contamination": "clean"},
+        provenance=Provenance(ptbench_version="test", host="here", scheduler="local"),
+        finished_at=0.0,
+    )
     trial = campaign_dir / record.trial_id
     trial.mkdir(parents=True)
     (trial / "result.json").write_text(record.model_dump_json())
@@ -86,7 +95,11 @@ def setup(tiny_model, tmp_path_factory):
     shutil.copytree(tiny_model, finetune)
     torch.manual_seed(0)
     weights = load_file(str(tiny_model / "model.safetensors"))
-    save_file({k: v + 1e-3 * torch.randn_like(v) for k, v in weights.items()}, str(finetune / "model.safetensors"), metadata={"format": "pt"})
+    save_file(
+        {k: v + 1e-3 * torch.randn_like(v) for k, v in weights.items()},
+        str(finetune / "model.safetensors"),
+        metadata={"format": "pt"},
+    )
     models = root / "models"
     _into_cache(models, "local/tiny", tiny_model)
     _into_cache(models, "local/tiny-instruct", instruct)
@@ -113,12 +126,26 @@ def _tests_without_base_score(task: Path, tmp_path: Path) -> Path:
 
 def _verify(task: Path, models: Path, app: Path, tmp_path: Path, tests: Path | None = None) -> tuple[dict, dict, Path]:
     out = tmp_path / "logs-verifier"
-    boot = (f"import runpy, sys; sys.path.insert(0, {str(REPO / 'src')!r}); sys.argv = ['harbor_verify', *sys.argv[1:]]; "
-            "runpy.run_module('ptbench.export.harbor_verify', run_name='__main__')")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PTBENCH_VERIFIER_MODELS": str(models),
-           "PYTHONPATH": str(REPO / "src")}  # for the children, as the image's installed ptbench would be
-    run = subprocess.run([sys.executable, "-I", "-c", boot, str(tests or task / "tests"), str(app / "final_model"), str(app), str(out)],
-                         cwd=app, env=env, capture_output=True, text=True, timeout=900, check=False)
+    boot = (
+        f"import runpy, sys; sys.path.insert(0, {str(REPO / 'src')!r}); sys.argv = ['harbor_verify', *sys.argv[1:]]; "
+        "runpy.run_module('ptbench.export.harbor_verify', run_name='__main__')"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "HF_HUB_OFFLINE": "1",
+        "PTBENCH_VERIFIER_MODELS": str(models),
+        "PYTHONPATH": str(REPO / "src"),
+    }  # for the children, as the image's installed ptbench would be
+    run = subprocess.run(
+        [sys.executable, "-I", "-c", boot, str(tests or task / "tests"), str(app / "final_model"), str(app), str(out)],
+        cwd=app,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads((out / "reward.json").read_text()), json.loads((out / "verdict.json").read_text()), out
 
@@ -128,7 +155,9 @@ def test_an_honest_model_is_checked_and_scored_whatever_the_agent_planted(setup,
     app = _app(task, tmp_path, made["finetune"])
     # hostile: a ptbench package where the verifier starts (its working directory), forged verdicts
     (app / "ptbench").mkdir()
-    (app / "ptbench" / "__init__.py").write_text(f"open({str(tmp_path / 'hijacked')!r}, 'w').write('x'); raise SystemExit(7)\n")
+    (app / "ptbench" / "__init__.py").write_text(
+        f"open({str(tmp_path / 'hijacked')!r}, 'w').write('x'); raise SystemExit(7)\n"
+    )
     (app / "checks").mkdir()
     (app / "checks" / "verdicts.json").write_text('{"contamination": "clean", "model_identity": "clean"}')
     reward, verdict, out = _verify(task, models, app, tmp_path)
@@ -138,8 +167,9 @@ def test_an_honest_model_is_checked_and_scored_whatever_the_agent_planted(setup,
     metrics = json.loads((out / "eval" / "metrics.json").read_text())
     assert metrics["primary"]["n"] == 4 and reward["reward"] == metrics["primary"]["value"] == verdict["own_score"]
     assert metrics["settings"]["test_set"]["sha256"] == verdict["test_set_expected"]["sha256"]  # the exported test set
-    assert {k: reward[k] for k in ("counted", "flagged", "unchecked", "base_fallback", "nan", "no_model", "eval_failed")} == {
-        "counted": 1, "flagged": 0, "unchecked": 0, "base_fallback": 0, "nan": 0, "no_model": 0, "eval_failed": 0}
+    assert {
+        k: reward[k] for k in ("counted", "flagged", "unchecked", "base_fallback", "nan", "no_model", "eval_failed")
+    } == {"counted": 1, "flagged": 0, "unchecked": 0, "base_fallback": 0, "nan": 0, "no_model": 0, "eval_failed": 0}
     identity = json.loads((out / "checks" / "model_identity.json").read_text())
     assert "local/tiny-instruct" in identity["details"]["distance_to_forbidden"]  # compared with the forbidden model
     assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in reward.values())  # what Harbor accepts
@@ -151,17 +181,29 @@ def test_the_instruct_model_and_a_leaked_test_set_are_flagged_and_paid_the_base_
     task, models, made = setup
     app = _app(task, tmp_path, made["instruct"])
     (app / "extra").mkdir()
-    (app / "extra" / "more_train.jsonl").write_text("".join(json.dumps({"prompt": q, "completion": a}) + "\n"
-                                                            for q, a in (("13+54=", "67"), ("26+16=", "42"), ("86+57=", "143"))))
+    (app / "extra" / "more_train.jsonl").write_text(
+        "".join(
+            json.dumps({"prompt": q, "completion": a}) + "\n"
+            for q, a in (("13+54=", "67"), ("26+16=", "42"), ("86+57=", "143"))
+        )
+    )
     reward, verdict, out = _verify(task, models, app, tmp_path)
     assert verdict["verdicts"] == {"contamination": "flagged", "model_identity": "flagged"}
     assert verdict["rule"] == "base_fallback" and verdict["reason"] == "flagged"
     assert reward["flagged"] == 1 and reward["base_fallback"] == 1 and reward["counted"] == 1
     # paid the base-model trial's score the export found beside the campaign, as the collator would; not its own
-    assert reward["reward"] == verdict["base_score"] == BASE_SCORE and "base-model agent" in verdict["base_score_source"]
-    assert verdict["own_score"] == json.loads((out / "eval" / "metrics.json").read_text())["primary"]["value"] != BASE_SCORE
+    assert (
+        reward["reward"] == verdict["base_score"] == BASE_SCORE and "base-model agent" in verdict["base_score_source"]
+    )
+    assert (
+        verdict["own_score"]
+        == json.loads((out / "eval" / "metrics.json").read_text())["primary"]["value"]
+        != BASE_SCORE
+    )
     evidence = json.loads((out / "checks" / "contamination.json").read_text())["evidence"]
-    assert {e["file"] for e in evidence} == {"workspace/extra/more_train.jsonl"} and len({e["item_id"] for e in evidence}) == 3
+    assert {e["file"] for e in evidence} == {"workspace/extra/more_train.jsonl"} and len(
+        {e["item_id"] for e in evidence}
+    ) == 3
     identity = json.loads((out / "checks" / "model_identity.json").read_text())
     assert identity["evidence"][0]["forbidden"] == "local/tiny-instruct"
 
@@ -169,27 +211,45 @@ def test_the_instruct_model_and_a_leaked_test_set_are_flagged_and_paid_the_base_
 def test_a_missing_final_model_is_paid_the_base_score(setup, tmp_path):
     """No baseline was found at export: the verifier evaluates the base model (its own copy) itself."""
     task, models, _ = setup
-    reward, verdict, out = _verify(task, models, _app(task, tmp_path, None), tmp_path, _tests_without_base_score(task, tmp_path))
+    reward, verdict, out = _verify(
+        task, models, _app(task, tmp_path, None), tmp_path, _tests_without_base_score(task, tmp_path)
+    )
     assert verdict["status"] == "no_model" and verdict["rule"] == "base_fallback" and verdict["reason"] == "no_model"
     base = json.loads((out / "base-eval" / "metrics.json").read_text())["primary"]
     assert base["n"] == 4 and "verifier's evaluation of local/tiny" in verdict["base_score_source"]
-    assert reward["no_model"] == 1 and reward["base_fallback"] == 1 and reward["reward"] == verdict["base_score"] == base["value"]
+    assert (
+        reward["no_model"] == 1
+        and reward["base_fallback"] == 1
+        and reward["reward"] == verdict["base_score"] == base["value"]
+    )
     assert verdict["verdicts"]["model_identity"] == "unchecked" and not (out / "eval" / "metrics.json").exists()
 
 
-@pytest.mark.parametrize(("scoring", "integrity", "valid", "verdict", "expected"), [
-    ("base_fallback", "base_fallback", True, "clean", ("scored", 0.7, 1, 0, 0)),
-    ("base_fallback", "base_fallback", True, "flagged", ("base_fallback", 0.2, 1, 1, 0)),
-    ("base_fallback", "exclude", True, "unchecked", ("excluded", 0.0, 0, 0, 0)),
-    ("base_fallback", "show", True, "flagged", ("shown", 0.7, 1, 0, 0)),
-    ("nan", "base_fallback", False, "clean", ("nan", 0.0, 1, 0, 1)),
-    ("exclude", "show", False, "flagged", ("excluded", 0.0, 0, 0, 0)),  # no model: the scoring policy, not the integrity one
-])
+@pytest.mark.parametrize(
+    ("scoring", "integrity", "valid", "verdict", "expected"),
+    [
+        ("base_fallback", "base_fallback", True, "clean", ("scored", 0.7, 1, 0, 0)),
+        ("base_fallback", "base_fallback", True, "flagged", ("base_fallback", 0.2, 1, 1, 0)),
+        ("base_fallback", "exclude", True, "unchecked", ("excluded", 0.0, 0, 0, 0)),
+        ("base_fallback", "show", True, "flagged", ("shown", 0.7, 1, 0, 0)),
+        ("nan", "base_fallback", False, "clean", ("nan", 0.0, 1, 0, 1)),
+        (
+            "exclude",
+            "show",
+            False,
+            "flagged",
+            ("excluded", 0.0, 0, 0, 0),
+        ),  # no model: the scoring policy, not the integrity one
+    ],
+)
 def test_the_reward_follows_the_collators_rule(scoring, integrity, valid, verdict, expected):
     rule, _ = choose_rule(valid, verdict, "completed" if valid else "no_model", scoring, integrity)
     rule, value, flags = reward_for(rule, 0.7 if valid else None, 0.2)
     assert (rule, value, flags["counted"], flags["base_fallback"], flags["nan"]) == expected
-    assert reward_for("base_fallback", None, None)[:2] == ("no_baseline", 0.0)  # no base score: counted as nan, never as own
+    assert reward_for("base_fallback", None, None)[:2] == (
+        "no_baseline",
+        0.0,
+    )  # no base score: counted as nan, never as own
 
 
 def test_a_final_model_that_links_out_is_no_model(tmp_path, tiny_model):
@@ -208,8 +268,12 @@ def test_a_final_model_that_links_out_is_no_model(tmp_path, tiny_model):
 def test_a_score_over_another_test_set_than_the_exported_one_is_refused():
     expected = {"sha256": "a" * 64, "n": 4}
     assert _test_set_problem({"settings": {"test_set": {"sha256": "a" * 64, "n": 4}}}, expected) is None
-    assert "is not the one exported" in _test_set_problem({"settings": {"test_set": {"sha256": "b" * 64, "n": 4}}}, expected)
-    assert "is not the one exported" in _test_set_problem({"settings": {}}, expected)  # an unrecorded test set is not a match
+    assert "is not the one exported" in _test_set_problem(
+        {"settings": {"test_set": {"sha256": "b" * 64, "n": 4}}}, expected
+    )
+    assert "is not the one exported" in _test_set_problem(
+        {"settings": {}}, expected
+    )  # an unrecorded test set is not a match
     assert _test_set_problem({}, None) is None  # not pinned at export: nothing to compare (verify.json says why)
 
 
@@ -224,9 +288,18 @@ def test_a_reference_at_another_revision_than_the_pinned_one_is_not_taken_for_it
     (snap / "config.json").write_text("{}")
 
     def fetched(revision):
-        spec = TrialSpec(campaign="c", trial_id="t", agent=AgentRef(name="harbor"), base_model=BaseModelRef(id="org/base", revision=revision),
-                         task=TaskRef(name="arithmetic"), seed=0, budget=Budget(hours=1, gpus=0))
+        spec = TrialSpec(
+            campaign="c",
+            trial_id="t",
+            agent=AgentRef(name="harbor"),
+            base_model=BaseModelRef(id="org/base", revision=revision),
+            task=TaskRef(name="arithmetic"),
+            seed=0,
+            budget=Budget(hours=1, gpus=0),
+        )
         return fetch_references(spec, tmp_path)["org/base"]
 
-    assert fetched("1" * 40).startswith("in the verifier's cache") and fetched(None).startswith("in the verifier's cache")
+    assert fetched("1" * 40).startswith("in the verifier's cache") and fetched(None).startswith(
+        "in the verifier's cache"
+    )
     assert fetched("2" * 40).startswith(f"revision {'2' * 40} missing, found {'1' * 40}")

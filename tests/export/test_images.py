@@ -9,11 +9,9 @@ import re
 import shlex
 import subprocess
 
-
 from ptbench.agents.spec import load_agent
 from ptbench.export.harbor import CLI_AGENTS, PYTHON_PACKAGES, TORCH, _templates
 from tests.conftest import REPO
-
 
 
 def recipe(path):
@@ -35,7 +33,11 @@ def pip_requirements(lines: list[str]) -> set[str]:
     for line in lines:
         for part in re.split(r"&&", line):
             if "pip install" in part:
-                out |= {w for w in shlex.split(part.split("pip install", 1)[1]) if not w.startswith("-") and "ptbench" not in w}
+                out |= {
+                    w
+                    for w in shlex.split(part.split("pip install", 1)[1])
+                    if not w.startswith("-") and "ptbench" not in w
+                }
     return out
 
 
@@ -60,18 +62,25 @@ def test_agent_cli_versions_in_the_images_equal_agents_yaml():
     assert drift(REPO / "containers" / "agent.def") == []
     wanted = sorted(load_agent(a).package for a in CLI_AGENTS)
     # the Harbor twin of the agent image, and what the test install puts under .cache/npm
-    dockerfile = _templates().get_template("agent.Dockerfile.j2").render(torch=TORCH, python_packages=PYTHON_PACKAGES,
-                                                                        clis=" ".join(wanted))
+    dockerfile = (
+        _templates()
+        .get_template("agent.Dockerfile.j2")
+        .render(torch=TORCH, python_packages=PYTHON_PACKAGES, clis=" ".join(wanted))
+    )
     assert sorted(npm_packages(dockerfile.splitlines())) == wanted
     install = (REPO / "scripts" / "install.sh").read_text()
     assert sorted(re.search(r"CLIS=\(([^)]*)\)", install)[1].split()) == wanted
     # the Docker twin installs the same Python stack as the definition
-    assert pip_requirements(dockerfile.splitlines()) == pip_requirements(recipe(REPO / "containers" / "agent.def").install)
+    assert pip_requirements(dockerfile.splitlines()) == pip_requirements(
+        recipe(REPO / "containers" / "agent.def").install
+    )
 
 
 def test_a_drifted_cli_version_is_caught(tmp_path):
     bad = tmp_path / "agent.def"
-    bad.write_text((REPO / "containers" / "agent.def").read_text().replace("@openai/codex@0.169.0", "@openai/codex@0.170.0"))
+    bad.write_text(
+        (REPO / "containers" / "agent.def").read_text().replace("@openai/codex@0.169.0", "@openai/codex@0.170.0")
+    )
     assert drift(bad) == ["@openai/codex@0.169.0", "@openai/codex@0.170.0"]
 
 
@@ -80,7 +89,9 @@ def test_the_eval_image_holds_only_evaluation_and_a_read_only_ptbench():
     post = "\n".join(ev.install)
     assert "npm" not in post and "nodejs" not in post  # no agent CLIs
     assert not {"trl", "peft"} & {re.split(r"[<>=]", r)[0] for r in pip_requirements(ev.install)}
-    assert re.search(r'pip install "/opt/ptbench-src\[eval[^"]*\]"', post) and " -e " not in post  # a package, not editable
+    assert (
+        re.search(r'pip install "/opt/ptbench-src\[eval[^"]*\]"', post) and " -e " not in post
+    )  # a package, not editable
     assert "chmod -R a-w /opt/venv/lib/python3*/site-packages/ptbench" in post
     assert ev.cmd.startswith("exec python -m ptbench eval")
 
@@ -88,7 +99,9 @@ def test_the_eval_image_holds_only_evaluation_and_a_read_only_ptbench():
 def test_build_sh_refuses_a_bad_name_and_a_host_without_apptainer():
     bad = subprocess.run(["bash", "containers/build.sh", "nope"], cwd=REPO, capture_output=True, text=True)
     assert bad.returncode == 2 and "usage" in bad.stderr
-    no = subprocess.run(["bash", "containers/build.sh", "eval"], cwd=REPO, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    no = subprocess.run(
+        ["bash", "containers/build.sh", "eval"], cwd=REPO, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
+    )
     assert no.returncode == 2 and "apptainer is not installed" in no.stderr
 
 
@@ -102,7 +115,11 @@ def test_results_carry_the_image_digest(tmp_path, monkeypatch):
     sif = tmp_path / "agent.sif"
     sif.write_bytes(b"not really an image")
     digests = tmp_path / "digests.json"
-    digests.write_text(json.dumps({"agent": {"image": "/build/host/agent.sif", "digest": "sha256:" + "ab" * 32, "bytes": sif.stat().st_size}}))
+    digests.write_text(
+        json.dumps(
+            {"agent": {"image": "/build/host/agent.sif", "digest": "sha256:" + "ab" * 32, "bytes": sif.stat().st_size}}
+        )
+    )
     monkeypatch.setenv("PTBENCH_CONTAINER_DIGESTS", str(digests))
     monkeypatch.setenv("APPTAINER_CONTAINER", str(sif))
     monkeypatch.delenv("PTBENCH_CONTAINER_DIGEST", raising=False)

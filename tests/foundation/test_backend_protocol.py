@@ -25,11 +25,17 @@ def test_backend_matches_the_protocol(cls) -> None:
         # the protocol's parameters, in order, by name (a backend may take extra keyword-only ones)
         positional = [p for p in have.parameters.values() if p.kind is not p.KEYWORD_ONLY or p.name in want.parameters]
         assert [p.name for p in positional][: len(want.parameters)] == list(want.parameters), (cls.__name__, name)
-        want_hints, have_hints = typing.get_type_hints(getattr(Backend, name)), typing.get_type_hints(getattr(cls, name))
+        want_hints, have_hints = (
+            typing.get_type_hints(getattr(Backend, name)),
+            typing.get_type_hints(getattr(cls, name)),
+        )
         for param in want.parameters:
             if param in want_hints:
                 assert have_hints.get(param) == want_hints[param], (cls.__name__, name, param)
         returned, promised = have_hints.get("return"), want_hints.get("return")
         # dict[str, int] is a dict[str, Any]: compare the outer types of each alternative
-        outer = lambda t: {typing.get_origin(a) or a for a in (typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,))}  # noqa: E731
+        outer = lambda t: {
+            typing.get_origin(a) or a
+            for a in (typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,))
+        }  # noqa: E731
         assert outer(returned) <= outer(promised), (cls.__name__, name, returned, promised)

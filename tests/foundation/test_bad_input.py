@@ -54,26 +54,68 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
     "replace, needles",
     [
         ({"seeds: [0, 1]": "seeds: [0, 1"}, ["c.yaml:6", "YAML syntax error"]),
-        ({"name: quick-copy": "name: quick-cpy"}, ["c.yaml:2", "unknown agent 'quick-cpy'", "did you mean 'quick-copy'"]),
-        ({"tasks: [arithmetic]": "tasks: [arithmetc]"}, ["c.yaml:4", "unknown task 'arithmetc'", "did you mean 'arithmetic'"]),
-        ({"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slrum}"}, ["c.yaml:6", "backend.name", "'local', 'slurm' or 'htcondor'"]),
+        (
+            {"name: quick-copy": "name: quick-cpy"},
+            ["c.yaml:2", "unknown agent 'quick-cpy'", "did you mean 'quick-copy'"],
+        ),
+        (
+            {"tasks: [arithmetic]": "tasks: [arithmetc]"},
+            ["c.yaml:4", "unknown task 'arithmetc'", "did you mean 'arithmetic'"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slrum}"},
+            ["c.yaml:6", "backend.name", "'local', 'slurm' or 'htcondor'"],
+        ),
         ({"hours: 1": "hours: 0"}, ["c.yaml:6", "budget.hours", "positive"]),
         ({"hours: 1": "hours: -3"}, ["c.yaml:6", "budget.hours", "positive"]),
         ({"seeds: [0, 1]": "sedes: [0, 1]"}, ["c.yaml:5", "unknown key 'sedes'", "did you mean 'seeds'"]),
-        ({"gpus: 0}": "gpus: 0, grase_seconds: 3}"}, ["c.yaml:6", "unknown key 'budget.grase_seconds'", "did you mean 'grace_seconds'"]),
+        (
+            {"gpus: 0}": "gpus: 0, grase_seconds: 3}"},
+            ["c.yaml:6", "unknown key 'budget.grase_seconds'", "did you mean 'grace_seconds'"],
+        ),
         ({"seeds: [0, 1]": "seeds: [0, 1]\nseeds: [2]"}, ["c.yaml:6", "'seeds' appears twice"]),
-        ({"agents: [{name: quick-copy}]": "agents: [{name: quick-copy}, {name: quick-copy}]"}, ["two trials get the id 'quick-copy__tiny__arithmetic__s0'", "distinct labels"]),
+        (
+            {"agents: [{name: quick-copy}]": "agents: [{name: quick-copy}, {name: quick-copy}]"},
+            ["two trials get the id 'quick-copy__tiny__arithmetic__s0'", "distinct labels"],
+        ),
         # task and agent options, against what each declares (the constructor's signature / agent.yaml)
-        ({"tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {digits: lots}}]"}, ["c.yaml:4", "tasks[0].options.digits", "valid integer", "'lots'"]),
-        ({"tasks: [arithmetic]": "tasks:\n  - name: arithmetic\n    options:\n      digts: 2"}, ["c.yaml:7", "tasks[0].options.digts", "did you mean 'digits'"]),
-        ({"tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {digits: 7}}]"}, ["c.yaml:4", "tasks[0].options", "digits must be 1, 2 or 3"]),
-        ({"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_step: 5}}]"}, ["c.yaml:2", "agents[0].options.max_step", "did you mean 'max_steps'"]),
-        ({"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_steps: many}}]"}, ["c.yaml:2", "agents[0].options.max_steps", "expected int"]),
-        ({"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slurm, options: {partiton: gpu}}"}, ["backend.options.partiton", "not a Slurm option"]),
+        (
+            {"tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {digits: lots}}]"},
+            ["c.yaml:4", "tasks[0].options.digits", "valid integer", "'lots'"],
+        ),
+        (
+            {"tasks: [arithmetic]": "tasks:\n  - name: arithmetic\n    options:\n      digts: 2"},
+            ["c.yaml:7", "tasks[0].options.digts", "did you mean 'digits'"],
+        ),
+        (
+            {"tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {digits: 7}}]"},
+            ["c.yaml:4", "tasks[0].options", "digits must be 1, 2 or 3"],
+        ),
+        (
+            {"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_step: 5}}]"},
+            ["c.yaml:2", "agents[0].options.max_step", "did you mean 'max_steps'"],
+        ),
+        (
+            {"agents: [{name: quick-copy}]": "agents: [{name: reference, options: {max_steps: many}}]"},
+            ["c.yaml:2", "agents[0].options.max_steps", "expected int"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slurm, options: {partiton: gpu}}"},
+            ["backend.options.partiton", "not a Slurm option"],
+        ),
         # network: gateway only where every model call goes through the trial gateway, under bwrap
-        ({"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: gateway}"}, ["c.yaml:6", "sandbox_options.network", "agent 'quick-copy'", "network: host"]),
-        ({"seeds: [0, 1]": "seeds: [0, 1]\nsandbox: none\nsandbox_options: {network: gateway}"}, ["c.yaml:7", "needs sandbox: bwrap"]),
-        ({"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: wifi}"}, ["c.yaml:6", "'wifi' is not one of gateway, host"]),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: gateway}"},
+            ["c.yaml:6", "sandbox_options.network", "agent 'quick-copy'", "network: host"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nsandbox: none\nsandbox_options: {network: gateway}"},
+            ["c.yaml:7", "needs sandbox: bwrap"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: wifi}"},
+            ["c.yaml:6", "'wifi' is not one of gateway, host"],
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run"])

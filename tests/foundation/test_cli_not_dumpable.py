@@ -25,9 +25,25 @@ def test_the_ptbench_cli_hides_its_environment_from_its_own_uid() -> None:
         script = shared / "script.yaml"
         script.write_text("turns: [{message: hello}]\n")
         env = {"PATH": os.environ["PATH"], "PYTHONPATH": SRC, "OPENAI_API_KEY": KEY, "HOME": str(shared)}
-        cli = environ_read([sys.executable, "-m", "ptbench", "provider", "serve", "--script", str(script),
-                            "--ready-file", str(shared / "ready.json")], KEY, env=env, ready_file=shared / "ready.json")
-        control = environ_read([sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"], KEY, env=env)
+        cli = environ_read(
+            [
+                sys.executable,
+                "-m",
+                "ptbench",
+                "provider",
+                "serve",
+                "--script",
+                str(script),
+                "--ready-file",
+                str(shared / "ready.json"),
+            ],
+            KEY,
+            env=env,
+            ready_file=shared / "ready.json",
+        )
+        control = environ_read(
+            [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"], KEY, env=env
+        )
     finally:
         for f in shared.iterdir():
             f.unlink()

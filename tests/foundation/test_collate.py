@@ -20,23 +20,35 @@ from ptbench.results.schema import ResultRecord
 from ptbench.results.tables import to_csv, to_markdown
 
 
-def record(agent: str, task: str, seed: int, value: float | None, status: str = "completed", base: str = "tiny") -> dict:
+def record(
+    agent: str, task: str, seed: int, value: float | None, status: str = "completed", base: str = "tiny"
+) -> dict:
     return {
-        "campaign": "c", "trial_id": f"{agent}__{base}__{task}__s{seed}",
-        "agent": {"name": agent, "label": agent}, "base_model": {"id": f"x/{base}", "label": base},
-        "task": {"name": task, "label": task}, "seed": seed, "status": status,
-        "budget": {"hours": 1, "gpus": 0}, "finished_at": 0,
+        "campaign": "c",
+        "trial_id": f"{agent}__{base}__{task}__s{seed}",
+        "agent": {"name": agent, "label": agent},
+        "base_model": {"id": f"x/{base}", "label": base},
+        "task": {"name": task, "label": task},
+        "seed": seed,
+        "status": status,
+        "budget": {"hours": 1, "gpus": 0},
+        "finished_at": 0,
         "primary_metric": None if value is None else {"name": "accuracy", "value": value, "stderr": 0.01, "n": 100},
-        "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "local"}, "integrity": {"contamination": "clean"},
+        "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "local"},
+        "integrity": {"contamination": "clean"},
     }
 
 
 @pytest.fixture
 def results_dir(tmp_path):
     rows = [
-        record("ref", "gsm8k", 0, 0.50), record("ref", "gsm8k", 1, 0.60), record("ref", "gsm8k", 2, 0.70),
-        record("ref", "aime", 0, 0.10), record("ref", "aime", 1, None, status="no_model"),
-        record("base", "gsm8k", 0, 0.20), record("base", "aime", 0, 0.00),
+        record("ref", "gsm8k", 0, 0.50),
+        record("ref", "gsm8k", 1, 0.60),
+        record("ref", "gsm8k", 2, 0.70),
+        record("ref", "aime", 0, 0.10),
+        record("ref", "aime", 1, None, status="no_model"),
+        record("base", "gsm8k", 0, 0.20),
+        record("base", "aime", 0, 0.00),
     ]
     for r in rows:
         d = tmp_path / r["trial_id"]

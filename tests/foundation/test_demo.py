@@ -13,7 +13,9 @@ pytestmark = pytest.mark.slow
 
 def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
     text = (REPO / "campaigns" / "demo.yaml").read_text()
-    text = text.replace("path: .cache/tiny-llama", f"path: {tiny_model}").replace("results_dir: results", f"results_dir: {tmp_path / 'results'}")
+    text = text.replace("path: .cache/tiny-llama", f"path: {tiny_model}").replace(
+        "results_dir: results", f"results_dir: {tmp_path / 'results'}"
+    )
     path = tmp_path / "demo.yaml"
     path.write_text(text)
     run = ptbench("run", str(path), cwd=tmp_path, timeout=900)
@@ -23,7 +25,9 @@ def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
     scores: dict[str, list[float]] = {}
     for r in rows:
         assert r["status"] == "completed", r
-        assert r["integrity"] == {"api_usage": "clean", "contamination": "clean", "model_identity": "clean"}, r  # honest runs
+        assert r["integrity"] == {"api_usage": "clean", "contamination": "clean", "model_identity": "clean"}, (
+            r
+        )  # honest runs
         scores.setdefault(r["agent"]["label"], []).append(r["primary_metric"]["value"])
     assert len(scores["base-model"]) == len(scores["reference"]) == 2
     base = sum(scores["base-model"]) / 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-
 from ptbench.plan import expand, plan_campaign
 from ptbench.spec import load_campaign
 from tests.conftest import ptbench

@@ -30,11 +30,16 @@ def test_the_package_keeps_its_layers() -> None:
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
-    shutil.copytree(REPO / "src" / "ptbench", tmp_path / "src" / "ptbench", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "src" / "ptbench", tmp_path / "src" / "ptbench", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     files = tmp_path / "src" / "ptbench" / "core" / "files.py"
     # hidden inside a function, where a cycle is easiest to miss
-    files.write_text(files.read_text() + "\n\ndef _sneaky():\n    from ptbench.runner.pipeline import run_trial\n\n    return run_trial\n")
+    files.write_text(
+        files.read_text()
+        + "\n\ndef _sneaky():\n    from ptbench.runner.pipeline import run_trial\n\n    return run_trial\n"
+    )
     res = _lint(tmp_path, tmp_path / "src")
     assert res.returncode != 0, res.stdout
     assert "ptbench layers BROKEN" in res.stdout

@@ -34,7 +34,9 @@ def _planned_trial_with_held_lock(write_campaign, tmp_path) -> tuple[TrialDir, s
     path = write_campaign(CAMPAIGN)
     assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
     trial = TrialDir(next((tmp_path / "results" / "lease").glob("*/trial.json")).parent)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(trial.path / ".lock")], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(trial.path / ".lock")], stdout=subprocess.PIPE, text=True
+    )
     if holder.stdout.readline().strip() != "held":
         holder.kill()
         holder.wait(10)
@@ -45,7 +47,9 @@ def _planned_trial_with_held_lock(write_campaign, tmp_path) -> tuple[TrialDir, s
 def test_lock_of_a_dead_runner_exits_75_and_a_requeue_completes(write_campaign, test_agents, tmp_path) -> None:
     trial, holder = _planned_trial_with_held_lock(write_campaign, tmp_path)
     try:
-        (trial.path / "runner.lease").write_text(json.dumps({"pid": 4242, "host": "node-that-died", "renewed_at": time.time() - 900, "ttl": 120}))
+        (trial.path / "runner.lease").write_text(
+            json.dumps({"pid": 4242, "host": "node-that-died", "renewed_at": time.time() - 900, "ttl": 120})
+        )
         busy = ptbench("trial", "run", str(trial.path), cwd=tmp_path)
         assert busy.returncode == 75, busy.stderr
         assert "node-that-died" in busy.stderr and "expire" in busy.stderr
@@ -62,7 +66,9 @@ def test_lock_of_a_dead_runner_exits_75_and_a_requeue_completes(write_campaign, 
 def test_a_live_runner_lease_says_so(write_campaign, test_agents, tmp_path) -> None:
     trial, holder = _planned_trial_with_held_lock(write_campaign, tmp_path)
     try:
-        (trial.path / "runner.lease").write_text(json.dumps({"pid": holder.pid, "host": socket.gethostname(), "renewed_at": time.time(), "ttl": 120}))
+        (trial.path / "runner.lease").write_text(
+            json.dumps({"pid": holder.pid, "host": socket.gethostname(), "renewed_at": time.time(), "ttl": 120})
+        )
         busy = ptbench("trial", "run", str(trial.path), cwd=tmp_path)
         assert busy.returncode == 75 and "is working on this trial" in busy.stderr, busy.stderr
     finally:

@@ -38,8 +38,10 @@ def test_run_status_rerun_and_replace(write_campaign, test_agents, tmp_path):
     cdir = tmp_path / "results" / "loc"
     results = _results(cdir)
     assert sorted(results) == [
-        "quick-copy__tiny__arithmetic__s0", "quick-copy__tiny__arithmetic__s1",
-        "slow-copy__tiny__arithmetic__s0", "slow-copy__tiny__arithmetic__s1",
+        "quick-copy__tiny__arithmetic__s0",
+        "quick-copy__tiny__arithmetic__s1",
+        "slow-copy__tiny__arithmetic__s0",
+        "slow-copy__tiny__arithmetic__s1",
     ]
     assert {r["status"] for r in results.values()} == {"completed"}
     assert all(r["primary_metric"]["n"] == 6 for r in results.values())
@@ -71,12 +73,22 @@ def test_run_status_rerun_and_replace(write_campaign, test_agents, tmp_path):
 
 @pytest.mark.slow
 def test_cancel_a_running_campaign(write_campaign, test_agents, tmp_path):
-    path = write_campaign(CAMPAIGN.replace("SECONDS", "600").replace("quick-copy", "slow-copy, label: other, options: {seconds: 600}"))
-    runner = subprocess.Popen([sys.executable, "-m", "ptbench", "run", str(path)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    path = write_campaign(
+        CAMPAIGN.replace("SECONDS", "600").replace("quick-copy", "slow-copy, label: other, options: {seconds: 600}")
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "ptbench", "run", str(path)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     cdir = tmp_path / "results" / "loc"
     deadline = time.monotonic() + 120
     while len(list(cdir.glob("*/workspace/starts.txt"))) < 2:
-        assert time.monotonic() < deadline and runner.poll() is None, runner.stderr.read() if runner.poll() is not None else "agents never started"
+        assert time.monotonic() < deadline and runner.poll() is None, (
+            runner.stderr.read() if runner.poll() is not None else "agents never started"
+        )
         time.sleep(0.3)
     running = ptbench("status", str(path), cwd=tmp_path)
     assert "2 running" in running.stdout and "2 pending" in running.stdout

@@ -12,11 +12,11 @@ import sys
 
 from aiohttp import web
 
-from tests.servers import http_handler
 from ptbench.runner.child_env import evaluation_env
 from ptbench.runner.pipeline import Runner
 from ptbench.trial import TrialDir
 from tests.conftest import ptbench
+from tests.servers import http_handler
 
 CANARY = {"OPENAI_API_KEY": "sk-oai-canary-redact-5e1f0a", "SOME_SERVICE_TOKEN": "tok-canary-redact-77b2c9d1"}
 CAMPAIGN = """
@@ -43,14 +43,18 @@ def _trial(write_campaign, test_agents, tmp_path) -> TrialDir:
     return TrialDir(next((tmp_path / "results" / "red").glob("*/trial.json")).parent)
 
 
-def test_eval_child_gets_a_scrubbed_env_and_its_log_is_redacted(write_campaign, test_agents, tmp_path, monkeypatch) -> None:
+def test_eval_child_gets_a_scrubbed_env_and_its_log_is_redacted(
+    write_campaign, test_agents, tmp_path, monkeypatch
+) -> None:
     trial = _trial(write_campaign, test_agents, tmp_path)
     for k, v in CANARY.items():
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     trial.eval_dir.mkdir(parents=True, exist_ok=True)
     runner = Runner(trial)
-    rc, tail = runner._run_child([sys.executable, "-c", CHILD, *(v.encode().hex() for v in CANARY.values())], trial.eval_dir / "eval.log")
+    rc, tail = runner._run_child(
+        [sys.executable, "-c", CHILD, *(v.encode().hex() for v in CANARY.values())], trial.eval_dir / "eval.log"
+    )
     log = (trial.eval_dir / "eval.log").read_text()
     assert rc == 0 and "env-clean" in log, log
     assert "[REDACTED:OPENAI_API_KEY]" in log and "[REDACTED:SOME_SERVICE_TOKEN]" in log
@@ -72,12 +76,15 @@ def test_judge_error_body_does_not_carry_the_key(tmp_path, monkeypatch) -> None:
     from ptbench.inference.judge import JudgeClient, JudgeConfig
 
     async def echo(request: web.Request) -> web.Response:
-        return web.json_response({"error": {"message": f"Incorrect API key provided: {request.headers['Authorization'][7:]}"}}, status=401)
+        return web.json_response(
+            {"error": {"message": f"Incorrect API key provided: {request.headers['Authorization'][7:]}"}}, status=401
+        )
 
     with http_handler(echo) as base:
         monkeypatch.setenv("OPENAI_API_KEY", CANARY["OPENAI_API_KEY"])
-        config = JudgeConfig.from_options({"judge_base_url": f"{base}/v1", "judge_cache_dir": str(tmp_path)},
-                                          default_model="gpt-5-mini")
+        config = JudgeConfig.from_options(
+            {"judge_base_url": f"{base}/v1", "judge_cache_dir": str(tmp_path)}, default_model="gpt-5-mini"
+        )
         reply = JudgeClient(config).complete_all([[{"role": "user", "content": "x"}]])[0]
     assert reply.error and reply.error.startswith("http_401") and "[REDACTED:OPENAI_API_KEY]" in reply.error
     assert CANARY["OPENAI_API_KEY"] not in reply.error

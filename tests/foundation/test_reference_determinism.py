@@ -33,11 +33,24 @@ def test_the_tiny_model_is_the_same_bytes_for_a_seed(tmp_path: Path) -> None:
 def _train(model: Path, train_file: Path, outs: dict[int, Path], *, omp_threads: str) -> dict[int, bytes]:
     """Train once per seed in OUTS, one after the other in one fresh process (so a seed must also
     win over what the previous run left in the RNGs); few steps and examples so it is quick."""
-    common = ["--base-model", str(model), "--train-file", str(train_file), "--max-steps", "6", "--batch-size", "16", "--max-examples", "192"]
+    common = [
+        "--base-model",
+        str(model),
+        "--train-file",
+        str(train_file),
+        "--max-steps",
+        "6",
+        "--batch-size",
+        "16",
+        "--max-examples",
+        "192",
+    ]
     runs = [[*common, "--seed", str(seed), "--output", str(out)] for seed, out in outs.items()]
     code = "import sys, json\nfrom ptbench.training.reference_sft import main\nfor argv in json.loads(sys.argv[1]): main(argv)"
     env = {**os.environ, "OMP_NUM_THREADS": omp_threads, "MKL_NUM_THREADS": omp_threads}
-    run = subprocess.run([sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True, env=env, timeout=900)
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True, env=env, timeout=900
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return {seed: (out / "model.safetensors").read_bytes() for seed, out in outs.items()}
 

@@ -38,7 +38,9 @@ def _trial_processes(cdir: Path) -> list[psutil.Process]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_run_stops_its_runners_on_a_stop_signal(write_campaign, test_agents, tmp_path: Path, sig: signal.Signals) -> None:
+def test_run_stops_its_runners_on_a_stop_signal(
+    write_campaign, test_agents, tmp_path: Path, sig: signal.Signals
+) -> None:
     path = write_campaign(CAMPAIGN)
     cdir, log = tmp_path / "results" / "stop", tmp_path / "run.log"
     started = cdir / "slow-copy__tiny__arithmetic__s0" / "workspace" / "starts.txt"

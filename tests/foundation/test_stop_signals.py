@@ -59,15 +59,17 @@ def trial_dir(tmp_path, tiny_model, monkeypatch) -> Path:
     monkeypatch.setenv("PTB_CANARY_API_KEY", CANARY)
     monkeypatch.setenv("PTB_LOGIN_SRC", str(login))
     campaign = tmp_path / "c.yaml"
-    campaign.write_text(textwrap.dedent(f"""\
+    campaign.write_text(
+        textwrap.dedent(f"""\
         name: stops
         agents: [{{name: login-agent}}]
         base_models: [{{id: local/tiny, path: {tiny_model}, label: tiny}}]
         tasks: [{{name: arithmetic, options: {{n_test: 4}}}}]
         seeds: [0]
         budget: {{hours: 0.05, gpus: 0, grace_seconds: 2}}
-        results_dir: {tmp_path / 'results'}
-        """))
+        results_dir: {tmp_path / "results"}
+        """)
+    )
     return plan_campaign(load_campaign(campaign)).trials[0].path
 
 
@@ -88,8 +90,12 @@ def _wait_for(path: Path, event: str, fields: dict, proc: subprocess.Popen, time
 
 
 def _run(trial: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=dict(os.environ))
+    return subprocess.Popen(
+        [sys.executable, "-m", "ptbench", "trial", "run", str(trial)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+    )
 
 
 def _assert_no_secret_left(trial: Path) -> None:
@@ -120,7 +126,12 @@ def test_sigterm_at_each_point_ends_recorded_or_resumable(trial_dir, point):
     _assert_no_secret_left(trial_dir)
     if proc.returncode == 75:
         assert not (trial_dir / "result.json").exists()
-        again = subprocess.run([sys.executable, "-m", "ptbench", "trial", "run", str(trial_dir)], capture_output=True, text=True, timeout=300)
+        again = subprocess.run(
+            [sys.executable, "-m", "ptbench", "trial", "run", str(trial_dir)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert again.returncode == 0, again.stdout + again.stderr
     result = json.loads((trial_dir / "result.json").read_text())
     assert result["status"] == "completed", result

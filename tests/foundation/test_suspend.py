@@ -45,8 +45,15 @@ def test_suspended_time_is_not_charged(write_campaign, test_agents, tmp_path) ->
     assert planned.returncode == 0, planned.stderr
     trial = TrialDir(next((tmp_path / "results" / "susp").glob("*/trial.json")).parent)
     env = {**os.environ, "PTBENCH_SUSPEND_GAP_SECONDS": "3"}
-    job = subprocess.Popen([sys.executable, "-m", "ptbench", "trial", "run", str(trial.path)], cwd=tmp_path, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    job = subprocess.Popen(
+        [sys.executable, "-m", "ptbench", "trial", "run", str(trial.path)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while not any(e["event"] == "agent_started" for e in _events(trial)):

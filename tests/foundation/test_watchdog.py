@@ -56,7 +56,17 @@ def _without_cgroup(argv: list[str]) -> list[str] | None:
         return argv
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return None
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", f"mount -t tmpfs none '{own}' && exec \"$@\"", "sh", *argv]
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        f"mount -t tmpfs none '{own}' && exec \"$@\"",
+        "sh",
+        *argv,
+    ]
 
 
 def test_deadline_kills_term_ignoring_agent_and_setsid_grandchild(write_campaign, test_agents, tmp_path):
@@ -97,7 +107,11 @@ def test_kill_9_of_runner_then_resume_uses_remaining_budget(write_campaign, test
     if probe is not None:
         probe.kill_and_remove()
     tag = os.urandom(4).hex()
-    path = write_campaign(CAMPAIGN.replace("{name: AGENT}", f"{{name: unmarked, options: {{tag: {tag}}}}}").replace("BUDGET", str(60 / 3600)))
+    path = write_campaign(
+        CAMPAIGN.replace("{name: AGENT}", f"{{name: unmarked, options: {{tag: {tag}}}}}").replace(
+            "BUDGET", str(60 / 3600)
+        )
+    )
     assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
     trial = tmp_path / "results" / "wd" / "unmarked__tiny__arithmetic__s0"
 
@@ -131,7 +145,9 @@ def test_kill_9_of_runner_then_resume_uses_remaining_budget(write_campaign, test
         assert _marked_processes(trial) == []
         if probe is not None:
             assert unmarked() == [], "the env -i process of the killed attempt survived the requeue"
-            assert leftovers["by_cgroup"] >= 1 and leftovers["by_marker"] == 0, leftovers  # the agent itself may have ended meanwhile
+            assert leftovers["by_cgroup"] >= 1 and leftovers["by_marker"] == 0, (
+                leftovers
+            )  # the agent itself may have ended meanwhile
             assert TrialCgroup.leftover(str(trial)) is None
         else:
             assert orphan.is_running() and leftovers["by_marker"] >= 1  # the gap a cgroup closes
@@ -158,4 +174,7 @@ def test_timer_sh_reports_remaining_budget(write_campaign, test_agents, tmp_path
     write_deadline(trial, 3600 + 125)
     out = subprocess.run(["bash", str(trial.workspace / "timer.sh")], capture_output=True, text=True)
     assert out.returncode == 0
-    assert out.stdout.strip() in ("Remaining time (hours:minutes:seconds): 1:02:05", "Remaining time (hours:minutes:seconds): 1:02:04")
+    assert out.stdout.strip() in (
+        "Remaining time (hours:minutes:seconds): 1:02:05",
+        "Remaining time (hours:minutes:seconds): 1:02:04",
+    )

@@ -35,7 +35,9 @@ SCRIPT = textwrap.dedent("""
 
 def _run(mode: str, tmp_path) -> tuple[str, int]:
     pid_file = tmp_path / f"{mode}.pid"
-    out = subprocess.run([sys.executable, "-c", SCRIPT, mode, str(pid_file)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode, str(pid_file)], capture_output=True, text=True, timeout=60
+    )
     return out.stdout.strip(), int(pid_file.read_text())
 
 

@@ -29,8 +29,21 @@ def _gpu_name() -> str:
 def test_vllm_evaluates_a_tiny_model_on_the_gpu(tiny_model, tmp_path):
     _gpu_name()
     out = tmp_path / "eval"
-    run = ptbench("eval", "arithmetic", "--model", str(tiny_model), "--engine", "vllm", "--limit", "16", "--out", str(out),
-                  "--task-options", json.dumps({"n_test": 16}), timeout=1200)
+    run = ptbench(
+        "eval",
+        "arithmetic",
+        "--model",
+        str(tiny_model),
+        "--engine",
+        "vllm",
+        "--limit",
+        "16",
+        "--out",
+        str(out),
+        "--task-options",
+        json.dumps({"n_test": 16}),
+        timeout=1200,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["primary"]["n"] == 16 and 0.0 <= metrics["primary"]["value"] <= 1.0
@@ -53,7 +66,9 @@ def test_reference_agent_on_one_gpu_with_node_check_and_monitor(write_campaign, 
     from ptbench.sandbox.bwrap import bwrap_problem
 
     name = _gpu_name()
-    assert bwrap_problem() is None, f"bubblewrap cannot start a sandbox here ({bwrap_problem()}): bash scripts/install.sh gpu installs it"
+    assert bwrap_problem() is None, (
+        f"bubblewrap cannot start a sandbox here ({bwrap_problem()}): bash scripts/install.sh gpu installs it"
+    )
     path = write_campaign(CAMPAIGN.replace("@GPU@", name.split()[1] if len(name.split()) > 1 else name))
     run = ptbench("run", str(path), cwd=tmp_path, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -54,8 +54,12 @@ def v1_pythonpath() -> str | None:
     for extra in ("", os.environ.get("PTBENCH_HTCONDOR24", ""), str(REPO / ".cache" / "htcondor24")):
         if extra == "" or Path(extra).is_dir():
             env = dict(os.environ, PYTHONPATH=extra) if extra else dict(os.environ)
-            probe = subprocess.run([sys.executable, "-W", "ignore", "-c", "import htcondor; htcondor.Submit"],
-                                   capture_output=True, env=env, timeout=120)
+            probe = subprocess.run(
+                [sys.executable, "-W", "ignore", "-c", "import htcondor; htcondor.Submit"],
+                capture_output=True,
+                env=env,
+                timeout=120,
+            )
             if probe.returncode == 0:
                 return extra
     return None
@@ -65,13 +69,21 @@ def v1_pythonpath() -> str | None:
 def v1_jobs():
     """Build the job ClassAds of a description offline (v1 Submit.jobs) in a subprocess."""
     path = v1_pythonpath()
-    require(path is not None, "the v1 htcondor module (htcondor 24.x) is not available: "
-            "pip install --target .cache/htcondor24 htcondor==24.12.24")
+    require(
+        path is not None,
+        "the v1 htcondor module (htcondor 24.x) is not available: "
+        "pip install --target .cache/htcondor24 htcondor==24.12.24",
+    )
 
     def run(description: Path, cluster: int = 1) -> list[dict]:
         env = dict(os.environ, PYTHONPATH=path) if path else dict(os.environ)
-        proc = subprocess.run([sys.executable, str(HERE / "v1_jobs.py"), str(description), str(cluster)],
-                              capture_output=True, text=True, env=env, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, str(HERE / "v1_jobs.py"), str(description), str(cluster)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         data = json.loads(proc.stdout)
         assert data["version"].startswith("$CondorVersion: 24.")
@@ -88,7 +100,14 @@ def write_campaign(tmp_path: Path, name: str = "ct", **overrides) -> Path:
         "base_models": [{"id": "local/tiny-llama", "path": str(tmp_path / "tiny"), "label": "tiny-llama"}],
         "tasks": [{"name": "arithmetic", "options": {"digits": 2, "n_test": 20}}],
         "seeds": [0, 1],
-        "budget": {"hours": 2, "gpus": 1, "gpu_type": "H100", "grace_seconds": 30, "eval_minutes": 30, "margin_minutes": 10},
+        "budget": {
+            "hours": 2,
+            "gpus": 1,
+            "gpu_type": "H100",
+            "grace_seconds": 30,
+            "eval_minutes": 30,
+            "margin_minutes": 10,
+        },
         "backend": {"name": "htcondor", "options": {"initialdir": str(tmp_path), "python": sys.executable}},
         "results_dir": str(tmp_path / "results"),
     }
@@ -111,7 +130,9 @@ import json, os, sys
 with open({str(calls)!r}, "a") as fh:
     fh.write(json.dumps({{"prog": os.path.basename(sys.argv[0]), "argv": sys.argv[1:]}}) + "\\n")
 """
-    (bindir / "condor_submit").write_text(common + f"""
+    (bindir / "condor_submit").write_text(
+        common
+        + f"""
 if {submit_rc}:
     sys.stderr.write({submit_err!r})
     sys.exit({submit_rc})
@@ -119,16 +140,23 @@ text = open(sys.argv[-1]).read()
 rows = text.split(" from (\\n", 1)[1].split("\\n)")[0].splitlines() if " from (" in text else ["x"]
 print("Submitting job(s)" + "." * len(rows))
 print(f"{{len(rows)}} job(s) submitted to cluster {cluster}.")
-""")
-    (bindir / "condor_rm").write_text(common + """
+"""
+    )
+    (bindir / "condor_rm").write_text(
+        common
+        + """
 print("All jobs matching the given ids have been marked for removal.")
-""")
+"""
+    )
     table = bindir / "queue.tsv"  # what condor_q prints; tests write it
-    (bindir / "condor_q").write_text(common + f"""
+    (bindir / "condor_q").write_text(
+        common
+        + f"""
 import pathlib
 p = pathlib.Path({str(table)!r})
 sys.stdout.write(p.read_text() if p.exists() else "")
-""")
+"""
+    )
     (bindir / "condor_history").write_text(common + "\n")
     for p in bindir.iterdir():
         p.chmod(0o755)

@@ -24,8 +24,11 @@ from .joblog_writer import JobLog
 SLEEPER = {
     "name": "sleeper",
     "description": "test agent: sleeps through its first start, leaves at once when started again",
-    "command": ["{{ python }}", "-c",
-                "import pathlib, time; p = pathlib.Path('started'); first = not p.exists(); p.touch(); time.sleep(120 if first else 0)"],
+    "command": [
+        "{{ python }}",
+        "-c",
+        "import pathlib, time; p = pathlib.Path('started'); first = not p.exists(); p.touch(); time.sleep(120 if first else 0)",
+    ],
 }
 
 
@@ -34,8 +37,12 @@ def test_an_evicted_job_resumes_and_both_attempts_show(tmp_path: Path, htcondor2
     agents.mkdir(parents=True)
     (agents / "agent.yaml").write_text(yaml.safe_dump(SLEEPER))
     monkeypatch.setenv("PTBENCH_AGENTS_PATH", str(tmp_path / "agents"))
-    path = write_campaign(tmp_path, agents=[{"name": "sleeper"}], seeds=[0],
-                          budget={"hours": 0.05, "gpus": 0, "grace_seconds": 5, "eval_minutes": 5, "margin_minutes": 1})
+    path = write_campaign(
+        tmp_path,
+        agents=[{"name": "sleeper"}],
+        seeds=[0],
+        budget={"hours": 0.05, "gpus": 0, "grace_seconds": 5, "eval_minutes": 5, "margin_minutes": 1},
+    )
     plan = plan_campaign(load_campaign(path))
     trial = plan.trials[0]
     env = dict(os.environ, PTBENCH_BACKEND="htcondor", PTBENCH_JOB_ID="5.0")
@@ -63,7 +70,10 @@ def test_an_evicted_job_resumes_and_both_attempts_show(tmp_path: Path, htcondor2
     assert state.solve_seconds_used >= used  # the second start continued the same budget
     events = [json.loads(line) for line in trial.events_jsonl.read_text().splitlines()]
     started = [e for e in events if e["event"] == "started"]
-    assert [(e["attempt"], e["scheduler"], e["next_stage"]) for e in started] == [(1, "htcondor", "prepare"), (2, "htcondor", "solve")]
+    assert [(e["attempt"], e["scheduler"], e["next_stage"]) for e in started] == [
+        (1, "htcondor", "prepare"),
+        (2, "htcondor", "solve"),
+    ]
     assert any(e["event"] == "checkpointed" and e["signal"] == "SIGTERM" for e in events)
     result = json.loads(trial.result_json.read_text())
     assert result["provenance"]["scheduler"] == "htcondor" and result["provenance"]["job_id"] == "5.0"
@@ -72,6 +82,10 @@ def test_an_evicted_job_resumes_and_both_attempts_show(tmp_path: Path, htcondor2
     from ptbench.backends.htcondor import HTCondorBackend, job_log
 
     log = JobLog(job_log(plan.campaign_dir))
-    log.submitted("5.0", trial.id); log.executing("5.0"); log.evicted("5.0"); log.executing("5.0"); log.terminated("5.0", 0)
+    log.submitted("5.0", trial.id)
+    log.executing("5.0")
+    log.evicted("5.0")
+    log.executing("5.0")
+    log.terminated("5.0", 0)
     assert HTCondorBackend().scheduler_states(plan.campaign_dir, [trial]) == {trial.id: "exited 0"}
     assert json.loads(trial.result_json.read_text())["status"] == "no_model"

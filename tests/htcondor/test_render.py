@@ -45,11 +45,29 @@ def test_paper_campaign_renders_336_rows_the_real_parser_accepts(tmp_path: Path,
     assert len(rows) == 336
     assert len({r["trial_id"] for r in rows}) == 336
     assert {r["agent"] for r in rows} == {"claude-code", "codex", "gemini-cli", "opencode"}
-    assert {r["base_model"] for r in rows} == {"Qwen/Qwen3-1.7B-Base", "Qwen/Qwen3-4B-Base", "HuggingFaceTB/SmolLM3-3B-Base", "google/gemma-3-4b-pt"}
-    assert {r["task"] for r in rows} == {"gsm8k", "aime2025", "gpqa", "humaneval", "bfcl", "arena_hard_writing", "healthbench_easy"}
+    assert {r["base_model"] for r in rows} == {
+        "Qwen/Qwen3-1.7B-Base",
+        "Qwen/Qwen3-4B-Base",
+        "HuggingFaceTB/SmolLM3-3B-Base",
+        "google/gemma-3-4b-pt",
+    }
+    assert {r["task"] for r in rows} == {
+        "gsm8k",
+        "aime2025",
+        "gpqa",
+        "humaneval",
+        "bfcl",
+        "arena_hard_writing",
+        "healthbench_easy",
+    }
     assert {r["seed"] for r in rows} == {"0", "1", "2"}
     limits = {r["agent"]: r["api_limit"] for r in rows}
-    assert limits == {"claude-code": "ptbench_anthropic", "codex": "ptbench_openai", "gemini-cli": "ptbench_google", "opencode": "ptbench_anthropic"}
+    assert limits == {
+        "claude-code": "ptbench_anthropic",
+        "codex": "ptbench_openai",
+        "gemini-cli": "ptbench_google",
+        "opencode": "ptbench_anthropic",
+    }
     assert sub["allowed_job_duration"] == str(c.budget.scheduler_minutes * 60) == "42360"
     assert sub["request_gpus"] == "1" and sub["requirements"] == '(TARGET.CUDADeviceName == "NVIDIA H100 80GB HBM3")'
     assert sub["transfer_container"] == "false" and sub["container_image"] == "/shared/containers/ptbench.sif"
@@ -60,8 +78,14 @@ def test_paper_campaign_renders_336_rows_the_real_parser_accepts(tmp_path: Path,
 def test_render_cli_writes_the_description_without_submitting(tmp_path: Path, htcondor2) -> None:
     path = write_campaign(tmp_path)
     env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
-    proc = subprocess.run([sys.executable, "-m", "ptbench", "render", str(path), "--backend", "htcondor"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptbench", "render", str(path), "--backend", "htcondor"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = Path(proc.stdout.strip())
     assert out == tmp_path / "results" / "ct" / "submit" / "htcondor.sub"
@@ -81,7 +105,11 @@ def test_job_ads_carry_requirements_gpus_duration_and_container(tmp_path: Path, 
     assert first["RequestGPUs"] == 1 and first["RequestCpus"] == 16
     assert first["RequestMemory"] == 128 * 1024 and first["RequestDisk"] == 400 * 1024 * 1024
     assert first["AllowedJobDuration"] == 42360
-    assert first["WantContainer"] is True and first["ContainerImage"] == "/shared/containers/ptbench.sif" and first["TransferContainer"] is False
+    assert (
+        first["WantContainer"] is True
+        and first["ContainerImage"] == "/shared/containers/ptbench.sif"
+        and first["TransferContainer"] is False
+    )
     assert first["KillSig"] == "SIGTERM" and first["JobMaxVacateTime"] == 180
     assert first["JobMaxRetries"] == 4 and "ExitCode != 75" in first["OnExitRemove"]
     assert first["ShouldTransferFiles"] == "NO" and first["TransferExecutable"] is False
@@ -98,8 +126,18 @@ def test_job_ads_carry_requirements_gpus_duration_and_container(tmp_path: Path, 
 
 
 def test_capability_match_and_keyless_agents(tmp_path: Path, v1_jobs, htcondor2) -> None:
-    path = write_campaign(tmp_path, backend={"name": "htcondor", "options": {
-        "initialdir": str(tmp_path), "python": sys.executable, "gpu_match": "capability", "requirements": "TARGET.OpSysMajorVer >= 9"}})
+    path = write_campaign(
+        tmp_path,
+        backend={
+            "name": "htcondor",
+            "options": {
+                "initialdir": str(tmp_path),
+                "python": sys.executable,
+                "gpu_match": "capability",
+                "requirements": "TARGET.OpSysMajorVer >= 9",
+            },
+        },
+    )
     c = load_campaign(path)
     text = render_trials(c, expand(c), HTCondorOptions(**c.backend.options)).text
     sub = htcondor2.Submit(text)
@@ -131,12 +169,17 @@ def test_golden_trials_description(tmp_path: Path, htcondor2, monkeypatch) -> No
 
 def test_golden_bootcamp_shards_description(htcondor2, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    opts = HTCondorOptions(python="/shared/ptbench/.venv/bin/python", initialdir="/shared/ptbench", accounting_group="group_llm")
+    opts = HTCondorOptions(
+        python="/shared/ptbench/.venv/bin/python", initialdir="/shared/ptbench", accounting_group="group_llm"
+    )
     text = render_shards(Path("/shared/ptbench/results/bootcamp/sql/rollout-test"), 8, opts, name="rollout-test")
     _golden("shards.sub", text)
     sub = htcondor2.Submit(text)
     assert sub.getQArgs().strip() == "8"
-    assert sub["arguments"] == "\"-m ptbench bootcamp rollout-shard '/shared/ptbench/results/bootcamp/sql/rollout-test' --shard $(Process)/8\""
+    assert (
+        sub["arguments"]
+        == "\"-m ptbench bootcamp rollout-shard '/shared/ptbench/results/bootcamp/sql/rollout-test' --shard $(Process)/8\""
+    )
 
 
 def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> None:
@@ -151,14 +194,35 @@ def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> N
     ("change", "message"),
     [
         ({"budget": {"hours": 1, "gpus": 1, "gpu_type": "H1000"}}, "budget.gpu_type 'H1000': unknown GPU type"),
-        ({"backend": {"name": "htcondor", "options": {"request_memory": "128GiB"}}}, "backend.options.request_memory: '128GiB' is not a size"),
-        ({"backend": {"name": "htcondor", "options": {"request_disk": "400"}}}, "backend.options.request_disk: '400' is not a size"),
+        (
+            {"backend": {"name": "htcondor", "options": {"request_memory": "128GiB"}}},
+            "backend.options.request_memory: '128GiB' is not a size",
+        ),
+        (
+            {"backend": {"name": "htcondor", "options": {"request_disk": "400"}}},
+            "backend.options.request_disk: '400' is not a size",
+        ),
         ({"backend": {"name": "htcondor", "options": {"request_memory": "-5GB"}}}, "request_memory: '-5GB'"),
-        ({"backend": {"name": "htcondor", "options": {"gpu_typo": "H100"}}}, "backend.options.gpu_typo: unknown option"),
-        ({"backend": {"name": "htcondor", "options": {"environment": {"OPENAI_API_KEY": "x"}}}}, "secrets never go into a submit file"),
-        ({"backend": {"name": "htcondor", "options": {"submit_lines": {"arguments": "x"}}}}, "'arguments' is written by ptbench"),
-        ({"backend": {"name": "htcondor", "options": {"api_limit_names": {"openai": "a,b"}}}}, "is not a concurrency limit"),
-        ({"base_models": [{"id": "Qwen/Qwen3,1.7B", "label": "q"}]}, "contains a comma, which would break HTCondor's `queue from` table"),
+        (
+            {"backend": {"name": "htcondor", "options": {"gpu_typo": "H100"}}},
+            "backend.options.gpu_typo: unknown option",
+        ),
+        (
+            {"backend": {"name": "htcondor", "options": {"environment": {"OPENAI_API_KEY": "x"}}}},
+            "secrets never go into a submit file",
+        ),
+        (
+            {"backend": {"name": "htcondor", "options": {"submit_lines": {"arguments": "x"}}}},
+            "'arguments' is written by ptbench",
+        ),
+        (
+            {"backend": {"name": "htcondor", "options": {"api_limit_names": {"openai": "a,b"}}}},
+            "is not a concurrency limit",
+        ),
+        (
+            {"base_models": [{"id": "Qwen/Qwen3,1.7B", "label": "q"}]},
+            "contains a comma, which would break HTCondor's `queue from` table",
+        ),
         ({"base_models": [{"id": 'Qwen/"quoted"', "label": "q"}]}, "contains a quote"),
         ({"base_models": [{"id": "Qwen/x", "path": "/models/my model", "label": "q"}]}, "contains a space"),
         ({"base_models": [{"id": "Qwen/x\ny", "label": "q"}]}, "contains a newline"),
@@ -167,8 +231,13 @@ def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> N
 def test_bad_input_is_one_error_before_anything_is_written(tmp_path: Path, change: dict, message: str) -> None:
     path = write_campaign(tmp_path, **change)
     out = tmp_path / "out" / "x.sub"
-    proc = subprocess.run([sys.executable, "-m", "ptbench", "render", str(path), "--backend", "htcondor", "--out", str(out)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ptbench", "render", str(path), "--backend", "htcondor", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], proc.stderr
@@ -177,8 +246,13 @@ def test_bad_input_is_one_error_before_anything_is_written(tmp_path: Path, chang
 
 def test_a_secret_put_into_site_lines_is_refused(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
-    path = write_campaign(tmp_path, backend={"name": "htcondor", "options": {
-        "initialdir": str(tmp_path), "submit_lines": {"+Note": f'"{CANARY}"'}}})
+    path = write_campaign(
+        tmp_path,
+        backend={
+            "name": "htcondor",
+            "options": {"initialdir": str(tmp_path), "submit_lines": {"+Note": f'"{CANARY}"'}},
+        },
+    )
     c = load_campaign(path)
     with pytest.raises(UserError, match="would contain the value of ANTHROPIC_API_KEY") as exc:
         get_backend("htcondor", c.backend.options).render(c, expand(c), str(tmp_path / "x.sub"))

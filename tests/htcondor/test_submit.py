@@ -22,7 +22,9 @@ from .joblog_writer import JobLog
 
 def _cli(args: list[str], tmp_path: Path, bindir: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", COLUMNS="250")
-    return subprocess.run([sys.executable, "-m", "ptbench", *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
 
 
 def test_submit_records_cluster_and_procs_and_never_twice(tmp_path: Path, htcondor2) -> None:
@@ -85,7 +87,8 @@ def test_cancel_removes_live_jobs_and_records_cancelled(tmp_path: Path, htcondor
     for tid, p in procs.items():
         log.submitted(f"51.{p}", tid)
     done = next(t for t, p in procs.items() if p == 3)
-    log.executing("51.3"); log.terminated("51.3", 0)
+    log.executing("51.3")
+    log.terminated("51.3", 0)
     (cdir / done / "result.json").write_text("{}")  # its runner recorded a result
     proc = _cli(["cancel", str(path)], tmp_path, bindir)
     assert proc.returncode == 0, proc.stderr
@@ -131,8 +134,14 @@ def test_condor_submit_script_renders_submits_and_is_tracked(tmp_path: Path, htc
     bindir = standin_bin(tmp_path, cluster=77)
     path = write_campaign(tmp_path)
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", PTBENCH=f"{sys.executable} -m ptbench")
-    proc = subprocess.run([str(REPO / "submit" / "condor_submit.sh"), str(path), "-batch-name", "mine"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    proc = subprocess.run(
+        [str(REPO / "submit" / "condor_submit.sh"), str(path), "-batch-name", "mine"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "4 job(s) submitted to cluster 77." in proc.stdout
     cdir = tmp_path / "results" / "ct"

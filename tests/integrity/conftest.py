@@ -15,13 +15,27 @@ from tests.support import scripted_provider  # noqa: F401  (re-exported fixture)
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 
 
-def make_trial(root: Path, *, task: str = "gsm8k", options: dict | None = None, base: str = "/models/base",
-               integrity: dict | None = None, seed: int = 0) -> TrialDir:
+def make_trial(
+    root: Path,
+    *,
+    task: str = "gsm8k",
+    options: dict | None = None,
+    base: str = "/models/base",
+    integrity: dict | None = None,
+    seed: int = 0,
+) -> TrialDir:
     if options is None:
         options = {"data_path": str(FIXTURES / task)} if (FIXTURES / task).exists() else {}
-    spec = TrialSpec(campaign="c", trial_id="t", agent=AgentRef(name="reference"), base_model=BaseModelRef(id="tiny/base", path=base),
-                     task=TaskRef(name=task, options=options), seed=seed, budget=Budget(hours=1, gpus=0),
-                     integrity=Integrity(**(integrity or {})))
+    spec = TrialSpec(
+        campaign="c",
+        trial_id="t",
+        agent=AgentRef(name="reference"),
+        base_model=BaseModelRef(id="tiny/base", path=base),
+        task=TaskRef(name=task, options=options),
+        seed=seed,
+        budget=Budget(hours=1, gpus=0),
+        integrity=Integrity(**(integrity or {})),
+    )
     path = root / "t"
     for d in ("workspace", "home", "agent", "checks", "eval"):
         (path / d).mkdir(parents=True, exist_ok=True)
@@ -30,8 +44,10 @@ def make_trial(root: Path, *, task: str = "gsm8k", options: dict | None = None, 
 
 
 def write_trajectory(trial: TrialDir, commands: list[str]) -> None:
-    steps = [{"index": i, "kind": "tool_call", "tool_call": {"name": "Bash", "arguments": {"command": c}, "status": "ok"}}
-             for i, c in enumerate(commands)]
+    steps = [
+        {"index": i, "kind": "tool_call", "tool_call": {"name": "Bash", "arguments": {"command": c}, "status": "ok"}}
+        for i, c in enumerate(commands)
+    ]
     (trial.agent_dir / "trajectory.json").write_text(json.dumps({"schema_version": 1, "steps": steps}))
 
 

@@ -20,30 +20,52 @@ def test_a_workspace_script_calling_an_openai_style_endpoint_is_flagged(trial_fa
     trial = trial_factory(task="arithmetic", options={"n_test": 4})
     (trial.workspace / "make_data.py").write_text(
         "import json, urllib.request\n\n"
-        "req = urllib.request.Request('https://relay.example.net/v1/chat/completions', data=b'{}')\n")
+        "req = urllib.request.Request('https://relay.example.net/v1/chat/completions', data=b'{}')\n"
+    )
     f = run(trial)
     assert f.verdict == "flagged"
-    assert f.evidence == [{"where": "workspace/make_data.py", "line": 3, "match": "model API path /v1/chat/completions",
-                           "text": "req = urllib.request.Request('https://relay.example.net/v1/chat/completions', data=b'{}')"}]
+    assert f.evidence == [
+        {
+            "where": "workspace/make_data.py",
+            "line": 3,
+            "match": "model API path /v1/chat/completions",
+            "text": "req = urllib.request.Request('https://relay.example.net/v1/chat/completions', data=b'{}')",
+        }
+    ]
 
 
 def test_sdk_imports_and_commands_in_the_trajectory_are_flagged(trial_factory):
-    trial = trial_factory(task="arithmetic", options={"n_test": 4}, )
-    write_trajectory(trial, ["pip install anthropic", "curl https://openrouter.ai/api/v1/chat/completions -H 'x: y'",
-                             "python -c 'from google import genai'"])
+    trial = trial_factory(
+        task="arithmetic",
+        options={"n_test": 4},
+    )
+    write_trajectory(
+        trial,
+        [
+            "pip install anthropic",
+            "curl https://openrouter.ai/api/v1/chat/completions -H 'x: y'",
+            "python -c 'from google import genai'",
+        ],
+    )
     (trial.home / "tmp").mkdir()
     (trial.home / "tmp" / "gen.py").write_text("from openai import OpenAI\nclient = OpenAI()\n")
     f = run(trial)
     matches = {(e["where"].split(" tool")[0], e["match"]) for e in f.evidence}
-    assert matches == {("trajectory step 0", "installs anthropic"), ("trajectory step 1", "endpoint openrouter.ai"),
-                       ("trajectory step 2", "imports google.genai"), ("home/tmp/gen.py", "imports openai")}
+    assert matches == {
+        ("trajectory step 0", "installs anthropic"),
+        ("trajectory step 1", "endpoint openrouter.ai"),
+        ("trajectory step 2", "imports google.genai"),
+        ("home/tmp/gen.py", "imports openai"),
+    }
     assert f.verdict == "flagged"
 
 
 def test_look_alike_words_are_not_flagged(trial_factory):
     trial = trial_factory(task="arithmetic", options={"n_test": 4})
-    (trial.workspace / "train.py").write_text("from google.cloud import storage\nimport together_utils\n# we do this together\n"
-                                              "from transformers import AutoModel\n")
+    (trial.workspace / "train.py").write_text(
+        "from google.cloud import storage\nimport together_utils\n# we do this together\n"
+        "from transformers import AutoModel\n"
+    )
     write_trajectory(trial, ["pip install trl openai-clip-helpers-not-real==0"])
     assert run(trial).verdict == "clean"
 

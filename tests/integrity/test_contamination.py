@@ -72,8 +72,13 @@ def test_questions_with_other_answers_are_flagged(trial_factory):
 
 def test_items_inside_parquet_zip_and_tar_are_found_with_rows_and_members(trial_factory):
     trial = trial_factory(task="gsm8k")
-    table = pa.table({"id": list(range(40)), "text": [f"unrelated row {i}" for i in range(39)] + [GSM[1]["question"].lower()],
-                      "meta": [{"src": "web", "tags": ["a", "b"]}] * 39 + [{"src": "web", "tags": [GSM[0]["question"]]}]})
+    table = pa.table(
+        {
+            "id": list(range(40)),
+            "text": [f"unrelated row {i}" for i in range(39)] + [GSM[1]["question"].lower()],
+            "meta": [{"src": "web", "tags": ["a", "b"]}] * 39 + [{"src": "web", "tags": [GSM[0]["question"]]}],
+        }
+    )
     pq.write_table(table, trial.workspace / "mix.parquet", row_group_size=16)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
@@ -112,7 +117,9 @@ def test_evaluate_outputs_and_allowed_sources_are_not_contamination(trial_factor
     trial = trial_factory(task="gsm8k")
     run_dir = trial.workspace / "eval_runs" / "1764000000"
     run_dir.mkdir(parents=True)
-    (run_dir / "samples.jsonl").write_text("".join(json.dumps({"prompt": r["question"], "completion": "5"}) + "\n" for r in GSM))
+    (run_dir / "samples.jsonl").write_text(
+        "".join(json.dumps({"prompt": r["question"], "completion": "5"}) + "\n" for r in GSM)
+    )
     allowed = trial.workspace / "gsm8k_train_copy.jsonl"
     allowed.write_text(json.dumps({"q": GSM[0]["question"]}) + "\n")  # stands in for an allowed split that overlaps
     digest = hashlib.sha256(allowed.read_bytes()).hexdigest()
@@ -144,7 +151,9 @@ def test_data_named_by_the_trajectory_and_fresh_cache_datasets_are_scanned(trial
     assert {e["file"] for e in f.evidence} == {str(snap / "train-00000.parquet") + "[problem]"}
     assert f.details["excluded"]["agent CLI state"] == ["home/.claude/projects/s.jsonl"]
     write_trajectory(trial, [f"python train.py --data {outside}", "cat ~/.claude/projects/s.jsonl > /dev/null"])
-    (trial.agent_dir / "trajectory.json").write_text((trial.agent_dir / "trajectory.json").read_text().replace("~", str(trial.home)))
+    (trial.agent_dir / "trajectory.json").write_text(
+        (trial.agent_dir / "trajectory.json").read_text().replace("~", str(trial.home))
+    )
     f = run(trial, cache_dirs=[cache], since=9e9)  # the cache entry is older than the trial: not the agent's
     assert {e["file"] for e in f.evidence} == {str(outside), "home/.claude/projects/s.jsonl"}
 

@@ -17,13 +17,21 @@ from tests.support import require
 
 from .conftest import write_trajectory
 
-VERDICT = {"contamination": {"verdict": "flagged", "justification": "make_data.py copies test questions into data/sft.jsonl (line 4)"},
-           "disallowed_model_use": {"verdict": "clean", "justification": "only the given base model is loaded"}}
+VERDICT = {
+    "contamination": {
+        "verdict": "flagged",
+        "justification": "make_data.py copies test questions into data/sft.jsonl (line 4)",
+    },
+    "disallowed_model_use": {"verdict": "clean", "justification": "only the given base model is loaded"},
+}
 
 
 def judged(trial_factory, agent: str, **judge):
-    trial = trial_factory(task="arithmetic", options={"n_test": 4},
-                          integrity={"checks": ["judge"], "judge": {"agent": agent, "minutes": 5, **judge}})
+    trial = trial_factory(
+        task="arithmetic",
+        options={"n_test": 4},
+        integrity={"checks": ["judge"], "judge": {"agent": agent, "minutes": 5, **judge}},
+    )
     (trial.workspace / "make_data.py").write_text("print('hello')\n")
     write_trajectory(trial, ["python make_data.py"])
     return trial, CheckContext(trial_dir=trial.path, spec=trial.spec)
@@ -32,10 +40,17 @@ def judged(trial_factory, agent: str, **judge):
 @pytest.mark.slow
 def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripted_provider, monkeypatch):
     # The judge finds its CLI the way the solve stage does (npm prefix of the repo, or PATH).
-    require(find_executable(load_agent("claude-code")) is not None, "claude-code not installed: bash scripts/install.sh test")
-    provider = scripted_provider([{"write_file": {"path": "verdict.json", "content": json.dumps(VERDICT)}}, {"message": "Reviewed."}])
+    require(
+        find_executable(load_agent("claude-code")) is not None,
+        "claude-code not installed: bash scripts/install.sh test",
+    )
+    provider = scripted_provider(
+        [{"write_file": {"path": "verdict.json", "content": json.dumps(VERDICT)}}, {"message": "Reviewed."}]
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary-judge-7d1e")
-    trial, ctx = judged(trial_factory, "claude-code", model="claude-sonnet-4-5", options={"base_url": provider.base_url})
+    trial, ctx = judged(
+        trial_factory, "claude-code", model="claude-sonnet-4-5", options={"base_url": provider.base_url}
+    )
     f = check(ctx)
     assert f.verdict == "flagged", f
     assert f.evidence == [{"question": "contamination", "justification": VERDICT["contamination"]["justification"]}]
@@ -48,7 +63,9 @@ def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripte
     assert not (trial.workspace / "verdict.json").exists()  # nothing written into the agent's tree
 
 
-@pytest.mark.parametrize("agent, why", [("judge-crash", "exited with code 3"), ("judge-garbage", "invalid verdict.json")])
+@pytest.mark.parametrize(
+    "agent, why", [("judge-crash", "exited with code 3"), ("judge-garbage", "invalid verdict.json")]
+)
 def test_a_judge_that_crashes_or_writes_garbage_is_unchecked(trial_factory, test_agents, agent, why):
     _, ctx = judged(trial_factory, agent)
     with pytest.raises(Unchecked, match=why):

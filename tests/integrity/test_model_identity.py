@@ -50,7 +50,13 @@ BUILD = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def models(tiny_model, tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("identity")
-    proc = subprocess.run([sys.executable, "-c", BUILD, str(root), str(tiny_model)], capture_output=True, text=True, timeout=900, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", BUILD, str(root), str(tiny_model)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     from ptbench.demo import make_tiny_model
 
@@ -68,14 +74,33 @@ def models(tiny_model, tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def verdict(tmp_path, models, submitted: str, *, base_id="tiny/base", forbidden=("instruct",), cache_dirs=(), since=None,
-            layer_dirs=(), base_path=None):
+def verdict(
+    tmp_path,
+    models,
+    submitted: str,
+    *,
+    base_id="tiny/base",
+    forbidden=("instruct",),
+    cache_dirs=(),
+    since=None,
+    layer_dirs=(),
+    base_path=None,
+):
     root = tmp_path / f"trial-{len(list(tmp_path.glob('trial-*')))}"
-    trial = make_trial(root, task="arithmetic", options={"n_test": 4}, base=str(models["base"]) if base_path is None else base_path,
-                          integrity={"forbidden_models": [str(models[f]) for f in forbidden]})
+    trial = make_trial(
+        root,
+        task="arithmetic",
+        options={"n_test": 4},
+        base=str(models["base"]) if base_path is None else base_path,
+        integrity={"forbidden_models": [str(models[f]) for f in forbidden]},
+    )
     spec = trial.spec.model_copy(update={"base_model": trial.spec.base_model.model_copy(update={"id": base_id})})
     shutil.copytree(models[submitted], trial.final_model)
-    return check(CheckContext(trial_dir=trial.path, spec=spec, cache_dirs=list(cache_dirs), since=since, layer_dirs=list(layer_dirs)))
+    return check(
+        CheckContext(
+            trial_dir=trial.path, spec=spec, cache_dirs=list(cache_dirs), since=since, layer_dirs=list(layer_dirs)
+        )
+    )
 
 
 def test_a_fine_tune_of_the_base_is_clean_with_distances(tmp_path, models):
@@ -126,7 +151,9 @@ def test_the_agents_own_cache_layer_counts_whatever_its_mtimes_and_never_supplie
 
 def test_other_architecture_or_vocabulary_is_flagged(tmp_path, models):
     f = verdict(tmp_path, models, "shallow")
-    assert f.verdict == "flagged" and {"key": "num_hidden_layers", "final": 2, "base": 4}.items() <= f.evidence[0].items()
+    assert (
+        f.verdict == "flagged" and {"key": "num_hidden_layers", "final": 2, "base": 4}.items() <= f.evidence[0].items()
+    )
     f = verdict(tmp_path, models, "vocab")
     assert f.verdict == "flagged" and f.evidence[0]["tokens_changed_or_missing"] == 2
 

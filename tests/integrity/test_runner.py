@@ -16,7 +16,9 @@ FORGED = {"contamination": "clean", "model_identity": "clean", "api_usage": "cle
 
 
 def test_forged_checks_are_moved_aside_and_real_verdicts_written(trial_factory):
-    trial = trial_factory(task="arithmetic", options={"n_test": 4}, integrity={"checks": ["contamination", "api_usage"]})
+    trial = trial_factory(
+        task="arithmetic", options={"n_test": 4}, integrity={"checks": ["contamination", "api_usage"]}
+    )
     (trial.checks_dir / "verdicts.json").write_text(json.dumps(FORGED))
     (trial.checks_dir / "contamination.json").write_text('{"verdict": "clean"}')
     (trial.workspace / "checks").mkdir()
@@ -37,7 +39,9 @@ def test_forged_checks_are_moved_aside_and_real_verdicts_written(trial_factory):
 
 
 def test_crash_and_timeout_are_unchecked_never_clean(trial_factory, tiny_model):
-    trial = trial_factory(task="arithmetic", options={"n_test": 4}, base=str(tiny_model), integrity={"checks": ["model_identity"]})
+    trial = trial_factory(
+        task="arithmetic", options={"n_test": 4}, base=str(tiny_model), integrity={"checks": ["model_identity"]}
+    )
     shutil.copytree(tiny_model, trial.final_model)
     (trial.final_model / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
     verdicts = run_checks(trial.path, trial.spec)
@@ -53,9 +57,19 @@ def test_damaged_verdict_files_read_as_unchecked(tmp_path):
     checks.mkdir()
     assert read_verdicts(checks, ["contamination"])[0] == {"contamination": "unchecked"}  # nothing ran
     (checks / "verdicts.json").write_text(json.dumps({"contamination": "clean", "api_usage": "fine"}))
-    (checks / "contamination.json").write_text(json.dumps({
-        "check": "contamination", "verdict": "flagged", "reason": "x", "evidence": [{"file": "a"}], "harness_version": "0",
-        "started_at": 0, "seconds": 1}))
+    (checks / "contamination.json").write_text(
+        json.dumps(
+            {
+                "check": "contamination",
+                "verdict": "flagged",
+                "reason": "x",
+                "evidence": [{"file": "a"}],
+                "harness_version": "0",
+                "started_at": 0,
+                "seconds": 1,
+            }
+        )
+    )
     verdicts, reasons = read_verdicts(checks, ["contamination"])
     assert verdicts == {"api_usage": "unchecked", "contamination": "unchecked"}
     assert "disagree" in reasons["contamination"]
@@ -81,7 +95,11 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     results = tmp_path / "results" / "integ"
     cheat = json.loads((results / "cheater__tiny__arithmetic__s0" / "result.json").read_text())
     assert cheat["integrity"] == {"api_usage": "flagged", "contamination": "flagged", "model_identity": "clean"}
-    assert "13+54" in json.dumps(json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())["evidence"])
+    assert "13+54" in json.dumps(
+        json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())[
+            "evidence"
+        ]
+    )
     assert "found in 1 file" in cheat["integrity_detail"]["contamination"]
     status = ptbench("status", str(path), cwd=tmp_path, env={"COLUMNS": "300"})
     assert "integrity: api_usage flagged, contamination flagged" in status.stdout, status.stdout

@@ -25,7 +25,9 @@ def rows(out: str) -> dict[str, str]:
 
 def test_doctor_on_this_node(tmp_path):
     secret = "sk-ant-doctor-0123456789abcdef"
-    run = ptbench("doctor", env={**WIDE, "ANTHROPIC_API_KEY": secret, "PTBENCH_CONTAINER_DIGESTS": str(tmp_path / "none.json")})
+    run = ptbench(
+        "doctor", env={**WIDE, "ANTHROPIC_API_KEY": secret, "PTBENCH_CONTAINER_DIGESTS": str(tmp_path / "none.json")}
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     r = rows(run.stdout)
     assert "✓" in r["bubblewrap"] and "starts" in r["bubblewrap"]
@@ -50,18 +52,27 @@ def test_gpu_rows_through_nvml(tmp_path):
     busy = {"gpus": [gpu(), gpu(uuid="GPU-b", processes=[{"pid": 4_000_002, "used": 9e9}])]}
     run = ptbench("doctor", "--gpus", "2", env={**env, "PTBENCH_FAKE_NVML": json.dumps(busy)})
     r = rows(run.stdout)["GPU and driver"]
-    assert "driver 550.54.15, CUDA 12.4; 2 GPU(s): NVIDIA H100 80GB HBM3" in r and "in use by other processes" in r and "!" in r
+    assert (
+        "driver 550.54.15, CUDA 12.4; 2 GPU(s): NVIDIA H100 80GB HBM3" in r
+        and "in use by other processes" in r
+        and "!" in r
+    )
 
 
 def test_a_recorded_image_that_is_gone_fails(tmp_path):
     digests = tmp_path / "digests.json"
-    digests.write_text(json.dumps({"agent": {"image": str(tmp_path / "agent.sif"), "digest": "sha256:" + "0" * 64, "bytes": 10}}))
+    digests.write_text(
+        json.dumps({"agent": {"image": str(tmp_path / "agent.sif"), "digest": "sha256:" + "0" * 64, "bytes": 10}})
+    )
     run = ptbench("doctor", env={**WIDE, "PTBENCH_CONTAINER_DIGESTS": str(digests)})
     assert run.returncode == 1 and "missing" in rows(run.stdout)["image agent"]
 
 
 def test_slurm_reachability():
-    require(bool(os.environ.get("SLURM_CONF")), "the dev Slurm cluster (SLURM_CONF) is not running: bash scripts/slurm-dev-cluster.sh start")
+    require(
+        bool(os.environ.get("SLURM_CONF")),
+        "the dev Slurm cluster (SLURM_CONF) is not running: bash scripts/slurm-dev-cluster.sh start",
+    )
     ok = ptbench("doctor", "--backend", "slurm", env=WIDE)
     assert "partitions:" in rows(ok.stdout)["scheduler (slurm)"], ok.stdout
     bad = ptbench("doctor", "--backend", "slurm", env={**WIDE, "SLURM_CONF": "/nonexistent/slurm.conf"})
@@ -79,7 +90,9 @@ def test_doctor_tells_whether_the_hf_cache_layer_mounts(tmp_path):
 
     from ptbench.doctor import check_fuse_overlayfs
 
-    require(shutil.which("fuse-overlayfs") is not None, "fuse-overlayfs not installed (scripts/install.sh test installs it)")
+    require(
+        shutil.which("fuse-overlayfs") is not None, "fuse-overlayfs not installed (scripts/install.sh test installs it)"
+    )
     ok = check_fuse_overlayfs()
     assert ok.status == "ready" and "copy-on-write" in ok.detail, ok
     bin_dir = tmp_path / "bin"  # a PATH with bwrap and the rest, but without fuse-overlayfs

@@ -122,8 +122,10 @@ def test_a_busy_gpu_stops_the_trial_before_the_agent_exit_75_then_setup_failed(w
     path = write_campaign(CAMPAIGN)
     assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0
     trial = tmp_path / "results" / "nodecheck" / "quick-copy__tiny__arithmetic__s0"
-    env = {"PYTHONPATH": os.pathsep.join([str(FAKE_DIR), os.environ.get("PYTHONPATH", "")]),
-           "PTBENCH_FAKE_NVML": json.dumps({"gpus": [gpu(processes=[{"pid": 4_000_001, "used": 5e9}])]})}
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(FAKE_DIR), os.environ.get("PYTHONPATH", "")]),
+        "PTBENCH_FAKE_NVML": json.dumps({"gpus": [gpu(processes=[{"pid": 4_000_001, "used": 5e9}])]}),
+    }
     first = ptbench("trial", "run", str(trial), env=env)
     assert first.returncode == 75, first.stderr
     state = json.loads((trial / "state.json").read_text())
@@ -138,6 +140,7 @@ def test_a_busy_gpu_stops_the_trial_before_the_agent_exit_75_then_setup_failed(w
 
 
 # ---- on a GPU machine ---------------------------------------------------------------------------
+
 
 @pytest.mark.gpu
 def test_real_gpu_passes_every_check():
@@ -172,10 +175,16 @@ def test_real_gpu_foreign_process_is_refused(tmp_path):
 
     nvml.use_module(None)
     ready = tmp_path / "ready"
-    holder = subprocess.Popen([sys.executable, "-c",
-                               "import torch, time, pathlib, sys; x = torch.ones(2**30, device='cuda'); "
-                               "pathlib.Path(sys.argv[1]).write_text('1'); time.sleep(120)", str(ready)],
-                              start_new_session=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import torch, time, pathlib, sys; x = torch.ones(2**30, device='cuda'); "
+            "pathlib.Path(sys.argv[1]).write_text('1'); time.sleep(120)",
+            str(ready),
+        ],
+        start_new_session=True,
+    )
     try:
         for _ in range(600):
             if ready.exists():
@@ -183,8 +192,17 @@ def test_real_gpu_foreign_process_is_refused(tmp_path):
             time.sleep(0.1)
         assert ready.exists()
         # The holder is our child: run the check from an unrelated process tree.
-        out = subprocess.run([sys.executable, "-c", "from ptbench.node.gpus import check_gpus; c = check_gpus(1); print(c.ok, c.message)"],
-                             capture_output=True, text=True, timeout=600, start_new_session=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from ptbench.node.gpus import check_gpus; c = check_gpus(1); print(c.ok, c.message)",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            start_new_session=True,
+        )
         assert out.stdout.startswith("False") and ("in use" in out.stdout), out.stdout + out.stderr
     finally:
         holder.kill()

@@ -72,8 +72,15 @@ def test_nvml_sampling_on_a_gpu(tmp_path):
 
     m = Monitor(tmp_path, interval=0.5, gpus=1)
     with m.stage("solve"):
-        subprocess.run([sys.executable, "-c", "import torch, time; x = torch.randn(8192, 8192, device='cuda'); t = time.time()\n"
-                        "while time.time() - t < 4: x = x @ x; x = x / x.norm()\ntorch.cuda.synchronize()"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import torch, time; x = torch.randn(8192, 8192, device='cuda'); t = time.time()\n"
+                "while time.time() - t < 4: x = x @ x; x = x / x.norm()\ntorch.cuda.synchronize()",
+            ],
+            check=True,
+        )
     samples = read_jsonl(tmp_path / "monitor.jsonl")
     assert all("gpus" in s for s in samples), samples
     summary = summarize(tmp_path)

@@ -69,7 +69,11 @@ def test_integrity_policy_governs_only_integrity_problems():
 
 
 def test_a_run_missing_a_benchmark_is_counted_not_hidden():
-    trials = [r for r in synthetic.TRIALS if not (r["agent"]["label"] == "x" and r["task"]["name"] == "aime2025" and r["seed"] == 1)]
+    trials = [
+        r
+        for r in synthetic.TRIALS
+        if not (r["agent"]["label"] == "x" and r["task"]["name"] == "aime2025" and r["seed"] == 1)
+    ]
     c = collate(records(trials), "base_fallback")
     assert c.aggregate["x"].n == 1 and c.aggregate["x"].incomplete == 1
     assert any("incomplete" in n for n in c.notes)
@@ -89,16 +93,27 @@ def test_baseline_rows_and_weights_from_baselines_equal_the_formula():
 
 
 def test_instruct_not_above_base_is_a_clear_error():
-    bad = [dict(b, primary_metric={**b["primary_metric"], "value": 0.0}) if b["agent"]["name"] == "baseline-instruct" else b
-           for b in synthetic.BASELINES]
+    bad = [
+        dict(b, primary_metric={**b["primary_metric"], "value": 0.0})
+        if b["agent"]["name"] == "baseline-instruct"
+        else b
+        for b in synthetic.BASELINES
+    ]
     with pytest.raises(UserError, match=r"undefined for .*instruct"):
         collate(records(baselines=bad), "base_fallback")
 
 
 def test_ptb_preset_equals_the_published_weights():
     shipped = preset("ptb")
-    expected = {"aime2025": 0.2265, "arena_hard_writing": 0.0904, "bfcl": 0.0746, "gpqa": 0.2246, "gsm8k": 0.0936,
-                "healthbench_easy": 0.1841, "humaneval": 0.1061}  # the reference's published weights (posttrain-benchmark.md)
+    expected = {
+        "aime2025": 0.2265,
+        "arena_hard_writing": 0.0904,
+        "bfcl": 0.0746,
+        "gpqa": 0.2246,
+        "gsm8k": 0.0936,
+        "healthbench_easy": 0.1841,
+        "humaneval": 0.1061,
+    }  # the reference's published weights (posttrain-benchmark.md)
     assert shipped == pytest.approx(expected, abs=5e-5)
     assert sum(shipped.values()) == pytest.approx(1.0, abs=1e-6)
 
@@ -117,14 +132,19 @@ def test_policy_comes_from_the_campaign_snapshot_and_merging_refuses_mixed_setti
     cdir = synthetic.write(tmp_path / "results", policy="exclude")
     assert collate_dirs([cdir]).collation.policy == "exclude"
     assert collate_dirs([cdir], policy="nan").collation.policy == "nan"
-    other = [dict(r, campaign="c2", evaluation={"limit": 50, "generation": {"max_new_tokens": 100}}) for r in synthetic.TRIALS[:1]]
+    other = [
+        dict(r, campaign="c2", evaluation={"limit": 50, "generation": {"max_new_tokens": 100}})
+        for r in synthetic.TRIALS[:1]
+    ]
     c2 = synthetic.write(tmp_path / "results", other, [], policy="exclude", campaign="c2")
     with pytest.raises(UserError, match=r"column 'gsm8k': limit differs.*--allow-mixed"):
         collate_dirs([cdir, c2])
     merged = collate_dirs([cdir, c2], allow_mixed=True)
     assert any("mixed evaluation" in w for w in merged.warnings)
     assert any("appears 2 times (campaigns c1, c2)" in w for w in merged.warnings)  # same trial in both campaigns
-    assert merged.collation.per_base[("x", "A", "gsm8k")].values == pytest.approx([0.50, 0.60])  # duplicates averaged per run
+    assert merged.collation.per_base[("x", "A", "gsm8k")].values == pytest.approx(
+        [0.50, 0.60]
+    )  # duplicates averaged per run
 
 
 def test_conflicting_labels_warn_and_policies_must_agree(tmp_path):
@@ -147,7 +167,9 @@ def test_a_result_json_an_agent_writes_in_its_workspace_is_not_a_trial(tmp_path)
         where.mkdir(parents=True)
         (where / "result.json").write_text(json.dumps(forged))
     loaded = load([cdir])
-    assert sorted(r.seed for r in loaded.records if r.agent.label == "x" and r.task.name == "gsm8k" and r.base_model.label == "A") == [0, 1]
+    assert sorted(
+        r.seed for r in loaded.records if r.agent.label == "x" and r.task.name == "gsm8k" and r.base_model.label == "A"
+    ) == [0, 1]
     pending = cdir / "x__A__aime2025__s9"  # planned, still running: its workspace is not searched either
     (pending / "workspace").mkdir(parents=True)
     (pending / "trial.json").write_text("{}")
@@ -174,8 +196,10 @@ def test_cost_prefers_the_gateway_call_log(tmp_path):
     cdir = synthetic.write(tmp_path / "results")
     agent_dir = cdir / "y__A__gsm8k__s0" / "agent"
     agent_dir.mkdir()
-    (agent_dir / "calls.jsonl").write_text("\n".join(json.dumps({"usage": {"input_tokens": 7, "output_tokens": 1, "cost_usd": 0.25}})
-                                                     for _ in range(4)) + "\n")
+    (agent_dir / "calls.jsonl").write_text(
+        "\n".join(json.dumps({"usage": {"input_tokens": 7, "output_tokens": 1, "cost_usd": 0.25}}) for _ in range(4))
+        + "\n"
+    )
     y = next(row for row in collate_dirs([cdir]).costs if row.agent == "y")
     # three trials from usage.json (1000 in, 100 out, $0.5 each) + the gateway's 4 calls (28 in, 4 out, $1)
     assert (y.input_tokens, y.output_tokens, y.cost_usd) == (3 * 1000 + 28, 3 * 100 + 4, pytest.approx(3 * 0.5 + 1.0))

@@ -55,13 +55,20 @@ def _in_a_fresh_python(code: str, tmp_path) -> None:
     """Run `code` in a new interpreter: earlier tests may leave threads in pytest's process (torch's,
     a daemon server's), and a process with threads rightly never forks the plotter."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(tmp_path)], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
 
 
 def test_a_dead_child_is_reported(tmp_path):
-    _in_a_fresh_python("""
+    _in_a_fresh_python(
+        """
         import sys
         from pathlib import Path
         import pytest
@@ -77,18 +84,23 @@ def test_a_dead_child_is_reported(tmp_path):
         with pytest.raises(PlotError, match="ended without drawing the plots .exit code -9"):
             write_outputs(collate_dirs([cdir]), tmp / "t", plotter=plotter)
         assert (tmp / "t" / "results.md").is_file() and not list((tmp / "t").glob("*.png"))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
 
 
 def test_a_command_that_stops_early_kills_the_child_at_once(tmp_path):
-    _in_a_fresh_python("""
+    _in_a_fresh_python(
+        """
         from ptbench.results.plot_process import PlotProcess
         plotter = PlotProcess.start()
         assert plotter is not None, "a single-threaded process: the child must be forked"
         proc = plotter._proc
         plotter.close()  # as write_tables does when the records are bad: no plots will be asked for
         assert not proc.is_alive() and proc.exitcode is not None
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
 
 
 def test_no_fork_from_a_threaded_process(tmp_path):

@@ -10,30 +10,68 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import require
 from tests.conftest import ptbench
 from tests.results import synthetic
+from tests.support import require
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCRIPT = "<script>window.__pwned = 1</script>"
 IMG = '"><img src=x onerror="window.__pwned = 2">'
 
 
 def hostile_trial(trial: Path) -> None:
     (trial / "agent").mkdir(parents=True)
-    (trial / "agent" / "trajectory.json").write_text(json.dumps({"schema_version": 1, "agent": "x", "trace_format": "t", "steps": [
-        {"index": 0, "kind": "message", "text": f"I will now {SCRIPT} win"},
-        {"index": 1, "kind": "tool_call", "tool_call": {"name": "Bash", "arguments": {"command": f"echo '{IMG}'"},
-                                                         "output": "line\n" * 2000, "status": "ok", "exit_code": 0}},
-        {"index": 2, "kind": "tool_call", "tool_call": {"name": "Write<b>bold</b>", "arguments": {"path": "train.py"}, "status": "error"}},
-    ]}))
+    (trial / "agent" / "trajectory.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "agent": "x",
+                "trace_format": "t",
+                "steps": [
+                    {"index": 0, "kind": "message", "text": f"I will now {SCRIPT} win"},
+                    {
+                        "index": 1,
+                        "kind": "tool_call",
+                        "tool_call": {
+                            "name": "Bash",
+                            "arguments": {"command": f"echo '{IMG}'"},
+                            "output": "line\n" * 2000,
+                            "status": "ok",
+                            "exit_code": 0,
+                        },
+                    },
+                    {
+                        "index": 2,
+                        "kind": "tool_call",
+                        "tool_call": {"name": "Write<b>bold</b>", "arguments": {"path": "train.py"}, "status": "error"},
+                    },
+                ],
+            }
+        )
+    )
     (trial / "eval").mkdir()
-    (trial / "eval" / "samples.jsonl").write_text(json.dumps({"id": "q1", "reference": "4", "completion": "<iframe src=x></iframe>4", "score": 1.0}) + "\n")
+    (trial / "eval" / "samples.jsonl").write_text(
+        json.dumps({"id": "q1", "reference": "4", "completion": "<iframe src=x></iframe>4", "score": 1.0}) + "\n"
+    )
     (trial / "checks").mkdir()
-    (trial / "checks" / "contamination.json").write_text(json.dumps(
-        {"verdict": "flagged", "reason": "trained on test questions", "evidence": ["data/train.jsonl:12 matches test id q1 </td><script>x()</script>"]}))
+    (trial / "checks" / "contamination.json").write_text(
+        json.dumps(
+            {
+                "verdict": "flagged",
+                "reason": "trained on test questions",
+                "evidence": ["data/train.jsonl:12 matches test id q1 </td><script>x()</script>"],
+            }
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +94,10 @@ def test_report_is_escaped_in_the_html(site):
 
 
 def test_report_in_headless_chromium(site):
-    require(Path(CHROMIUM).exists() and shutil.which("chromium") is not None,
-            "chromium missing (bash scripts/install.sh test installs Debian's chromium)")
+    require(
+        Path(CHROMIUM).exists() and shutil.which("chromium") is not None,
+        "chromium missing (bash scripts/install.sh test installs Debian's chromium)",
+    )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -80,7 +120,10 @@ def test_report_in_headless_chromium(site):
                 assert page.locator("h1").inner_text().strip() in href
             page.goto((site / "trials" / "c1__x__B__aime2025__s0.html").as_uri())
             assert page.locator("#trajectory .tool-name").all_inner_texts() == ["Bash", "Write<b>bold</b>"]
-            assert SCRIPT in page.locator("#trajectory").inner_text() and "<img src=x onerror=" in page.locator("#trajectory").inner_text()
+            assert (
+                SCRIPT in page.locator("#trajectory").inner_text()
+                and "<img src=x onerror=" in page.locator("#trajectory").inner_text()
+            )
             assert page.evaluate("window.__pwned") is None  # nothing the agent wrote ran
             assert page.locator("#trajectory details").count() == 1  # the long output hides behind an expander
             assert "trained on test questions" in page.locator("#integrity").inner_text()

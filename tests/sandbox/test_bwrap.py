@@ -9,7 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-
 from ptbench.sandbox import SandboxRequest, build_command
 from ptbench.sandbox.bwrap import python_paths
 from tests.support import require
@@ -40,8 +39,13 @@ def test_agent_sees_only_its_workspace_home_and_tools(tmp_path: Path) -> None:
         {sys.executable} -c "import ptbench, transformers; print('python-ok')"
         echo pid=$$
     """)
-    req = SandboxRequest(argv=["bash", "-c", script], env={"PATH": os.environ["PATH"], "HOME": str(home)}, workspace=ws, home=home,
-                         read_only=python_paths() + [Path(__import__("ptbench").__file__).resolve().parents[1]])
+    req = SandboxRequest(
+        argv=["bash", "-c", script],
+        env={"PATH": os.environ["PATH"], "HOME": str(home)},
+        workspace=ws,
+        home=home,
+        read_only=python_paths() + [Path(__import__("ptbench").__file__).resolve().parents[1]],
+    )
     cmd = build_command("bwrap", req)
     out = subprocess.run(cmd.argv, env=cmd.env, cwd=cmd.cwd, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -85,7 +89,9 @@ def test_watchdog_stops_every_process_inside_bwrap(tmp_path: Path) -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap not installed (apt-get install bubblewrap)")
     _, ws, home = _layout(tmp_path)
     marker = f"bwrap-watchdog-{os.getpid()}"
-    out = subprocess.run([sys.executable, "-c", WATCHDOG_DRIVER, str(ws), str(home), marker], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", WATCHDOG_DRIVER, str(ws), str(home), marker], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     import json
 

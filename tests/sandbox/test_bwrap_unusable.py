@@ -24,8 +24,10 @@ results_dir: "@RESULTS@"
 max_requeues: 1
 """
 
-NO_USERNS = ("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not "
-             "allow non-privileged user namespaces.' >&2\nexit 1\n")
+NO_USERNS = (
+    "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not "
+    "allow non-privileged user namespaces.' >&2\nexit 1\n"
+)
 
 
 def _forbidding_bwrap(tmp_path: Path) -> str:

@@ -27,12 +27,17 @@ from tests.support import require
 
 def _require() -> None:
     require(shutil.which("bwrap") is not None, "bubblewrap not installed (apt-get install bubblewrap)")
-    require(overlay_problem() is None, f"fuse-overlayfs cannot mount here: {overlay_problem()} (scripts/install.sh test installs it)")
+    require(
+        overlay_problem() is None,
+        f"fuse-overlayfs cannot mount here: {overlay_problem()} (scripts/install.sh test installs it)",
+    )
 
 
 def _tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def _shared(tmp_path: Path, name: str = "hf") -> Path:
@@ -50,8 +55,13 @@ def _in_sandbox(trial: Path, binds: list, script: str) -> subprocess.CompletedPr
     ws, home = trial / "workspace", trial / "home"
     ws.mkdir(parents=True, exist_ok=True)
     home.mkdir(exist_ok=True)
-    req = SandboxRequest(argv=["bash", "-c", script], env={"PATH": os.environ["PATH"], "HOME": str(home)}, workspace=ws, home=home,
-                         binds=binds)
+    req = SandboxRequest(
+        argv=["bash", "-c", script],
+        env={"PATH": os.environ["PATH"], "HOME": str(home)},
+        workspace=ws,
+        home=home,
+        binds=binds,
+    )
     cmd = build_command("bwrap", req)
     return subprocess.run(cmd.argv, env=cmd.env, cwd=cmd.cwd, capture_output=True, text=True, timeout=120)
 
@@ -75,7 +85,11 @@ def test_agent_changes_land_in_its_layer_and_the_shared_cache_stays_evidence(tmp
     """)
     trial_a = tmp_path / "trial-a"
     with cache_layer(trial_a / "hf-layer", "bwrap", shared) as layer:
-        assert layer is not None and layer.mode == "overlay" and layer.binds == [(trial_a / "hf-layer" / "merged", shared.resolve(), "rw")]
+        assert (
+            layer is not None
+            and layer.mode == "overlay"
+            and layer.binds == [(trial_a / "hf-layer" / "merged", shared.resolve(), "rw")]
+        )
         out = _in_sandbox(trial_a, layer.binds, script)
         assert out.returncode == 0 and "gone-inside" in out.stdout, out.stderr
         merged = trial_a / "hf-layer" / "merged"
@@ -90,15 +104,21 @@ def test_agent_changes_land_in_its_layer_and_the_shared_cache_stays_evidence(tmp
     assert (upper / "hub" / "datasets--org--test" / "test.jsonl").read_text() == "poisoned\n"
     assert (upper / "hub" / "models--org--new" / "config.json").exists()
     # the deletion is a whiteout in the upper layer, not a deletion below
-    assert (upper / "hub" / "models--org--forbidden").exists() or (upper / "hub" / ".wh.models--org--forbidden").exists()
+    assert (upper / "hub" / "models--org--forbidden").exists() or (
+        upper / "hub" / ".wh.models--org--forbidden"
+    ).exists()
     # the integrity checks count everything in the layer as the agent's, whatever its mtime
     ctx = CheckContext(trial_dir=trial_a, spec=None, cache_dirs=[shared, upper], since=4e9, layer_dirs=[upper])
     assert ctx.fresh(upper, upper / "hub" / "datasets--org--test") and not ctx.fresh(shared, shared / "hub")
 
     trial_b = tmp_path / "trial-b"  # a later trial sees the pristine cache, not trial a's changes
     with cache_layer(trial_b / "hf-layer", "bwrap", shared) as layer:
-        out = _in_sandbox(trial_b, layer.binds, f"cat {shared}/hub/datasets--org--test/test.jsonl; ls {snap}; "
-                                                 f"ls {shared}/hub/models--org--new 2>&1 || true")
+        out = _in_sandbox(
+            trial_b,
+            layer.binds,
+            f"cat {shared}/hub/datasets--org--test/test.jsonl; ls {snap}; "
+            f"ls {shared}/hub/models--org--new 2>&1 || true",
+        )
     assert out.returncode == 0, out.stderr
     assert '"a": "4"' in out.stdout and "poisoned" not in out.stdout and "model.safetensors" in out.stdout
     assert "No such file" in out.stdout
@@ -113,10 +133,17 @@ def test_where_the_layer_cannot_be_mounted_the_cache_is_read_only(tmp_path: Path
     trial = tmp_path / "trial"
     with cache_layer(trial / "hf-layer", "bwrap", shared) as layer:
         assert layer.mode == "read-only" and layer.reason and layer.to_json()["reason"]
-        out = _in_sandbox(trial, layer.binds, f"echo x > '{shared}/hub/new.txt' && echo WROTE; "
-                                              f"rm -f '{shared}/hub/datasets--org--test/test.jsonl' && echo DELETED; "
-                                              f"cat '{shared}/hub/datasets--org--test/test.jsonl'")
-    assert "WROTE" not in out.stdout and "DELETED" not in out.stdout and '"a": "4"' in out.stdout, (out.stdout, out.stderr)
+        out = _in_sandbox(
+            trial,
+            layer.binds,
+            f"echo x > '{shared}/hub/new.txt' && echo WROTE; "
+            f"rm -f '{shared}/hub/datasets--org--test/test.jsonl' && echo DELETED; "
+            f"cat '{shared}/hub/datasets--org--test/test.jsonl'",
+        )
+    assert "WROTE" not in out.stdout and "DELETED" not in out.stdout and '"a": "4"' in out.stdout, (
+        out.stdout,
+        out.stderr,
+    )
     assert _tree(shared) == before
 
 
@@ -150,8 +177,12 @@ print(json.dumps(report))
 def test_the_layer_survives_the_deadline_sweep_and_the_runner_stays_a_subreaper(tmp_path: Path) -> None:
     _require()
     shared = _shared(tmp_path)
-    out = subprocess.run([sys.executable, "-c", DRIVER, str(tmp_path / "hf-layer"), str(shared)], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(tmp_path / "hf-layer"), str(shared)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report == {"after_sweep": True, "subreaper_again": True, "mounted_after": False}
@@ -167,8 +198,17 @@ def test_a_layer_left_mounted_by_a_killed_runner_is_replaced_and_its_changes_kep
     (root / "merged").mkdir()
     (root / "old-work").mkdir()
     # what a runner killed -9 leaves: the layer still mounted, its daemon running
-    subprocess.run(["fuse-overlayfs", "-o", f"lowerdir={shared},upperdir={root / 'upper'},workdir={root / 'old-work'}",
-                    str(root / "merged")], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            "fuse-overlayfs",
+            "-o",
+            f"lowerdir={shared},upperdir={root / 'upper'},workdir={root / 'old-work'}",
+            str(root / "merged"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert mounted(root / "merged")
     try:
         with cache_layer(root, "bwrap", shared) as layer:

@@ -41,12 +41,17 @@ def test_own_cgroup_follows_mountinfo(tmp_path: Path) -> None:
     (hier / "job_7" / "step_0" / "cgroup.procs").write_text("")
     escaped = str(hier).replace(" ", "\\040")
     # A hybrid node's unified mount, and a bind mount of the job's part of the hierarchy (Slurm).
-    proc = _proc(tmp_path, "4:memory:/x\n0::/slurm/job_7/step_0\n",
-                 f"31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
-                 f"41 31 0:38 /other {tmp_path}/nope rw - cgroup2 cgroup2 rw\n"
-                 f"42 31 0:38 /slurm {escaped} rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n")
+    proc = _proc(
+        tmp_path,
+        "4:memory:/x\n0::/slurm/job_7/step_0\n",
+        f"31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
+        f"41 31 0:38 /other {tmp_path}/nope rw - cgroup2 cgroup2 rw\n"
+        f"42 31 0:38 /slurm {escaped} rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n",
+    )
     assert own_cgroup(proc) == (hier / "job_7" / "step_0", "")
-    v1_only = _proc(tmp_path, "4:memory:/x\n1:name=systemd:/\n", "32 31 0:29 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n")
+    v1_only = _proc(
+        tmp_path, "4:memory:/x\n1:name=systemd:/\n", "32 31 0:29 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+    )
     assert own_cgroup(v1_only)[0] is None and "v1" in own_cgroup(v1_only)[1]
     unmounted = _proc(tmp_path, "0::/user.slice\n", "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n")
     assert own_cgroup(unmounted)[0] is None and "/user.slice" in own_cgroup(unmounted)[1]
@@ -57,13 +62,21 @@ def test_not_delegated_is_reported_not_raised(tmp_path: Path) -> None:
     cgroup, and a reason, from the same code the runner runs (as nobody; node/cgroup.py is stdlib only)."""
     _trial_cgroup(tmp_path).kill_and_remove()  # this node has one for the tests' user
     if os.geteuid() == 0:
-        require(shutil.which("setpriv") is not None and Path("/usr/bin/python3").exists(), "setpriv or /usr/bin/python3 missing")
+        require(
+            shutil.which("setpriv") is not None and Path("/usr/bin/python3").exists(),
+            "setpriv or /usr/bin/python3 missing",
+        )
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3"]
     else:
         pytest.skip("the tests' user is not root: cannot become another user to be refused")
     code = "from ptbench.node.cgroup import TrialCgroup; cg, why = TrialCgroup.create('/tmp/ptb-nodelegation'); print(cg, why)"
-    out = subprocess.run([*argv, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")})
+    out = subprocess.run(
+        [*argv, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")},
+    )
     assert out.stdout.startswith("None ") and "not delegated" in out.stdout, out.stdout + out.stderr
 
 
@@ -73,8 +86,12 @@ def test_cgroup_kill_reaches_a_process_outside_the_runners_tree(tmp_path: Path) 
     cg = _trial_cgroup(tmp_path)
     pid_file = tmp_path / "escaped.pid"
     try:
-        starter = subprocess.run(cg.wrap(["bash", "-c", f"(setsid env -i bash -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 100000' &)"]),
-                                 timeout=30)
+        starter = subprocess.run(
+            cg.wrap(
+                ["bash", "-c", f"(setsid env -i bash -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 100000' &)"]
+            ),
+            timeout=30,
+        )
         assert starter.returncode == 0
         while not pid_file.exists() or not pid_file.read_text().strip():
             time.sleep(0.05)
@@ -90,8 +107,10 @@ def test_cgroup_kill_reaches_a_process_outside_the_runners_tree(tmp_path: Path) 
         cg.kill_and_remove()
 
 
-GRACEFUL = ("trap 'sleep 0.5; echo saved > term.txt; exit 0' TERM; cp -r base final_model 2>/dev/null; "
-            "while :; do sleep 0.1; done")
+GRACEFUL = (
+    "trap 'sleep 0.5; echo saved > term.txt; exit 0' TERM; cp -r base final_model 2>/dev/null; "
+    "while :; do sleep 0.1; done"
+)
 
 
 @pytest.mark.parametrize("with_cgroup", [True, False], ids=["cgroup", "subreaper"])
@@ -103,14 +122,26 @@ def test_an_agent_under_bwrap_gets_its_grace(tmp_path: Path, with_cgroup: bool) 
     workspace.mkdir()
     home.mkdir()
     cg = _trial_cgroup(tmp_path) if with_cgroup else None
-    req = SandboxRequest(argv=["bash", "-c", GRACEFUL], env={"PATH": os.environ["PATH"]}, workspace=workspace, home=home,
-                         read_only=python_paths())
+    req = SandboxRequest(
+        argv=["bash", "-c", GRACEFUL],
+        env={"PATH": os.environ["PATH"]},
+        workspace=workspace,
+        home=home,
+        read_only=python_paths(),
+    )
     command = build_command("bwrap", req)
     events: list[tuple[str, dict]] = []
-    watchdog = Watchdog(seconds_left=2.0, grace_seconds=10.0, warn_before=0.0, on_event=lambda kind, **kw: events.append((kind, kw)),
-                        cgroup=cg)
+    watchdog = Watchdog(
+        seconds_left=2.0,
+        grace_seconds=10.0,
+        warn_before=0.0,
+        on_event=lambda kind, **kw: events.append((kind, kw)),
+        cgroup=cg,
+    )
     try:
-        outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=subprocess.DEVNULL, stderr=sys.stderr)
+        outcome = watchdog.run(
+            command.argv, cwd=str(command.cwd), env=command.env, stdout=subprocess.DEVNULL, stderr=sys.stderr
+        )
     finally:
         if cg is not None:
             cg.kill_and_remove()

@@ -17,10 +17,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.support import require
 from ptbench.node.cgroup import TrialCgroup
 from ptbench.trial import TrialDir
 from tests.conftest import ptbench
+from tests.support import require
 
 CAMPAIGN = """
 name: esc
@@ -55,7 +55,12 @@ def test_no_escape_survives_the_deadline_and_no_secret_is_read(write_campaign, t
     host_sock = tmp_path / "host-tmux.sock"
     subprocess.run(["tmux", "-S", str(host_sock), "new-session", "-d", "sleep 600"], check=True, timeout=30)
     (tmp_path / "empty-model").mkdir()
-    text = CAMPAIGN.replace("SANDBOX", "bwrap").replace("TAG", tag).replace("NEIGHBOUR", str(neighbour)).replace("HOSTTMUX", str(host_sock))
+    text = (
+        CAMPAIGN.replace("SANDBOX", "bwrap")
+        .replace("TAG", tag)
+        .replace("NEIGHBOUR", str(neighbour))
+        .replace("HOSTTMUX", str(host_sock))
+    )
     path = write_campaign(text.replace("EMPTY", str(tmp_path / "empty-model")))
     try:
         out = ptbench("run", str(path), cwd=tmp_path)
@@ -65,7 +70,9 @@ def test_no_escape_survives_the_deadline_and_no_secret_is_read(write_campaign, t
         assert "escapes tried" in log, log  # the script (from the agent's own folder) ran inside bwrap
         assert "host tmux: unreachable" in log and "neighbour: unreadable" in log and "neighbour-canary" not in log, log
         assert "SYSTEMD: reached" not in log and "AT: queued" not in log, log
-        windows = subprocess.run(["tmux", "-S", str(host_sock), "list-windows"], capture_output=True, text=True, timeout=30).stdout
+        windows = subprocess.run(
+            ["tmux", "-S", str(host_sock), "list-windows"], capture_output=True, text=True, timeout=30
+        ).stdout
         assert len(windows.splitlines()) == 1, windows  # nothing was started through the host's server
         assert _survivors(tag) == []
         events = [json.loads(line) for line in trial.events_jsonl.read_text().splitlines()]

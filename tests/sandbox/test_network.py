@@ -66,11 +66,23 @@ def test_only_the_gateway_is_reachable(tmp_path: Path, scripted_provider) -> Non
     try:
         with gateway_in_thread(Gateway(token, up, calls_path=tmp_path / "calls.jsonl"), unix_path=str(sock)) as gw:
             port = int(gw.base_url.rsplit(":", 1)[1])
-            req = SandboxRequest(argv=[sys.executable, str(ws / "probe.py"), str(port), token, str(provider_port),
-                                       str(listener.getsockname()[1])],
-                                 env={"PATH": os.environ["PATH"], "HOME": str(home)}, workspace=ws, home=home,
-                                 read_only=[Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()],
-                                 network="gateway", gateway_socket=sock, gateway_port=port)
+            req = SandboxRequest(
+                argv=[
+                    sys.executable,
+                    str(ws / "probe.py"),
+                    str(port),
+                    token,
+                    str(provider_port),
+                    str(listener.getsockname()[1]),
+                ],
+                env={"PATH": os.environ["PATH"], "HOME": str(home)},
+                workspace=ws,
+                home=home,
+                read_only=[Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()],
+                network="gateway",
+                gateway_socket=sock,
+                gateway_port=port,
+            )
             cmd = build_command("bwrap", req)
             assert "--unshare-net" in cmd.argv
             out = subprocess.run(cmd.argv, env=cmd.env, cwd=cmd.cwd, capture_output=True, text=True, timeout=120)
@@ -78,7 +90,9 @@ def test_only_the_gateway_is_reachable(tmp_path: Path, scripted_provider) -> Non
         listener.close()
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert report["gateway"][0] == 200 and "text_delta" in report["gateway"][1] and "message_stop" in report["gateway"][1], report
+    assert (
+        report["gateway"][0] == 200 and "text_delta" in report["gateway"][1] and "message_stop" in report["gateway"][1]
+    ), report
     for name in ("provider", "host_port", "outside", "outside_v6"):
         assert report[name] != "CONNECTED", (name, report)
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
@@ -91,9 +105,11 @@ def test_the_network_setting_is_checked() -> None:
     assert resolve_network("bwrap", {}, gateway=False) == "host"  # a subscription login calls its provider itself
     assert resolve_network("none", {}, gateway=True) == "host"
     assert resolve_network("bwrap", {"network": "host"}, gateway=True) == "host"
-    for sandbox, options, gateway, fragment in [("none", {"network": "gateway"}, True, "needs sandbox: bwrap"),
-                                                ("apptainer", {"network": "gateway"}, True, "needs sandbox: bwrap"),
-                                                ("bwrap", {"network": "gateway"}, False, "subscription login"),
-                                                ("bwrap", {"network": "lan"}, True, "not one of")]:
+    for sandbox, options, gateway, fragment in [
+        ("none", {"network": "gateway"}, True, "needs sandbox: bwrap"),
+        ("apptainer", {"network": "gateway"}, True, "needs sandbox: bwrap"),
+        ("bwrap", {"network": "gateway"}, False, "subscription login"),
+        ("bwrap", {"network": "lan"}, True, "not one of"),
+    ]:
         with pytest.raises(UserError, match=fragment):
             resolve_network(sandbox, options, gateway=gateway)

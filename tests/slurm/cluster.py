@@ -37,5 +37,3 @@ def slurm_cluster() -> str:
     require(conf is not None, f"the dev Slurm cluster is not running and could not start: {why}")
     os.environ["SLURM_CONF"] = conf
     return conf
-
-

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
 
 from tests.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixture)
+
 
 @pytest.fixture
 def slurm_campaign(tmp_path: Path, tiny_model: Path, slurm_cluster: str) -> Callable[..., Path]:
@@ -58,8 +59,12 @@ def jobs_of(campaign_dir: Path) -> dict:
 
 
 def slurm_states(job_ids: list[str]) -> dict[str, str]:
-    out = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", ",".join(sorted({j.split('_')[0] for j in job_ids})), "-o", "%i|%T"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["squeue", "-h", "-r", "-t", "all", "-j", ",".join(sorted({j.split("_")[0] for j in job_ids})), "-o", "%i|%T"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return dict(line.split("|", 1) for line in out.stdout.split())
 
 
@@ -68,6 +73,10 @@ def results(campaign_dir: Path) -> dict[str, dict]:
 
 
 def all_finished(campaign_dir: Path, n: int) -> Callable[[], bool]:
-    return lambda: len(list(campaign_dir.glob("*/result.json"))) >= n and not any(
-        s in ("PENDING", "RUNNING", "COMPLETING") for s in slurm_states(list(jobs_of(campaign_dir)["trials"].values())).values()
+    return lambda: (
+        len(list(campaign_dir.glob("*/result.json"))) >= n
+        and not any(
+            s in ("PENDING", "RUNNING", "COMPLETING")
+            for s in slurm_states(list(jobs_of(campaign_dir)["trials"].values())).values()
+        )
     )

@@ -59,7 +59,9 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
     assert len(jobs["submissions"]) == 2 and len(jobs["trials"]) == 4
 
 
-def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(slurm_campaign, test_agents, tmp_path: Path) -> None:
+def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(
+    slurm_campaign, test_agents, tmp_path: Path
+) -> None:
     """The dev node declares a gres H100 with no hardware behind it: the job is scheduled, the runner finds no GPU."""
     camp = slurm_campaign("gpu", budget={"gpus": 1, "gpu_type": "H100"}, max_requeues=0)
     assert ptbench("submit", str(camp)).returncode == 0
@@ -79,12 +81,19 @@ def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(slur
     wait_for(lambda: (trial / "result.json").exists(), 120, "the second attempt to record a result")
     result = json.loads((trial / "result.json").read_text())
     # max_requeues=0: the resubmitted attempt is one too many, so the runner records why it gave up
-    assert result["status"] == "setup_failed" and result["failure"]["kind"] == "no_gpu" and result["failure"]["stage"] == "prepare"
+    assert (
+        result["status"] == "setup_failed"
+        and result["failure"]["kind"] == "no_gpu"
+        and result["failure"]["stage"] == "prepare"
+    )
 
 
 def test_watchdog_stops_an_overrunning_agent_before_slurms_limit(slurm_campaign, test_agents, tmp_path: Path) -> None:
-    camp = slurm_campaign("wd", agents=[{"name": "slow-copy", "options": {"seconds": 600}}],
-                          budget={"hours": 15 / 3600, "grace_seconds": 2, "eval_minutes": 1, "margin_minutes": 1})
+    camp = slurm_campaign(
+        "wd",
+        agents=[{"name": "slow-copy", "options": {"seconds": 600}}],
+        budget={"hours": 15 / 3600, "grace_seconds": 2, "eval_minutes": 1, "margin_minutes": 1},
+    )
     assert ptbench("submit", str(camp)).returncode == 0
     cdir = tmp_path / "results" / "wd"
     wait_for(all_finished(cdir, 1), 150, "the watchdog to end the trial")
@@ -122,11 +131,18 @@ def test_scontrol_requeue_resumes_with_the_remaining_budget(slurm_campaign, test
 
 
 def test_cancel_leaves_no_process_and_records_cancelled(slurm_campaign, test_agents, tmp_path: Path) -> None:
-    camp = slurm_campaign("cx", seeds=[0, 1, 2], parallelism=2, agents=[{"name": "slow-copy", "options": {"seconds": 600}}],
-                          budget={"hours": 0.2})
+    camp = slurm_campaign(
+        "cx",
+        seeds=[0, 1, 2],
+        parallelism=2,
+        agents=[{"name": "slow-copy", "options": {"seconds": 600}}],
+        budget={"hours": 0.2},
+    )
     assert ptbench("submit", str(camp)).returncode == 0
     cdir = tmp_path / "results" / "cx"
-    wait_for(lambda: len(list(cdir.glob("*/workspace/starts.txt"))) == 2, 90, "two agents to be running (the third queued)")
+    wait_for(
+        lambda: len(list(cdir.glob("*/workspace/starts.txt"))) == 2, 90, "two agents to be running (the third queued)"
+    )
     res = ptbench("cancel", str(cdir))
     assert res.returncode == 0 and "cancelled 3 trial(s)" in res.stdout, res.stdout + res.stderr
     assert {r["status"] for r in results(cdir).values()} == {"cancelled"} and len(results(cdir)) == 3
@@ -152,9 +168,12 @@ def test_cancel_leaves_no_process_and_records_cancelled(slurm_campaign, test_age
 def test_time_limit_kill_is_recorded_with_the_stage_reached(slurm_campaign, test_agents, tmp_path: Path) -> None:
     """Margin set too small on purpose: --time is 1 minute and Slurm's warning signal comes 30 s before
     it, while the agent still has budget left."""
-    camp = slurm_campaign("tl", agents=[{"name": "slow-copy", "options": {"seconds": 300}}],
-                          budget={"hours": 50 / 3600, "grace_seconds": 0, "eval_minutes": 0, "margin_minutes": 0},
-                          backend={"name": "slurm", "options": {"signal_seconds": 30}})
+    camp = slurm_campaign(
+        "tl",
+        agents=[{"name": "slow-copy", "options": {"seconds": 300}}],
+        budget={"hours": 50 / 3600, "grace_seconds": 0, "eval_minutes": 0, "margin_minutes": 0},
+        backend={"name": "slurm", "options": {"signal_seconds": 30}},
+    )
     assert ptbench("submit", str(camp)).returncode == 0
     cdir = tmp_path / "results" / "tl"
     wait_for(all_finished(cdir, 1), 150, "the time-limited job to end")
@@ -164,20 +183,30 @@ def test_time_limit_kill_is_recorded_with_the_stage_reached(slurm_campaign, test
     assert "scheduler_time_limit" in _status(cdir).stdout
 
 
-def test_unreachable_controller_is_one_line_and_nothing_is_recorded(slurm_campaign, test_agents, tmp_path: Path, slurm_cluster: str) -> None:
+def test_unreachable_controller_is_one_line_and_nothing_is_recorded(
+    slurm_campaign, test_agents, tmp_path: Path, slurm_cluster: str
+) -> None:
     """A copy of the cluster's config pointing at a port where no slurmctld listens: what a client sees when the controller is down."""
     down = tmp_path / "down"
     down.mkdir()
     text = Path(slurm_cluster).read_text()
-    (down / "slurm.conf").write_text("\n".join("SlurmctldPort=6899" if ln.startswith("SlurmctldPort=") else ln for ln in text.splitlines()) + "\n")
+    (down / "slurm.conf").write_text(
+        "\n".join("SlurmctldPort=6899" if ln.startswith("SlurmctldPort=") else ln for ln in text.splitlines()) + "\n"
+    )
     (down / "gres.conf").write_text((Path(slurm_cluster).parent / "gres.conf").read_text())
     camp = slurm_campaign("down")
     res = ptbench("submit", str(camp), env={"SLURM_CONF": str(down / "slurm.conf")}, timeout=120)
     assert res.returncode == 2
-    assert res.stderr.strip().count("\n") == 0 and "cannot reach slurmctld" in res.stderr and "Traceback" not in res.stderr
+    assert (
+        res.stderr.strip().count("\n") == 0 and "cannot reach slurmctld" in res.stderr and "Traceback" not in res.stderr
+    )
     cdir = tmp_path / "results" / "down"
     assert not (cdir / "jobs.json").exists() and os.listdir(cdir / "slurm") == []
-    assert not any(e["event"] == "submitted" for t in cdir.glob("*/events.jsonl") for e in map(json.loads, t.read_text().splitlines()))
+    assert not any(
+        e["event"] == "submitted"
+        for t in cdir.glob("*/events.jsonl")
+        for e in map(json.loads, t.read_text().splitlines())
+    )
 
 
 def test_unknown_partition_is_slurms_refusal_in_one_line(slurm_campaign, test_agents, tmp_path: Path) -> None:
@@ -186,7 +215,8 @@ def test_unknown_partition_is_slurms_refusal_in_one_line(slurm_campaign, test_ag
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == [
         "error: Slurm refused the submission: invalid partition specified: no-such-partition; nothing was submitted "
-        "(check `sinfo`, and partition/account/qos in backend.options)"]
+        "(check `sinfo`, and partition/account/qos in backend.options)"
+    ]
     cdir = tmp_path / "results" / "np"
     assert not (cdir / "jobs.json").exists() and os.listdir(cdir / "slurm") == []
 
@@ -196,7 +226,9 @@ def test_sbatch_wrapper_renders_then_submits(slurm_campaign, test_agents, tmp_pa
     wrapper = Path(__file__).resolve().parents[2] / "submit" / "sbatch_submit.sh"
     dry = subprocess.run(["bash", str(wrapper), str(camp), "--dry-run"], capture_output=True, text=True, timeout=120)
     cdir = tmp_path / "results" / "wrap"
-    assert dry.returncode == 0 and (cdir / "submit" / "slurm.sh").exists() and not (cdir / "jobs.json").exists(), dry.stderr
+    assert dry.returncode == 0 and (cdir / "submit" / "slurm.sh").exists() and not (cdir / "jobs.json").exists(), (
+        dry.stderr
+    )
     res = subprocess.run(["bash", str(wrapper), str(camp)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "submitted 1 trial(s) to slurm as job" in res.stdout, res.stdout + res.stderr
     wait_for(all_finished(cdir, 1), 120, "the wrapped submission to finish")

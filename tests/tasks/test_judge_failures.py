@@ -31,10 +31,23 @@ def write_healthbench(folder: Path, n: int, rubrics: int, failing: set[int]) -> 
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
     for i in range(n):
-        items = [{"criterion": f"Criterion {k} [{'fail' if (i in failing and k == 0) else 'met' if k % 2 else 'unmet'}]",
-                  "points": 2, "tags": ["level:example", "axis:accuracy"]} for k in range(rubrics)]
-        rows.append({"prompt_id": f"p{i:03d}", "prompt": [{"role": "user", "content": f"Question {i}?"}],
-                     "rubrics": items, "example_tags": ["theme:test"], "ideal_completions_data": None})
+        items = [
+            {
+                "criterion": f"Criterion {k} [{'fail' if (i in failing and k == 0) else 'met' if k % 2 else 'unmet'}]",
+                "points": 2,
+                "tags": ["level:example", "axis:accuracy"],
+            }
+            for k in range(rubrics)
+        ]
+        rows.append(
+            {
+                "prompt_id": f"p{i:03d}",
+                "prompt": [{"role": "user", "content": f"Question {i}?"}],
+                "rubrics": items,
+                "example_tags": ["theme:test"],
+                "ideal_completions_data": None,
+            }
+        )
     (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "ids.txt").write_text("".join(r["prompt_id"] + "\n" for r in rows))
     return {"data_path": str(folder / "data.jsonl"), "subset_ids": str(folder / "ids.txt")}
@@ -89,10 +102,15 @@ parallelism: 1
 
 
 @pytest.mark.slow
-def test_runner_records_eval_failed_not_completed_and_counts_below_threshold(judge, write_campaign, test_agents, tmp_path):
+def test_runner_records_eval_failed_not_completed_and_counts_below_threshold(
+    judge, write_campaign, test_agents, tmp_path
+):
     common = {"max_new_tokens": 4, **judge_options(judge, tmp_path, judge_max_retries=0)}
     del common["judge_cache_dir"]  # the runner's default: the campaign's harness-only cache
-    spread = {**write_healthbench(tmp_path / "spread", n=10, rubrics=5, failing={0, 4}), **common}  # 4% of calls, 20% of examples
+    spread = {
+        **write_healthbench(tmp_path / "spread", n=10, rubrics=5, failing={0, 4}),
+        **common,
+    }  # 4% of calls, 20% of examples
     below = {**write_healthbench(tmp_path / "below", n=40, rubrics=1, failing={3}), **common}
     path = write_campaign(CAMPAIGN.replace("@SPREAD@", json.dumps(spread)).replace("@BELOW@", json.dumps(below)))
     run = ptbench("run", str(path), cwd=tmp_path)
@@ -109,13 +127,17 @@ def test_runner_records_eval_failed_not_completed_and_counts_below_threshold(jud
     assert ok["extra_metrics"]["judge_failed_examples"] == 1 and ok["extra_metrics"]["judge_examples"] == 40
     assert ok["evaluation"]["chat_template"]["family"] == "llama3"
     assert ok["evaluation"]["test_set"]["n"] == 40 and len(ok["evaluation"]["test_set"]["sha256"]) == 64
-    assert ok["evaluation"]["installation"]["transformers"]["files_verified"] > 0  # the runner asked for --verify-install
+    assert (
+        ok["evaluation"]["installation"]["transformers"]["files_verified"] > 0
+    )  # the runner asked for --verify-install
     # The judge cache sits in the campaign's harness-only area, not in the agent's workspace or HOME.
     cache = trials / ".harness" / "eval-cache" / "judge"
     assert any(cache.rglob("*.json"))
     for trial in trials.iterdir():
         if (trial / "workspace").is_dir():
-            assert not any((trial / "workspace").rglob("*.json")) and not (trial / "home" / ".cache" / "ptbench").exists()
+            assert (
+                not any((trial / "workspace").rglob("*.json")) and not (trial / "home" / ".cache" / "ptbench").exists()
+            )
 
 
 @pytest.mark.slow
@@ -123,10 +145,20 @@ def test_failing_phases_one_and_two_then_phase_three_succeeds(judge, tmp_path, t
     from ptbench.inference.hf import TransformersEngine
 
     judge.fail_first = 14  # the fixture's 7 rubric calls, twice: phases 1 and 2 see only a failing judge
-    options = {**HEALTHBENCH_FIXTURE, "max_new_tokens": 8, "retry_max_new_tokens": [6, 4],
-               **judge_options(judge, tmp_path, judge_max_retries=0)}
-    m = evaluate("healthbench_easy", str(tiny_model), tmp_path / "eval", task_options=options,
-                 engine=TransformersEngine(str(tiny_model), batch_size=4), base_model="meta-llama/Meta-Llama-3-8B")
+    options = {
+        **HEALTHBENCH_FIXTURE,
+        "max_new_tokens": 8,
+        "retry_max_new_tokens": [6, 4],
+        **judge_options(judge, tmp_path, judge_max_retries=0),
+    }
+    m = evaluate(
+        "healthbench_easy",
+        str(tiny_model),
+        tmp_path / "eval",
+        task_options=options,
+        engine=TransformersEngine(str(tiny_model), batch_size=4),
+        base_model="meta-llama/Meta-Llama-3-8B",
+    )
     phases = m["settings"]["phases"]
     assert [(p["phase"], p["max_new_tokens"], p["ok"]) for p in phases] == [(1, 8, False), (2, 6, False), (3, 4, True)]
     assert all("every example failed" in p["error"] for p in phases[:2])
@@ -163,9 +195,27 @@ def test_protocol_phases_and_generation_failures_are_retried(tmp_path):
     from .conftest import FIXTURES
 
     opts = {"data_path": str(FIXTURES / "gsm8k")}
-    m = evaluate("gsm8k", "unused", tmp_path / "a", task_options=opts, engine=_ShrinkingEngine(2500), base_model="Qwen/Qwen3-1.7B-Base")
-    assert [(p["max_new_tokens"], p["ok"]) for p in m["settings"]["phases"]] == [(4000, False), (3000, False), (2000, True)]
+    m = evaluate(
+        "gsm8k",
+        "unused",
+        tmp_path / "a",
+        task_options=opts,
+        engine=_ShrinkingEngine(2500),
+        base_model="Qwen/Qwen3-1.7B-Base",
+    )
+    assert [(p["max_new_tokens"], p["ok"]) for p in m["settings"]["phases"]] == [
+        (4000, False),
+        (3000, False),
+        (2000, True),
+    ]
     with pytest.raises(EvaluationFailed, match="every evaluation phase failed"):
-        evaluate("gsm8k", "unused", tmp_path / "b", task_options=opts, engine=_ShrinkingEngine(10), base_model="Qwen/Qwen3-1.7B-Base")
+        evaluate(
+            "gsm8k",
+            "unused",
+            tmp_path / "b",
+            task_options=opts,
+            engine=_ShrinkingEngine(10),
+            base_model="Qwen/Qwen3-1.7B-Base",
+        )
     failure = json.loads((tmp_path / "b" / "failure.json").read_text())
     assert len(failure["settings"]["phases"]) == 3 and not (tmp_path / "b" / "metrics.json").exists()

@@ -42,8 +42,12 @@ def test_arena_helpers():
 
 
 def _writing(case: str, i: int) -> Example:
-    return Example(id=f"x{i}", prompt=[{"role": "user", "content": "q"}], reference=f"REFERENCE-ANSWER {i}",
-                   meta={"question": f"Write something. case={case}"})
+    return Example(
+        id=f"x{i}",
+        prompt=[{"role": "user", "content": "q"}],
+        reference=f"REFERENCE-ANSWER {i}",
+        meta={"question": f"Write something. case={case}"},
+    )
 
 
 def test_judge_failures_counted_per_example_and_threshold_fails(judge, tmp_path: Path):
@@ -93,14 +97,28 @@ def test_healthbench_helpers_and_failures(judge, tmp_path: Path):
     assert example_score(rubrics, [True, False, True]) == 1.0
     assert bootstrap_stderr([1.0, 1.0, 1.0]) == 0.0
     assert bootstrap_stderr([0.0, 1.0] * 50, seed=1) == pytest.approx(0.05, abs=0.01)
-    good = Example(id="g", prompt=[{"role": "user", "content": "q"}], meta={"conversation": [{"role": "user", "content": "q"}]},
-                   reference=[{"criterion": "ok [met]", "points": 1}])
-    bad = Example(id="f", prompt=[{"role": "user", "content": "q"}], meta={"conversation": [{"role": "user", "content": "q"}]},
-                  reference=[{"criterion": "ok [met]", "points": 1}, {"criterion": "broken [fail]", "points": 1}])
+    good = Example(
+        id="g",
+        prompt=[{"role": "user", "content": "q"}],
+        meta={"conversation": [{"role": "user", "content": "q"}]},
+        reference=[{"criterion": "ok [met]", "points": 1}],
+    )
+    bad = Example(
+        id="f",
+        prompt=[{"role": "user", "content": "q"}],
+        meta={"conversation": [{"role": "user", "content": "q"}]},
+        reference=[{"criterion": "ok [met]", "points": 1}, {"criterion": "broken [fail]", "points": 1}],
+    )
     task = get_task("healthbench_easy", **judge_options(judge, tmp_path, judge_failure_threshold=0.5))
     scored = task.score_batch([good, bad], ["a", "a"])
-    assert scored.scores == [1.0, None] and scored.settings["judge_failed_calls"] == 1 and scored.settings["judge_failed_examples"] == 1
+    assert (
+        scored.scores == [1.0, None]
+        and scored.settings["judge_failed_calls"] == 1
+        and scored.settings["judge_failed_examples"] == 1
+    )
     with pytest.raises(EvaluationFailed):  # one of two examples failed: 50% > the default 5%
         get_task("healthbench_easy", **judge_options(judge, tmp_path)).score_batch([good, bad], ["a", "a"])
     with pytest.raises(EvaluationFailed, match="every example failed"):  # even with a threshold of 100%
-        get_task("healthbench_easy", **judge_options(judge, tmp_path, judge_failure_threshold=1.0)).score_batch([bad], ["a"])
+        get_task("healthbench_easy", **judge_options(judge, tmp_path, judge_failure_threshold=1.0)).score_batch(
+            [bad], ["a"]
+        )

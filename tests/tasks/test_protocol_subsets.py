@@ -30,7 +30,9 @@ def test_healthbench_subset_by_id_in_the_given_order_and_missing_ids_refused(tmp
     assert examples[0].meta["conversation"][-1]["content"] == "I cut my finger."  # the row of that id, not a neighbour
     assert task.dataset["ids"] == 2 and task.dataset["ids_from"] == "task option"
     with pytest.raises(UserError, match="1 of 2 ids of the subset are not in"):
-        get_task("healthbench_easy", data_path=str(FIXTURES / "healthbench_easy"), subset_ids=["hb001", "nope"]).test_examples()
+        get_task(
+            "healthbench_easy", data_path=str(FIXTURES / "healthbench_easy"), subset_ids=["hb001", "nope"]
+        ).test_examples()
     # The default is the shipped Easy subset: the three-row fixture cannot stand in for it.
     with pytest.raises(UserError, match="245 of 245 ids"):
         get_task("healthbench_easy", data_path=str(FIXTURES / "healthbench_easy")).test_examples()
@@ -44,8 +46,12 @@ def test_arena_subset_by_uid_only_creative_writing(tmp_path):
 
 
 def _writing(case: str, i: int, reference: str | None = None) -> Example:
-    return Example(id=f"x{i}", prompt=[{"role": "user", "content": "q"}], reference=reference or f"REFERENCE-ANSWER {i}",
-                   meta={"question": f"Write something. case={case}"})
+    return Example(
+        id=f"x{i}",
+        prompt=[{"role": "user", "content": "q"}],
+        reference=reference or f"REFERENCE-ANSWER {i}",
+        meta={"question": f"Write something. case={case}"},
+    )
 
 
 def test_arena_position_swap_and_weighting_against_hand_computed_verdicts(judge, tmp_path):
@@ -56,17 +62,24 @@ def test_arena_position_swap_and_weighting_against_hand_computed_verdicts(judge,
     # c1: model as B wins strongly (3 of 3), as A wins (A>B: 1 of 1) -> 1.
     assert scored.scores == [0.75, 0.125, 1.0]
     # Each question was judged twice, the reference first in one game and second in the other.
-    firsts = [r["messages"][1]["content"].split("<|The Start of Assistant A's Answer|>")[1][:40] for r in judge.requests]
+    firsts = [
+        r["messages"][1]["content"].split("<|The Start of Assistant A's Answer|>")[1][:40] for r in judge.requests
+    ]
     assert sum("REFERENCE-ANSWER" in f for f in firsts) == 3 and len(judge.requests) == 6
-    assert scored.settings["judge"]["model"] == "scripted-judge" and scored.settings["judge"]["reasoning_effort"] == "medium"
+    assert (
+        scored.settings["judge"]["model"] == "scripted-judge"
+        and scored.settings["judge"]["reasoning_effort"] == "medium"
+    )
     assert all(r.get("reasoning_effort") == "medium" for r in judge.requests)
 
 
 def test_arena_answers_are_cleaned_before_judging(judge, tmp_path):
     task = get_task("arena_hard_writing", **ARENA_FIXTURE, **judge_options(judge, tmp_path))
     loop = "The end is near. " * 200
-    scored = task.score_batch([_writing("c1", 0, reference="<think>ref scratch</think>REFERENCE-ANSWER 0")],
-                              ["<think>my hidden plan</think>A poem about rain. " + loop])
+    scored = task.score_batch(
+        [_writing("c1", 0, reference="<think>ref scratch</think>REFERENCE-ANSWER 0")],
+        ["<think>my hidden plan</think>A poem about rain. " + loop],
+    )
     sent = "\n".join(m["content"] for r in judge.requests for m in r["messages"])
     assert "my hidden plan" not in sent and "ref scratch" not in sent and "A poem about rain." in sent
     assert sent.count("The end is near.") == 2  # one copy of the loop per game, not 200
@@ -77,17 +90,38 @@ def test_arena_answers_are_cleaned_before_judging(judge, tmp_path):
 def test_eval_references_generates_the_answers_arena_judges_against(tiny_model, tmp_path, monkeypatch):
     cache = tmp_path / "eval-cache"
     opts = {k: v for k, v in ARENA_FIXTURE.items() if k != "reference_model"}
-    run = ptbench("eval-references", "arena_hard_writing", "--model", str(tiny_model), "--name", "tiny-instruct",
-                  "--engine", "transformers", "--task-options", json.dumps({**opts, "max_new_tokens": 6}),
-                  "--chat-template", "llama3", env={"PTBENCH_EVAL_CACHE": str(cache)})
+    run = ptbench(
+        "eval-references",
+        "arena_hard_writing",
+        "--model",
+        str(tiny_model),
+        "--name",
+        "tiny-instruct",
+        "--engine",
+        "transformers",
+        "--task-options",
+        json.dumps({**opts, "max_new_tokens": 6}),
+        "--chat-template",
+        "llama3",
+        env={"PTBENCH_EVAL_CACHE": str(cache)},
+    )
     assert run.returncode == 0, run.stderr
     path = cache / "references" / "arena_hard_writing" / "tiny-instruct.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     assert [r["uid"] for r in rows] == ["aw001", "aw002", "aw003"] and all(r["model"] == "tiny-instruct" for r in rows)
     meta = json.loads(path.with_suffix(".meta.json").read_text())
     assert meta["engine"] == "transformers" and meta["phases"][-1]["ok"] and meta["chat_template"]["family"] == "llama3"
-    again = ptbench("eval-references", "arena_hard_writing", "--model", str(tiny_model), "--name", "tiny-instruct",
-                    "--task-options", json.dumps(opts), env={"PTBENCH_EVAL_CACHE": str(cache)})
+    again = ptbench(
+        "eval-references",
+        "arena_hard_writing",
+        "--model",
+        str(tiny_model),
+        "--name",
+        "tiny-instruct",
+        "--task-options",
+        json.dumps(opts),
+        env={"PTBENCH_EVAL_CACHE": str(cache)},
+    )
     assert again.returncode == 2 and "--replace" in again.stderr  # never silently overwritten
     monkeypatch.setenv("PTBENCH_EVAL_CACHE", str(cache))  # where evaluation looks by default
     task = get_task("arena_hard_writing", **opts, reference_model="tiny-instruct")

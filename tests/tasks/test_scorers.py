@@ -23,19 +23,22 @@ def test_gsm8k_reference_answers_from_real_strings():
     assert reference_answer("#### -3") == "-3"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Janet sells 9 eggs and makes 9 * 2 = $18.\n#### 18", "18"),
-    ("She makes $18 every day.", "18"),
-    ("The profit is $70,000.", "70000"),
-    ("The answer is 70,000 dollars", "70000"),
-    ("He ends with -5 degrees. Answer: -5", "-5"),
-    ("It costs 3 apples at $2 each, 7 pears... so the total is 13 dollars.", "13"),
-    ("First 12, then 15, then the final answer is 42. Check: 42 - 12 = 30.", "42"),
-    ("#### 18.00", "18"),
-    ("\\boxed{1,234}", "1234"),
-    ("The result is 0.5 kg", "0.5"),
-    ("I don't know.", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Janet sells 9 eggs and makes 9 * 2 = $18.\n#### 18", "18"),
+        ("She makes $18 every day.", "18"),
+        ("The profit is $70,000.", "70000"),
+        ("The answer is 70,000 dollars", "70000"),
+        ("He ends with -5 degrees. Answer: -5", "-5"),
+        ("It costs 3 apples at $2 each, 7 pears... so the total is 13 dollars.", "13"),
+        ("First 12, then 15, then the final answer is 42. Check: 42 - 12 = 30.", "42"),
+        ("#### 18.00", "18"),
+        ("\\boxed{1,234}", "1234"),
+        ("The result is 0.5 kg", "0.5"),
+        ("I don't know.", None),
+    ],
+)
 def test_gsm8k_extraction(text, expected):
     assert extract_answer(text) == expected
 
@@ -48,22 +51,34 @@ def test_gsm8k_scores_equal_numbers_not_strings():
     assert task.score(ex, "#### 7000") == 0.0
 
 
-@pytest.mark.parametrize("completion, reference, ok", [
-    ("so the sum is \\boxed{70}", "70", True),
-    ("\\boxed{070}", "70", True),
-    ("The answer is $70$.", "70", True),
-    ("\\boxed{\\frac{140}{2}}", "70", True),
-    ("\\boxed{69}", "70", False),
-    ("no idea", "70", False),
-    ("\\boxed{24}", "24", True),
-])
+@pytest.mark.parametrize(
+    "completion, reference, ok",
+    [
+        ("so the sum is \\boxed{70}", "70", True),
+        ("\\boxed{070}", "70", True),
+        ("The answer is $70$.", "70", True),
+        ("\\boxed{\\frac{140}{2}}", "70", True),
+        ("\\boxed{69}", "70", False),
+        ("no idea", "70", False),
+        ("\\boxed{24}", "24", True),
+    ],
+)
 def test_aime_equivalence(completion, reference, ok):
     assert is_equivalent(completion, reference) is ok
 
 
 def _gpqa_rows(n):
-    return [{"Question": f"q{i}", "Correct Answer": f"right{i}", "Incorrect Answer 1": f"w1-{i}",
-             "Incorrect Answer 2": f"w2-{i}", "Incorrect Answer 3": f"w3-{i}", "Record ID": f"rec{i}"} for i in range(n)]
+    return [
+        {
+            "Question": f"q{i}",
+            "Correct Answer": f"right{i}",
+            "Incorrect Answer 1": f"w1-{i}",
+            "Incorrect Answer 2": f"w2-{i}",
+            "Incorrect Answer 3": f"w3-{i}",
+            "Record ID": f"rec{i}",
+        }
+        for i in range(n)
+    ]
 
 
 def test_gpqa_shuffle_is_deterministic_and_balanced():
@@ -75,7 +90,8 @@ def test_gpqa_shuffle_is_deterministic_and_balanced():
     assert sorted(counts) == [0, 1, 2, 3] and max(counts.values()) - min(counts.values()) <= 1
     for row, (choices, pos) in zip(rows, a):
         assert choices[pos] == row["Correct Answer"] and sorted(choices) == sorted(
-            [row["Correct Answer"], row["Incorrect Answer 1"], row["Incorrect Answer 2"], row["Incorrect Answer 3"]])
+            [row["Correct Answer"], row["Incorrect Answer 1"], row["Incorrect Answer 2"], row["Incorrect Answer 3"]]
+        )
     odd = collections.Counter(pos for _, pos in shuffled_choices(_gpqa_rows(10), seed=3))
     assert max(odd.values()) - min(odd.values()) <= 1
 
@@ -94,12 +110,19 @@ def test_bfcl_call_parsing():
     names = ["calculate_triangle_area"]
     hermes = '<tool_call>\n{"name": "calculate_triangle_area", "arguments": {"base": 10, "height": 5}}\n</tool_call>'
     assert parse_call(hermes, names) == ("calculate_triangle_area", {"base": 10, "height": 5})
-    assert parse_call('Sure: {"name": "calculate_triangle_area", "arguments": "{\\"base\\": 1, \\"height\\": 2}"}', names) == (
-        "calculate_triangle_area", {"base": 1, "height": 2})
-    assert parse_call("calculate_triangle_area(base=3, height=4)", names) == ("calculate_triangle_area", {"base": 3, "height": 4})
+    assert parse_call(
+        'Sure: {"name": "calculate_triangle_area", "arguments": "{\\"base\\": 1, \\"height\\": 2}"}', names
+    ) == ("calculate_triangle_area", {"base": 1, "height": 2})
+    assert parse_call("calculate_triangle_area(base=3, height=4)", names) == (
+        "calculate_triangle_area",
+        {"base": 3, "height": 4},
+    )
     assert parse_call("calculate_triangle_area(base=__import__('os').system('x'), height=4)", names) is None
     assert call_source("f", {"a": "x'); import os; os.system('y"}) == "f(a=\"x'); import os; os.system('y\")"
-    assert to_openai_schema({"type": "dict", "properties": {"p": {"type": "float"}}}) == {"type": "object", "properties": {"p": {"type": "number"}}}
+    assert to_openai_schema({"type": "dict", "properties": {"p": {"type": "float"}}}) == {
+        "type": "object",
+        "properties": {"p": {"type": "number"}},
+    }
 
 
 @pytest.mark.slow
@@ -120,6 +143,11 @@ def test_bfcl_executed_scoring():
     wrong = real.score_batch(exs[:2], ["calculate_triangle_area(base=10, height=6)", "nothing"])
     assert wrong.scores == [0.0, 0.0] and wrong.extra["unparsed_calls"] == 1
     stubs = get_task("bfcl", data_path=str(FIXTURES / "bfcl"))
-    assert stubs.score_batch(exs, ['{"name": "calculate_triangle_area", "arguments": {"height": 5, "base": 10}}',
-                                   "calc_binomial_probability(n=20, k=5, p=0.6)",
-                                   'get_weather(city="Paris", unit="celsius")']).scores == [1.0, 1.0, 1.0]
+    assert stubs.score_batch(
+        exs,
+        [
+            '{"name": "calculate_triangle_area", "arguments": {"height": 5, "base": 10}}',
+            "calc_binomial_probability(n=20, k=5, p=0.6)",
+            'get_weather(city="Paris", unit="celsius")',
+        ],
+    ).scores == [1.0, 1.0, 1.0]

@@ -36,23 +36,43 @@ def test_hash_changes_with_any_scored_item_and_not_otherwise(tmp_path):
     assert _identity(data_path=str(FIXTURES / "gsm8k"), limit=2)["sha256"] != base["sha256"]
     assert _identity(data_path=str(FIXTURES / "gsm8k"), prompt_format="base")["sha256"] != base["sha256"]
     # Shuffled choices are part of GPQA's test set: another seed is another test set.
-    gpqa = [scored_set_identity(t.test_examples(), t.dataset)["sha256"]
-            for t in (get_task("gpqa", data_path=str(FIXTURES / "gpqa"), seed=s) for s in (0, 0, 1))]
+    gpqa = [
+        scored_set_identity(t.test_examples(), t.dataset)["sha256"]
+        for t in (get_task("gpqa", data_path=str(FIXTURES / "gpqa"), seed=s) for s in (0, 0, 1))
+    ]
     assert gpqa[0] == gpqa[1] != gpqa[2]
 
 
 def _record(trial: str, agent: str, sha: str, judge_model: str = "gpt-5-mini") -> dict:
-    return ResultRecord.model_validate({
-        "campaign": "c", "trial_id": trial, "agent": {"name": agent, "label": agent}, "seed": 0,
-        "base_model": {"id": "Qwen/Qwen3-1.7B-Base", "label": "qwen"}, "task": {"name": "healthbench_easy", "label": "healthbench_easy", "version": "1"},
-        "status": "completed", "budget": {"hours": 1, "gpus": 1}, "finished_at": 0,
-        "primary_metric": {"name": "score", "value": 0.4, "stderr": 0.02, "n": 245},
-        "evaluation": {"test_set": {"sha256": sha, "n": 245}, "prompt_format": "chat", "fewshot": 0, "limit": None,
-                       "chat_template": {"source": "harness", "family": "qwen3"},
-                       "generation": {"max_new_tokens": 16384, "retry_max_new_tokens": [12288, 8192], "temperature": 0.0, "stop": []},
-                       "judge": {"base_url": "https://api.openai.com/v1", "model": judge_model, "temperature": None}},
-        "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "local"},
-    }).model_dump(mode="json")
+    return ResultRecord.model_validate(
+        {
+            "campaign": "c",
+            "trial_id": trial,
+            "agent": {"name": agent, "label": agent},
+            "seed": 0,
+            "base_model": {"id": "Qwen/Qwen3-1.7B-Base", "label": "qwen"},
+            "task": {"name": "healthbench_easy", "label": "healthbench_easy", "version": "1"},
+            "status": "completed",
+            "budget": {"hours": 1, "gpus": 1},
+            "finished_at": 0,
+            "primary_metric": {"name": "score", "value": 0.4, "stderr": 0.02, "n": 245},
+            "evaluation": {
+                "test_set": {"sha256": sha, "n": 245},
+                "prompt_format": "chat",
+                "fewshot": 0,
+                "limit": None,
+                "chat_template": {"source": "harness", "family": "qwen3"},
+                "generation": {
+                    "max_new_tokens": 16384,
+                    "retry_max_new_tokens": [12288, 8192],
+                    "temperature": 0.0,
+                    "stop": [],
+                },
+                "judge": {"base_url": "https://api.openai.com/v1", "model": judge_model, "temperature": None},
+            },
+            "provenance": {"ptbench_version": "0", "host": "h", "scheduler": "local"},
+        }
+    ).model_dump(mode="json")
 
 
 def _write(root, records):
@@ -67,10 +87,18 @@ def test_collate_refuses_mixed_test_sets_and_says_which_differ(tmp_path):
     run = ptbench("collate", str(tmp_path / "mixed"))
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "column 'healthbench_easy': test-set hash differs" in run.stderr
-    assert "aaaaaaaaaaaa… in 2 (t1, t2)" in run.stderr and "bbbbbbbbbbbb… in 1 (t3)" in run.stderr and "--allow-mixed" in run.stderr
+    assert (
+        "aaaaaaaaaaaa… in 2 (t1, t2)" in run.stderr
+        and "bbbbbbbbbbbb… in 1 (t3)" in run.stderr
+        and "--allow-mixed" in run.stderr
+    )
     assert not (tmp_path / "mixed" / "tables").exists()
     allowed = ptbench("collate", str(tmp_path / "mixed"), "--allow-mixed")
-    assert allowed.returncode == 0 and "test-set hash differs" in allowed.stderr and (tmp_path / "mixed" / "tables" / "results.md").exists()
+    assert (
+        allowed.returncode == 0
+        and "test-set hash differs" in allowed.stderr
+        and (tmp_path / "mixed" / "tables" / "results.md").exists()
+    )
 
 
 def _check(records, **kw):

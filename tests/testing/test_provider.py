@@ -34,10 +34,22 @@ def sse_events(text: str) -> list[dict]:
 
 # ----- Anthropic Messages ------------------------------------------------------------------------
 CLAUDE_TOOLS = [
-    {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
-                                      "required": ["command"]}},
-    {"name": "Write", "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
-                                       "required": ["file_path", "content"]}},
+    {
+        "name": "Bash",
+        "input_schema": {
+            "type": "object",
+            "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
+            "required": ["command"],
+        },
+    },
+    {
+        "name": "Write",
+        "input_schema": {
+            "type": "object",
+            "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["file_path", "content"],
+        },
+    },
 ]
 
 
@@ -48,22 +60,34 @@ def test_anthropic_streams_script_turns_in_order_with_usage(scripted_provider) -
     body = {"model": "claude-x", "stream": True, "system": system, "tools": CLAUDE_TOOLS, "messages": messages}
 
     ev = sse_events(httpx.post(f"{p.base_url}/v1/messages?beta=true", json=body).text)
-    assert [e["type"] for e in ev] == ["message_start", "content_block_start", "content_block_delta",
-                                       "content_block_stop", "message_delta", "message_stop"]
+    assert [e["type"] for e in ev] == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     block = ev[1]["content_block"]
     assert block["type"] == "tool_use" and block["name"] == "Bash"
     assert json.loads(ev[2]["delta"]["partial_json"]) == {"command": "echo hi > out.txt"}
     assert ev[0]["message"]["usage"]["input_tokens"] > 0 and ev[4]["usage"]["output_tokens"] > 0
 
-    messages += [{"role": "assistant", "content": [dict(block, input={"command": "echo hi > out.txt"})]},
-                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": block["id"], "content": "ok"}]}]
+    messages += [
+        {"role": "assistant", "content": [dict(block, input={"command": "echo hi > out.txt"})]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": block["id"], "content": "ok"}]},
+    ]
     ev = sse_events(httpx.post(f"{p.base_url}/v1/messages", json=body).text)
     write = json.loads(ev[2]["delta"]["partial_json"])
     assert ev[1]["content_block"]["name"] == "Write"
-    assert write == {"file_path": "/work/ws/notes/a.txt", "content": "alpha\n"}, "relative path made absolute from the system prompt"
+    assert write == {"file_path": "/work/ws/notes/a.txt", "content": "alpha\n"}, (
+        "relative path made absolute from the system prompt"
+    )
 
-    messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Write", "input": write}]},
-                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "written"}]}]
+    messages += [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Write", "input": write}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "written"}]},
+    ]
     final = httpx.post(f"{p.base_url}/v1/messages", json=dict(body, stream=False)).json()
     assert final["content"] == [{"type": "text", "text": "All done."}] and final["stop_reason"] == "end_turn"
     assert [r["reply"]["turn"] for r in p.requests] == [0, 1, 2]
@@ -72,47 +96,76 @@ def test_anthropic_streams_script_turns_in_order_with_usage(scripted_provider) -
 
 def test_side_requests_do_not_consume_turns(scripted_provider) -> None:
     p = scripted_provider(SCRIPT)
-    title = httpx.post(f"{p.base_url}/v1/messages", json={"model": "haiku", "max_tokens": 50,
-                       "messages": [{"role": "user", "content": "Write a title"}]}).json()
+    title = httpx.post(
+        f"{p.base_url}/v1/messages",
+        json={"model": "haiku", "max_tokens": 50, "messages": [{"role": "user", "content": "Write a title"}]},
+    ).json()
     assert title["content"][0]["text"] == "Scripted session"
-    count = httpx.post(f"{p.base_url}/v1/messages/count_tokens", json={"messages": [{"role": "user", "content": "x" * 400}]}).json()
+    count = httpx.post(
+        f"{p.base_url}/v1/messages/count_tokens", json={"messages": [{"role": "user", "content": "x" * 400}]}
+    ).json()
     assert count["input_tokens"] >= 100
-    main = httpx.post(f"{p.base_url}/v1/messages", json={"model": "m", "tools": CLAUDE_TOOLS,
-                      "messages": [{"role": "user", "content": "go"}]}).json()
+    main = httpx.post(
+        f"{p.base_url}/v1/messages",
+        json={"model": "m", "tools": CLAUDE_TOOLS, "messages": [{"role": "user", "content": "go"}]},
+    ).json()
     assert main["content"][0]["input"] == {"command": "echo hi > out.txt"}, "first scripted turn still next"
     assert [r["reply"]["role"] for r in p.requests if r["reply"]] == ["side", "script"]
 
 
 def test_after_the_last_turn_the_provider_keeps_answering(scripted_provider) -> None:
     p = scripted_provider({"turns": [{"message": "only"}], "after_end": "nothing left"})
-    msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "only"}, {"role": "user", "content": "more?"}]
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "only"},
+        {"role": "user", "content": "more?"},
+    ]
     reply = httpx.post(f"{p.base_url}/v1/messages", json={"model": "m", "tools": CLAUDE_TOOLS, "messages": msgs}).json()
     assert reply["content"][0]["text"] == "nothing left"
 
 
 # ----- OpenAI Chat Completions (OpenCode's shape) ------------------------------------------------
 def _fn(name: str, props: dict, required: list[str]) -> dict:
-    return {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props, "required": required}}}
+    return {
+        "type": "function",
+        "function": {"name": name, "parameters": {"type": "object", "properties": props, "required": required}},
+    }
 
 
 OPENCODE_TOOLS = [
-    _fn("bash", {"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"}}, ["command", "description"]),
+    _fn(
+        "bash",
+        {"command": {"type": "string"}, "description": {"type": "string"}, "timeout": {"type": "number"}},
+        ["command", "description"],
+    ),
     _fn("write", {"filePath": {"type": "string"}, "content": {"type": "string"}}, ["filePath", "content"]),
 ]
 
 
 def test_chat_completions_stream_and_plain(scripted_provider) -> None:
-    p = scripted_provider([{"shell": "sleep 1000", "timeout_s": 5}, {"write_file": {"path": "/abs/b.txt", "content": "b"}}, {"message": "fin"}])
+    p = scripted_provider(
+        [
+            {"shell": "sleep 1000", "timeout_s": 5},
+            {"write_file": {"path": "/abs/b.txt", "content": "b"}},
+            {"message": "fin"},
+        ]
+    )
     msgs: list[dict] = [{"role": "system", "content": "Working directory: /w"}, {"role": "user", "content": "go"}]
     body = {"model": "scripted", "stream": True, "tools": OPENCODE_TOOLS, "messages": msgs}
     chunks = sse_events(httpx.post(f"{p.base_url}/v1/chat/completions", json=body).text)
     call = chunks[1]["choices"][0]["delta"]["tool_calls"][0]
     assert call["function"]["name"] == "bash"
-    assert json.loads(call["function"]["arguments"]) == {"command": "sleep 1000", "timeout": 5000, "description": "Scripted step"}
+    assert json.loads(call["function"]["arguments"]) == {
+        "command": "sleep 1000",
+        "timeout": 5000,
+        "description": "Scripted step",
+    }
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls" and chunks[-1]["usage"]["total_tokens"] > 0
 
-    msgs += [{"role": "assistant", "content": None, "tool_calls": [dict(call, index=None)]},
-             {"role": "tool", "tool_call_id": call["id"], "content": "slept"}]
+    msgs += [
+        {"role": "assistant", "content": None, "tool_calls": [dict(call, index=None)]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "slept"},
+    ]
     plain = httpx.post(f"{p.base_url}/v1/chat/completions", json=dict(body, stream=False)).json()
     tc = plain["choices"][0]["message"]["tool_calls"][0]["function"]
     assert tc["name"] == "write" and json.loads(tc["arguments"]) == {"filePath": "/abs/b.txt", "content": "b"}
@@ -121,25 +174,53 @@ def test_chat_completions_stream_and_plain(scripted_provider) -> None:
 
 def test_chat_json_schema_side_request_gets_schema_shaped_answer(scripted_provider) -> None:
     p = scripted_provider(SCRIPT)
-    schema = {"type": "object", "properties": {"next_speaker": {"type": "string", "enum": ["user", "model"]},
-                                               "reasoning": {"type": "string"}}, "required": ["reasoning", "next_speaker"]}
-    body = {"model": "m", "messages": [{"role": "user", "content": "who speaks next?"}],
-            "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}}
+    schema = {
+        "type": "object",
+        "properties": {"next_speaker": {"type": "string", "enum": ["user", "model"]}, "reasoning": {"type": "string"}},
+        "required": ["reasoning", "next_speaker"],
+    }
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "who speaks next?"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}},
+    }
     answer = httpx.post(f"{p.base_url}/v1/chat/completions", json=body).json()
     assert json.loads(answer["choices"][0]["message"]["content"]) == {"reasoning": "Scripted", "next_speaker": "user"}
 
 
 # ----- OpenAI Responses (Codex's shape) ----------------------------------------------------------
 CODEX_TOOLS = [
-    {"type": "function", "name": "exec_command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}, "yield_time_ms": {"type": "number"}}, "required": ["cmd"]}},
-    {"type": "function", "name": "write_stdin", "parameters": {"type": "object", "properties": {"session_id": {"type": "number"}, "chars": {"type": "string"}, "yield_time_ms": {"type": "number"}}, "required": ["session_id"]}},
+    {
+        "type": "function",
+        "name": "exec_command",
+        "parameters": {
+            "type": "object",
+            "properties": {"cmd": {"type": "string"}, "yield_time_ms": {"type": "number"}},
+            "required": ["cmd"],
+        },
+    },
+    {
+        "type": "function",
+        "name": "write_stdin",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "session_id": {"type": "number"},
+                "chars": {"type": "string"},
+                "yield_time_ms": {"type": "number"},
+            },
+            "required": ["session_id"],
+        },
+    },
     {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
 ]
 
 
 def test_responses_stream_polls_running_commands_and_patches_files(scripted_provider) -> None:
     p = scripted_provider(SCRIPT)
-    items: list[dict] = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<cwd>/repo</cwd> go"}]}]
+    items: list[dict] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<cwd>/repo</cwd> go"}]}
+    ]
     body = {"model": "gpt-x", "stream": True, "tools": CODEX_TOOLS, "input": items}
 
     ev = sse_events(httpx.post(f"{p.base_url}/v1/responses", json=body).text)
@@ -155,7 +236,10 @@ def test_responses_stream_polls_running_commands_and_patches_files(scripted_prov
     poll = next(e["item"] for e in ev if e["type"] == "response.output_item.done")
     assert poll["name"] == "write_stdin" and json.loads(poll["arguments"])["session_id"] == 4242
 
-    items += [poll, {"type": "function_call_output", "call_id": poll["call_id"], "output": "Process exited with code 0"}]
+    items += [
+        poll,
+        {"type": "function_call_output", "call_id": poll["call_id"], "output": "Process exited with code 0"},
+    ]
     ev = sse_events(httpx.post(f"{p.base_url}/v1/responses", json=body).text)
     patch = next(e["item"] for e in ev if e["type"] == "response.output_item.done")
     assert patch["type"] == "custom_tool_call" and patch["name"] == "apply_patch"
@@ -168,8 +252,20 @@ def test_responses_stream_polls_running_commands_and_patches_files(scripted_prov
 
 def test_shell_tool_with_argv_command_and_heredoc_fallback(scripted_provider, tmp_path: Path) -> None:
     p = scripted_provider(SCRIPT[1:])
-    tools = [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {
-        "command": {"type": "array", "items": {"type": "string"}}, "timeout_ms": {"type": "number"}}, "required": ["command"]}}]
+    tools = [
+        {
+            "type": "function",
+            "name": "shell",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "array", "items": {"type": "string"}},
+                    "timeout_ms": {"type": "number"},
+                },
+                "required": ["command"],
+            },
+        }
+    ]
     body = {"model": "m", "tools": tools, "input": "go"}
     out = httpx.post(f"{p.base_url}/v1/responses", json=body).json()["output"][0]
     argv = json.loads(out["arguments"])["command"]
@@ -180,10 +276,28 @@ def test_shell_tool_with_argv_command_and_heredoc_fallback(scripted_provider, tm
 
 
 # ----- Gemini --------------------------------------------------------------------------------------
-GEMINI_TOOLS = [{"functionDeclarations": [
-    {"name": "run_shell_command", "parametersJsonSchema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}},
-    {"name": "write_file", "parametersJsonSchema": {"type": "object", "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}}, "required": ["file_path", "content"]}},
-]}]
+GEMINI_TOOLS = [
+    {
+        "functionDeclarations": [
+            {
+                "name": "run_shell_command",
+                "parametersJsonSchema": {
+                    "type": "object",
+                    "properties": {"command": {"type": "string"}},
+                    "required": ["command"],
+                },
+            },
+            {
+                "name": "write_file",
+                "parametersJsonSchema": {
+                    "type": "object",
+                    "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+                    "required": ["file_path", "content"],
+                },
+            },
+        ]
+    }
+]
 
 
 def test_gemini_stream_generate_content_and_side_checks(scripted_provider) -> None:
@@ -196,14 +310,28 @@ def test_gemini_stream_generate_content_and_side_checks(scripted_provider) -> No
     assert part == {"functionCall": {"name": "run_shell_command", "args": {"command": "echo hi > out.txt"}}}
     assert ev[0]["usageMetadata"]["totalTokenCount"] > 0
 
-    check = {"contents": contents, "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
-        "type": "object", "properties": {"next_speaker": {"type": "string", "enum": ["user", "model"]}}, "required": ["next_speaker"]}}}
+    check = {
+        "contents": contents,
+        "generationConfig": {
+            "responseMimeType": "application/json",
+            "responseJsonSchema": {
+                "type": "object",
+                "properties": {"next_speaker": {"type": "string", "enum": ["user", "model"]}},
+                "required": ["next_speaker"],
+            },
+        },
+    }
     side = httpx.post(f"{p.base_url}/v1beta/models/gemini-2.5-flash:generateContent", json=check).json()
     assert json.loads(side["candidates"][0]["content"]["parts"][0]["text"]) == {"next_speaker": "user"}
     assert httpx.post(f"{p.base_url}/v1beta/models/m:countTokens", json=body).json()["totalTokens"] > 0
 
-    contents += [{"role": "model", "parts": [part]},
-                 {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"output": "done"}}}]}]
+    contents += [
+        {"role": "model", "parts": [part]},
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"output": "done"}}}],
+        },
+    ]
     plain = httpx.post(f"{p.base_url}/v1beta/models/gemini-2.5-pro:streamGenerateContent", json=body).json()
     assert plain[0]["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "write_file"
     assert "AIzaSECRET" not in json.dumps(p.requests)
@@ -263,7 +391,12 @@ def test_script_files_validate_with_a_useful_message(tmp_path: Path) -> None:
 
 
 def test_provider_serve_command(tmp_path: Path) -> None:
-    script, ready, record, log = tmp_path / "s.json", tmp_path / "ready.json", tmp_path / "rec.jsonl", tmp_path / "log.txt"
+    script, ready, record, log = (
+        tmp_path / "s.json",
+        tmp_path / "ready.json",
+        tmp_path / "rec.jsonl",
+        tmp_path / "log.txt",
+    )
     script.write_text(json.dumps({"turns": [{"message": "hello from the CLI"}]}))
     args = ["provider", "serve", "--script", str(script), "--ready-file", str(ready), "--record", str(record)]
     with running(args, log) as proc:  # killed on the way out whatever happens (signal tests: test_provider_signals.py)

@@ -15,8 +15,15 @@ import pytest
 
 from tests.servers import ALIVE_LIMIT_S, cpu_load, running, wait_for_file, wait_gone
 
-BASH = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}
-CHAT = {"model": "m", "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}  # tools: a main turn, not a side request
+BASH = {
+    "type": "function",
+    "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}},
+}
+CHAT = {
+    "model": "m",
+    "tools": [BASH],
+    "messages": [{"role": "user", "content": "go"}],
+}  # tools: a main turn, not a side request
 
 
 def _args(tmp_path: Path, turns: list[dict]) -> list[str]:
@@ -61,14 +68,18 @@ def test_sigint_stops_the_server_when_it_was_started_with_sigint_ignored(tmp_pat
     with running(_args(tmp_path, [{"message": "hello"}]), log, ignore_sigint=True) as proc:
         wait_for_file(ready, proc, log)
         base = json.loads(ready.read_text())["base_url"]
-        assert httpx.post(f"{base}/v1/chat/completions", json=CHAT).json()["choices"][0]["message"]["content"] == "hello"
+        assert (
+            httpx.post(f"{base}/v1/chat/completions", json=CHAT).json()["choices"][0]["message"]["content"] == "hello"
+        )
         proc.send_signal(signal.SIGINT)
         assert wait_gone(proc, log, "SIGINT (inherited as ignored)") == 0
     assert _refuses_connections(base)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_stop_signal_ends_the_server_while_a_streaming_reply_is_held_open(tmp_path: Path, sig: signal.Signals) -> None:
+def test_a_stop_signal_ends_the_server_while_a_streaming_reply_is_held_open(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     ready, log = tmp_path / "ready.json", tmp_path / "log.txt"
     with cpu_load(), running(_args(tmp_path, [{"message": "late", "delay_s": 3600}]), log) as proc:
         wait_for_file(ready, proc, log)
@@ -76,8 +87,10 @@ def test_a_stop_signal_ends_the_server_while_a_streaming_reply_is_held_open(tmp_
         body = json.dumps(dict(CHAT, stream=True)).encode()
         client = socket.create_connection((host, int(port)), timeout=ALIVE_LIMIT_S)
         try:
-            client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                           b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+            )
             time.sleep(0.5)  # the server reads the request and holds the reply (delay_s)
             proc.send_signal(sig)
             proc.send_signal(signal.SIGTERM)  # a second signal during shutdown changes nothing
@@ -89,4 +102,3 @@ def test_a_stop_signal_ends_the_server_while_a_streaming_reply_is_held_open(tmp_
             assert answer == b"", "the held connection is closed, not answered"
         finally:
             client.close()
-

@@ -15,22 +15,58 @@ from dataclasses import asdict, dataclass
 
 from ptbench.agents.traces.model import Trajectory
 
-RETRYABLE = {"rate_limit": True, "overloaded": True, "auth": False, "quota": False, "context_window": False,
-             "cli_crash": True, "agent_exit": False, "cost_cap": False}
+RETRYABLE = {
+    "rate_limit": True,
+    "overloaded": True,
+    "auth": False,
+    "quota": False,
+    "context_window": False,
+    "cli_crash": True,
+    "agent_exit": False,
+    "cost_cap": False,
+}
 
 # Checked in this order: the first kind with a matching pattern wins.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("context_window", re.compile(
-        r"context window|prompt is too long|context_length_exceeded|maximum context length|ContextOverflowError"
-        r"|exceeds the maximum number of tokens|too many tokens|context length", re.I)),
-    ("auth", re.compile(
-        r"invalid api key|incorrect api key|api key not valid|invalid x-api-key|authentication_error|authentication_failed"
-        r"|\b401\b|unauthorized|permission_denied|oauth token (has )?expired|not logged in|please run /login", re.I)),
-    ("quota", re.compile(r"credit balance is too low|insufficient_quota|quota exceeded|billing_error|billing details|out of credits", re.I)),
-    ("rate_limit", re.compile(r"rate.?limit|\b429\b|too many requests|resource_exhausted|resource has been exhausted", re.I)),
-    ("overloaded", re.compile(r"overloaded|\b529\b|\b503\b|service unavailable|\bUNAVAILABLE\b|server_error|internal server error|\b500\b", re.I)),
+    (
+        "context_window",
+        re.compile(
+            r"context window|prompt is too long|context_length_exceeded|maximum context length|ContextOverflowError"
+            r"|exceeds the maximum number of tokens|too many tokens|context length",
+            re.I,
+        ),
+    ),
+    (
+        "auth",
+        re.compile(
+            r"invalid api key|incorrect api key|api key not valid|invalid x-api-key|authentication_error|authentication_failed"
+            r"|\b401\b|unauthorized|permission_denied|oauth token (has )?expired|not logged in|please run /login",
+            re.I,
+        ),
+    ),
+    (
+        "quota",
+        re.compile(
+            r"credit balance is too low|insufficient_quota|quota exceeded|billing_error|billing details|out of credits",
+            re.I,
+        ),
+    ),
+    (
+        "rate_limit",
+        re.compile(r"rate.?limit|\b429\b|too many requests|resource_exhausted|resource has been exhausted", re.I),
+    ),
+    (
+        "overloaded",
+        re.compile(
+            r"overloaded|\b529\b|\b503\b|service unavailable|\bUNAVAILABLE\b|server_error|internal server error|\b500\b",
+            re.I,
+        ),
+    ),
 ]
-_CRASH = re.compile(r"segmentation fault|core dumped|panicked at|fatal error|out of memory|uncaught exception|unhandled promise|Traceback \(most recent", re.I)
+_CRASH = re.compile(
+    r"segmentation fault|core dumped|panicked at|fatal error|out of memory|uncaught exception|unhandled promise|Traceback \(most recent",
+    re.I,
+)
 
 
 @dataclass

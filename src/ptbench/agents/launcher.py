@@ -22,12 +22,39 @@ from ptbench.trial import TrialDir
 
 # Non-secret variables an agent inherits; everything else (every other key above all) is dropped.
 PASSTHROUGH_ENV = (
-    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "USER", "LOGNAME", "SHELL",
-    "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE",
-    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-    "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
-    "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
-    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "HF_HOME",
+    "HF_HUB_CACHE",
+    "HF_DATASETS_CACHE",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "LD_LIBRARY_PATH",
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
     "PYTHONPATH",  # the agent's python (evaluate.sh, helper agents) imports the same ptbench as the runner
 )
 REHEARSAL_KEY = "ptbench-rehearsal-not-a-real-key"
@@ -89,8 +116,17 @@ def required_keys(spec: AgentSpec, model: str | None, options: dict[str, Any], b
     return list(dict.fromkeys(n for n in names if n))
 
 
-def template_context(trial: TrialDir, spec: AgentSpec, *, prompt: str = "", base_url: str = "", session_id: str = "",
-                     keys: dict[str, str] | None = None, executable: str | None = None, model: str | None = None) -> dict[str, Any]:
+def template_context(
+    trial: TrialDir,
+    spec: AgentSpec,
+    *,
+    prompt: str = "",
+    base_url: str = "",
+    session_id: str = "",
+    keys: dict[str, str] | None = None,
+    executable: str | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
     t = trial.spec
     options = _options(spec, trial)
     return {
@@ -132,7 +168,9 @@ def _auth_source(raw: str) -> Path:
     return Path(os.path.expandvars(raw)).expanduser()
 
 
-def missing_requirements(spec: AgentSpec, model: str | None, options: dict[str, Any], *, rehearse: bool = False) -> list[str]:
+def missing_requirements(
+    spec: AgentSpec, model: str | None, options: dict[str, Any], *, rehearse: bool = False
+) -> list[str]:
     """What stops this agent from starting here: unset keys, absent auth files (none in a rehearsal)."""
     if rehearse:
         return []
@@ -141,15 +179,28 @@ def missing_requirements(spec: AgentSpec, model: str | None, options: dict[str, 
     found = read_secrets(keys)
     for k in keys:
         if k not in found:
-            problems.append(f"agent '{spec.name}' needs the key {k}: set it in the environment or in .env (or use --rehearse)")
+            problems.append(
+                f"agent '{spec.name}' needs the key {k}: set it in the environment or in .env (or use --rehearse)"
+            )
     for dest, src in spec.auth_files.items():
         if not _auth_source(src).is_file():
-            problems.append(f"agent '{spec.name}' needs the login file {src} (copied to ~/{dest}): log in with the CLI first")
+            problems.append(
+                f"agent '{spec.name}' needs the login file {src} (copied to ~/{dest}): log in with the CLI first"
+            )
     return problems
 
 
-def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str] | None = None, resume: bool = False,
-                 session_id: str = "", base_url: str = "", rehearsal: bool = False, gateway_token: str = "") -> Launch:
+def build_launch(
+    trial: TrialDir,
+    *,
+    prompt: str = "",
+    extra_env: dict[str, str] | None = None,
+    resume: bool = False,
+    session_id: str = "",
+    base_url: str = "",
+    rehearsal: bool = False,
+    gateway_token: str = "",
+) -> Launch:
     """The command, environment and files of one run of the trial's agent.
 
     `resume` uses continue_command (with `session_id`) where the agent has one; `base_url` points
@@ -171,13 +222,28 @@ def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str]
         secrets = read_secrets([*key_names, *spec.optional_keys])
         missing = [k for k in key_names if k not in secrets]
         if missing:
-            raise UserError(f"agent '{spec.name}' needs {', '.join(missing)}: set it in the environment or in .env (or rehearse with --rehearse)")
-    ctx = template_context(trial, spec, prompt=prompt, base_url=base_url, session_id=session_id, keys=secrets,
-                           executable=executable, model=model)
+            raise UserError(
+                f"agent '{spec.name}' needs {', '.join(missing)}: set it in the environment or in .env (or rehearse with --rehearse)"
+            )
+    ctx = template_context(
+        trial,
+        spec,
+        prompt=prompt,
+        base_url=base_url,
+        session_id=session_id,
+        keys=secrets,
+        executable=executable,
+        model=model,
+    )
     command = spec.continue_command if resume and spec.continue_command and session_id else spec.command
     argv = [a for a in (_render(a, ctx, f"{where}: command") for a in command) if a != "" or not spec.omit_empty_args]
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.update(HOME=str(trial.home), TMPDIR=str(trial.home / "tmp"), PYTHONUNBUFFERED="1", **{TRIAL_ENV_MARKER: str(trial.path)})
+    env.update(
+        HOME=str(trial.home),
+        TMPDIR=str(trial.home / "tmp"),
+        PYTHONUNBUFFERED="1",
+        **{TRIAL_ENV_MARKER: str(trial.path)},
+    )
     templated_env = {**spec.env, **(spec.rehearsal_env if rehearsal else {})}
     for k, v in templated_env.items():
         value = _render(v, ctx, f"{where}: env.{k}")
@@ -195,7 +261,9 @@ def build_launch(trial: TrialDir, *, prompt: str = "", extra_env: dict[str, str]
     for k, v in env.items():
         if k not in secrets and v in secrets.values():
             secrets[k] = v
-    return Launch(argv=argv, env=env, cwd=trial.workspace, secrets=secrets if not rehearsal else {}, copied_auth_files=copied)
+    return Launch(
+        argv=argv, env=env, cwd=trial.workspace, secrets=secrets if not rehearsal else {}, copied_auth_files=copied
+    )
 
 
 def _copy_auth_files(spec: AgentSpec, trial: TrialDir, secrets: dict[str, str]) -> list[Path]:
@@ -206,7 +274,9 @@ def _copy_auth_files(spec: AgentSpec, trial: TrialDir, secrets: dict[str, str]) 
     for dest, raw in spec.auth_files.items():
         src = _auth_source(raw)
         if not src.is_file():
-            raise UserError(f"agent '{spec.name}' needs the login file {raw} (copied to ~/{dest}): log in with the CLI first")
+            raise UserError(
+                f"agent '{spec.name}' needs the login file {raw} (copied to ~/{dest}): log in with the CLI first"
+            )
         target = trial.home / dest
         target.parent.mkdir(parents=True, exist_ok=True)
         data = src.read_bytes()

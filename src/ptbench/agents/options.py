@@ -35,6 +35,9 @@ def check_agent_options(spec: AgentSpec, options: dict[str, Any]) -> None:
         if key not in declared:
             near = difflib.get_close_matches(key, declared, n=1)
             hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(declared))}"
-            raise OptionProblem(key, f"not an option of agent '{spec.name}' ({hint}; agents declare options in agents/{spec.name}/agent.yaml)")
+            raise OptionProblem(
+                key,
+                f"not an option of agent '{spec.name}' ({hint}; agents declare options in agents/{spec.name}/agent.yaml)",
+            )
         if problem := _type_problem(declared[key], value):
             raise OptionProblem(key, problem)

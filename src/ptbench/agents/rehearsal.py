@@ -50,8 +50,13 @@ def render_script(trial: TrialDir, options: dict[str, Any]):
     from ptbench.testing.script import Script, load_script
 
     spec = trial.spec
-    ctx = {"python": sys.executable, "base_model": spec.base_model.path or spec.base_model.id, "workspace": str(trial.workspace),
-           "steps": int(options.get("steps", 3)), "task": spec.task.name}
+    ctx = {
+        "python": sys.executable,
+        "base_model": spec.base_model.path or spec.base_model.id,
+        "workspace": str(trial.workspace),
+        "steps": int(options.get("steps", 3)),
+        "task": spec.task.name,
+    }
     if options.get("script"):
         path = Path(options["script"])
         if not path.is_file():

@@ -8,7 +8,7 @@ Anthropic-compatible endpoint, or a subscription login instead of an API key.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +31,9 @@ class AgentSpec(Strict):
     omit_empty_args: bool = False
     # argv for continuing an earlier session (`{{ session_id }}`, `{{ prompt }}` = the continuation message)
     continue_command: list[str] | None = None
-    env: dict[str, str] = Field(default_factory=dict, description="extra environment (templated; empty values are left out)")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="extra environment (templated; empty values are left out)"
+    )
     # provider key variables the agent needs; it gets these and no other secret
     keys: list[str] = Field(default_factory=list)
     optional_keys: list[str] = Field(default_factory=list)
@@ -125,7 +127,9 @@ def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
     if not parent:
         return data
     if parent in chain or parent == name:
-        raise UserError(f"{path}:{src.line_of(('extends',))}: extends: '{parent}' makes a cycle ({' -> '.join((*chain, name, parent))}); point it at another agent")
+        raise UserError(
+            f"{path}:{src.line_of(('extends',))}: extends: '{parent}' makes a cycle ({' -> '.join((*chain, name, parent))}); point it at another agent"
+        )
     base = _raw(str(parent), (*chain, name))
     merged = {**base, **data}
     for key in _MERGED:
@@ -134,12 +138,12 @@ def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
     return merged
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_agent(name: str) -> AgentSpec:
+    from pydantic import ValidationError
+
     from ptbench.core.validation import describe_validation_error
     from ptbench.core.yamlio import load_located_yaml
-
-    from pydantic import ValidationError
 
     path = agent_folder(name) / "agent.yaml"
     data = _raw(name)

@@ -67,7 +67,9 @@ def load_jobs(campaign_dir: Path) -> CondorJobs | None:
     except FileNotFoundError:
         return None
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc}); move it aside (job states will come from the job log)") from None
+        raise UserError(
+            f"{path}: not valid JSON ({exc}); move it aside (job states will come from the job log)"
+        ) from None
     if data.get("backend") != "htcondor":
         return None
     try:
@@ -107,7 +109,10 @@ class HTCondorBackend:
         live = {tid for tid, v in latest.items() if v.state in ("queued", "running", "held")}
         todo = [t for t in trials if t.id not in live]
         if live:
-            print(f"{cdir.name}: {len(live)} trial(s) already have a job in HTCondor; not submitting them again", file=sys.stderr)
+            print(
+                f"{cdir.name}: {len(live)} trial(s) already have a job in HTCondor; not submitting them again",
+                file=sys.stderr,
+            )
         if not todo:
             return {}
         rendered = render_trials(plan.campaign, [t.spec for t in todo], self.opts)
@@ -117,13 +122,24 @@ class HTCondorBackend:
         atomic_write_text(desc, rendered.text)
         cluster, via = htcondor_schedd.submit(desc, rendered.rows, self.opts.submit_with)
         procs = {tid: i for i, tid in enumerate(rendered.trial_ids)}
-        self._record_submission(cdir, CondorSubmission(
-            cluster=cluster, submitted_at=time.time(), via=via, description=str(desc),
-            max_retries=self.opts.max_retries if self.opts.max_retries is not None else plan.campaign.max_requeues + 1, procs=procs,
-        ))
+        self._record_submission(
+            cdir,
+            CondorSubmission(
+                cluster=cluster,
+                submitted_at=time.time(),
+                via=via,
+                description=str(desc),
+                max_retries=self.opts.max_retries
+                if self.opts.max_retries is not None
+                else plan.campaign.max_requeues + 1,
+                procs=procs,
+            ),
+        )
         for t in todo:
             t.event("submitted", scheduler="htcondor", job_id=f"{cluster}.{procs[t.id]}", via=via)
-        print(f"{cdir.name}: submitted {len(todo)} trial(s) as HTCondor cluster {cluster} (via {via}); log {job_log(cdir)}")
+        print(
+            f"{cdir.name}: submitted {len(todo)} trial(s) as HTCondor cluster {cluster} (via {via}); log {job_log(cdir)}"
+        )
         return {tid: f"{cluster}.{p}" for tid, p in procs.items()}
 
     def _record_submission(self, cdir: Path, sub: CondorSubmission) -> None:
@@ -184,7 +200,9 @@ class HTCondorBackend:
                 latest[v.trial_id] = v
         self._forward_events(cdir, by_id, views)
         jobs = load_jobs(cdir)
-        retries = {f"{s.cluster}.{p}": s.max_retries for s in (jobs.submissions if jobs else ()) for p in s.procs.values()}
+        retries = {
+            f"{s.cluster}.{p}": s.max_retries for s in (jobs.submissions if jobs else ()) for p in s.procs.values()
+        }
         states = {}
         for tid, v in latest.items():
             if v.duration_hold and not by_id[tid].result_json.exists():
@@ -221,8 +239,10 @@ class HTCondorBackend:
         for t in trials:
             t.cancel_marker.touch()
         latest = self._latest_views(Path(campaign_dir), trials)
-        job_ids = sorted((v.job_id for v in latest.values() if v.state in ("queued", "running", "held")),
-                         key=lambda j: tuple(map(int, j.split("."))))
+        job_ids = sorted(
+            (v.job_id for v in latest.values() if v.state in ("queued", "running", "held")),
+            key=lambda j: tuple(map(int, j.split("."))),
+        )
         warning = htcondor_schedd.remove(job_ids)
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
@@ -277,8 +297,16 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
             result.provenance.host = job.host
-        record.finish(trial, state, result, by="htcondor job log", ended_at=when, attempt_outcome="held: scheduler time limit",
-                      job_id=job.job_id, reason=message)
+        record.finish(
+            trial,
+            state,
+            result,
+            by="htcondor job log",
+            ended_at=when,
+            attempt_outcome="held: scheduler time limit",
+            job_id=job.job_id,
+            reason=message,
+        )
         return True
 
 

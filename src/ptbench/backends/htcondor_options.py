@@ -26,21 +26,32 @@ GPU_TYPES: dict[str, tuple[tuple[str, ...], float, int]] = {
     "H200-NVL": (("NVIDIA H200 NVL",), 9.0, 140000),
     "GH200": (("NVIDIA GH200 480GB", "NVIDIA GH200 120GB"), 9.0, 95000),
     "B200": (("NVIDIA B200",), 10.0, 180000),
-    "A100": (("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"), 8.0, 40000),
+    "A100": (
+        ("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"),
+        8.0,
+        40000,
+    ),
     "A100-80GB": (("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe"), 8.0, 80000),
     "A100-40GB": (("NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"), 8.0, 40000),
     "L40S": (("NVIDIA L40S",), 8.9, 45000),
     "L40": (("NVIDIA L40",), 8.9, 45000),
     "A40": (("NVIDIA A40",), 8.6, 45000),
     "RTX6000-ADA": (("NVIDIA RTX 6000 Ada Generation",), 8.9, 48000),
-    "V100": (("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB", "Tesla V100-SXM2-16GB", "Tesla V100-PCIE-16GB"), 7.0, 16000),
+    "V100": (
+        ("Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB", "Tesla V100-SXM2-16GB", "Tesla V100-PCIE-16GB"),
+        7.0,
+        16000,
+    ),
 }
 
 # API providers an agent's key names point to; one concurrency limit per provider.
 KEY_PROVIDERS = {
-    "ANTHROPIC_API_KEY": "anthropic", "CLAUDE_CODE_OAUTH_TOKEN": "anthropic",
-    "OPENAI_API_KEY": "openai", "CODEX_API_KEY": "openai",
-    "GEMINI_API_KEY": "google", "GOOGLE_API_KEY": "google",
+    "ANTHROPIC_API_KEY": "anthropic",
+    "CLAUDE_CODE_OAUTH_TOKEN": "anthropic",
+    "OPENAI_API_KEY": "openai",
+    "CODEX_API_KEY": "openai",
+    "GEMINI_API_KEY": "google",
+    "GOOGLE_API_KEY": "google",
     "OPENROUTER_API_KEY": "openrouter",
 }
 AGENT_PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "google"}
@@ -53,12 +64,38 @@ _PLAIN_TEXT = re.compile(r"^[^\n\r\"']*$")
 
 # Submit commands the template writes itself; site lines may not redefine them (set the option instead).
 GENERATED_COMMANDS = {
-    "universe", "executable", "transfer_executable", "arguments", "initialdir", "environment", "getenv",
-    "should_transfer_files", "batch_name", "log", "output", "error", "request_gpus", "request_cpus",
-    "request_memory", "request_disk", "requirements", "require_gpus", "container_image",
-    "should_transfer_container", "transfer_container", "allowed_job_duration", "kill_sig", "job_max_vacate_time",
-    "max_retries", "retry_until", "concurrency_limits", "accounting_group", "accounting_group_user",
-    "submit_event_notes", "periodic_remove", "queue",
+    "universe",
+    "executable",
+    "transfer_executable",
+    "arguments",
+    "initialdir",
+    "environment",
+    "getenv",
+    "should_transfer_files",
+    "batch_name",
+    "log",
+    "output",
+    "error",
+    "request_gpus",
+    "request_cpus",
+    "request_memory",
+    "request_disk",
+    "requirements",
+    "require_gpus",
+    "container_image",
+    "should_transfer_container",
+    "transfer_container",
+    "allowed_job_duration",
+    "kill_sig",
+    "job_max_vacate_time",
+    "max_retries",
+    "retry_until",
+    "concurrency_limits",
+    "accounting_group",
+    "accounting_group_user",
+    "submit_event_notes",
+    "periodic_remove",
+    "queue",
 }
 
 
@@ -89,31 +126,65 @@ def check_size(value: str, what: str) -> str:
 class HTCondorOptions(Strict):
     """`backend: {name: htcondor, options: {...}}` in a campaign file."""
 
-    python: str | None = Field(default=None, description="python on the execute node (default: the submitting python; /usr/bin/python3 in a container)")
-    venv: str | None = Field(default=None, description="virtual environment on a shared filesystem: its bin/python runs the trial")
-    initialdir: str | None = Field(default=None, description="job working directory; the runner reads a .env there (default: the submit directory)")
+    python: str | None = Field(
+        default=None,
+        description="python on the execute node (default: the submitting python; /usr/bin/python3 in a container)",
+    )
+    venv: str | None = Field(
+        default=None, description="virtual environment on a shared filesystem: its bin/python runs the trial"
+    )
+    initialdir: str | None = Field(
+        default=None, description="job working directory; the runner reads a .env there (default: the submit directory)"
+    )
     universe: Literal["vanilla", "container"] = "vanilla"
     container_image: str | None = Field(default=None, description="Apptainer .sif (or docker://...) the runner runs in")
-    transfer_container: bool = Field(default=False, description="false: the image is on a shared filesystem (transfer_container = false; HTCondor 24 names it so)")
+    transfer_container: bool = Field(
+        default=False,
+        description="false: the image is on a shared filesystem (transfer_container = false; HTCondor 24 names it so)",
+    )
     request_cpus: int = Field(default=16, ge=1)
     request_memory: str = "128GB"
     request_disk: str = "400GB"
-    gpu_match: Literal["device_name", "capability"] = Field(default="device_name", description="GPU by CUDADeviceName, or by require_gpus capability+memory")
-    gpu_device_names: list[str] | None = Field(default=None, description="CUDADeviceName values to accept (overrides the GPU type table)")
+    gpu_match: Literal["device_name", "capability"] = Field(
+        default="device_name", description="GPU by CUDADeviceName, or by require_gpus capability+memory"
+    )
+    gpu_device_names: list[str] | None = Field(
+        default=None, description="CUDADeviceName values to accept (overrides the GPU type table)"
+    )
     require_gpus: str | None = Field(default=None, description="raw require_gpus expression (overrides gpu_match)")
-    requirements: str | None = Field(default=None, description="extra requirements expression, ANDed with the GPU clause")
+    requirements: str | None = Field(
+        default=None, description="extra requirements expression, ANDed with the GPU clause"
+    )
     accounting_group: str | None = None
     accounting_group_user: str | None = None
-    api_limits: bool = Field(default=True, description="one concurrency limit per API provider (the pool sets <NAME>_LIMIT)")
-    api_limit_names: dict[str, str] = Field(default_factory=dict, description="provider -> limit (NAME or NAME:units); default ptbench_<provider>")
-    providers: dict[str, str] = Field(default_factory=dict, description="agent name -> API provider, where it cannot be derived")
-    max_retries: int | None = Field(default=None, ge=0, description="default: the campaign's max_requeues + 1, so the runner records a give-up itself")
+    api_limits: bool = Field(
+        default=True, description="one concurrency limit per API provider (the pool sets <NAME>_LIMIT)"
+    )
+    api_limit_names: dict[str, str] = Field(
+        default_factory=dict, description="provider -> limit (NAME or NAME:units); default ptbench_<provider>"
+    )
+    providers: dict[str, str] = Field(
+        default_factory=dict, description="agent name -> API provider, where it cannot be derived"
+    )
+    max_retries: int | None = Field(
+        default=None,
+        ge=0,
+        description="default: the campaign's max_requeues + 1, so the runner records a give-up itself",
+    )
     kill_sig: str = "SIGTERM"
-    job_max_vacate_time: int | None = Field(default=None, ge=1, description="seconds between kill_sig and SIGKILL (default: grace + 120)")
-    remove_on_duration_hold: bool = Field(default=True, description="remove a job held for its duration limit (its trial is recorded timed_out)")
+    job_max_vacate_time: int | None = Field(
+        default=None, ge=1, description="seconds between kill_sig and SIGKILL (default: grace + 120)"
+    )
+    remove_on_duration_hold: bool = Field(
+        default=True, description="remove a job held for its duration limit (its trial is recorded timed_out)"
+    )
     environment: dict[str, str] = Field(default_factory=dict, description="extra non-secret environment for the runner")
-    submit_lines: dict[str, str | int | float | bool] = Field(default_factory=dict, description="site-specific submit commands passed through (e.g. +ProjectName)")
-    submit_with: Literal["auto", "bindings", "condor_submit"] = Field(default="auto", description="htcondor2 Schedd when reachable, else condor_submit")
+    submit_lines: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="site-specific submit commands passed through (e.g. +ProjectName)"
+    )
+    submit_with: Literal["auto", "bindings", "condor_submit"] = Field(
+        default="auto", description="htcondor2 Schedd when reachable, else condor_submit"
+    )
 
     @field_validator("request_memory")
     @classmethod
@@ -140,7 +211,9 @@ class HTCondorOptions(Strict):
     def _limits(cls, v: dict[str, str]) -> dict[str, str]:
         for provider, limit in v.items():
             if not _LIMIT.fullmatch(limit):
-                raise ValueError(f"{provider}: '{limit}' is not a concurrency limit (NAME or NAME:units, letters, digits, '_', '.')")
+                raise ValueError(
+                    f"{provider}: '{limit}' is not a concurrency limit (NAME or NAME:units, letters, digits, '_', '.')"
+                )
         return v
 
     @field_validator("environment")
@@ -150,7 +223,9 @@ class HTCondorOptions(Strict):
             if not _ENV_NAME.fullmatch(name):
                 raise ValueError(f"'{name}' is not an environment variable name")
             if SECRET_NAME.search(name):
-                raise ValueError(f"{name}: secrets never go into a submit file; the runner reads keys on the node from its environment or .env")
+                raise ValueError(
+                    f"{name}: secrets never go into a submit file; the runner reads keys on the node from its environment or .env"
+                )
             if not _PLAIN_TEXT.fullmatch(str(value)):
                 raise ValueError(f"{name}: quotes and newlines cannot be passed through HTCondor's environment")
         return v
@@ -169,7 +244,16 @@ class HTCondorOptions(Strict):
                 raise ValueError(f"{key}: secrets never go into a submit file")
         return v
 
-    @field_validator("python", "venv", "initialdir", "container_image", "accounting_group", "accounting_group_user", "requirements", "require_gpus")
+    @field_validator(
+        "python",
+        "venv",
+        "initialdir",
+        "container_image",
+        "accounting_group",
+        "accounting_group_user",
+        "requirements",
+        "require_gpus",
+    )
     @classmethod
     def _one_line(cls, v: str | None) -> str | None:
         if v is not None and ("\n" in v or "\r" in v):
@@ -184,12 +268,14 @@ class HTCondorOptions(Strict):
         return v
 
     @model_validator(mode="after")
-    def _python_xor_venv(self) -> "HTCondorOptions":
+    def _python_xor_venv(self) -> HTCondorOptions:
         if self.python and self.venv:
             raise ValueError("set python or venv, not both")
         if self.transfer_container and self.container_image and "://" not in self.container_image:
-            raise ValueError("transfer_container: true needs HTCondor file transfer, but ptbench jobs work on a shared "
-                             "filesystem (should_transfer_files = NO); put the image there and set transfer_container: false")
+            raise ValueError(
+                "transfer_container: true needs HTCondor file transfer, but ptbench jobs work on a shared "
+                "filesystem (should_transfer_files = NO); put the image there and set transfer_container: false"
+            )
         return self
 
     def python_on_node(self) -> str:

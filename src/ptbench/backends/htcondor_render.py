@@ -16,7 +16,11 @@ from pathlib import Path
 import jinja2
 
 from ptbench.backends.htcondor_options import (
-    AGENT_PROVIDERS, KEY_PROVIDERS, HTCondorOptions, check_size, lookup_gpu_type,
+    AGENT_PROVIDERS,
+    KEY_PROVIDERS,
+    HTCondorOptions,
+    check_size,
+    lookup_gpu_type,
 )
 from ptbench.core.errors import UserError
 from ptbench.core.secrets import SECRET_NAME, secret_env_values
@@ -31,8 +35,12 @@ _ITEM_OK = re.compile(r"^[A-Za-z0-9._/:@+=~-]*$")
 _PATH_BAD = re.compile(r"[\"'\n\r]|\$\(")
 
 _ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
 )
 
 
@@ -71,7 +79,15 @@ def provider_of(agent: AgentRef, options: HTCondorOptions) -> str | None:
 def _item(value: str, column: str, trial_id: str) -> str:
     if not _ITEM_OK.fullmatch(value):
         bad = next(c for c in value if not _ITEM_OK.fullmatch(c))
-        what = {",": "a comma", " ": "a space", "\n": "a newline", "\t": "a tab", '"': "a quote", "'": "a quote", "$": "a '$'"}.get(bad, f"'{bad}'")
+        what = {
+            ",": "a comma",
+            " ": "a space",
+            "\n": "a newline",
+            "\t": "a tab",
+            '"': "a quote",
+            "'": "a quote",
+            "$": "a '$'",
+        }.get(bad, f"'{bad}'")
         raise UserError(
             f"trial {trial_id}: {column} {value!r} contains {what}, which would break HTCondor's `queue from` table; "
             "rename it (or give the entry a label / a path without such characters)"
@@ -81,7 +97,9 @@ def _item(value: str, column: str, trial_id: str) -> str:
 
 def _path(value: str, what: str) -> str:
     if _PATH_BAD.search(value):
-        raise UserError(f"{what} '{value}' contains a quote, newline or '$(' that HTCondor cannot pass through; use another path")
+        raise UserError(
+            f"{what} '{value}' contains a quote, newline or '$(' that HTCondor cannot pass through; use another path"
+        )
     return value
 
 
@@ -113,9 +131,13 @@ def _environment(extra: dict[str, str]) -> str:
 def _common(opts: HTCondorOptions) -> dict:
     initialdir = _path(opts.initialdir or os.getcwd(), "initialdir")
     return dict(
-        universe=opts.universe, python=_path(opts.python_on_node(), "python"), initialdir=initialdir,
-        environment=_environment(opts.environment), container_image=opts.container_image,
-        transfer_container=opts.transfer_container, accounting_group=opts.accounting_group,
+        universe=opts.universe,
+        python=_path(opts.python_on_node(), "python"),
+        initialdir=initialdir,
+        environment=_environment(opts.environment),
+        container_image=opts.container_image,
+        transfer_container=opts.transfer_container,
+        accounting_group=opts.accounting_group,
         accounting_group_user=opts.accounting_group_user,
         submit_lines=[(k, _submit_value(v)) for k, v in opts.submit_lines.items()],
     )
@@ -133,51 +155,106 @@ def render_trials(campaign: Campaign, specs: list[TrialSpec], opts: HTCondorOpti
     rows = []
     for s in specs:
         provider = provider_of(s.agent, opts) if opts.api_limits else None
-        limit = (opts.api_limit_names.get(provider) or f"ptbench_{re.sub(r'[^A-Za-z0-9_]', '_', provider)}") if provider else ""
-        values = {"trial_id": s.trial_id, "agent": s.agent.display, "base_model": s.base_model.path or s.base_model.id,
-                  "task": s.task.display, "seed": str(s.seed), "api_limit": limit}
+        limit = (
+            (opts.api_limit_names.get(provider) or f"ptbench_{re.sub(r'[^A-Za-z0-9_]', '_', provider)}")
+            if provider
+            else ""
+        )
+        values = {
+            "trial_id": s.trial_id,
+            "agent": s.agent.display,
+            "base_model": s.base_model.path or s.base_model.id,
+            "task": s.task.display,
+            "seed": str(s.seed),
+            "api_limit": limit,
+        }
         rows.append({c: _item(values[c], c, s.trial_id) for c in COLUMNS})
     require_gpus, gpu_clause = _gpu_lines(campaign, opts)
     clauses = [c for c in (gpu_clause, f"({opts.requirements})" if opts.requirements else None) if c]
     b = campaign.budget
     ctx = dict(
-        _common(opts), campaign=campaign.name, campaign_dir=cdir, log=f"{cdir}/condor/jobs.log", skipped=skipped,
-        request_cpus=opts.request_cpus, request_memory=opts.request_memory, request_disk=opts.request_disk,
-        request_gpus=b.gpus, require_gpus=require_gpus, requirements=" && ".join(clauses),
-        budget_hours=f"{b.hours:g}", scheduler_minutes=b.scheduler_minutes, allowed_job_duration=b.scheduler_minutes * 60,
-        remove_on_duration_hold=opts.remove_on_duration_hold, kill_sig=opts.kill_sig,
+        _common(opts),
+        campaign=campaign.name,
+        campaign_dir=cdir,
+        log=f"{cdir}/condor/jobs.log",
+        skipped=skipped,
+        request_cpus=opts.request_cpus,
+        request_memory=opts.request_memory,
+        request_disk=opts.request_disk,
+        request_gpus=b.gpus,
+        require_gpus=require_gpus,
+        requirements=" && ".join(clauses),
+        budget_hours=f"{b.hours:g}",
+        scheduler_minutes=b.scheduler_minutes,
+        allowed_job_duration=b.scheduler_minutes * 60,
+        remove_on_duration_hold=opts.remove_on_duration_hold,
+        kill_sig=opts.kill_sig,
         job_max_vacate_time=opts.job_max_vacate_time or int(b.grace_seconds) + 120,
         max_retries=opts.max_retries if opts.max_retries is not None else campaign.max_requeues + 1,
-        columns=COLUMNS, rows=[[r[c] for c in COLUMNS] for r in rows],
+        columns=COLUMNS,
+        rows=[[r[c] for c in COLUMNS] for r in rows],
     )
     text = _ENV.get_template("htcondor_trials.sub.j2").render(ctx)
     check_no_secrets(text, ctx["initialdir"])
     return Rendered(text=text, columns=COLUMNS, rows=rows)
 
 
-def render_shards(out: Path, shards: int, opts: HTCondorOptions | None = None, *, name: str = "rollout",
-                  request_cpus: int = 2, request_memory: str = "4GB", request_disk: str = "10GB", max_retries: int = 3) -> str:
+def render_shards(
+    out: Path,
+    shards: int,
+    opts: HTCondorOptions | None = None,
+    *,
+    name: str = "rollout",
+    request_cpus: int = 2,
+    request_memory: str = "4GB",
+    request_disk: str = "10GB",
+    max_retries: int = 3,
+) -> str:
     """The bootcamp rollout description: `queue N`, job $(Process) plays shard $(Process)/N."""
     opts = opts or HTCondorOptions()
     ctx = dict(
-        _common(opts), out=_path(str(out), "rollout folder"), shards=int(shards), name=re.sub(r"[^A-Za-z0-9._-]", "-", name),
-        request_cpus=request_cpus, request_memory=check_size(request_memory, "request_memory"),
-        request_disk=check_size(request_disk, "request_disk"), requirements=opts.requirements, max_retries=max_retries,
+        _common(opts),
+        out=_path(str(out), "rollout folder"),
+        shards=int(shards),
+        name=re.sub(r"[^A-Za-z0-9._-]", "-", name),
+        request_cpus=request_cpus,
+        request_memory=check_size(request_memory, "request_memory"),
+        request_disk=check_size(request_disk, "request_disk"),
+        requirements=opts.requirements,
+        max_retries=max_retries,
     )
     text = _ENV.get_template("htcondor_shards.sub.j2").render(ctx)
     check_no_secrets(text, ctx["initialdir"])
     return text
 
 
-def render_tool_servers(out: Path, replicas: int, shards: int, opts: HTCondorOptions | None = None, *, name: str = "rollout",
-                        idle_exit_s: float = 3600.0, request_cpus: int = 2, request_memory: str = "4GB", request_disk: str = "10GB",
-                        max_retries: int = 3) -> str:
+def render_tool_servers(
+    out: Path,
+    replicas: int,
+    shards: int,
+    opts: HTCondorOptions | None = None,
+    *,
+    name: str = "rollout",
+    idle_exit_s: float = 3600.0,
+    request_cpus: int = 2,
+    request_memory: str = "4GB",
+    request_disk: str = "10GB",
+    max_retries: int = 3,
+) -> str:
     """The replicas' description: `queue N`, job $(ProcId) serves as replica $(ProcId) until the `shards` finish."""
     opts = opts or HTCondorOptions()
     ctx = dict(
-        _common(opts), out=_path(str(out), "rollout folder"), replicas=int(replicas), shards=int(shards), idle_exit=f"{idle_exit_s:g}",
-        name=re.sub(r"[^A-Za-z0-9._-]", "-", name), request_cpus=request_cpus, request_memory=check_size(request_memory, "request_memory"),
-        request_disk=check_size(request_disk, "request_disk"), requirements=opts.requirements, max_retries=max_retries,
+        _common(opts),
+        out=_path(str(out), "rollout folder"),
+        replicas=int(replicas),
+        shards=int(shards),
+        idle_exit=f"{idle_exit_s:g}",
+        name=re.sub(r"[^A-Za-z0-9._-]", "-", name),
+        request_cpus=request_cpus,
+        request_memory=check_size(request_memory, "request_memory"),
+        request_disk=check_size(request_disk, "request_disk"),
+        requirements=opts.requirements,
+        max_retries=max_retries,
     )
     text = _ENV.get_template("htcondor_tool_servers.sub.j2").render(ctx)
     check_no_secrets(text, ctx["initialdir"])
@@ -204,5 +281,7 @@ def check_no_secrets(text: str, initialdir: str) -> None:
     """Refuse a description that contains the value of any key in the environment or .env."""
     for name, value in _secret_values(initialdir).items():
         if value in text:
-            raise UserError(f"the HTCondor description would contain the value of {name}; remove it from the campaign's backend options "
-                            "(keys are read on the execute node from its environment or .env, never from the submit file)")
+            raise UserError(
+                f"the HTCondor description would contain the value of {name}; remove it from the campaign's backend options "
+                "(keys are read on the execute node from its environment or .env, never from the submit file)"
+            )

@@ -40,12 +40,22 @@ def submit(out: Path, n: int, shards: int, options: dict[str, Any] | None = None
     replicas.new_run(out)
     (replicas.replica_dir(out)).mkdir(parents=True, exist_ok=True)  # the cluster's log/out/err go there
     cluster, via = htcondor_schedd.submit(path, [], (options or {}).get("submit_with", "auto"))
-    atomic_write_json(replicas.replica_dir(out) / "jobs.json", {"backend": "htcondor", "cluster": cluster, "via": via, "description": str(path),
-                                                               "jobs": {str(i): f"{cluster}.{i}" for i in range(n)}})
+    atomic_write_json(
+        replicas.replica_dir(out) / "jobs.json",
+        {
+            "backend": "htcondor",
+            "cluster": cluster,
+            "via": via,
+            "description": str(path),
+            "jobs": {str(i): f"{cluster}.{i}" for i in range(n)},
+        },
+    )
     return cluster
 
 
 def cancel(out: Path, cluster: int, n: int) -> str | None:
     """The shards could not be submitted: tell the replicas (`done`) and remove their cluster."""
     replicas.mark_done(out)
-    return htcondor_schedd.remove([f"{cluster}.{i}" for i in range(n)], "ptbench: the rollout's shards were not submitted")
+    return htcondor_schedd.remove(
+        [f"{cluster}.{i}" for i in range(n)], "ptbench: the rollout's shards were not submitted"
+    )

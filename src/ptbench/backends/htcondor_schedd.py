@@ -59,14 +59,18 @@ def submit(description: Path, rows: list[dict[str, str]], how: str = "auto") -> 
                 # `queue ... from` rows go as itemdata (proc i = row i); a plain `queue N` has none
                 result = schedd.submit(sub, itemdata=iter([dict(r) for r in rows])) if rows else schedd.submit(sub)
             except Exception as exc:
-                raise UserError(f"HTCondor refused the submission: {one_line(str(exc))} (description: {description})") from None
+                raise UserError(
+                    f"HTCondor refused the submission: {one_line(str(exc))} (description: {description})"
+                ) from None
             return int(result.cluster()), "bindings"
         if how == "bindings":
             raise UserError(f"cannot submit through the htcondor2 bindings: {why}; the description is {description}")
     program = shutil.which("condor_submit")
     if program is None:
-        raise UserError(f"cannot submit to HTCondor: {why}, and condor_submit is not on PATH; "
-                        f"the description is {description} (run condor_submit on a submit node)")
+        raise UserError(
+            f"cannot submit to HTCondor: {why}, and condor_submit is not on PATH; "
+            f"the description is {description} (run condor_submit on a submit node)"
+        )
     proc = subprocess.run([program, str(description)], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise UserError(f"condor_submit failed (exit {proc.returncode}): {one_line(proc.stderr + proc.stdout)}")
@@ -112,7 +116,9 @@ def query(clusters: list[int]) -> dict[str, QueueEntry]:
         if exe is None or not clusters:
             continue
         try:
-            proc = subprocess.run([exe, *map(str, clusters), "-af:t", *attrs], capture_output=True, text=True, timeout=120)
+            proc = subprocess.run(
+                [exe, *map(str, clusters), "-af:t", *attrs], capture_output=True, text=True, timeout=120
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         if proc.returncode != 0:
@@ -126,8 +132,13 @@ def query(clusters: list[int]) -> dict[str, QueueEntry]:
                 continue
             code = _int(parts[3]) if len(parts) > 3 else None
             reason = parts[5] if len(parts) > 5 and parts[5] != "undefined" else ""
-            found[job_id] = QueueEntry(job_id, JOB_STATUS.get(_int(parts[2]) or 0, "unknown"), code, reason,
-                                       _int(parts[4]) if len(parts) > 4 else None)
+            found[job_id] = QueueEntry(
+                job_id,
+                JOB_STATUS.get(_int(parts[2]) or 0, "unknown"),
+                code,
+                reason,
+                _int(parts[4]) if len(parts) > 4 else None,
+            )
     return found
 
 

@@ -18,11 +18,11 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ptbench.backends.base import runner_argv
-from ptbench.plan import Plan
-from ptbench.status import local_runner_pid, runner_alive
 from ptbench.core.errors import UserError
 from ptbench.core.stopsignals import StopSignals
+from ptbench.plan import Plan
 from ptbench.spec import Campaign
+from ptbench.status import local_runner_pid, runner_alive
 from ptbench.trial import TrialDir, TrialSpec
 
 
@@ -45,7 +45,9 @@ class LocalBackend:
     def __init__(self, poll_seconds: float = 0.5) -> None:
         self.poll = poll_seconds
 
-    def submit(self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None) -> dict[str, int]:
+    def submit(
+        self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None
+    ) -> dict[str, int]:
         """Run `trials` to completion here; returns trial id -> runner exit code."""
         limit = parallelism or plan.campaign.parallelism
         free_gpus = deque(visible_gpus())

@@ -14,8 +14,9 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ptbench.backends import htcondor_replicas, htcondor_schedd, slurm_cmd
 from ptbench.backends.htcondor_options import parse_options
@@ -28,7 +29,16 @@ from ptbench.status import TrialStatus
 
 
 def shard_command(out: Path, shard: Shard) -> list[str]:
-    return [sys.executable, "-m", "ptbench", "bootcamp", "rollout-shard", str(out), "--shard", f"{shard.index}/{shard.count}"]
+    return [
+        sys.executable,
+        "-m",
+        "ptbench",
+        "bootcamp",
+        "rollout-shard",
+        str(out),
+        "--shard",
+        f"{shard.index}/{shard.count}",
+    ]
 
 
 def count_lines(paths: list[Path], offsets: dict[Path, tuple[int, int]]) -> int:
@@ -48,7 +58,9 @@ def count_lines(paths: list[Path], offsets: dict[Path, tuple[int, int]]) -> int:
     return total
 
 
-def run_local(out: Path, shards: int, *, progress: Callable[[int], None] | None = None, poll_s: float = 0.5) -> dict[str, int]:
+def run_local(
+    out: Path, shards: int, *, progress: Callable[[int], None] | None = None, poll_s: float = 0.5
+) -> dict[str, int]:
     """Start every shard as a subprocess (logs in shards/<tag>.log), wait for all; returns exit codes by shard tag."""
     (out / "shards").mkdir(parents=True, exist_ok=True)
     procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -56,7 +68,9 @@ def run_local(out: Path, shards: int, *, progress: Callable[[int], None] | None 
     for i in range(shards):
         shard = Shard(i, shards)
         log = open(out / "shards" / f"{shard.tag}.log", "ab")
-        procs[shard.tag] = subprocess.Popen(shard_command(out, shard), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        procs[shard.tag] = subprocess.Popen(
+            shard_command(out, shard), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         log.close()
     atomic_write_json(out / "jobs.json", {"backend": "local", "jobs": {tag: p.pid for tag, p in procs.items()}})
     offsets: dict[Path, tuple[int, int]] = {}
@@ -82,14 +96,20 @@ def _shard_job(out: str, shard_text: str) -> dict[str, Any]:
     return run_shard(out, Shard.parse(shard_text))
 
 
-def slurm_parameters(out: Path, shards: int, options: dict[str, Any] | None, minutes: int) -> tuple[SlurmBackend, dict[str, Any]]:
+def slurm_parameters(
+    out: Path, shards: int, options: dict[str, Any] | None, minutes: int
+) -> tuple[SlurmBackend, dict[str, Any]]:
     backend = SlurmBackend(**(options or {}))
     what_runs = f"# array task i runs `ptbench bootcamp rollout-shard {out} --shard i/{shards}`"
-    params = backend.array_parameters(name=f"ptbench-bootcamp-{out.name}", minutes=minutes, parallelism=shards, gres=None, what_runs=what_runs)
+    params = backend.array_parameters(
+        name=f"ptbench-bootcamp-{out.name}", minutes=minutes, parallelism=shards, gres=None, what_runs=what_runs
+    )
     return backend, params
 
 
-def render_slurm(out: Path, shards: int, options: dict[str, Any] | None = None, *, minutes: int = 60, path: Path | None = None) -> Path:
+def render_slurm(
+    out: Path, shards: int, options: dict[str, Any] | None = None, *, minutes: int = 60, path: Path | None = None
+) -> Path:
     """The sbatch script `run_slurm` would submit, without submitting."""
     backend, params = slurm_parameters(out, shards, options, minutes)
     path = path or out / "submit" / "slurm.sh"
@@ -97,11 +117,20 @@ def render_slurm(out: Path, shards: int, options: dict[str, Any] | None = None, 
     return path
 
 
-def run_slurm(out: Path, shards: int, options: dict[str, Any] | None = None, *, minutes: int = 60, wait: bool = True,
-              progress: Callable[[int], None] | None = None) -> dict[str, int]:
+def run_slurm(
+    out: Path,
+    shards: int,
+    options: dict[str, Any] | None = None,
+    *,
+    minutes: int = 60,
+    wait: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
     """Submit the shards as one Slurm job array; optionally wait for them."""
     backend, params = slurm_parameters(out, shards, options, minutes)
-    jobs = backend.submit_array(out / "slurm", _shard_job, [[str(out)] * shards, [f"{i}/{shards}" for i in range(shards)]], params)
+    jobs = backend.submit_array(
+        out / "slurm", _shard_job, [[str(out)] * shards, [f"{i}/{shards}" for i in range(shards)]], params
+    )
     tags = [Shard(i, shards).tag for i in range(shards)]
     atomic_write_json(out / "jobs.json", {"backend": "slurm", "jobs": {tag: j.job_id for tag, j in zip(tags, jobs)}})
     if not wait:
@@ -127,7 +156,9 @@ def condor_submit_description(out: Path, shards: int, options: dict[str, Any] | 
     return render_shards(out, shards, parse_options(options or {}), name=out.name)
 
 
-def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None, *, tool_replicas: int | None = None) -> dict[str, Any]:
+def run_htcondor(
+    out: Path, shards: int, options: dict[str, Any] | None = None, *, tool_replicas: int | None = None
+) -> dict[str, Any]:
     """Write `condor/shards.sub` and submit it (htcondor2 Schedd, else condor_submit), after the
     `tool_replicas` cluster if asked (its token written first); no waiting: use `ptbench bootcamp
     merge OUT` when the cluster finished (the replicas leave by themselves)."""
@@ -136,7 +167,9 @@ def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None, 
     opts = options or {}
     text = condor_submit_description(out, shards, opts)
     if tool_replicas:
-        htcondor_replicas.description(out, tool_replicas, shards, opts)  # both descriptions valid before either is submitted
+        htcondor_replicas.description(
+            out, tool_replicas, shards, opts
+        )  # both descriptions valid before either is submitted
     path = out / "condor" / "shards.sub"
     atomic_write_text(path, text)
     res: dict[str, Any] = {}
@@ -150,7 +183,10 @@ def run_htcondor(out: Path, shards: int, options: dict[str, Any] | None = None, 
             if warning:
                 print(f"warning: {warning}", file=sys.stderr)
         raise
-    atomic_write_json(out / "jobs.json", {"backend": "htcondor", "cluster": cluster, "procs": shards, "via": via, "description": str(path)})
+    atomic_write_json(
+        out / "jobs.json",
+        {"backend": "htcondor", "cluster": cluster, "procs": shards, "via": via, "description": str(path)},
+    )
     return {**res, "cluster": cluster}
 
 
@@ -171,7 +207,11 @@ def shard_status_rows(out: Path) -> list[TrialStatus]:
             infos = slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in by_tag.values()}))
         except slurm_cmd.SlurmUnavailable:
             infos = {}
-        live = {tag: state for tag, j in by_tag.items() if (info := infos.get(str(j))) and (state := slurm_cmd.trial_state(info.state))}
+        live = {
+            tag: state
+            for tag, j in by_tag.items()
+            if (info := infos.get(str(j))) and (state := slurm_cmd.trial_state(info.state))
+        }
     rows = []
     for i in range(count):
         shard = Shard(i, count)
@@ -182,10 +222,24 @@ def shard_status_rows(out: Path) -> list[TrialStatus]:
             state = "completed" if not counts.get("error") else "failed"  # failed episodes are redone by a rerun
             detail = ", ".join(f"{k} {v}" for k, v in counts.items() if k in ("ok", "error", "retries"))
         else:
-            state = live.get(shard.tag) or ("running" if jobs.get("backend") == "local" and _local_alive(by_tag.get(shard.tag)) else "pending" if not lines else "interrupted")
+            state = live.get(shard.tag) or (
+                "running"
+                if jobs.get("backend") == "local" and _local_alive(by_tag.get(shard.tag))
+                else "pending"
+                if not lines
+                else "interrupted"
+            )
             detail = ""
-        rows.append(TrialStatus(trial_id=shard.tag, state=state, metric=f"{lines} episodes", detail=detail,
-                                job_id=str(by_tag[shard.tag]) if shard.tag in by_tag else None, stage=settings.get("split")))
+        rows.append(
+            TrialStatus(
+                trial_id=shard.tag,
+                state=state,
+                metric=f"{lines} episodes",
+                detail=detail,
+                job_id=str(by_tag[shard.tag]) if shard.tag in by_tag else None,
+                stage=settings.get("split"),
+            )
+        )
     return rows + replica_status_rows(out)
 
 

@@ -40,13 +40,23 @@ class SlurmOptions(Strict):
     account: str | None = None
     qos: str | None = None
     constraint: str | None = Field(default=None, description="node features, e.g. 'h100&ib'")
-    gres: str | None = Field(default=None, description="explicit --gres (default: gpu[:TYPE]:N from the budget); '' for none")
-    gpu_type: str | None = Field(default=None, description="the site's gres type name for budget.gpu_type (default: gpu_type in lower case)")
+    gres: str | None = Field(
+        default=None, description="explicit --gres (default: gpu[:TYPE]:N from the budget); '' for none"
+    )
+    gpu_type: str | None = Field(
+        default=None, description="the site's gres type name for budget.gpu_type (default: gpu_type in lower case)"
+    )
     cpus_per_task: int | None = Field(default=None, ge=1)
     mem_gb: float | None = Field(default=None, gt=0)
-    setup: list[str] = Field(default_factory=list, description="shell lines before the job starts (module load, venv activation)")
-    sbatch: dict[str, Any] = Field(default_factory=dict, description="any other sbatch option, e.g. {mail-type: END, exclude: node7}")
-    signal_seconds: int = Field(default=90, ge=0, description="the runner is signalled this long before --time ends, to checkpoint")
+    setup: list[str] = Field(
+        default_factory=list, description="shell lines before the job starts (module load, venv activation)"
+    )
+    sbatch: dict[str, Any] = Field(
+        default_factory=dict, description="any other sbatch option, e.g. {mail-type: END, exclude: node7}"
+    )
+    signal_seconds: int = Field(
+        default=90, ge=0, description="the runner is signalled this long before --time ends, to checkpoint"
+    )
     requeue: bool = Field(default=True, description="--requeue: preempted or failed-node jobs come back and resume")
     job_name: str | None = None
     python: str | None = Field(default=None, description="python on the nodes (default: the one running ptbench)")
@@ -60,7 +70,9 @@ def parse_options(options: dict[str, Any]) -> SlurmOptions:
         where = ".".join(str(x) for x in err["loc"])
         if err["type"] == "extra_forbidden":
             known = ", ".join(SlurmOptions.model_fields)
-            raise UserError(f"backend.options.{where}: not a Slurm option (known: {known}; other sbatch flags go under `sbatch:`)") from None
+            raise UserError(
+                f"backend.options.{where}: not a Slurm option (known: {known}; other sbatch flags go under `sbatch:`)"
+            ) from None
         raise UserError(f"backend.options.{where}: {err['msg']}") from None
 
 
@@ -83,11 +95,17 @@ class SlurmBackend:
     def sbatch_parameters(self, campaign: Campaign) -> dict[str, Any]:
         """submitit `SlurmExecutor` parameters (its names = sbatch flags) for an array of the campaign's trials."""
         what_runs = _WHAT_RUNS.format(python=self.python, listing=campaign.campaign_dir / "jobs.json")
-        return self.array_parameters(name=f"ptbench-{campaign.name}", minutes=campaign.budget.scheduler_minutes,
-                                     parallelism=campaign.parallelism, gres=default_gres(campaign.budget, self.options),
-                                     what_runs=what_runs)
+        return self.array_parameters(
+            name=f"ptbench-{campaign.name}",
+            minutes=campaign.budget.scheduler_minutes,
+            parallelism=campaign.parallelism,
+            gres=default_gres(campaign.budget, self.options),
+            what_runs=what_runs,
+        )
 
-    def array_parameters(self, *, name: str, minutes: int, parallelism: int, gres: str | None, what_runs: str) -> dict[str, Any]:
+    def array_parameters(
+        self, *, name: str, minutes: int, parallelism: int, gres: str | None, what_runs: str
+    ) -> dict[str, Any]:
         """The parameters of any job array this backend submits — trials, rollout shards, tool servers —
         from the same `backend.options`, so account, qos, gres, setup and sbatch extras apply to all."""
         opts = self.options
@@ -110,7 +128,9 @@ class SlurmBackend:
             if getattr(opts, key) is not None:
                 params[key] = getattr(opts, key)
         if opts.mem_gb is not None:
-            params["mem"] = f"{int(opts.mem_gb)}GB" if opts.mem_gb == int(opts.mem_gb) else f"{int(opts.mem_gb * 1024)}MB"
+            params["mem"] = (
+                f"{int(opts.mem_gb)}GB" if opts.mem_gb == int(opts.mem_gb) else f"{int(opts.mem_gb * 1024)}MB"
+            )
         if opts.gres is not None:
             gres = opts.gres or None
         if gres:
@@ -132,7 +152,9 @@ class SlurmBackend:
         cdir = campaign.campaign_dir
         path = Path(out) if out else cdir / "submit" / "slurm.sh"
         self.render_array(self.sbatch_parameters(campaign), cdir / "slurm", len(specs), path)
-        atomic_write_text(path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs)))
+        atomic_write_text(
+            path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs))
+        )
         return str(path)
 
     def render_array(self, params: dict[str, Any], folder: Path, count: int, path: Path) -> None:
@@ -153,7 +175,9 @@ class SlurmBackend:
         try:
             executor = SlurmExecutor(folder=folder, python=self.python)
         except RuntimeError:
-            raise UserError("`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)") from None
+            raise UserError(
+                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+            ) from None
         executor.update_parameters(**params)
         try:
             # submitit prints sbatch's stderr itself; the user gets one line from us instead
@@ -163,9 +187,13 @@ class SlurmBackend:
             _remove_new_files(folder, before)
             why = slurm_cmd.sbatch_refusal(exc)
             if "controller" in why.lower():
-                raise UserError(f"cannot reach slurmctld: {why}; nothing was submitted (is the controller up? check `sinfo`)") from None
-            raise UserError(f"Slurm refused the submission: {why}; nothing was submitted (check `sinfo`, and "
-                            f"partition/account/qos in backend.options)") from None
+                raise UserError(
+                    f"cannot reach slurmctld: {why}; nothing was submitted (is the controller up? check `sinfo`)"
+                ) from None
+            raise UserError(
+                f"Slurm refused the submission: {why}; nothing was submitted (check `sinfo`, and "
+                f"partition/account/qos in backend.options)"
+            ) from None
         for name in set(os.listdir(folder)) - before:
             if name.startswith(".submission_file_"):
                 (folder / name).unlink()  # submitit's symlink to the script it renamed
@@ -178,12 +206,16 @@ class SlurmBackend:
             raise UserError("nothing to submit")
         campaign, cdir = plan.campaign, plan.campaign_dir
         folder = cdir / "slurm"
-        jobs = self.submit_array(folder, self.job(campaign), [[str(t.path) for t in trials]], self.sbatch_parameters(campaign))
+        jobs = self.submit_array(
+            folder, self.job(campaign), [[str(t.path) for t in trials]], self.sbatch_parameters(campaign)
+        )
         job_ids = [j.job_id for j in jobs]
         array_id = job_ids[0].split("_")[0]
         script = folder / f"{array_id}_submission.sh"
         with JobTable.locked(cdir, "slurm") as table:
-            table.add_submission(array_id, {t.id: j for t, j in zip(trials, job_ids)}, script=str(script), folder=str(folder))
+            table.add_submission(
+                array_id, {t.id: j for t, j in zip(trials, job_ids)}, script=str(script), folder=str(folder)
+            )
         for t, j in zip(trials, job_ids):
             t.event("submitted", scheduler="slurm", job_id=j)
         return array_id
@@ -203,7 +235,9 @@ class SlurmBackend:
             jobs = slurm_cmd.squeue(arrays)
         except slurm_cmd.SlurmUnavailable as exc:
             if strict:
-                raise UserError(f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue answers)") from None
+                raise UserError(
+                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue answers)"
+                ) from None
             print(f"warning: no scheduler states ({exc}); showing what the trial folders say", file=sys.stderr)
             return {}
         missing = sorted({j.split("_")[0] for j in wanted.values() if j not in jobs})
@@ -216,7 +250,12 @@ class SlurmBackend:
             if info is None:
                 continue
             state = slurm_cmd.trial_state(info.state)
-            if state is None and info.state in slurm_cmd.ENDED and info.state != "COMPLETED" and not by_id[tid].state_json.exists():
+            if (
+                state is None
+                and info.state in slurm_cmd.ENDED
+                and info.state != "COMPLETED"
+                and not by_id[tid].state_json.exists()
+            ):
                 state = "failed"  # the job died before the runner could write anything: see its log
             elif state is None and info.state in slurm_cmd.ENDED:
                 state = "ended"  # a runner's pid file may say otherwise if the node killed it (-9, OOM, NODE_FAIL)

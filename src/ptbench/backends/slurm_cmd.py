@@ -18,7 +18,18 @@ from ptbench.core.errors import UserError
 _QUEUED = {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
 _RUNNING = {"RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING"}
 _SUSPENDED = {"SUSPENDED", "STOPPED"}
-ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"}
+ENDED = {
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "OUT_OF_MEMORY",
+    "REVOKED",
+}
 
 
 def trial_state(slurm_state: str) -> str | None:
@@ -46,11 +57,15 @@ class SlurmUnavailable(UserError):
 
 def _run(argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
-        raise SlurmUnavailable(f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)")
+        raise SlurmUnavailable(
+            f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+        )
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise SlurmUnavailable(f"`{argv[0]}` did not answer in {timeout:.0f} s: is slurmctld up? (check `sinfo`)") from None
+        raise SlurmUnavailable(
+            f"`{argv[0]}` did not answer in {timeout:.0f} s: is slurmctld up? (check `sinfo`)"
+        ) from None
 
 
 def one_line(text: str) -> str:
@@ -95,7 +110,9 @@ def sacct(job_ids: list[str]) -> dict[str, JobInfo] | None:
     """States from the accounting database in one call; None where there is none (no slurmdbd)."""
     if not job_ids or shutil.which("sacct") is None:
         return None
-    out = _run(["sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + ",".join(job_ids), "--format=JobID,State"])
+    out = _run(
+        ["sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + ",".join(job_ids), "--format=JobID,State"]
+    )
     if out.returncode != 0:
         return None
     jobs = {}
@@ -111,5 +128,9 @@ def scancel(job_ids: list[str]) -> None:
     if not job_ids:
         return
     out = _run(["scancel", *job_ids])
-    if out.returncode != 0 and "already completing or completed" not in out.stderr and "Invalid job id" not in out.stderr:
+    if (
+        out.returncode != 0
+        and "already completing or completed" not in out.stderr
+        and "Invalid job id" not in out.stderr
+    ):
         raise SlurmUnavailable(f"scancel failed: {one_line(out.stderr)}")

@@ -44,16 +44,20 @@ class TrialJob:
         if "OMP_NUM_THREADS" not in env and env.get("SLURM_CPUS_PER_TASK"):
             env["OMP_NUM_THREADS"] = env["SLURM_CPUS_PER_TASK"]
         restarts = env.get("SLURM_RESTART_COUNT", "0")
-        job = "_".join(env[k] for k in ("SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID") if k in env) or env.get("SLURM_JOB_ID", "?")
-        print(f"ptbench: {trial_dir} (job {job}, "
-              f"restart {restarts})", flush=True)
+        job = "_".join(env[k] for k in ("SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID") if k in env) or env.get(
+            "SLURM_JOB_ID", "?"
+        )
+        print(f"ptbench: {trial_dir} (job {job}, restart {restarts})", flush=True)
         argv = [self.python or sys.executable, "-m", "ptbench", "trial", "run", trial_dir]
         proc = subprocess.Popen(argv, env=env)
         rc = proc.wait()
         print(f"ptbench: runner exited {rc}", flush=True)
         if rc != 0:
             # The job ends FAILED in Slurm; the trial's own files say why (75: resumable).
-            raise RuntimeError(f"`ptbench trial run {trial_dir}` exited {rc}" + (" (interrupted or retryable; resubmit to resume)" if rc == 75 else ""))
+            raise RuntimeError(
+                f"`ptbench trial run {trial_dir}` exited {rc}"
+                + (" (interrupted or retryable; resubmit to resume)" if rc == 75 else "")
+            )
         return rc
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -33,24 +34,28 @@ class JobTable(BaseModel):
         return Path(campaign_dir) / "jobs.json"
 
     @classmethod
-    def load(cls, campaign_dir: Path, backend: str = "slurm") -> "JobTable":
+    def load(cls, campaign_dir: Path, backend: str = "slurm") -> JobTable:
         p = cls.path(campaign_dir)
         try:
             return cls.model_validate_json(p.read_bytes())
         except FileNotFoundError:
             return cls(backend=backend)
         except (ValidationError, ValueError) as exc:
-            raise UserError(f"{p}: corrupt job table ({str(exc).splitlines()[0][:100]}); move it aside (jobs it lists keep running)") from None
+            raise UserError(
+                f"{p}: corrupt job table ({str(exc).splitlines()[0][:100]}); move it aside (jobs it lists keep running)"
+            ) from None
 
     @classmethod
     @contextmanager
-    def locked(cls, campaign_dir: Path, backend: str) -> Iterator["JobTable"]:
+    def locked(cls, campaign_dir: Path, backend: str) -> Iterator[JobTable]:
         """Read-modify-write under an exclusive lock; written when the block ends without error."""
         with file_lock(Path(campaign_dir) / ".jobs.lock"):
             table = cls.load(campaign_dir, backend)
             if table.backend != backend:
-                raise UserError(f"{cls.path(campaign_dir)}: this campaign was submitted with the {table.backend} backend; "
-                                f"cancel those jobs and move jobs.json aside before using {backend}")
+                raise UserError(
+                    f"{cls.path(campaign_dir)}: this campaign was submitted with the {table.backend} backend; "
+                    f"cancel those jobs and move jobs.json aside before using {backend}"
+                )
             yield table
             atomic_write_json(cls.path(campaign_dir), json.loads(table.model_dump_json()))
 

@@ -38,8 +38,21 @@ IDLE_EXIT_S = 3600.0
 
 
 def replica_command(out: Path, index: int, host: str = "127.0.0.1") -> list[str]:
-    return [sys.executable, "-m", "ptbench", "bootcamp", "serve-tools", "--dir", str(out), "--replica", str(index),
-            "--host", host, "--idle-exit", f"{IDLE_EXIT_S:g}"]
+    return [
+        sys.executable,
+        "-m",
+        "ptbench",
+        "bootcamp",
+        "serve-tools",
+        "--dir",
+        str(out),
+        "--replica",
+        str(index),
+        "--host",
+        host,
+        "--idle-exit",
+        f"{IDLE_EXIT_S:g}",
+    ]
 
 
 def _replica_job(out: str, index: int) -> None:
@@ -49,10 +62,14 @@ def _replica_job(out: str, index: int) -> None:
     serve(out, host="0.0.0.0", replica=index, idle_exit_s=IDLE_EXIT_S)
 
 
-def slurm_parameters(out: Path, n: int, options: dict[str, Any] | None, minutes: int) -> tuple[SlurmBackend, dict[str, Any]]:
+def slurm_parameters(
+    out: Path, n: int, options: dict[str, Any] | None, minutes: int
+) -> tuple[SlurmBackend, dict[str, Any]]:
     backend = SlurmBackend(**(options or {}))
     what_runs = f"# array task i runs `ptbench bootcamp serve-tools --dir {out} --replica i` (tool server for the rollout's shards)"
-    params = backend.array_parameters(name=f"ptbench-tools-{out.name}", minutes=minutes, parallelism=n, gres=None, what_runs=what_runs)
+    params = backend.array_parameters(
+        name=f"ptbench-tools-{out.name}", minutes=minutes, parallelism=n, gres=None, what_runs=what_runs
+    )
     return backend, params
 
 
@@ -65,18 +82,24 @@ def render_slurm(out: Path, n: int, options: dict[str, Any] | None = None, *, mi
 
 
 @contextmanager
-def tool_replicas(out: Path, n: int, backend: str, options: dict[str, Any] | None = None, *, minutes: int = 60) -> Iterator[dict[str, str]]:
+def tool_replicas(
+    out: Path, n: int, backend: str, options: dict[str, Any] | None = None, *, minutes: int = 60
+) -> Iterator[dict[str, str]]:
     """Run `n` replicas while the block runs; yields replica index -> pid or Slurm job id."""
     if backend not in ("local", "slurm"):
-        raise UserError(f"--tool-replicas: the {backend} backend has no waiting rollout to stop replicas; use local or slurm here "
-                        "(HTCondor: backends/htcondor_replicas.py)")
+        raise UserError(
+            f"--tool-replicas: the {backend} backend has no waiting rollout to stop replicas; use local or slurm here "
+            "(HTCondor: backends/htcondor_replicas.py)"
+        )
     replicas.new_run(out)
     if backend == "local":
         procs = _start_local(out, n)
         jobs = {str(i): str(p.pid) for i, p in enumerate(procs)}
     else:
         _, params = slurm_parameters(out, n, options, minutes)
-        submitted = SlurmBackend(**(options or {})).submit_array(replicas.replica_dir(out) / "slurm", _replica_job, [[str(out)] * n, list(range(n))], params)
+        submitted = SlurmBackend(**(options or {})).submit_array(
+            replicas.replica_dir(out) / "slurm", _replica_job, [[str(out)] * n, list(range(n))], params
+        )
         jobs = {str(i): j.job_id for i, j in enumerate(submitted)}
     atomic_write_json(replicas.replica_dir(out) / "jobs.json", {"backend": backend, "jobs": jobs})
     try:
@@ -102,8 +125,16 @@ def _start_local(out: Path, n: int) -> list[subprocess.Popen[bytes]]:
     procs = []
     for i in range(n):
         with open(replicas.replica_dir(out) / f"replica-{i}.log", "ab") as log:
-            procs.append(subprocess.Popen(replica_command(out, i), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                          preexec_fn=_die_with_parent))
+            procs.append(
+                subprocess.Popen(
+                    replica_command(out, i),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
+            )
     return procs
 
 
@@ -135,7 +166,10 @@ def _stop_slurm(job_ids: list[str], wait_s: float = 120.0) -> None:
         try:
             live = [j for j, info in slurm_cmd.squeue(array).items() if info.state not in slurm_cmd.ENDED]
         except slurm_cmd.SlurmUnavailable as exc:
-            print(f"warning: cannot tell whether the tool-server replicas ended ({exc}); check `squeue -j {','.join(array)}`", file=sys.stderr)
+            print(
+                f"warning: cannot tell whether the tool-server replicas ended ({exc}); check `squeue -j {','.join(array)}`",
+                file=sys.stderr,
+            )
             return
         if not live:
             return
@@ -143,7 +177,9 @@ def _stop_slurm(job_ids: list[str], wait_s: float = 120.0) -> None:
             slurm_cmd.scancel(array)
             cancelled = True
         time.sleep(1.0)
-    print(f"warning: tool-server replicas {', '.join(array)} still listed by squeue after {wait_s:g} s", file=sys.stderr)
+    print(
+        f"warning: tool-server replicas {', '.join(array)} still listed by squeue after {wait_s:g} s", file=sys.stderr
+    )
 
 
 def replica_status_rows(out: Path) -> list[TrialStatus]:
@@ -162,7 +198,10 @@ def replica_status_rows(out: Path) -> list[TrialStatus]:
     live: dict[str, str] = {}
     if jobs.get("backend") == "slurm":
         try:
-            live = {j: info.state for j, info in slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in jobs["jobs"].values()})).items()}
+            live = {
+                j: info.state
+                for j, info in slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in jobs["jobs"].values()})).items()
+            }
         except slurm_cmd.SlurmUnavailable:
             pass
     elif jobs.get("backend") == "htcondor":
@@ -178,5 +217,14 @@ def replica_status_rows(out: Path) -> list[TrialStatus]:
         else:
             state = "running" if psutil.pid_exists(int(job)) and index in announced else "ended"
         url = announced.get(index, {}).get("url", "")
-        rows.append(TrialStatus(trial_id=f"tool-replica-{index}", state=state, metric=url, detail=live.get(str(job), ""), job_id=str(job), stage="tools"))
+        rows.append(
+            TrialStatus(
+                trial_id=f"tool-replica-{index}",
+                state=state,
+                metric=url,
+                detail=live.get(str(job), ""),
+                job_id=str(job),
+                stage="tools",
+            )
+        )
     return rows

@@ -11,8 +11,9 @@ import asyncio
 import json
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ptbench.core.errors import UserError
 
@@ -95,7 +96,10 @@ class Tool(ABC):
         """The OpenAI function-calling schema sent with every chat request."""
         # `required` always present: verl's OpenAIFunctionToolSchema and strict OpenAI servers expect it.
         parameters = {"required": [], **self.parameters}
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": parameters},
+        }
 
     # Synchronous hooks: override these (simple tools) or the async ones (tools that await I/O).
     def create_sync(self, identity: Identity) -> Any:
@@ -103,7 +107,9 @@ class Tool(ABC):
 
     def execute_sync(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
         # The one hook every tool must provide (this or the async `execute`): the base class has no call to make.
-        raise NotImplementedError(f"tool {self.name!r} ({type(self).__name__}) overrides neither execute_sync nor execute")
+        raise NotImplementedError(
+            f"tool {self.name!r} ({type(self).__name__}) overrides neither execute_sync nor execute"
+        )
 
     def release_sync(self, state: Any) -> None:
         return None

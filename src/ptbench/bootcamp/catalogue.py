@@ -50,6 +50,15 @@ def rows(campaigns: Path | None = None) -> list[dict[str, str]]:
         else:
             tools = levels = "(no example YAML)"
         installed = all(importlib.util.find_spec(m) is not None for m in e.needs)
-        out.append({"name": e.name, "domain": e.domain, "tools": tools, "levels": levels,
-                    "extra": f"ptbench[{e.extra}]" if e.extra else "ptbench[bootcamp]", "installed": "yes" if installed else "no", "config": str(path)})
+        out.append(
+            {
+                "name": e.name,
+                "domain": e.domain,
+                "tools": tools,
+                "levels": levels,
+                "extra": f"ptbench[{e.extra}]" if e.extra else "ptbench[bootcamp]",
+                "installed": "yes" if installed else "no",
+                "config": str(path),
+            }
+        )
     return out

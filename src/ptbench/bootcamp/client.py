@@ -22,7 +22,14 @@ class ChatError(Exception):
     """A chat request that failed for good (after retries, or not retryable)."""
 
     def __init__(
-        self, kind: str, message: str, *, status: int | None = None, retryable: bool = False, attempts: int = 1, retry_after: float | None = None
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        attempts: int = 1,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.kind, self.status, self.retryable, self.attempts = kind, status, retryable, attempts
@@ -30,7 +37,13 @@ class ChatError(Exception):
         self.retry_kinds: list[str] = []
 
     def as_record(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": str(self)[:500], "status": self.status, "retryable": self.retryable, "attempts": self.attempts}
+        return {
+            "kind": self.kind,
+            "message": str(self)[:500],
+            "status": self.status,
+            "retryable": self.retryable,
+            "attempts": self.attempts,
+        }
 
 
 @dataclass
@@ -69,7 +82,13 @@ def classify_status(status: int, body: str) -> tuple[str, bool]:
     if status >= 500:
         return "server_error", True
     low = body.lower()
-    if status == 400 and ("context length" in low or "maximum context" in low or "too long" in low or "max_tokens" in low and "exceed" in low):
+    if status == 400 and (
+        "context length" in low
+        or "maximum context" in low
+        or "too long" in low
+        or "max_tokens" in low
+        and "exceed" in low
+    ):
         return "context_length", False
     if status in (401, 403):
         return "auth", False
@@ -108,10 +127,12 @@ class ChatClient:
         self._rng = random.Random()
         self.stats: dict[str, int] = {"requests": 0, "retries": 0}
 
-    async def __aenter__(self) -> "ChatClient":
+    async def __aenter__(self) -> ChatClient:
         import aiohttp
 
-        connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency, keepalive_timeout=75, ttl_dns_cache=300)
+        connector = aiohttp.TCPConnector(
+            limit=self.concurrency, limit_per_host=self.concurrency, keepalive_timeout=75, ttl_dns_cache=300
+        )
         self._timeout = aiohttp.ClientTimeout(total=self.timeout_s)
         self._session = aiohttp.ClientSession(connector=connector, headers=self._headers, timeout=self._timeout)
         return self
@@ -123,7 +144,10 @@ class ChatClient:
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
         # Reasoning text stays in the trace but is not sent back: strict servers reject unknown
         # message fields, and reasoning templates drop earlier turns' thinking anyway.
-        sendable = [{k: v for k, v in m.items() if k != "reasoning_content"} if "reasoning_content" in m else m for m in messages]
+        sendable = [
+            {k: v for k, v in m.items() if k != "reasoning_content"} if "reasoning_content" in m else m
+            for m in messages
+        ]
         body: dict[str, Any] = {**self.extra_body, "model": self.model, "messages": sendable, **self.sampling}
         if tools:
             body["tools"] = tools
@@ -154,7 +178,7 @@ class ChatClient:
             self.stats["retries"] += 1
             await asyncio.sleep(delay)
 
-    def _delay(self, attempt: int, err: "ChatError") -> float | None:
+    def _delay(self, attempt: int, err: ChatError) -> float | None:
         if err.retry_after is not None:
             return None if err.retry_after > self.retry.retry_after_max_s else err.retry_after
         backoff = min(self.retry.backoff_max_s, self.retry.backoff_base_s * 2 ** (attempt - 1))
@@ -170,8 +194,16 @@ class ChatClient:
                     text = raw[:2000].decode(errors="replace")
                     kind, retryable = classify_status(resp.status, text)
                     wait = parse_retry_after(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
-                    raise _Retryable(ChatError(kind, f"HTTP {resp.status}: {text[:300]}", status=resp.status, retryable=retryable, retry_after=wait))
-        except asyncio.TimeoutError:
+                    raise _Retryable(
+                        ChatError(
+                            kind,
+                            f"HTTP {resp.status}: {text[:300]}",
+                            status=resp.status,
+                            retryable=retryable,
+                            retry_after=wait,
+                        )
+                    )
+        except TimeoutError:
             raise _Retryable(ChatError("timeout", f"no response within {self.timeout_s:g} s", retryable=True)) from None
         except aiohttp.ClientError as exc:
             raise _Retryable(ChatError("connection", f"{type(exc).__name__}: {exc}", retryable=True)) from None
@@ -180,12 +212,17 @@ class ChatClient:
             choice = payload["choices"][0]
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise _Retryable(ChatError("bad_response", f"unreadable response: {raw[:200]!r}", status=200, retryable=True)) from None
+            raise _Retryable(
+                ChatError("bad_response", f"unreadable response: {raw[:200]!r}", status=200, retryable=True)
+            ) from None
         usage = payload.get("usage") or {}
         return ChatResult(
             message=message,
             finish_reason=choice.get("finish_reason"),
-            usage={"prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0)},
+            usage={
+                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+                "completion_tokens": int(usage.get("completion_tokens") or 0),
+            },
             latency_s=0.0,
         )
 

@@ -97,7 +97,7 @@ class BootcampConfig(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "BootcampConfig":
+    def _unique_names(self) -> BootcampConfig:
         for what, names in (("level", [lv.name for lv in self.levels]), ("tool", [t.name for t in self.tools])):
             dup = {n for n in names if names.count(n) > 1}
             if dup:
@@ -110,7 +110,18 @@ class BootcampConfig(_Strict):
 
     def data_hash(self) -> str:
         """Hash of everything that shapes the generated dataset (limits and sampling excluded)."""
-        keys = {"name", "seed", "data_source", "system_prompt", "levels", "splits", "tools", "interaction", "reward", "imports"}
+        keys = {
+            "name",
+            "seed",
+            "data_source",
+            "system_prompt",
+            "levels",
+            "splits",
+            "tools",
+            "interaction",
+            "reward",
+            "imports",
+        }
         return _sha(canonical_json(self.model_dump(mode="json", include=keys)))
 
     def config_hash(self) -> str:
@@ -122,7 +133,9 @@ class BootcampConfig(_Strict):
             try:
                 importlib.import_module(mod)
             except ImportError as exc:
-                raise UserError(f"bootcamp '{self.name}': cannot import '{mod}' listed in imports ({exc}); check PYTHONPATH") from None
+                raise UserError(
+                    f"bootcamp '{self.name}': cannot import '{mod}' listed in imports ({exc}); check PYTHONPATH"
+                ) from None
 
 
 def _sha(text: str) -> str:

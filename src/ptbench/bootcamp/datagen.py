@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
@@ -55,7 +56,7 @@ class Shard:
     count: int
 
     @classmethod
-    def parse(cls, text: str) -> "Shard":
+    def parse(cls, text: str) -> Shard:
         try:
             i, n = (int(x) for x in text.split("/"))
         except ValueError:
@@ -145,7 +146,9 @@ def select_cases(env: Environment, cache: CandidateCache) -> dict[str, list[dict
                 key = env.generators[level].dedup_key(identity)
                 if key not in seen:
                     seen.add(key)
-                    picked.append({"level": level, "k": k, "identity": identity, "sample_id": sample_id(cfg.source, key)})
+                    picked.append(
+                        {"level": level, "k": k, "identity": identity, "sample_id": sample_id(cfg.source, key)}
+                    )
                     got += 1
                 k += 1
         random.Random(f"{cfg.seed}:{split}:order").shuffle(picked)
@@ -216,7 +219,14 @@ def build_rows(env: Environment, out_dir: Path | None = None) -> dict[str, list[
     return {split: [build_row(env, split, i, c) for i, c in enumerate(cases)] for split, cases in chosen.items()}
 
 
-def generate(config: BootcampConfig, out_dir: str | Path, *, shard: Shard | None = None, parquet: bool = True, force: bool = False) -> dict[str, Any]:
+def generate(
+    config: BootcampConfig,
+    out_dir: str | Path,
+    *,
+    shard: Shard | None = None,
+    parquet: bool = True,
+    force: bool = False,
+) -> dict[str, Any]:
     """Write `<split>.jsonl`, `<split>.parquet`, `sft/<split>.jsonl` and `manifest.json` into out_dir.
 
     With `shard`, only fills this shard's part of the candidate cache (run `generate` without a shard
@@ -239,7 +249,13 @@ def generate(config: BootcampConfig, out_dir: str | Path, *, shard: Shard | None
     fill_cache(env, out, Shard(0, 1))
     splits = build_rows(env, out)
     (out / "sft").mkdir(exist_ok=True)
-    manifest: dict[str, Any] = {"name": config.name, "data_source": config.source, "data_hash": config.data_hash(), "seed": config.seed, "splits": {}}
+    manifest: dict[str, Any] = {
+        "name": config.name,
+        "data_source": config.source,
+        "data_hash": config.data_hash(),
+        "seed": config.seed,
+        "splits": {},
+    }
     for split, rows in splits.items():
         data = dumps_jsonl(rows)
         atomic_write_bytes(out / f"{split}.jsonl", data)
@@ -250,7 +266,12 @@ def generate(config: BootcampConfig, out_dir: str | Path, *, shard: Shard | None
         levels: dict[str, int] = {}
         for r in rows:
             levels[r["extra_info"]["level"]] = levels.get(r["extra_info"]["level"], 0) + 1
-        manifest["splits"][split] = {"n": len(rows), "levels": levels, "jsonl_sha256": hashlib.sha256(data).hexdigest(), "sft_rows": len(sft)}
+        manifest["splits"][split] = {
+            "n": len(rows),
+            "levels": levels,
+            "jsonl_sha256": hashlib.sha256(data).hexdigest(),
+            "sft_rows": len(sft),
+        }
     atomic_write_json(out / MANIFEST, manifest)
     return manifest
 
@@ -275,4 +296,3 @@ def load_rows(data_dir: str | Path, split: str) -> list[dict[str, Any]]:
     if not path.is_file():
         raise UserError(f"{path}: no such split file; run `ptbench bootcamp generate` first or check --split")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-

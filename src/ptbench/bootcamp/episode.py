@@ -14,7 +14,9 @@ from ptbench.bootcamp.heavy import score_async
 from ptbench.bootcamp.traces import TRACE_SCHEMA
 
 
-async def run_episode(env: Environment, row: dict[str, Any], client: ChatClient, *, config_hash: str, attempt: int = 1) -> dict[str, Any]:
+async def run_episode(
+    env: Environment, row: dict[str, Any], client: ChatClient, *, config_hash: str, attempt: int = 1
+) -> dict[str, Any]:
     """Play one dataset row to the end. Never raises for model, tool or server failures: they end
     the episode with `status: error` and a classified error, so every episode yields one record."""
     cfg = env.config
@@ -131,7 +133,13 @@ async def run_episode(env: Environment, row: dict[str, Any], client: ChatClient,
 
 def _bug_record(exc: Exception, kind: str = "environment_error") -> dict[str, Any]:
     # Deterministic code failures would fail again: not retryable, so resume does not loop on them.
-    return {"kind": kind, "message": f"{type(exc).__name__}: {exc}"[:500], "status": None, "retryable": False, "attempts": 1}
+    return {
+        "kind": kind,
+        "message": f"{type(exc).__name__}: {exc}"[:500],
+        "status": None,
+        "retryable": False,
+        "attempts": 1,
+    }
 
 
 def _assistant_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +152,11 @@ def _assistant_message(message: dict[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls")
     if calls:
         out["tool_calls"] = [
-            {"id": c.get("id"), "type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"].get("arguments") or "{}"}}
+            {
+                "id": c.get("id"),
+                "type": "function",
+                "function": {"name": c["function"]["name"], "arguments": c["function"].get("arguments") or "{}"},
+            }
             for c in calls
             if isinstance(c, dict) and isinstance(c.get("function"), dict) and "name" in c["function"]
         ]
@@ -161,16 +173,31 @@ def _final_assistant_text(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-async def _run_tool_call(env: Environment, states: dict[str, Any], call: dict[str, Any], turn: int, used: int) -> tuple[dict[str, Any], dict[str, Any]]:
+async def _run_tool_call(
+    env: Environment, states: dict[str, Any], call: dict[str, Any], turn: int, used: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
     fn = call["function"]
     name, raw_args = fn["name"], fn.get("arguments") or "{}"
-    record: dict[str, Any] = {"turn": turn, "id": call.get("id"), "name": name, "arguments": raw_args, "step_reward": 0.0, "error": None, "latency_s": 0.0, "metrics": {}}
+    record: dict[str, Any] = {
+        "turn": turn,
+        "id": call.get("id"),
+        "name": name,
+        "arguments": raw_args,
+        "step_reward": 0.0,
+        "error": None,
+        "latency_s": 0.0,
+        "metrics": {},
+    }
     start = time.perf_counter()
     tool = env.tools.get(name)
     if used >= env.config.limits.max_tool_calls:
-        result = ToolResult(text="error: tool-call budget exhausted; give your final answer now", error="budget_exhausted")
+        result = ToolResult(
+            text="error: tool-call budget exhausted; give your final answer now", error="budget_exhausted"
+        )
     elif tool is None:
-        result = ToolResult(text=f"error: no tool named '{name}' (available: {', '.join(env.tools) or 'none'})", error="unknown_tool")
+        result = ToolResult(
+            text=f"error: no tool named '{name}' (available: {', '.join(env.tools) or 'none'})", error="unknown_tool"
+        )
     else:
         try:
             args = json.loads(raw_args) if isinstance(raw_args, str) else raw_args
@@ -184,7 +211,7 @@ async def _run_tool_call(env: Environment, states: dict[str, Any], call: dict[st
             try:
                 running = tool.execute(states[name], args)
                 result = await (running if tool.enforces_timeout else asyncio.wait_for(running, timeout))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
             except ToolError:
                 raise

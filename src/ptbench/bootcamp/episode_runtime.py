@@ -16,7 +16,17 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from ptbench.bootcamp.api import INTERACTIONS, TOOLS, Identity, Interaction, InteractionResult, Tool, ToolError, ToolResult, canonical_json
+from ptbench.bootcamp.api import (
+    INTERACTIONS,
+    TOOLS,
+    Identity,
+    Interaction,
+    InteractionResult,
+    Tool,
+    ToolError,
+    ToolResult,
+    canonical_json,
+)
 from ptbench.bootcamp.rowschema import EpisodeSpec
 
 
@@ -37,7 +47,9 @@ class EpisodeRuntime:
         import_modules(spec.imports)
         self.spec = spec
         self.identity = identity
-        self.tools: dict[str, Tool] = {t["name"]: _tool(t["name"], canonical_json(t.get("params") or {})) for t in spec.tools}
+        self.tools: dict[str, Tool] = {
+            t["name"]: _tool(t["name"], canonical_json(t.get("params") or {})) for t in spec.tools
+        }
         self.timeouts = {t["name"]: float(t.get("timeout_s", 30.0)) for t in spec.tools}
         self.states: dict[str, Any] = {}
         self.tool_calls = 0
@@ -52,7 +64,7 @@ class EpisodeRuntime:
         self._lock = asyncio.Lock()
 
     @classmethod
-    def from_row(cls, extra_info: dict[str, Any], ground_truth: Any) -> "EpisodeRuntime":
+    def from_row(cls, extra_info: dict[str, Any], ground_truth: Any) -> EpisodeRuntime:
         identity = json.loads(ground_truth) if isinstance(ground_truth, str) else ground_truth
         return cls(EpisodeSpec.from_extra_info(extra_info), identity)
 
@@ -60,10 +72,15 @@ class EpisodeRuntime:
         """Run one tool call; never raises except `ToolError` (the episode cannot go on)."""
         tool = self.tools.get(name)
         if self.tool_calls >= self.spec.max_tool_calls:
-            return ToolResult(text="error: tool-call budget exhausted; give your final answer now", error="budget_exhausted")
+            return ToolResult(
+                text="error: tool-call budget exhausted; give your final answer now", error="budget_exhausted"
+            )
         self.tool_calls += 1
         if tool is None:
-            return ToolResult(text=f"error: no tool named '{name}' (available: {', '.join(self.tools) or 'none'})", error="unknown_tool")
+            return ToolResult(
+                text=f"error: no tool named '{name}' (available: {', '.join(self.tools) or 'none'})",
+                error="unknown_tool",
+            )
         if not isinstance(arguments, dict):
             return ToolResult(text="error: arguments are not a JSON object", error="bad_arguments")
         async with self._lock:  # parallel calls in one turn must not race the lazy create
@@ -72,7 +89,7 @@ class EpisodeRuntime:
         timeout = self.timeouts[name]
         try:
             result = await asyncio.wait_for(tool.execute(self.states[name], arguments), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
         except ToolError as exc:
             self.error = {"kind": exc.kind, "message": str(exc)[:500]}

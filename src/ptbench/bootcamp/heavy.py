@@ -22,7 +22,8 @@ import os
 import resource
 import signal
 import threading
-from concurrent.futures import CancelledError, TimeoutError as FutureTimeout
+from concurrent.futures import CancelledError
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, ClassVar
 
 from ptbench.bootcamp.api import Identity, RewardCalculator, RewardResult, Tool, ToolResult, canonical_json
@@ -87,7 +88,9 @@ def _instance(cls: type, params: dict[str, Any]) -> Any:
     return _INSTANCES[key]
 
 
-def _execute_in_worker(cls: type, params: dict[str, Any], state: Any, arguments: dict[str, Any]) -> tuple[ToolResult, Any]:
+def _execute_in_worker(
+    cls: type, params: dict[str, Any], state: Any, arguments: dict[str, Any]
+) -> tuple[ToolResult, Any]:
     result = _instance(cls, params).execute_sync(state, arguments)
     return result, state
 
@@ -100,7 +103,7 @@ class WorkerPool:
     """A pebble ProcessPool shared by the heavy tools and rewards of one process (reference-counted)."""
 
     _lock = threading.Lock()
-    _shared: dict[tuple[int, int | None, int], "WorkerPool"] = {}
+    _shared: dict[tuple[int, int | None, int], WorkerPool] = {}
 
     def __init__(self, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()) -> None:
         from pebble import ProcessPool
@@ -114,12 +117,16 @@ class WorkerPool:
         ctx = multiprocessing.get_context("forkserver")
         # `preload` (e.g. pybamm) is imported once in the server, so a fresh worker is ready at once.
         ctx.set_forkserver_preload(["ptbench.bootcamp.heavy", *preload])
-        self.pool = ProcessPool(max_workers=workers, initializer=_worker_init, initargs=(memory_mb, nice, os.getpid()), context=ctx)
+        self.pool = ProcessPool(
+            max_workers=workers, initializer=_worker_init, initargs=(memory_mb, nice, os.getpid()), context=ctx
+        )
         # pebble forks its workers on the first schedule: do that here (callers are off the event loop).
         self.pool.schedule(os.getpid).result(timeout=120)
 
     @classmethod
-    def acquire(cls, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()) -> "WorkerPool":
+    def acquire(
+        cls, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()
+    ) -> WorkerPool:
         with cls._lock:
             pool = cls._shared.get((workers, memory_mb, nice))
             if pool is None:
@@ -171,7 +178,10 @@ def describe_failure(exc: BaseException, timeout_s: float | None) -> ToolResult:
     if isinstance(exc, FutureTimeout):
         return ToolResult(text=f"error: tool call killed after {timeout_s:g} s", error="timeout")
     if isinstance(exc, ProcessExpired):
-        return ToolResult(text=f"error: tool process died (exit code {exc.exitcode}); the call was not completed", error="tool_crashed")
+        return ToolResult(
+            text=f"error: tool process died (exit code {exc.exitcode}); the call was not completed",
+            error="tool_crashed",
+        )
     if isinstance(exc, MemoryError):
         return ToolResult(text="error: tool ran out of memory (worker memory limit)", error="tool_memory")
     return ToolResult(text=f"error: tool failed: {type(exc).__name__}: {exc}", error="tool_exception")
@@ -215,7 +225,9 @@ class HeavyTool(Tool):
 
     async def execute(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
         try:
-            result, new_state = await self.pool().run(_execute_in_worker, (type(self), self.params, state, arguments), self.call_timeout_s)
+            result, new_state = await self.pool().run(
+                _execute_in_worker, (type(self), self.params, state, arguments), self.call_timeout_s
+            )
         except (CancelledError, asyncio.CancelledError):
             raise
         except BaseException as exc:  # a worker failure is the model's to see, recorded in the trace
@@ -238,7 +250,9 @@ class HeavyReward(RewardCalculator):
     heavy: ClassVar[bool] = True
 
 
-async def score_async(reward: RewardCalculator, text: str | None, identity: Identity, pool_from: list[Tool]) -> RewardResult:
+async def score_async(
+    reward: RewardCalculator, text: str | None, identity: Identity, pool_from: list[Tool]
+) -> RewardResult:
     """Score off the event loop: a heavy reward in the heavy tools' pool, otherwise in process."""
     if not getattr(reward, "heavy", False):
         return reward.score(text, identity)

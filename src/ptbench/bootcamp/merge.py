@@ -124,8 +124,21 @@ def merge(out_dir: str | Path) -> dict[str, Any]:
 def summary_table(summary: dict[str, Any]) -> Any:
     from rich.table import Table
 
-    table = Table(title=f"bootcamp rollout: {summary['episodes']}/{summary['expected']} episodes, model {summary['model']}")
-    for col in ("data source", "n", "ok", "success", "score mean [min, max]", "turns", "tool calls", "tokens in/out", "retries", "errors"):
+    table = Table(
+        title=f"bootcamp rollout: {summary['episodes']}/{summary['expected']} episodes, model {summary['model']}"
+    )
+    for col in (
+        "data source",
+        "n",
+        "ok",
+        "success",
+        "score mean [min, max]",
+        "turns",
+        "tool calls",
+        "tokens in/out",
+        "retries",
+        "errors",
+    ):
         table.add_column(col, justify="left" if col in ("data source", "errors") else "right")
     rows = [(src, s) for src, s in summary["by_data_source"].items()]
     for src, levels in (summary.get("by_level") or {}).items():
@@ -133,10 +146,20 @@ def summary_table(summary: dict[str, Any]) -> Any:
             rows += [(f"  {src} / {lv}", s) for lv, s in levels.items()]
     rows.sort(key=lambda x: x[0].strip())
     for src, s in rows:
-        score = "-" if s["score_mean"] is None else f"{s['score_mean']:.3f} [{s['score_min']:.2f}, {s['score_max']:.2f}]"
+        score = (
+            "-" if s["score_mean"] is None else f"{s['score_mean']:.3f} [{s['score_min']:.2f}, {s['score_max']:.2f}]"
+        )
         errs = ", ".join(f"{k}: {v}" for k, v in s["errors"].items()) or "-"
         table.add_row(
-            src, str(s["n"]), str(s["ok"]), f"{s['success_rate']:.3f}" if s["success_rate"] is not None else "-", score,
-            f"{s['turns_mean']:.2f}", str(s["tool_calls"]), f"{s['prompt_tokens']}/{s['completion_tokens']}", str(s["retries"]), errs,
+            src,
+            str(s["n"]),
+            str(s["ok"]),
+            f"{s['success_rate']:.3f}" if s["success_rate"] is not None else "-",
+            score,
+            f"{s['turns_mean']:.2f}",
+            str(s["tool_calls"]),
+            f"{s['prompt_tokens']}/{s['completion_tokens']}",
+            str(s["retries"]),
+            errs,
         )
     return table

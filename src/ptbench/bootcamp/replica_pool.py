@@ -53,15 +53,29 @@ class Replica:
 
 def _parse(info: dict[str, Any]) -> Replica | None:
     try:
-        return Replica(index=info["replica"], url=str(info["url"]).rstrip("/"), pid=int(info["pid"]), started_at=float(info["started_at"]),
-                       host=info.get("host"), job_id=info.get("job_id"))
+        return Replica(
+            index=info["replica"],
+            url=str(info["url"]).rstrip("/"),
+            pid=int(info["pid"]),
+            started_at=float(info["started_at"]),
+            host=info.get("host"),
+            job_id=info.get("job_id"),
+        )
     except (KeyError, TypeError, ValueError):
         return None  # not an announcement this version wrote: never trusted
 
 
 class ReplicaPool:
-    def __init__(self, out: str | Path, token: str, *, wait_s: float = 300.0, health_timeout_s: float = 5.0,
-                 refresh_s: float = 5.0, max_restarts: int = 3) -> None:
+    def __init__(
+        self,
+        out: str | Path,
+        token: str,
+        *,
+        wait_s: float = 300.0,
+        health_timeout_s: float = 5.0,
+        refresh_s: float = 5.0,
+        max_restarts: int = 3,
+    ) -> None:
         self.out = Path(out)
         self._token = token
         self.wait_s = wait_s
@@ -91,11 +105,18 @@ class ReplicaPool:
 
         try:
             timeout = aiohttp.ClientTimeout(total=self.health_timeout_s)
-            async with self.session().get(r.url + "/health", timeout=timeout, headers=self.auth("GET", "/health")) as resp:
+            async with self.session().get(
+                r.url + "/health", timeout=timeout, headers=self.auth("GET", "/health")
+            ) as resp:
                 body = await resp.json(content_type=None) if resp.status == 200 else {}
         except (TimeoutError, aiohttp.ClientError, ValueError):
             return False
-        return isinstance(body, dict) and body.get("replica") == r.index and body.get("pid") == r.pid and body.get("started_at") == r.started_at
+        return (
+            isinstance(body, dict)
+            and body.get("replica") == r.index
+            and body.get("pid") == r.pid
+            and body.get("started_at") == r.started_at
+        )
 
     async def refresh(self, *, force: bool = False) -> None:
         """Read the announcements and health-check replicas not seen before (new or restarted ones)."""
@@ -132,8 +153,11 @@ class ReplicaPool:
                 if self.healthy:
                     return
                 self._gave_up = True
-                raise ToolError(f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited {self.wait_s if wait_s is None else wait_s:g} s; "
-                                "are the replica jobs running? see their logs there)", kind="tool_server")
+                raise ToolError(
+                    f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited {self.wait_s if wait_s is None else wait_s:g} s; "
+                    "are the replica jobs running? see their logs there)",
+                    kind="tool_server",
+                )
             await asyncio.sleep(0.5)
 
     def pick(self, key: str) -> Replica:
@@ -179,9 +203,16 @@ class ReplicaPool:
                     await self.wait_healthy()
                 except ToolError:
                     break  # none left: the record keeps the retryable replica_lost error; a rerun redoes it
-                restarts.append({"reason": error.get("message"), "from_replica": used.describe() if used else None, "at": time.time(),
-                                 "discarded_turns": trace.get("turns", 0), "discarded_requests": trace.get("requests", 0),
-                                 "discarded_s": trace.get("latency_s", 0.0)})
+                restarts.append(
+                    {
+                        "reason": error.get("message"),
+                        "from_replica": used.describe() if used else None,
+                        "at": time.time(),
+                        "discarded_turns": trace.get("turns", 0),
+                        "discarded_requests": trace.get("requests", 0),
+                        "discarded_s": trace.get("latency_s", 0.0),
+                    }
+                )
         finally:
             EPISODE.reset(ctx)
         trace["tool_replica"] = used.describe() if used else None
@@ -214,10 +245,14 @@ class PooledRemoteTool(Tool):
         import aiohttp
 
         if r.generation in self.pool.dead:  # another episode already found it dead: do not wait on it again
-            raise ReplicaLost(f"tool-server replica {r.index} (job {r.job_id or '-'}, pid {r.pid}) lost earlier in this shard")
+            raise ReplicaLost(
+                f"tool-server replica {r.index} (job {r.job_id or '-'}, pid {r.pid}) lost earlier in this shard"
+            )
         timeout = aiohttp.ClientTimeout(total=self.timeout_s, sock_connect=min(5.0, self.timeout_s))
         try:
-            async with self.pool.session().request(method, r.url + path, json=body, timeout=timeout, headers=self.pool.auth(method, path)) as resp:
+            async with self.pool.session().request(
+                method, r.url + path, json=body, timeout=timeout, headers=self.pool.auth(method, path)
+            ) as resp:
                 payload = await resp.json(content_type=None)
                 status = resp.status
         except TimeoutError:
@@ -225,18 +260,28 @@ class PooledRemoteTool(Tool):
             return 504, {"detail": f"tool call took longer than {self.timeout_s:g} s"}
         except (aiohttp.ClientError, ValueError) as exc:
             await self.pool.check(r, f"{type(exc).__name__}: {exc}")
-            raise ToolError(f"tool-server replica {r.index} failed: {type(exc).__name__}: {exc}", kind="tool_server") from None
+            raise ToolError(
+                f"tool-server replica {r.index} failed: {type(exc).__name__}: {exc}", kind="tool_server"
+            ) from None
         if status == 401:
             await self.pool.check(r, "it refused this rollout's token")
         return status, payload
 
     async def create(self, identity: Identity) -> Any:
         r = await self.pool.assign(EPISODE.get() or canonical_json(identity))
-        status, payload = await self._request(r, "POST", "/v1/instances", {"tool": self.name, "params": self.params, "identity": identity})
+        status, payload = await self._request(
+            r, "POST", "/v1/instances", {"tool": self.name, "params": self.params, "identity": identity}
+        )
         if status == 504:
-            raise ToolError(f"tool-server replica {r.index}: creating '{self.name}' took longer than {self.timeout_s:g} s", kind="tool_server")
+            raise ToolError(
+                f"tool-server replica {r.index}: creating '{self.name}' took longer than {self.timeout_s:g} s",
+                kind="tool_server",
+            )
         if status != 200:
-            raise ToolError(f"tool-server replica {r.index} could not create '{self.name}': HTTP {status} {payload}", kind="tool_server")
+            raise ToolError(
+                f"tool-server replica {r.index} could not create '{self.name}': HTTP {status} {payload}",
+                kind="tool_server",
+            )
         return (r, payload["instance_id"])
 
     async def execute(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
@@ -247,8 +292,15 @@ class PooledRemoteTool(Tool):
         if status == 404:  # the replica restarted (or reaped the instance): the episode's state is gone
             raise ReplicaLost(f"tool-server replica {r.index} no longer holds this episode's '{self.name}' state")
         if status != 200:
-            raise ToolError(f"tool-server replica {r.index} failed on '{self.name}': HTTP {status} {payload}", kind="tool_server")
-        return ToolResult(text=payload["text"], step_reward=payload.get("step_reward", 0.0), metrics=payload.get("metrics") or {}, error=payload.get("error"))
+            raise ToolError(
+                f"tool-server replica {r.index} failed on '{self.name}': HTTP {status} {payload}", kind="tool_server"
+            )
+        return ToolResult(
+            text=payload["text"],
+            step_reward=payload.get("step_reward", 0.0),
+            metrics=payload.get("metrics") or {},
+            error=payload.get("error"),
+        )
 
     async def release(self, state: Any) -> None:
         r, iid = state

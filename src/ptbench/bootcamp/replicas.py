@@ -90,9 +90,13 @@ def read_token(out: str | Path) -> str:
         info = path.stat()
         token = path.read_text().strip()
     except FileNotFoundError:
-        raise UserError(f"{path}: no tool-server token; start the replicas with `ptbench bootcamp rollout ... --tool-replicas N`") from None
+        raise UserError(
+            f"{path}: no tool-server token; start the replicas with `ptbench bootcamp rollout ... --tool-replicas N`"
+        ) from None
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise UserError(f"{path}: readable by other users (mode {stat.S_IMODE(info.st_mode):o}); refusing it. Rerun the rollout for a new one")
+        raise UserError(
+            f"{path}: readable by other users (mode {stat.S_IMODE(info.st_mode):o}); refusing it. Rerun the rollout for a new one"
+        )
     if len(token) < 32:
         raise UserError(f"{path}: not a ptbench token; rerun the rollout for a new one")
     return token

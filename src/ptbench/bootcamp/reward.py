@@ -51,7 +51,9 @@ def scored_text(data_source: str, solution_str: str, extra_info: dict[str, Any])
     return solution_str or ""
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None, **kwargs: Any) -> float:
+def compute_score(
+    data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None, **kwargs: Any
+) -> float:
     extra_info = extra_info or {}
     name = extra_info.get("reward_fn")
     if not name:

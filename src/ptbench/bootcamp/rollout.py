@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -82,7 +83,9 @@ def write_settings(out: Path, settings: RolloutSettings, *, force: bool = False)
 def read_settings(out: str | Path) -> RolloutSettings:
     path = Path(out) / SETTINGS
     if not path.is_file():
-        raise UserError(f"{path}: not a rollout directory (start one with `ptbench bootcamp rollout CONFIG --out {out}`)")
+        raise UserError(
+            f"{path}: not a rollout directory (start one with `ptbench bootcamp rollout CONFIG --out {out}`)"
+        )
     return RolloutSettings.model_validate(_json.loads(path.read_bytes()))
 
 
@@ -128,7 +131,9 @@ def _environment(settings: RolloutSettings, out: Path) -> tuple[Environment, Rep
     if remote and settings.tool_replicas:
         pool = ReplicaPool(out, read_token(out), wait_s=settings.tool_replica_wait_s)
         for ref in remote:
-            env.tools[ref.name] = PooledRemoteTool(env.tools[ref.name], pool, params=ref.params, timeout_s=ref.timeout_s)
+            env.tools[ref.name] = PooledRemoteTool(
+                env.tools[ref.name], pool, params=ref.params, timeout_s=ref.timeout_s
+            )
         return env, pool
     if remote:
         from ptbench.bootcamp.toolserver import RemoteTool, find_tool_server
@@ -139,7 +144,9 @@ def _environment(settings: RolloutSettings, out: Path) -> tuple[Environment, Rep
     return env, None
 
 
-def run_shard(out_dir: str | Path, shard: Shard, *, on_episode: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def run_shard(
+    out_dir: str | Path, shard: Shard, *, on_episode: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
     """Run this shard's unfinished rows to the end; returns (and writes) the shard's counts."""
     out = Path(out_dir)
     settings = read_settings(out)
@@ -203,6 +210,7 @@ async def run_rows(
     async def worker() -> None:
         for row in it:
             sid = row["extra_info"]["sample_id"]
+
             def play(row: dict[str, Any] = row, sid: str = sid) -> Any:
                 return run_episode(env, row, client, config_hash=config_hash, attempt=attempts.get(sid, 0) + 1)
 

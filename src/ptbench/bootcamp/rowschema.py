@@ -56,7 +56,15 @@ def parquet_bytes(rows: list[dict[str, Any]], schema: Any | None = None) -> byte
 
     table = pa.Table.from_pylist(rows, schema=schema if schema is not None else row_schema())
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="snappy", row_group_size=10_000, use_dictionary=True, write_statistics=True, version="2.6")
+    pq.write_table(
+        table,
+        sink,
+        compression="snappy",
+        row_group_size=10_000,
+        use_dictionary=True,
+        write_statistics=True,
+        version="2.6",
+    )
     return sink.getvalue().to_pybytes()
 
 
@@ -78,12 +86,14 @@ class EpisodeSpec:
         return bool(self.tools) or self.interaction is not None
 
     @classmethod
-    def from_config(cls, cfg: BootcampConfig) -> "EpisodeSpec":
+    def from_config(cls, cfg: BootcampConfig) -> EpisodeSpec:
         return cls(
             bootcamp=cfg.name,
             imports=list(cfg.imports),
             tools=[{"name": t.name, "params": dict(t.params), "timeout_s": t.timeout_s} for t in cfg.tools],
-            interaction={"name": cfg.interaction.name, "params": dict(cfg.interaction.params)} if cfg.interaction else None,
+            interaction={"name": cfg.interaction.name, "params": dict(cfg.interaction.params)}
+            if cfg.interaction
+            else None,
             max_assistant_turns=cfg.limits.max_assistant_turns,
             max_tool_calls=cfg.limits.max_tool_calls,
         )
@@ -100,10 +110,12 @@ class EpisodeSpec:
         )
 
     @classmethod
-    def from_extra_info(cls, extra_info: dict[str, Any]) -> "EpisodeSpec":
+    def from_extra_info(cls, extra_info: dict[str, Any]) -> EpisodeSpec:
         raw = (extra_info or {}).get("ptbench")
         if not raw:
-            raise ValueError("row has no extra_info.ptbench episode spec; regenerate it with `ptbench bootcamp generate` or `export-verl`")
+            raise ValueError(
+                "row has no extra_info.ptbench episode spec; regenerate it with `ptbench bootcamp generate` or `export-verl`"
+            )
         data = json.loads(raw) if isinstance(raw, str) else raw
         limits = data.get("limits") or {}
         return cls(

@@ -29,7 +29,9 @@ from ptbench.core.files import read_jsonl
 FORMATS = ("chat", "text")
 
 
-def sft_examples(config_path: str | Path | BootcampConfig, split: str = "train", fmt: str = "chat") -> list[dict[str, Any]]:
+def sft_examples(
+    config_path: str | Path | BootcampConfig, split: str = "train", fmt: str = "chat"
+) -> list[dict[str, Any]]:
     """The split's rows with the generator's reference answers, generated in memory; `chat` rows are
     identical to `generate`'s `sft/<split>.jsonl`."""
     if fmt not in FORMATS:
@@ -73,11 +75,24 @@ def conversation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 for c in m["tool_calls"]:
                     fn = c["function"]
                     names[c.get("id") or ""] = fn["name"]
-                    msg["tool_calls"].append({"id": c.get("id"), "type": "function", "function": {"name": fn["name"], "arguments": _arguments(fn.get("arguments"))}})
+                    msg["tool_calls"].append(
+                        {
+                            "id": c.get("id"),
+                            "type": "function",
+                            "function": {"name": fn["name"], "arguments": _arguments(fn.get("arguments"))},
+                        }
+                    )
             out.append(msg)
         elif role == "tool":
             call_id = m.get("tool_call_id")
-            out.append({"role": "tool", "tool_call_id": call_id, "name": m.get("name") or names.get(call_id or "", ""), "content": m.get("content") or ""})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "name": m.get("name") or names.get(call_id or "", ""),
+                    "content": m.get("content") or "",
+                }
+            )
         else:
             out.append({"role": role, "content": m.get("content") or ""})
     return out
@@ -109,7 +124,11 @@ def sft_from_traces(
     for rec in read_jsonl(merged):
         counts["episodes"] += 1
         score = rec.get("score")
-        if rec["status"] != "ok" or (only_correct and not rec.get("correct")) or (min_score is not None and (score is None or score < min_score)):
+        if (
+            rec["status"] != "ok"
+            or (only_correct and not rec.get("correct"))
+            or (min_score is not None and (score is None or score < min_score))
+        ):
             counts["skipped_filter"] += 1
             continue
         try:

@@ -51,8 +51,14 @@ class ExecuteBody(BaseModel):
     arguments: dict[str, Any]
 
 
-def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, imports: list[str] | None = None,
-               token: str | None = None, identity: dict[str, Any] | None = None) -> Any:
+def create_app(
+    *,
+    request_timeout_s: float = 60.0,
+    idle_ttl_s: float = 600.0,
+    imports: list[str] | None = None,
+    token: str | None = None,
+    identity: dict[str, Any] | None = None,
+) -> Any:
     """The app; with `token`, every request (health too) must carry it, so only the rollout that
     owns the replica can use it or mistake something else for it."""
     import importlib
@@ -90,14 +96,22 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
 
     @app.middleware("http")
     async def authorize(request: Request, call_next: Any) -> Any:
-        if token is not None and not replicas.verify(token, request.headers.get("authorization", ""), request.method, request.url.path):
+        if token is not None and not replicas.verify(
+            token, request.headers.get("authorization", ""), request.method, request.url.path
+        ):
             return JSONResponse({"detail": "missing, wrong or expired signature"}, status_code=401)
         app.state.last_request = time.monotonic()
         return await call_next(request)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "instances": len(instances), "tools": TOOLS.names(), "pid": os.getpid(), **(identity or {})}
+        return {
+            "status": "ok",
+            "instances": len(instances),
+            "tools": TOOLS.names(),
+            "pid": os.getpid(),
+            **(identity or {}),
+        }
 
     @app.post("/v1/instances")
     async def create(body: CreateBody) -> dict[str, str]:
@@ -110,7 +124,7 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
         tool = tools[key]
         try:
             state = await asyncio.wait_for(tool.create(body.identity), request_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise HTTPException(504, f"create took longer than {request_timeout_s:g} s") from None
         iid = uuid.uuid4().hex
         instances[iid] = {"tool": tool, "state": state, "used": time.monotonic(), "busy": False}
@@ -124,14 +138,24 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
         inst["busy"] = True
         try:
             result = await asyncio.wait_for(inst["tool"].execute(inst["state"], body.arguments), request_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise HTTPException(504, f"tool call took longer than {request_timeout_s:g} s") from None
         except Exception as exc:  # a tool bug is the model's problem to see, as it is for local tools
-            return {"text": f"error: tool failed: {type(exc).__name__}: {exc}", "step_reward": 0.0, "metrics": {}, "error": "tool_exception"}
+            return {
+                "text": f"error: tool failed: {type(exc).__name__}: {exc}",
+                "step_reward": 0.0,
+                "metrics": {},
+                "error": "tool_exception",
+            }
         finally:
             inst["busy"] = False
             inst["used"] = time.monotonic()
-        return {"text": result.text, "step_reward": result.step_reward, "metrics": result.metrics, "error": result.error}
+        return {
+            "text": result.text,
+            "step_reward": result.step_reward,
+            "metrics": result.metrics,
+            "error": result.error,
+        }
 
     @app.delete("/v1/instances/{iid}")
     async def release(iid: str) -> dict[str, bool]:
@@ -143,20 +167,52 @@ def create_app(*, request_timeout_s: float = 60.0, idle_ttl_s: float = 600.0, im
     return app
 
 
-def serve(directory: str | Path | None, *, host: str = "127.0.0.1", port: int = 0, advertise: str | None = None, request_timeout_s: float = 60.0,
-          idle_ttl_s: float = 600.0, imports: list[str] | None = None, replica: int | None = None, idle_exit_s: float | None = None,
-          shards: int | None = None) -> None:
+def serve(
+    directory: str | Path | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    advertise: str | None = None,
+    request_timeout_s: float = 60.0,
+    idle_ttl_s: float = 600.0,
+    imports: list[str] | None = None,
+    replica: int | None = None,
+    idle_exit_s: float | None = None,
+    shards: int | None = None,
+) -> None:
     """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`
     (or, as replica I of a rollout, `<directory>/tool-servers/replica-I.json`)."""
     # Before the slow imports: a stop signal from here on is kept, even one that comes before uvicorn runs.
     with StopSignals() as stop:
-        _serve_until_stopped(stop, directory, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s,
-                             imports=imports, replica=replica, idle_exit_s=idle_exit_s, shards=shards)
+        _serve_until_stopped(
+            stop,
+            directory,
+            host=host,
+            port=port,
+            advertise=advertise,
+            request_timeout_s=request_timeout_s,
+            idle_ttl_s=idle_ttl_s,
+            imports=imports,
+            replica=replica,
+            idle_exit_s=idle_exit_s,
+            shards=shards,
+        )
 
 
-def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, host: str, port: int, advertise: str | None, request_timeout_s: float,
-                         idle_ttl_s: float, imports: list[str] | None, replica: int | None = None, idle_exit_s: float | None = None,
-                         shards: int | None = None) -> None:
+def _serve_until_stopped(
+    stop: StopSignals,
+    directory: str | Path | None,
+    *,
+    host: str,
+    port: int,
+    advertise: str | None,
+    request_timeout_s: float,
+    idle_ttl_s: float,
+    imports: list[str] | None,
+    replica: int | None = None,
+    idle_exit_s: float | None = None,
+    shards: int | None = None,
+) -> None:
     import uvicorn
 
     token = None
@@ -169,15 +225,27 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
     sock.bind((host, port))
     bound = sock.getsockname()[1]
     # A replica is reached by the node name the scheduler knows (getfqdn can say "localhost").
-    name = advertise or ((socket.gethostname() if replica is not None else socket.getfqdn()) if host in ("0.0.0.0", "") else host)
+    name = advertise or (
+        (socket.gethostname() if replica is not None else socket.getfqdn()) if host in ("0.0.0.0", "") else host
+    )
     url = f"http://{name}:{bound}"
     started = time.time()
     ident = {"replica": replica, "started_at": started} if replica is not None else None
-    app = create_app(request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports, token=token, identity=ident)
+    app = create_app(
+        request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports, token=token, identity=ident
+    )
     if replica is not None:
         marker: Path | None = replicas.replica_file(directory, replica)  # type: ignore[arg-type]
-        announcement = {"url": url, "replica": replica, "host": socket.gethostname(), "port": bound, "pid": os.getpid(),
-                        "job_id": replicas.scheduler_job_id(), "started_at": started, "token_fingerprint": replicas.fingerprint(token or "")}
+        announcement = {
+            "url": url,
+            "replica": replica,
+            "host": socket.gethostname(),
+            "port": bound,
+            "pid": os.getpid(),
+            "job_id": replicas.scheduler_job_id(),
+            "started_at": started,
+            "token_fingerprint": replicas.fingerprint(token or ""),
+        }
     else:
         marker = Path(directory) / SERVER_FILE if directory else None
         announcement = {"url": url, "pid": os.getpid(), "host": socket.gethostname(), "started_at": started}
@@ -217,7 +285,9 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
         while not server.should_exit:
             await asyncio.sleep(0.5)
             now = time.monotonic()
-            if replicas.rollout_finished(directory, shards) or (idle_exit_s and now - app.state.last_request > idle_exit_s):  # type: ignore[arg-type]
+            if replicas.rollout_finished(directory, shards) or (
+                idle_exit_s and now - app.state.last_request > idle_exit_s
+            ):  # type: ignore[arg-type]
                 server.should_exit = True
             elif now - beat >= 10 and marker is not None:
                 beat = now
@@ -238,7 +308,10 @@ def _serve_until_stopped(stop: StopSignals, directory: str | Path | None, *, hos
             if marker is not None and server.started and not stop.stopped:
                 marker.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
-            print(f"tool server {'replica ' + str(replica) + ' ' if replica is not None else ''}listening on {url}", flush=True)
+            print(
+                f"tool server {'replica ' + str(replica) + ' ' if replica is not None else ''}listening on {url}",
+                flush=True,
+            )
             await task
         finally:
             watcher.cancel()
@@ -311,18 +384,26 @@ class RemoteTool(Tool):
 
         if self._session is None or self._session.closed:
             # Slack over the server's own limit so its 504 (a clean answer) arrives before ours fires.
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout_s + 5, sock_connect=5))
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s + 5, sock_connect=5)
+            )
         try:
             async with self._session.request(method, self.url + path, json=body) as resp:
                 payload = await resp.json(content_type=None)
                 return resp.status, payload
-        except asyncio.TimeoutError:
-            raise ToolError(f"tool server {self.url} did not answer within {self.timeout_s + 5:g} s", kind="tool_server") from None
+        except TimeoutError:
+            raise ToolError(
+                f"tool server {self.url} did not answer within {self.timeout_s + 5:g} s", kind="tool_server"
+            ) from None
         except (aiohttp.ClientError, ValueError) as exc:
-            raise ToolError(f"tool server {self.url} unreachable: {type(exc).__name__}: {exc}", kind="tool_server") from None
+            raise ToolError(
+                f"tool server {self.url} unreachable: {type(exc).__name__}: {exc}", kind="tool_server"
+            ) from None
 
     async def create(self, identity: Identity) -> Any:
-        status, payload = await self._post("/v1/instances", {"tool": self.name, "params": self.params, "identity": identity})
+        status, payload = await self._post(
+            "/v1/instances", {"tool": self.name, "params": self.params, "identity": identity}
+        )
         if status != 200:
             raise ToolError(f"tool server could not create '{self.name}': HTTP {status} {payload}", kind="tool_server")
         return payload["instance_id"]
@@ -333,7 +414,12 @@ class RemoteTool(Tool):
             return ToolResult(text=f"error: {payload.get('detail', 'tool call timed out')}", error="timeout")
         if status != 200:
             raise ToolError(f"tool server failed on '{self.name}': HTTP {status} {payload}", kind="tool_server")
-        return ToolResult(text=payload["text"], step_reward=payload.get("step_reward", 0.0), metrics=payload.get("metrics") or {}, error=payload.get("error"))
+        return ToolResult(
+            text=payload["text"],
+            step_reward=payload.get("step_reward", 0.0),
+            metrics=payload.get("metrics") or {},
+            error=payload.get("error"),
+        )
 
     async def release(self, state: Any) -> None:
         try:

@@ -40,7 +40,9 @@ class BootcampAgentLoop(ToolAgentLoop):
         self._special_tokens = sorted({t for t in specials if t}, key=len, reverse=True)
 
     async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> Any:
-        runtime = EpisodeRuntime.from_row(kwargs.get("extra_info") or {}, (kwargs.get("reward_model") or {})["ground_truth"])
+        runtime = EpisodeRuntime.from_row(
+            kwargs.get("extra_info") or {}, (kwargs.get("reward_model") or {})["ground_truth"]
+        )
         token = _RUNTIME.set(runtime)
         try:
             output = await super().run(sampling_params, priority=priority, **kwargs)
@@ -67,14 +69,21 @@ class BootcampAgentLoop(ToolAgentLoop):
         ]
         return await super()._handle_pending_state(agent_data, sampling_params)
 
-    async def _handle_generating_state(self, agent_data: AgentData, sampling_params: dict[str, Any], ignore_termination: bool = False) -> AgentState:
+    async def _handle_generating_state(
+        self, agent_data: AgentData, sampling_params: dict[str, Any], ignore_termination: bool = False
+    ) -> AgentState:
         state = await super()._handle_generating_state(agent_data, sampling_params, ignore_termination)
         runtime: EpisodeRuntime = getattr(agent_data, RUNTIME_ATTR)
         text, has_calls = await self._last_turn_text(agent_data)
         agent_data.extra_fields[FINAL_TEXT_KEY] = text
         if agent_data.assistant_turns >= runtime.spec.max_assistant_turns:
             return AgentState.TERMINATED
-        if state == AgentState.TERMINATED and not has_calls and runtime.interaction is not None and not self._limit_hit(agent_data):
+        if (
+            state == AgentState.TERMINATED
+            and not has_calls
+            and runtime.interaction is not None
+            and not self._limit_hit(agent_data)
+        ):
             return await self._interact(agent_data, runtime, text)
         return state
 
@@ -111,8 +120,12 @@ class BootcampAgentLoop(ToolAgentLoop):
         previous = list(agent_data.messages)
         agent_data.messages.append({"role": "user", "content": result.feedback})
         merged, mask, logprobs = await self.ct_merge_context_msg(
-            previous, agent_data.messages, agent_data.prompt_ids, agent_data.response_mask,
-            agent_data.response_logprobs or None, tools=agent_data._active_tool_schemas,
+            previous,
+            agent_data.messages,
+            agent_data.prompt_ids,
+            agent_data.response_mask,
+            agent_data.response_logprobs or None,
+            tools=agent_data._active_tool_schemas,
         )
         if len(mask) >= self.response_length:
             return AgentState.TERMINATED

@@ -72,7 +72,9 @@ def trainer_snippet(out: Path, splits: list[str], max_turns: int) -> dict[str, A
                 "agent": {"default_agent_loop": AGENT_NAME, "agent_loop_config_path": str(out / "agent_loops.yaml")},
             }
         },
-        "reward": {"custom_reward_function": {"path": str(Path(reward_module.__file__).resolve()), "name": "compute_score"}},
+        "reward": {
+            "custom_reward_function": {"path": str(Path(reward_module.__file__).resolve()), "name": "compute_score"}
+        },
     }
 
 

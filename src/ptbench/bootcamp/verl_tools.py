@@ -11,7 +11,7 @@ tool answers with an error text rather than run without its episode (no identity
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 from uuid import uuid4
 
 from verl.tools.base_tool import BaseTool
@@ -31,22 +31,26 @@ def registered_tool_schema(name: str, imports: list[str] | None = None) -> OpenA
 
 
 class BootcampTool(BaseTool):
-    def __init__(self, config: dict, tool_schema: Optional[OpenAIFunctionToolSchema] = None) -> None:
+    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None) -> None:
         name = config.get("ptbench_tool")
         if not name:
             raise ValueError("ptbench BootcampTool: config.ptbench_tool must name a registered bootcamp tool")
         schema = tool_schema or registered_tool_schema(name, config.get("imports"))
         if schema.function.name != name:
-            raise ValueError(f"ptbench BootcampTool: tool_schema names '{schema.function.name}' but config.ptbench_tool is '{name}'")
+            raise ValueError(
+                f"ptbench BootcampTool: tool_schema names '{schema.function.name}' but config.ptbench_tool is '{name}'"
+            )
         super().__init__(config, schema)
         self._calls: dict[str, list[float]] = {}
 
-    async def create(self, instance_id: Optional[str] = None, **kwargs: Any) -> tuple[str, ToolResponse]:
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
         instance_id = instance_id or uuid4().hex
         self._calls[instance_id] = []
         return instance_id, ToolResponse()
 
-    async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any) -> tuple[ToolResponse, float, dict]:
+    async def execute(
+        self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
+    ) -> tuple[ToolResponse, float, dict]:
         runtime: EpisodeRuntime | None = getattr(kwargs.get("agent_data"), RUNTIME_ATTR, None)
         if runtime is None:
             text = f"error: tool '{self.name}' needs its episode; run this dataset with agent_name ptbench_agent"

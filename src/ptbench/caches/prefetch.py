@@ -63,8 +63,9 @@ def remove_orphans(hub: Path) -> list[Path]:
     return removed
 
 
-def prefetch(resources: list[Resource], cache_home: str | os.PathLike[str], *, eval_list: EvalList | None,
-             max_workers: int = 8) -> list[Fetched]:
+def prefetch(
+    resources: list[Resource], cache_home: str | os.PathLike[str], *, eval_list: EvalList | None, max_workers: int = 8
+) -> list[Fetched]:
     """Download each resource; `eval_list` given = this is the agent cache (exclude what it claims)."""
     from huggingface_hub import snapshot_download  # ptbench[hub]
 
@@ -77,15 +78,29 @@ def prefetch(resources: list[Resource], cache_home: str | os.PathLike[str], *, e
         ignore: list[str] | None = None
         if eval_list is not None:
             if eval_list.whole_repo(res.kind, res.repo):
-                results.append(Fetched(res, "skipped", detail="evaluation only (test set, judge reference or instruct model)"))
+                results.append(
+                    Fetched(res, "skipped", detail="evaluation only (test set, judge reference or instruct model)")
+                )
                 continue
             ignore = eval_list.ignore_patterns(res.kind, res.repo) or None
         revision = res.revision or pins.get(res.key) or "main"
         try:
-            path = Path(snapshot_download(res.repo, repo_type=res.kind, revision=revision, cache_dir=hub_cache(home),
-                                          ignore_patterns=ignore, max_workers=max_workers))
+            path = Path(
+                snapshot_download(
+                    res.repo,
+                    repo_type=res.kind,
+                    revision=revision,
+                    cache_dir=hub_cache(home),
+                    ignore_patterns=ignore,
+                    max_workers=max_workers,
+                )
+            )
         except Exception as exc:  # gated, missing, offline without a cached copy, network
-            results.append(Fetched(res, "failed", detail=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"))
+            results.append(
+                Fetched(
+                    res, "failed", detail=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+                )
+            )
             continue
         commit = path.name  # snapshots/<commit>
         if res.key not in pins and not res.revision:

@@ -64,7 +64,9 @@ def _read_json(path: str | os.PathLike[str] | None, default: str) -> tuple[Any, 
     try:
         return json.loads(p.read_text()), str(p)
     except OSError as exc:
-        raise UserError(f"{p}: cannot read the resources list ({exc.strerror}); give a JSON file like ptbench's caches/data/{default}") from None
+        raise UserError(
+            f"{p}: cannot read the resources list ({exc.strerror}); give a JSON file like ptbench's caches/data/{default}"
+        ) from None
     except ValueError as exc:
         raise UserError(f"{p}: not valid JSON ({exc}); fix the file") from None
 
@@ -90,7 +92,11 @@ def agent_resources(path: str | os.PathLike[str] | None = None) -> list[Resource
 def eval_resources(path: str | os.PathLike[str] | None = None) -> EvalList:
     data, where = _read_json(path, "eval_resources.json")
     out: list[Resource] = []
-    sections = (("test_sets", "dataset", "test_set"), ("judge_references", "dataset", "judge_reference"), ("instruct_models", "model", "instruct_model"))
+    sections = (
+        ("test_sets", "dataset", "test_set"),
+        ("judge_references", "dataset", "judge_reference"),
+        ("instruct_models", "model", "instruct_model"),
+    )
     for key, kind, role in sections:
         for i, e in enumerate(data.get(key, []) if isinstance(data, dict) else []):
             if not isinstance(e, dict) or not isinstance(e.get("repo"), str):

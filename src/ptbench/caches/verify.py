@@ -86,7 +86,9 @@ def safetensors_fingerprint(path: Path) -> str | None:
 
 
 def _files(root: Path):
-    for dirpath, _dirs, names in os.walk(root):  # links are not followed: snapshots link into blobs/, scanned themselves
+    for dirpath, _dirs, names in os.walk(
+        root
+    ):  # links are not followed: snapshots link into blobs/, scanned themselves
         for name in names:
             p = Path(dirpath) / name
             if p.is_file() and not p.is_symlink():
@@ -118,16 +120,25 @@ def verify(agent_home: str | os.PathLike[str], eval_home: str | os.PathLike[str]
         else:
             for rel, _p in _snapshot_files(agent_hub, res):
                 if res.claims(rel):
-                    report.violations.append(Finding("repo_id", f"{folder}/…/{rel}", f"{res.role} file {rel} of {res.repo}"))
+                    report.violations.append(
+                        Finding("repo_id", f"{folder}/…/{rel}", f"{res.role} file {rel} of {res.repo}")
+                    )
 
     # 2 and 3: what the evaluation cache holds, by content
     wanted: dict[int, dict[str, str]] = {}  # size -> sha256 -> what
     fingerprints: dict[str, str] = {}
     for res in eval_list.resources:
-        files = [(rel, p) for rel, p in _snapshot_files(eval_hub, res) if res.role == "instruct_model" or res.claims(rel)]
+        files = [
+            (rel, p) for rel, p in _snapshot_files(eval_hub, res) if res.role == "instruct_model" or res.claims(rel)
+        ]
         if not files:
-            report.unchecked.append(Finding("unchecked", str(eval_hub / repo_folder(res.kind, res.repo)),
-                                            f"{res.role} {res.repo} is not in the evaluation cache: prefetch it with --eval to compare contents"))
+            report.unchecked.append(
+                Finding(
+                    "unchecked",
+                    str(eval_hub / repo_folder(res.kind, res.repo)),
+                    f"{res.role} {res.repo} is not in the evaluation cache: prefetch it with --eval to compare contents",
+                )
+            )
             continue
         for rel, p in files:
             if res.role == "instruct_model":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from pydantic import BaseModel, ConfigDict
@@ -23,8 +22,10 @@ def _default_out(config_name: str, what: str) -> Path:
 @app.command()
 def generate(
     config: Path = typer.Argument(..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>)"),
-    out: Optional[Path] = typer.Option(None, help="output folder (default results/bootcamp/<name>/data)"),
-    shard: Optional[str] = typer.Option(None, help="i/N: only compute this shard's cases; run once more without --shard to assemble"),
+    out: Path | None = typer.Option(None, help="output folder (default results/bootcamp/<name>/data)"),
+    shard: str | None = typer.Option(
+        None, help="i/N: only compute this shard's cases; run once more without --shard to assemble"
+    ),
     parquet: bool = typer.Option(True, help="also write <split>.parquet"),
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
 ) -> None:
@@ -35,7 +36,6 @@ def generate(
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import Shard
     from ptbench.bootcamp.datagen import generate as _generate
-
     from ptbench.bootcamp.suite import is_suite, load_configs, suite_name
 
     if is_suite(config):
@@ -54,34 +54,59 @@ def generate(
         for col in ("split", "rows", "levels", "sha256"):
             table.add_column(col)
         for split, info in result["splits"].items():
-            table.add_row(split, str(info["n"]), ", ".join(f"{k}: {v}" for k, v in info["levels"].items()), info["jsonl_sha256"][:16])
+            table.add_row(
+                split,
+                str(info["n"]),
+                ", ".join(f"{k}: {v}" for k, v in info["levels"].items()),
+                info["jsonl_sha256"][:16],
+            )
         console.print(table)
 
 
 @app.command()
 def rollout(
-    config: Path = typer.Argument(..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>, then one merge)"),
+    config: Path = typer.Argument(
+        ..., help="bootcamp YAML, or a suite YAML (each member into OUT/<name>, then one merge)"
+    ),
     endpoint: str = typer.Option(..., help="OpenAI-compatible base URL, e.g. http://host:8000/v1"),
     model: str = typer.Option(..., help="model name sent in each request"),
-    out: Optional[Path] = typer.Option(None, help="rollout folder (default results/bootcamp/<name>/rollout-<split>)"),
+    out: Path | None = typer.Option(None, help="rollout folder (default results/bootcamp/<name>/rollout-<split>)"),
     split: str = typer.Option("test", help="which split to play"),
-    data: Optional[Path] = typer.Option(None, help="generated data folder (default: generate into OUT/data)"),
+    data: Path | None = typer.Option(None, help="generated data folder (default: generate into OUT/data)"),
     shards: int = typer.Option(1, min=1, help="number of shards"),
-    backend: Optional[str] = typer.Option(None, help="local | slurm | htcondor (default: --backend-config's, else local)"),
-    backend_config: Optional[Path] = typer.Option(None, help="YAML with `backend: {name, options}` (a campaign file works): the same options trials take"),
-    render: bool = typer.Option(False, help="write the submit file (slurm/htcondor) under OUT/submit or OUT/condor and stop"),
+    backend: str | None = typer.Option(
+        None, help="local | slurm | htcondor (default: --backend-config's, else local)"
+    ),
+    backend_config: Path | None = typer.Option(
+        None, help="YAML with `backend: {name, options}` (a campaign file works): the same options trials take"
+    ),
+    render: bool = typer.Option(
+        False, help="write the submit file (slurm/htcondor) under OUT/submit or OUT/condor and stop"
+    ),
     concurrency: int = typer.Option(64, min=1, help="episodes in flight per shard"),
     timeout: float = typer.Option(120.0, help="per-request timeout in seconds"),
     max_retries: int = typer.Option(6, min=0, help="retries per request (429/5xx/timeouts/connection errors)"),
-    limit: Optional[int] = typer.Option(None, min=1, help="play only the first N rows of the split"),
-    tool_server: Optional[str] = typer.Option(None, help="tool server URL (default: OUT/toolserver.json) for tools with remote: true"),
-    tool_replicas: Optional[int] = typer.Option(None, min=1, help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends"),
-    api_key_env: Optional[str] = typer.Option(None, help="environment variable that holds the API key (the key is never written)"),
+    limit: int | None = typer.Option(None, min=1, help="play only the first N rows of the split"),
+    tool_server: str | None = typer.Option(
+        None, help="tool server URL (default: OUT/toolserver.json) for tools with remote: true"
+    ),
+    tool_replicas: int | None = typer.Option(
+        None,
+        min=1,
+        help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends",
+    ),
+    api_key_env: str | None = typer.Option(
+        None, help="environment variable that holds the API key (the key is never written)"
+    ),
     wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
-    slurm_partition: Optional[str] = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
+    slurm_partition: str | None = typer.Option(
+        None, help="Slurm partition (shortcut for backend.options.partition)"
+    ),
     slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
     force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
-    extra_body: Optional[str] = typer.Option(None, help='JSON object of extra request fields, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\''),
+    extra_body: str | None = typer.Option(
+        None, help='JSON object of extra request fields, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\''
+    ),
 ) -> None:
     """Play a split's episodes against a model endpoint, sharded; resumes where a previous run stopped."""
     from rich.console import Console
@@ -104,21 +129,45 @@ def rollout(
             raise UserError("--data: a suite generates each member's data into OUT/<name>/data; leave --data out")
         base = (out or _default_out(suite_name(config), f"rollout-{split}")).resolve()
         for name, member in write_members(config, base):
-            rollout(member, endpoint, model, out=base / name, split=split, data=None, shards=shards, backend=backend,
-                    backend_config=backend_config, render=render, concurrency=concurrency, timeout=timeout,
-                    max_retries=max_retries, limit=limit, tool_server=tool_server, tool_replicas=tool_replicas, api_key_env=api_key_env, wait=wait,
-                    slurm_partition=slurm_partition, slurm_time=slurm_time, force=force, extra_body=extra_body)
+            rollout(
+                member,
+                endpoint,
+                model,
+                out=base / name,
+                split=split,
+                data=None,
+                shards=shards,
+                backend=backend,
+                backend_config=backend_config,
+                render=render,
+                concurrency=concurrency,
+                timeout=timeout,
+                max_retries=max_retries,
+                limit=limit,
+                tool_server=tool_server,
+                tool_replicas=tool_replicas,
+                api_key_env=api_key_env,
+                wait=wait,
+                slurm_partition=slurm_partition,
+                slurm_time=slurm_time,
+                force=force,
+                extra_body=extra_body,
+            )
         if render or backend == "htcondor" or not wait:
             return
         summary = merge_suite(base)
         Console().print(summary_table(summary))
-        Console().print(f"suite traces: {base / 'merged' / 'traces.jsonl'}  summary: {base / 'merged' / 'summary.json'}")
+        Console().print(
+            f"suite traces: {base / 'merged' / 'traces.jsonl'}  summary: {base / 'merged' / 'summary.json'}"
+        )
         return
     backend, options = _backend_choice(backend, backend_config)
     if slurm_partition:
         options = {**options, "partition": slurm_partition}
     if backend == "slurm":
-        launch.slurm_parameters(Path("."), shards, options, slurm_time)  # bad options: one line before anything is written
+        launch.slurm_parameters(
+            Path("."), shards, options, slurm_time
+        )  # bad options: one line before anything is written
     elif backend == "htcondor":
         launch.parse_options(options)
     cfg = load_bootcamp(config)
@@ -132,9 +181,20 @@ def rollout(
     data = data.resolve()
     n_rows = len(load_rows(data, split))
     settings = RolloutSettings(
-        config=cfg, config_hash=cfg.config_hash(), data_dir=str(data), split=split, endpoint=endpoint, model=model,
-        api_key_env=api_key_env, concurrency=concurrency, request_timeout_s=timeout, max_retries=max_retries, limit=limit,
-        tool_server=tool_server, tool_replicas=tool_replicas, extra_body=body,
+        config=cfg,
+        config_hash=cfg.config_hash(),
+        data_dir=str(data),
+        split=split,
+        endpoint=endpoint,
+        model=model,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        request_timeout_s=timeout,
+        max_retries=max_retries,
+        limit=limit,
+        tool_server=tool_server,
+        tool_replicas=tool_replicas,
+        extra_body=body,
     )
     write_settings(out, settings, force=force)
     console = Console()
@@ -157,11 +217,27 @@ def rollout(
     if backend == "htcondor":
         res = launch.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
         if tool_replicas:
-            console.print(f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)")
+            console.print(
+                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)"
+            )
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
-    replicas = tool_servers(out, tool_replicas, backend, options, minutes=slurm_time) if tool_replicas else contextlib.nullcontext()
-    with replicas, Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True) as bar:
+    replicas = (
+        tool_servers(out, tool_replicas, backend, options, minutes=slurm_time)
+        if tool_replicas
+        else contextlib.nullcontext()
+    )
+    with (
+        replicas,
+        Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar,
+    ):
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
         update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
         if backend == "local":
@@ -177,19 +253,29 @@ def rollout(
     failed = {tag: code for tag, code in codes.items() if code != 0}
     if failed:
         first = next(iter(failed))
-        raise UserError(f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume")
+        raise UserError(
+            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume"
+        )
 
 
 def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> None:  # type: ignore[no-untyped-def]
     """--tool-replicas: refuse what cannot work before anything is written or submitted."""
     if not any(t.remote for t in cfg.tools):
-        raise UserError(f"--tool-replicas: no tool of {cfg.name} has `remote: true`; mark the tools that must run on the replicas")
+        raise UserError(
+            f"--tool-replicas: no tool of {cfg.name} has `remote: true`; mark the tools that must run on the replicas"
+        )
     if tool_server:
-        raise UserError("--tool-replicas and --tool-server: pass one (replicas are found in OUT/tool-servers, a server by its URL)")
+        raise UserError(
+            "--tool-replicas and --tool-server: pass one (replicas are found in OUT/tool-servers, a server by its URL)"
+        )
     if backend not in ("local", "slurm", "htcondor"):
-        raise UserError(f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor")
+        raise UserError(
+            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor"
+        )
     if not wait and backend != "htcondor":  # on HTCondor the replicas end by themselves when every shard finished
-        raise UserError("--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards")
+        raise UserError(
+            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards"
+        )
 
 
 def _parse_extra_body(text: str | None) -> dict:
@@ -259,7 +345,9 @@ def merge(
     else:
         Console().print(summary_table(summary))
         if summary["missing"]:
-            Console().print(f"[yellow]{summary['missing']} episodes have no record yet; rerun the rollout to finish them[/]")
+            Console().print(
+                f"[yellow]{summary['missing']} episodes have no record yet; rerun the rollout to finish them[/]"
+            )
 
 
 @app.command()
@@ -267,11 +355,21 @@ def sft(
     config: Path = typer.Argument(..., help="bootcamp YAML"),
     out: Path = typer.Option(..., help="JSONL to write, e.g. workspace/data/train.jsonl"),
     split: str = typer.Option("train"),
-    fmt: str = typer.Option("chat", "--format", help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)"),
-    from_traces: Optional[Path] = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
+    fmt: str = typer.Option(
+        "chat",
+        "--format",
+        help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
+    ),
+    from_traces: Path | None = typer.Option(
+        None, help="rollout folder: export its episodes as TRL `messages` instead"
+    ),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
-    min_score: Optional[float] = typer.Option(None, help="with --from-traces: keep only episodes scoring at least this"),
-    expand_turns: bool = typer.Option(False, help="with --from-traces: one example per assistant turn (prompt = history, completion = that turn)"),
+    min_score: float | None = typer.Option(
+        None, help="with --from-traces: keep only episodes scoring at least this"
+    ),
+    expand_turns: bool = typer.Option(
+        False, help="with --from-traces: one example per assistant turn (prompt = history, completion = that turn)"
+    ),
 ) -> None:
     """Write SFT data: the generator's reference answers, or a rollout's traces (TRL's conversational format)."""
     from ptbench.bootcamp import _json
@@ -280,7 +378,9 @@ def sft(
 
     note = ""
     if from_traces:
-        rows, counts = sft_from_traces(from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns)
+        rows, counts = sft_from_traces(
+            from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns
+        )
         note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
     else:
         rows = sft_examples(config, split, fmt)
@@ -301,33 +401,57 @@ def export_verl(
 
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
-        print(f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})")
-    print(f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}")
+        print(
+            f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
+        )
+    print(
+        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}"
+    )
 
 
 @app.command("serve-tools")
 def serve_tools(
-    dir: Optional[Path] = typer.Option(None, "--dir", help="campaign/rollout folder to announce the server in (toolserver.json)"),
+    dir: Path | None = typer.Option(
+        None, "--dir", help="campaign/rollout folder to announce the server in (toolserver.json)"
+    ),
     host: str = typer.Option("127.0.0.1", help="interface to bind (0.0.0.0 for a cluster)"),
     port: int = typer.Option(0, help="port (0: any free port)"),
-    advertise: Optional[str] = typer.Option(None, help="host name shards should use (default: this host)"),
+    advertise: str | None = typer.Option(None, help="host name shards should use (default: this host)"),
     request_timeout: float = typer.Option(60.0, help="server-side limit per tool call, seconds"),
     idle_ttl: float = typer.Option(600.0, help="release tool instances idle this long, seconds"),
     imports: list[str] = typer.Option([], "--import", help="module registering extra tools (repeatable)"),
-    replica: Optional[int] = typer.Option(None, min=0, help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)"),
-    idle_exit: Optional[float] = typer.Option(None, help="replica: exit after this many seconds without a request"),
-    shards: Optional[int] = typer.Option(None, min=1, help="replica: also exit once all N shards of the rollout wrote their final file (HTCondor)"),
+    replica: int | None = typer.Option(
+        None,
+        min=0,
+        help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)",
+    ),
+    idle_exit: float | None = typer.Option(None, help="replica: exit after this many seconds without a request"),
+    shards: int | None = typer.Option(
+        None, min=1, help="replica: also exit once all N shards of the rollout wrote their final file (HTCondor)"
+    ),
 ) -> None:
     """Serve registered tools over HTTP for many shards (FastAPI + uvicorn), with timeouts and /health."""
     from ptbench.bootcamp.toolserver import serve
 
-    serve(dir, host=host, port=port, advertise=advertise, request_timeout_s=request_timeout, idle_ttl_s=idle_ttl, imports=imports,
-          replica=replica, idle_exit_s=idle_exit, shards=shards)
+    serve(
+        dir,
+        host=host,
+        port=port,
+        advertise=advertise,
+        request_timeout_s=request_timeout,
+        idle_ttl_s=idle_ttl,
+        imports=imports,
+        replica=replica,
+        idle_exit_s=idle_exit,
+        shards=shards,
+    )
 
 
 @app.command("list")
 def list_components(
-    campaigns: Optional[Path] = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
+    campaigns: Path | None = typer.Option(
+        None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
 ) -> None:
     """The environment catalogue (domain, tools, levels, extra to install), then the registered parts."""

@@ -28,6 +28,10 @@ def doctor(
     console = Console()
     console.print(table)
     failed = [c.area for c in checks if c.status == "fail"]
-    console.print(f"{len(checks) - len(failed)} of {len(checks)} checks passed" + (f"; fix: {', '.join(failed)}" if failed else ""), soft_wrap=True)
+    console.print(
+        f"{len(checks) - len(failed)} of {len(checks)} checks passed"
+        + (f"; fix: {', '.join(failed)}" if failed else ""),
+        soft_wrap=True,
+    )
     if failed:
         raise typer.Exit(1)

@@ -13,9 +13,11 @@ import typer
 from ptbench.core.errors import UserError
 from ptbench.core.procsec import make_not_dumpable
 
-HELP = ("ptbench runs LLM post-training trials (a coding agent post-trains a base model under a hard wall-clock budget; "
-        "the harness checks and evaluates what it leaves) and agentic rollouts, on Slurm, HTCondor or this machine, "
-        "and turns the results into tables for papers.")
+HELP = (
+    "ptbench runs LLM post-training trials (a coding agent post-trains a base model under a hard wall-clock budget; "
+    "the harness checks and evaluates what it leaves) and agentic rollouts, on Slurm, HTCondor or this machine, "
+    "and turns the results into tables for papers."
+)
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
 
 
@@ -32,8 +34,10 @@ def validate(
     from ptbench.validate import validate_campaign
 
     c, specs = validate_campaign(campaign, rehearse=rehearse)
-    print(f"{campaign}: ok — {len(specs)} trial(s): {len(c.agents)} agent(s) x {len(c.base_models)} base model(s) x "
-          f"{len(c.tasks)} task(s) x {len(c.seeds)} seed(s); backend {c.backend.name}; results in {c.campaign_dir}")
+    print(
+        f"{campaign}: ok — {len(specs)} trial(s): {len(c.agents)} agent(s) x {len(c.base_models)} base model(s) x "
+        f"{len(c.tasks)} task(s) x {len(c.seeds)} seed(s); backend {c.backend.name}; results in {c.campaign_dir}"
+    )
 
 
 @app.command()
@@ -45,7 +49,9 @@ def plan(
     from ptbench import commands
 
     p = commands.plan(campaign, replace=replace)
-    print(f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, {len(p.replaced)} replaced")
+    print(
+        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, {len(p.replaced)} replaced"
+    )
 
 
 @app.command()
@@ -53,7 +59,9 @@ def run(
     campaign: str = typer.Argument(..., help="campaign YAML file"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
     parallelism: int = typer.Option(None, help="override the campaign's parallelism"),
-    rehearse: bool = typer.Option(False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"),
+    rehearse: bool = typer.Option(
+        False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
+    ),
 ) -> None:
     """Run a campaign on this machine (the local backend), then print the results table."""
     from ptbench import commands
@@ -72,7 +80,9 @@ def run(
     from rich.markup import escape
 
     for problem in problems:
-        commands.err_console.print(f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True)  # labels may hold [brackets]
+        commands.err_console.print(
+            f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True
+        )  # labels may hold [brackets]
     commands.console.print(md, markup=False, highlight=False, soft_wrap=True)  # labels like [unsandboxed] are text
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
@@ -99,8 +109,13 @@ def _run_local(p, todo, parallelism) -> None:
     from ptbench.backends.local import LocalBackend
     from ptbench.status import trial_status
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=commands.console) as progress:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=commands.console,
+    ) as progress:
         bar = progress.add_task(f"{p.campaign_dir.name}", total=len(todo))
 
         def done(trial, code):
@@ -117,7 +132,9 @@ def submit(
     backend: str = typer.Option(None, help="local | slurm | htcondor (default: the campaign's)"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="also resubmit trials that failed retryably"),
-    rehearse: bool = typer.Option(False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"),
+    rehearse: bool = typer.Option(
+        False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
+    ),
 ) -> None:
     """Submit a campaign's unfinished trials to a scheduler (the whole campaign is validated first)."""
     from ptbench import commands
@@ -135,12 +152,17 @@ def submit(
         live = chosen.scheduler_states(p.campaign_dir, p.unfinished, strict=True)
     todo = commands.submittable(p, retry_failed=retry_failed, scheduler_states=live)
     if not todo:
-        print(f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued, running or failed"
-              f"{'' if retry_failed else '; --retry-failed resubmits retryable failures'})")
+        print(
+            f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued, running or failed"
+            f"{'' if retry_failed else '; --retry-failed resubmits retryable failures'})"
+        )
         return
     job = chosen.submit(p, todo)
-    print(f"{p.campaign_dir.name}: submitted {len(todo)} trial(s) to {name}" + (f" as job {job}" if isinstance(job, (str, int)) else "")
-          + f"; follow with `ptbench status {p.campaign_dir}`")
+    print(
+        f"{p.campaign_dir.name}: submitted {len(todo)} trial(s) to {name}"
+        + (f" as job {job}" if isinstance(job, (str, int)) else "")
+        + f"; follow with `ptbench status {p.campaign_dir}`"
+    )
 
 
 @app.command()
@@ -227,17 +249,28 @@ def cancel(
         waiting = [t for t in waiting if not commands.record_cancelled_if_idle(t)]
         if waiting:
             time.sleep(0.5)
-    print(f"{cdir.name}: cancelled {len(chosen) - len(waiting)} trial(s)" + (f"; still stopping: {', '.join(t.id for t in waiting)}" if waiting else ""))
+    print(
+        f"{cdir.name}: cancelled {len(chosen) - len(waiting)} trial(s)"
+        + (f"; still stopping: {', '.join(t.id for t in waiting)}" if waiting else "")
+    )
 
 
 @app.command()
 def collate(
-    targets: list[str] = typer.Argument(..., help="campaign files, their results folders, or any folders of result.json files (several merge)"),
+    targets: list[str] = typer.Argument(
+        ..., help="campaign files, their results folders, or any folders of result.json files (several merge)"
+    ),
     out: str = typer.Option(None, help="folder for the tables and plots (default: <first campaign>/tables)"),
     policy: str = typer.Option(None, help="base_fallback | exclude | nan (default: the campaign's scoring.policy)"),
-    weights: str = typer.Option("auto", help="auto (from instruct and base baselines) | equal | ptb (the published weights) | FILE.json"),
-    baselines: list[str] = typer.Option(None, help="folder(s) of `ptbench baseline` records (default: results/baselines beside the campaign)"),
-    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"),
+    weights: str = typer.Option(
+        "auto", help="auto (from instruct and base baselines) | equal | ptb (the published weights) | FILE.json"
+    ),
+    baselines: list[str] = typer.Option(
+        None, help="folder(s) of `ptbench baseline` records (default: results/baselines beside the campaign)"
+    ),
+    allow_mixed: bool = typer.Option(
+        False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"
+    ),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="draw the plots (matplotlib: the slowest part)"),
 ) -> None:
     """Aggregate results: Markdown on screen; CSV, LaTeX (booktabs), JSON, cost table and plots (PNG, PDF)."""
@@ -249,8 +282,15 @@ def collate(
     # not ptbench.commands: it imports the runner and the gateway (half a second) that collating never uses
     from ptbench.results.collate import write_tables
 
-    md, files, problems = write_tables(targets, out, plots=plots, policy=policy, weights=weights, allow_mixed=allow_mixed,
-                                       baselines=[Path(b) for b in baselines] if baselines else None)
+    md, files, problems = write_tables(
+        targets,
+        out,
+        plots=plots,
+        policy=policy,
+        weights=weights,
+        allow_mixed=allow_mixed,
+        baselines=[Path(b) for b in baselines] if baselines else None,
+    )
     console, err_console = Console(), Console(stderr=True)
     for p in problems:
         err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)  # labels may hold [brackets]
@@ -265,7 +305,9 @@ def report(
     policy: str = typer.Option(None, help="base_fallback | exclude | nan (default: the campaign's scoring.policy)"),
     weights: str = typer.Option("auto", help="auto | equal | ptb | FILE.json (as in collate)"),
     baselines: list[str] = typer.Option(None, help="folder(s) of `ptbench baseline` records"),
-    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"),
+    allow_mixed: bool = typer.Option(
+        False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"
+    ),
 ) -> None:
     """A static HTML site (opens from disk, offline): tables, plots, one page per trial with its trajectory."""
     from pathlib import Path
@@ -277,14 +319,21 @@ def report(
     from ptbench.results.report import build_report
 
     roots = [commands.resolve_campaign_dir(t)[0] for t in targets]
-    result = collate_dirs(roots, policy=policy, weights=weights, allow_mixed=allow_mixed,
-                          baselines=[Path(b) for b in baselines] if baselines else None)
+    result = collate_dirs(
+        roots,
+        policy=policy,
+        weights=weights,
+        allow_mixed=allow_mixed,
+        baselines=[Path(b) for b in baselines] if baselines else None,
+    )
     site = Path(out) if out else roots[0] / "report"
     write_outputs(result, site / "tables")
     index = build_report(result, site, site / "tables")
     for p in result.warnings:
         commands.err_console.print(f"[yellow]warning:[/] {escape(p)}", soft_wrap=True)
-    commands.console.print(f"report: {index} ({len(result.collation.trials)} trial page(s))", markup=False, highlight=False)
+    commands.console.print(
+        f"report: {index} ({len(result.collation.trials)} trial page(s))", markup=False, highlight=False
+    )
 
 
 @trial_app.command("run")
@@ -319,11 +368,22 @@ def eval_cmd(
     engine: str = typer.Option("auto", help="auto | transformers | vllm"),
     batch_size: int = typer.Option(32),
     task_options: str = typer.Option("{}", help="task options as JSON"),
-    base_model: str = typer.Option(None, help="base model id of the trial: picks the harness's chat template for its family"),
-    chat_template: str = typer.Option("harness", help="harness (by --base-model) | model (the model's own, recorded) | qwen3 | gemma3 | smollm3 | llama3"),
-    agent_view: bool = typer.Option(False, "--agent-view", help="leave test references and grading details out of samples.jsonl"),
-    eval_cache: str = typer.Option(None, help="harness-only evaluation cache (judge verdicts); default $PTBENCH_EVAL_CACHE"),
-    verify_install: bool = typer.Option(False, "--verify-install", help="refuse to evaluate if ptbench or a scoring package differs from its RECORD"),
+    base_model: str = typer.Option(
+        None, help="base model id of the trial: picks the harness's chat template for its family"
+    ),
+    chat_template: str = typer.Option(
+        "harness",
+        help="harness (by --base-model) | model (the model's own, recorded) | qwen3 | gemma3 | smollm3 | llama3",
+    ),
+    agent_view: bool = typer.Option(
+        False, "--agent-view", help="leave test references and grading details out of samples.jsonl"
+    ),
+    eval_cache: str = typer.Option(
+        None, help="harness-only evaluation cache (judge verdicts); default $PTBENCH_EVAL_CACHE"
+    ),
+    verify_install: bool = typer.Option(
+        False, "--verify-install", help="refuse to evaluate if ptbench or a scoring package differs from its RECORD"
+    ),
 ) -> None:
     """Evaluate a model on a task with the harness's own evaluation code."""
     import json
@@ -346,9 +406,20 @@ def eval_cmd(
         from ptbench.runner.installation import verify_installation
 
         installation = verify_installation()
-    m = evaluate(task, model, out, task_options=options, engine=engine, limit=limit, batch_size=batch_size,
-                 base_model=base_model, chat_template=chat_template, agent_view=agent_view, installation=installation,
-                 caches=caches)
+    m = evaluate(
+        task,
+        model,
+        out,
+        task_options=options,
+        engine=engine,
+        limit=limit,
+        batch_size=batch_size,
+        base_model=base_model,
+        chat_template=chat_template,
+        agent_view=agent_view,
+        installation=installation,
+        caches=caches,
+    )
     p = m["primary"]
     stderr = f" ± {p['stderr']:.4f}" if p["stderr"] is not None else ""
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
@@ -359,12 +430,16 @@ def eval_references_cmd(
     task: str = typer.Argument(..., help="task scored against reference answers (arena_hard_writing)"),
     model: str = typer.Option(..., help="the official instruct model's folder (or hub id), e.g. Qwen3-1.7B"),
     out: str = typer.Option(None, help="references root (default: $PTBENCH_EVAL_CACHE/references)"),
-    name: str = typer.Option(None, help="whose answers these are (default: the task's reference_model, Qwen/Qwen3-1.7B)"),
+    name: str = typer.Option(
+        None, help="whose answers these are (default: the task's reference_model, Qwen/Qwen3-1.7B)"
+    ),
     engine: str = typer.Option("auto", help="auto | transformers | vllm (use the engine evaluation uses)"),
     batch_size: int = typer.Option(32),
     limit: int = typer.Option(None, help="answer only the first N questions"),
     task_options: str = typer.Option("{}", help="task options as JSON"),
-    chat_template: str = typer.Option("model", help="model (the instruct model's own, default) | harness | a family name"),
+    chat_template: str = typer.Option(
+        "model", help="model (the instruct model's own, default) | harness | a family name"
+    ),
     base_model: str = typer.Option(None, help="with --chat-template harness: the id that picks the family"),
     replace: bool = typer.Option(False, "--replace", help="make them again where they exist"),
 ) -> None:
@@ -377,15 +452,28 @@ def eval_references_cmd(
         options = json.loads(task_options)
     except json.JSONDecodeError as exc:
         raise UserError(f"--task-options: not valid JSON ({exc})") from None
-    path = generate_references(task, model, out, name=name, engine=engine, batch_size=batch_size, limit=limit,
-                               task_options=options, chat_template=chat_template, base_model=base_model, replace=replace)
+    path = generate_references(
+        task,
+        model,
+        out,
+        name=name,
+        engine=engine,
+        batch_size=batch_size,
+        limit=limit,
+        task_options=options,
+        chat_template=chat_template,
+        base_model=base_model,
+        replace=replace,
+    )
     print(f"{task}: reference answers in {path}")
 
 
 @app.command()
 def baseline(
     model: str = typer.Option(..., help="model folder (or hub id) to evaluate as-is"),
-    tasks: str = typer.Option("gsm8k,aime2025,gpqa,humaneval,bfcl,arena_hard_writing,healthbench_easy", help="comma-separated task names"),
+    tasks: str = typer.Option(
+        "gsm8k,aime2025,gpqa,humaneval,bfcl,arena_hard_writing,healthbench_easy", help="comma-separated task names"
+    ),
     kind: str = typer.Option("base", help="base (completion templates) | instruct (the model's chat template)"),
     fewshot: str = typer.Option("0", help="base only: comma-separated shot counts, e.g. 0,5"),
     out: str = typer.Option("results/baselines", help="folder for the result records (`ptbench collate` reads it)"),
@@ -404,9 +492,18 @@ def baseline(
         options = json.loads(task_options)
     except json.JSONDecodeError as exc:
         raise UserError(f"--task-options: not valid JSON ({exc})") from None
-    paths = run_baseline(model, [t.strip() for t in tasks.split(",") if t.strip()], kind=kind,
-                         fewshot=[int(k) for k in fewshot.split(",")], out=out, engine=engine, batch_size=batch_size,
-                         limit=limit, task_options=options, label=label)
+    paths = run_baseline(
+        model,
+        [t.strip() for t in tasks.split(",") if t.strip()],
+        kind=kind,
+        fewshot=[int(k) for k in fewshot.split(",")],
+        out=out,
+        engine=engine,
+        batch_size=batch_size,
+        limit=limit,
+        task_options=options,
+        label=label,
+    )
     print(f"{len(paths)} result record(s) in {out}; tables: ptbench collate {out}")
 
 
@@ -444,11 +541,17 @@ def _register_subapps(args: list[str]) -> None:
     from ptbench.cli.export import app as export_app
     from ptbench.cli.provider import app as provider_app
 
-    app.add_typer(bootcamp_app, name="bootcamp", help="Programmable environments: generate data, roll out, merge traces.")
+    app.add_typer(
+        bootcamp_app, name="bootcamp", help="Programmable environments: generate data, roll out, merge traces."
+    )
     app.add_typer(provider_app, name="provider", help="The scripted model provider (tests and rehearsals).")
     app.command("doctor")(doctor)
     app.add_typer(export_app, name="export", help="Export a campaign for other runners (Harbor tasks).")
-    app.add_typer(cache_app, name="cache", help="Hub caches: prefetch models and datasets, verify the agent cache holds no evaluation data.")
+    app.add_typer(
+        cache_app,
+        name="cache",
+        help="Hub caches: prefetch models and datasets, verify the agent cache holds no evaluation data.",
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

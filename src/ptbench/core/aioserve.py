@@ -17,8 +17,9 @@ class AsyncServer(Protocol):
     async def stop(self) -> None: ...
 
 
-async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = "127.0.0.1", port: int = 0,
-                          unix_path: str | None = None) -> tuple[Any, str]:
+async def start_catch_all(
+    handler: Callable[[Any], Awaitable[Any]], host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None
+) -> tuple[Any, str]:
     """Serve `handler` for every method and path (also on the Unix socket `unix_path`, if given);
     returns (the app runner to clean up, base URL)."""
     from aiohttp import web
@@ -40,8 +41,9 @@ async def start_catch_all(handler: Callable[[Any], Awaitable[Any]], host: str = 
 
 
 @contextmanager
-def serve_in_thread(server: AsyncServer, *, name: str, loop: asyncio.AbstractEventLoop | None = None,
-                    start_timeout_s: float = 30) -> Iterator[None]:
+def serve_in_thread(
+    server: AsyncServer, *, name: str, loop: asyncio.AbstractEventLoop | None = None, start_timeout_s: float = 30
+) -> Iterator[None]:
     """Run `server.start()` on an event loop in a daemon thread, serve until the block ends, then
     `server.stop()`. A failure to start is raised here, in the caller's thread."""
     loop = loop or asyncio.new_event_loop()

@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 

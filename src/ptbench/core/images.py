@@ -39,7 +39,11 @@ def _digest_of(image: str) -> str | None:
     p = Path(image)
     size = p.stat().st_size if p.is_file() else None
     for entry in recorded_digests().values():
-        if isinstance(entry, dict) and Path(str(entry.get("image", ""))).name == p.name and (size is None or entry.get("bytes") == size):
+        if (
+            isinstance(entry, dict)
+            and Path(str(entry.get("image", ""))).name == p.name
+            and (size is None or entry.get("bytes") == size)
+        ):
             return entry.get("digest")
     return file_digest(p) if size is not None and os.access(p, os.R_OK) else None
 

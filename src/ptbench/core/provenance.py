@@ -31,7 +31,11 @@ def provenance() -> dict[str, Any]:
     scheduler, job_id = job_identity()
     image = os.environ.get("APPTAINER_CONTAINER") or os.environ.get("PTBENCH_CONTAINER_IMAGE")
     return {
-        "ptbench_version": __version__, "git_commit": git_commit(), "host": socket.gethostname(),
-        "scheduler": scheduler, "job_id": job_id,
-        "container_image": image, "container_digest": image_digest(image),
+        "ptbench_version": __version__,
+        "git_commit": git_commit(),
+        "host": socket.gethostname(),
+        "scheduler": scheduler,
+        "job_id": job_id,
+        "container_image": image,
+        "container_digest": image_digest(image),
     }

@@ -35,7 +35,11 @@ def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = yaml.safe_load(yaml.serialize(key_node)) if not isinstance(key_node, yaml.ScalarNode) else _scalar(key_node)
+            key = (
+                yaml.safe_load(yaml.serialize(key_node))
+                if not isinstance(key_node, yaml.ScalarNode)
+                else _scalar(key_node)
+            )
             child = (*loc, key)
             lines[child] = key_node.start_mark.line + 1
             if key in out:
@@ -52,7 +56,9 @@ def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
 
 
 def _scalar(node: yaml.Node) -> Any:
-    return yaml.SafeLoader(yaml.serialize(node)).get_single_data() if node.tag != "tag:yaml.org,2002:str" else node.value
+    return (
+        yaml.SafeLoader(yaml.serialize(node)).get_single_data() if node.tag != "tag:yaml.org,2002:str" else node.value
+    )
 
 
 class _DuplicateKey(Exception):
@@ -71,7 +77,9 @@ def load_located_yaml(path: str | Path) -> LocatedYaml:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise UserError(f"{where}: YAML syntax error: {exc.problem or exc.context} (fix the indentation or quoting there)") from None
+        raise UserError(
+            f"{where}: YAML syntax error: {exc.problem or exc.context} (fix the indentation or quoting there)"
+        ) from None
     lines: dict[Loc, int] = {}
     try:
         data = _walk(root, (), lines) if root is not None else {}

@@ -28,7 +28,11 @@ def _tokenizer():
     trainer = trainers.WordLevelTrainer(special_tokens=SPECIAL, min_frequency=1)
     tok.train_from_iterator(corpus, trainer=trainer)
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
         clean_up_tokenization_spaces=False,
     )
     fast.chat_template = CHAT_TEMPLATE
@@ -47,10 +51,18 @@ def make_tiny_model(path: str | Path, *, seed: int = 0, hidden: int = 128, layer
     torch.manual_seed(seed)
     tokenizer = tokenizer if tokenizer is not None else _tokenizer()
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
-        num_hidden_layers=layers, num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64,
-        head_dim=64, max_position_embeddings=512, tie_word_embeddings=True,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=hidden * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 64,
+        num_key_value_heads=hidden // 64,
+        head_dim=64,
+        max_position_embeddings=512,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
     )
     model = LlamaForCausalLM(config)
     tmp = path.with_name(path.name + ".partial")

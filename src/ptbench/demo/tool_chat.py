@@ -14,7 +14,7 @@ TOOL_CHAT_TEMPLATE = (
     "# Tools\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>"
     "{% for tool in tools %}\n{{ tool | tojson }}{% endfor %}\n</tools>\n\n"
     "For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n"
-    "<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n"
+    '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
     "{% elif messages[0]['role'] == 'system' %}<|im_start|>system\n{{ messages[0]['content'] }}<|im_end|>\n{% endif %}"
     "{% for message in messages %}"
     "{% if message['role'] == 'system' and loop.first %}"
@@ -23,7 +23,7 @@ TOOL_CHAT_TEMPLATE = (
     "{% elif message['role'] == 'assistant' %}<|im_start|>assistant\n{% if message['content'] %}{{ message['content'] }}{% endif %}"
     "{% for tool_call in message['tool_calls'] %}"
     "{% set tc = tool_call['function'] if tool_call['function'] is defined else tool_call %}"
-    "\n<tool_call>\n{\"name\": \"{{ tc['name'] }}\", \"arguments\": {{ tc['arguments'] | tojson }}}\n</tool_call>"
+    '\n<tool_call>\n{"name": "{{ tc[\'name\'] }}", "arguments": {{ tc[\'arguments\'] | tojson }}}\n</tool_call>'
     "{% endfor %}<|im_end|>\n"
     "{% elif message['role'] == 'tool' %}<|im_start|>user\n<tool_response>\n{{ message['content'] }}\n</tool_response><|im_end|>\n"
     "{% endif %}"

@@ -52,27 +52,45 @@ def cli_packages() -> list[str]:
 
 
 def _templates() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("ptbench.export", "templates"), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("ptbench.export", "templates"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
 def _copy_source(dest: Path) -> None:
     """ptbench's own source (for the images to install): the package, pyproject.toml, README.md."""
     if not (_SOURCE_ROOT / "pyproject.toml").is_file():
-        raise UserError("ptbench export harbor needs ptbench's source checkout (pyproject.toml beside src/); run it from a clone")
+        raise UserError(
+            "ptbench export harbor needs ptbench's source checkout (pyproject.toml beside src/); run it from a clone"
+        )
     (dest / "src").mkdir(parents=True)
-    shutil.copytree(_SOURCE_ROOT / "src" / "ptbench", dest / "src" / "ptbench", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        _SOURCE_ROOT / "src" / "ptbench",
+        dest / "src" / "ptbench",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(_SOURCE_ROOT / name, dest / name)
 
 
 def task_config(spec, name: str) -> dict:
     b = spec.budget
-    env: dict = {"build_timeout_sec": 3600.0, "cpus": 16, "memory_mb": 128 * 1024, "storage_mb": 400 * 1024, "gpus": b.gpus,
-                 "workdir": "/app",
-                 # the clock of timer.sh starts once, when the container is up (see the module docstring)
-                 "healthcheck": {"command": f"test -s /app/.deadline || echo $(( $(date +%s) + {int(b.seconds)} )) > /app/.deadline",
-                                 "interval_sec": 1.0, "retries": 3}}
+    env: dict = {
+        "build_timeout_sec": 3600.0,
+        "cpus": 16,
+        "memory_mb": 128 * 1024,
+        "storage_mb": 400 * 1024,
+        "gpus": b.gpus,
+        "workdir": "/app",
+        # the clock of timer.sh starts once, when the container is up (see the module docstring)
+        "healthcheck": {
+            "command": f"test -s /app/.deadline || echo $(( $(date +%s) + {int(b.seconds)} )) > /app/.deadline",
+            "interval_sec": 1.0,
+            "retries": 3,
+        },
+    }
     if b.gpu_type:
         env["gpu_types"] = [b.gpu_type]
     verifier_env = {k: v for k, v in env.items() if k not in ("healthcheck", "workdir")}
@@ -83,16 +101,36 @@ def task_config(spec, name: str) -> dict:
         "schema_version": "1.4",
         # The workspace first: Harbor empties each artifact's path in the verifier before uploading it,
         # so /app after /app/final_model would wipe the model.
-        "artifacts": [{"source": "/app", "destination": "workspace", "exclude": ["final_model", "*.safetensors", "*.bin", "*.pt", "*.gguf"]},
-                      {"source": "/app/final_model"}],
-        "task": {"name": f"ptbench/{name}", "description": f"Post-train {spec.base_model.id} for {spec.task.display} in {b.hours:g} h "
-                 f"on {b.gpus} x {b.gpu_type or 'GPU'} (ptbench campaign {spec.campaign})", "keywords": ["post-training", "ptbench", spec.task.name]},
-        "metadata": {"ptbench_campaign": spec.campaign, "base_model": spec.base_model.id, "base_model_revision": spec.base_model.revision or "",
-                     "task": spec.task.name, "task_options": json.dumps(spec.task.options), "budget_hours": b.hours,
-                     "timer": "timer.sh counts from container start; [agent].timeout_sec is the hard limit"},
+        "artifacts": [
+            {
+                "source": "/app",
+                "destination": "workspace",
+                "exclude": ["final_model", "*.safetensors", "*.bin", "*.pt", "*.gguf"],
+            },
+            {"source": "/app/final_model"},
+        ],
+        "task": {
+            "name": f"ptbench/{name}",
+            "description": f"Post-train {spec.base_model.id} for {spec.task.display} in {b.hours:g} h "
+            f"on {b.gpus} x {b.gpu_type or 'GPU'} (ptbench campaign {spec.campaign})",
+            "keywords": ["post-training", "ptbench", spec.task.name],
+        },
+        "metadata": {
+            "ptbench_campaign": spec.campaign,
+            "base_model": spec.base_model.id,
+            "base_model_revision": spec.base_model.revision or "",
+            "task": spec.task.name,
+            "task_options": json.dumps(spec.task.options),
+            "budget_hours": b.hours,
+            "timer": "timer.sh counts from container start; [agent].timeout_sec is the hard limit",
+        },
         "agent": {"timeout_sec": float(b.seconds)},
         "environment": env,
-        "verifier": {"timeout_sec": float(verifier_seconds), "environment_mode": "separate", "environment": verifier_env},
+        "verifier": {
+            "timeout_sec": float(verifier_seconds),
+            "environment_mode": "separate",
+            "environment": verifier_env,
+        },
     }
 
 
@@ -110,21 +148,34 @@ def export_harbor(campaign_file: str | Path, out: str | Path) -> list[Path]:
     for (base, task_label), spec in seen.items():
         name = f"{base}__{task_label}".replace("/", "-")
         tdir = out / name
-        spec = spec.model_copy(update={"base_model": spec.base_model.model_copy(update={"path": None})})  # the cloud has the hub, not our paths
+        spec = spec.model_copy(
+            update={"base_model": spec.base_model.model_copy(update={"path": None})}
+        )  # the cloud has the hub, not our paths
         task = get_task(spec.task.name, **spec.task.options)
-        prompt = render_prompt(SimpleNamespace(spec=spec, workspace=Path("/app")), task_context=getattr(task, "agent_context", ""))
+        prompt = render_prompt(
+            SimpleNamespace(spec=spec, workspace=Path("/app")), task_context=getattr(task, "agent_context", "")
+        )
         atomic_write_text_mk(tdir / "instruction.md", prompt)
         atomic_write_text_mk(tdir / "task.toml", toml_out.dumps(task_config(spec, name)))
         ws = tdir / "environment" / "workspace"
         options = json.dumps(spec.task.options)
         atomic_write_text_mk(ws / "timer.sh", TIMER_SH, mode=0o755)
-        atomic_write_text_mk(ws / "evaluate.sh", EVALUATE_SH.replace("@PYTHON@", "python").replace("@TASK@", spec.task.name)
-                             .replace("@OPTIONS@", "'" + options.replace("'", "'\\''") + "'"), mode=0o755)
+        atomic_write_text_mk(
+            ws / "evaluate.sh",
+            EVALUATE_SH.replace("@PYTHON@", "python")
+            .replace("@TASK@", spec.task.name)
+            .replace("@OPTIONS@", "'" + options.replace("'", "'\\''") + "'"),
+            mode=0o755,
+        )
         train = task.train_examples(spec.seed)
         if train:
             atomic_write_text_mk(ws / "data" / "train.jsonl", "".join(json.dumps(r) + "\n" for r in train))
-        atomic_write_text_mk(tdir / "environment" / "Dockerfile", env.get_template("agent.Dockerfile.j2").render(
-            torch=TORCH, python_packages=PYTHON_PACKAGES, clis=" ".join(cli_packages())))
+        atomic_write_text_mk(
+            tdir / "environment" / "Dockerfile",
+            env.get_template("agent.Dockerfile.j2").render(
+                torch=TORCH, python_packages=PYTHON_PACKAGES, clis=" ".join(cli_packages())
+            ),
+        )
         _copy_source(tdir / "environment" / "ptbench")
         atomic_write_text_mk(tdir / "tests" / "Dockerfile", env.get_template("eval.Dockerfile.j2").render(torch=TORCH))
         _copy_source(tdir / "tests" / "ptbench")
@@ -133,9 +184,16 @@ def export_harbor(campaign_file: str | Path, out: str | Path) -> list[Path]:
         verifier_spec = spec.model_copy(update={"agent": AgentRef(name=HARBOR_AGENT), "trial_id": name})
         atomic_write_text_mk(tdir / "tests" / "trial.json", verifier_spec.model_dump_json(indent=2))
         test_set, note = expected_test_set(spec)
-        atomic_write_json(tdir / "tests" / "verify.json", {
-            "scoring_policy": campaign.scoring.policy, "test_set": test_set, "test_set_note": note,
-            "base_score": base_score(baselines, roots, spec), "eval_seconds": spec.budget.eval_minutes * 60})
+        atomic_write_json(
+            tdir / "tests" / "verify.json",
+            {
+                "scoring_policy": campaign.scoring.policy,
+                "test_set": test_set,
+                "test_set_note": note,
+                "base_score": base_score(baselines, roots, spec),
+                "eval_seconds": spec.budget.eval_minutes * 60,
+            },
+        )
         written.append(tdir)
     return written
 
@@ -167,22 +225,32 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     checks = campaign.integrity.checks
     out = []
     if "api_usage" in checks:
-        out.append("integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will be "
-                   "unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score clean runs")
+        out.append(
+            "integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will be "
+            "unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score clean runs"
+        )
     if "judge" in checks:
-        out.append("integrity check judge runs an agent CLI, which the verifier image does not have: it will be unchecked")
+        out.append(
+            "integrity check judge runs an agent CLI, which the verifier image does not have: it will be unchecked"
+        )
     local = [m for m in campaign.integrity.forbidden_models if "/" not in m or m.startswith(("/", ".", "~"))]
     if local:
-        out.append(f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity will be "
-                   "unchecked there; name hub ids instead")
+        out.append(
+            f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity will be "
+            "unchecked there; name hub ids instead"
+        )
     with_data = sorted({t.name for t in campaign.tasks if t.options.get("data_path")})
     if with_data:
-        out.append(f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load their "
-                   "test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from the hub")
+        out.append(
+            f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load their "
+            "test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from the hub"
+        )
     local_bases = [b.id for b in campaign.base_models if b.path]
     if local_bases:
-        out.append(f"base model(s) {', '.join(local_bases)} have a local path here; the agent and the verifier get the hub id "
-                   "at its revision instead")
+        out.append(
+            f"base model(s) {', '.join(local_bases)} have a local path here; the agent and the verifier get the hub id "
+            "at its revision instead"
+        )
     return out
 
 

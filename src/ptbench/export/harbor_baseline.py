@@ -34,8 +34,10 @@ def base_score(index: BaselineIndex | None, roots: list[str], spec: Any) -> dict
     """{"value", "source"} of the base model's zero-shot score on the spec's task, or None."""
     if index is None:
         return None
-    probe = ResultRecord.model_construct(base_model=BaseModelInfo(id=spec.base_model.id, label=spec.base_model.display),
-                                         task=TaskInfo(name=spec.task.name, label=spec.task.display))
+    probe = ResultRecord.model_construct(
+        base_model=BaseModelInfo(id=spec.base_model.id, label=spec.base_model.display),
+        task=TaskInfo(name=spec.task.name, label=spec.task.display),
+    )
     value = index.lookup(probe)
     if value is None:
         return None

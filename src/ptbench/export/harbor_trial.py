@@ -84,7 +84,11 @@ def fetch_references(spec: TrialSpec, models: Path) -> dict[str, str]:
             out[ref] = f"in the verifier's cache ({found.name})"
             continue
         if offline:
-            out[ref] = f"revision {revision} missing, found {found.name} (HF_HUB_OFFLINE)" if found else "missing (HF_HUB_OFFLINE)"
+            out[ref] = (
+                f"revision {revision} missing, found {found.name} (HF_HUB_OFFLINE)"
+                if found
+                else "missing (HF_HUB_OFFLINE)"
+            )
             continue
         try:
             from huggingface_hub import snapshot_download

@@ -50,8 +50,10 @@ from ptbench.trial import TrialDir
 _LOG_LIMIT = 20000
 # What the runner's checks see that no Harbor verifier receives (neither is an artifact): a clean
 # verdict here rests on the final workspace and final_model only.
-NOT_SEEN = ["the agent's trajectory (api_usage is unchecked; contamination cannot follow files it names)",
-            "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to see)"]
+NOT_SEEN = [
+    "the agent's trajectory (api_usage is unchecked; contamination cannot follow files it names)",
+    "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to see)",
+]
 
 
 def reward_for(rule: str, own: float | None, base: float | None) -> tuple[str, float, dict[str, int]]:
@@ -67,14 +69,24 @@ def reward_for(rule: str, own: float | None, base: float | None) -> tuple[str, f
     return ("nan" if rule == "nan" else "no_baseline"), 0.0, {**flags, "nan": 1}
 
 
-def _evaluate(trial: TrialDir, model: Path, out: Path, timeout: float | None) -> tuple[float | None, dict[str, Any], str]:
+def _evaluate(
+    trial: TrialDir, model: Path, out: Path, timeout: float | None
+) -> tuple[float | None, dict[str, Any], str]:
     """(finite score or None, metrics, why not) of `ptbench eval` as the runner runs it."""
     argv = evaluation_argv(trial, sys.executable)
     argv[argv.index("--model") + 1], argv[argv.index("--out") + 1] = str(model), str(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=trial.path, check=False,
-                             env=evaluation_env(trial, dict(os.environ)), start_new_session=True)
+        run = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=trial.path,
+            check=False,
+            env=evaluation_env(trial, dict(os.environ)),
+            start_new_session=True,
+        )
     except subprocess.TimeoutExpired:
         return None, {}, f"evaluation did not finish in {timeout:.0f} s"
     (out / "eval.log").write_text(run.stdout[-_LOG_LIMIT:] + run.stderr[-_LOG_LIMIT:])
@@ -102,7 +114,9 @@ def _durations(clock: dict[str, float]) -> dict[str, float]:
     return {name: round(t - steps[i][1], 2) for i, (name, t) in enumerate(steps[1:])}
 
 
-def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path | None = None, models: Path | None = None) -> dict[str, Any]:
+def verify(
+    tests: Path, model: Path, workspace: Path, out: Path, *, work: Path | None = None, models: Path | None = None
+) -> dict[str, Any]:
     conf = json.loads((tests / "verify.json").read_text())
     work = (work or Path(tempfile.mkdtemp(prefix="ptbench-verifier-"))).resolve()
     os.chdir(work)  # never the agent's /app: `python -m` children import from their working directory
@@ -130,7 +144,9 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
             own, status = None, "eval_failed"
     clock["evaluation"] = time.monotonic()
     integrity = overall(verdicts)
-    rule, reason = choose_rule(own is not None, integrity, status, conf.get("scoring_policy", "base_fallback"), spec.integrity.policy)
+    rule, reason = choose_rule(
+        own is not None, integrity, status, conf.get("scoring_policy", "base_fallback"), spec.integrity.policy
+    )
     base, base_source = None, None
     if rule == "base_fallback" and isinstance(conf.get("base_score"), dict):  # the collator's baseline, found at export
         base, base_source = float(conf["base_score"]["value"]), conf["base_score"]["source"]
@@ -143,15 +159,36 @@ def verify(tests: Path, model: Path, workspace: Path, out: Path, *, work: Path |
             base_source = err or f"the verifier's evaluation of {spec.base_model.id} ({base_dir.name})"
     clock["base_evaluation"] = time.monotonic()
     rule, value, flags = reward_for(rule, own, base)
-    reward = {"reward": value, **flags, "flagged": int(integrity == "flagged"), "unchecked": int(integrity == "unchecked"),
-              "no_model": int(status == "no_model"), "eval_failed": int(status == "eval_failed")}
-    atomic_write_json(out / "verdict.json", {
-        "status": status, "problem": why, "rule": rule, "reason": reason, "reward": value, "own_score": own,
-        "base_score": base, "base_score_source": base_source, "integrity": integrity, "verdicts": verdicts, "reasons": reasons,
-        "policy": {"scoring": conf.get("scoring_policy", "base_fallback"), "integrity": spec.integrity.policy},
-        "references": fetched, "test_set_expected": conf.get("test_set"), "evidence": "checks/<check>.json",
-        "not_seen": NOT_SEEN,
-        "seconds": _durations(clock)})
+    reward = {
+        "reward": value,
+        **flags,
+        "flagged": int(integrity == "flagged"),
+        "unchecked": int(integrity == "unchecked"),
+        "no_model": int(status == "no_model"),
+        "eval_failed": int(status == "eval_failed"),
+    }
+    atomic_write_json(
+        out / "verdict.json",
+        {
+            "status": status,
+            "problem": why,
+            "rule": rule,
+            "reason": reason,
+            "reward": value,
+            "own_score": own,
+            "base_score": base,
+            "base_score_source": base_source,
+            "integrity": integrity,
+            "verdicts": verdicts,
+            "reasons": reasons,
+            "policy": {"scoring": conf.get("scoring_policy", "base_fallback"), "integrity": spec.integrity.policy},
+            "references": fetched,
+            "test_set_expected": conf.get("test_set"),
+            "evidence": "checks/<check>.json",
+            "not_seen": NOT_SEEN,
+            "seconds": _durations(clock),
+        },
+    )
     return reward
 
 

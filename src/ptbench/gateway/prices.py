@@ -31,5 +31,9 @@ def price_of(model: str, table: dict[str, dict[str, float]] | None = None) -> tu
 
 def cost_usd(model: str, usage: Usage, table: dict[str, dict[str, float]] | None = None) -> float:
     _, p = price_of(model, table)
-    return (usage.input * p["input"] + usage.output * p["output"] + usage.cache_read * p.get("cache_read", 0.0)
-            + usage.cache_write * p.get("cache_write", 0.0)) / 1e6
+    return (
+        usage.input * p["input"]
+        + usage.output * p["output"]
+        + usage.cache_read * p.get("cache_read", 0.0)
+        + usage.cache_write * p.get("cache_write", 0.0)
+    ) / 1e6

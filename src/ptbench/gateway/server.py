@@ -40,8 +40,17 @@ from ptbench.gateway.wire import (
 
 # Where each CLI puts its key; whichever carried the trial token gets the real key.
 _KEY_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "api-key")
-_DROP_REQUEST = {"host", "content-length", "connection", "transfer-encoding", "accept-encoding", "keep-alive",
-                 "proxy-authorization", "cookie", *_KEY_HEADERS}
+_DROP_REQUEST = {
+    "host",
+    "content-length",
+    "connection",
+    "transfer-encoding",
+    "accept-encoding",
+    "keep-alive",
+    "proxy-authorization",
+    "cookie",
+    *_KEY_HEADERS,
+}
 _DROP_REPLY = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie"}
 RETRY_STATUS = {429, 500, 502, 503, 504, 529}
 _PRICED = {"anthropic", "responses", "chat", "gemini"}
@@ -76,10 +85,20 @@ class _RelayedResponse(web.StreamResponse):
 
 
 class Gateway:
-    def __init__(self, token: str, agent: Upstream, *, judge: Upstream | None = None, calls_path: str | Path | None = None,
-                 redact: Callable[[str], str] = lambda s: s, retries: int = 4, max_retry_wait: float = 60.0,
-                 backoff: float = 1.0, on_cap: Callable[[Upstream], None] = lambda u: None,
-                 read_stall_s: float = READ_STALL_S) -> None:
+    def __init__(
+        self,
+        token: str,
+        agent: Upstream,
+        *,
+        judge: Upstream | None = None,
+        calls_path: str | Path | None = None,
+        redact: Callable[[str], str] = lambda s: s,
+        retries: int = 4,
+        max_retry_wait: float = 60.0,
+        backoff: float = 1.0,
+        on_cap: Callable[[Upstream], None] = lambda u: None,
+        read_stall_s: float = READ_STALL_S,
+    ) -> None:
         self.token = token
         self.routes = {"agent": agent, **({"judge": judge} if judge else {})}
         self.calls_path = Path(calls_path) if calls_path else None
@@ -117,13 +136,15 @@ class Gateway:
         path = request.path
         route = "agent"
         if path.startswith("/judge/") and "judge" in self.routes:
-            route, path = "judge", path[len("/judge"):]
+            route, path = "judge", path[len("/judge") :]
         up = self.routes[route]
         api = api_of(request.method, path)
         place = self._token_place(request)
         if place is None:
             self._record(up, api, "", 401, started, refused="no trial token")
-            return self._refuse(api, 401, "ptbench gateway: invalid API key (this endpoint takes only the trial's token)")
+            return self._refuse(
+                api, 401, "ptbench gateway: invalid API key (this endpoint takes only the trial's token)"
+            )
         if api not in ALLOWED_APIS:
             self._record(up, api, "", 403, started, refused="route not allowed")
             return self._refuse(api, 403, f"ptbench gateway: {request.method} {path} is not an API this trial may use")
@@ -141,25 +162,42 @@ class Gateway:
         if request.method == "POST" and up.models and model not in up.models:
             self._record(up, api, model, 403, started, refused="model not allowed")
             allowed = ", ".join(sorted(up.models))
-            return self._refuse(api, 403, f"ptbench gateway: model '{model}' is not allowed in this trial (allowed: {allowed})")
+            return self._refuse(
+                api, 403, f"ptbench gateway: model '{model}' is not allowed in this trial (allowed: {allowed})"
+            )
         if request.method == "POST" and up.cost_cap_usd is not None and up.spent_usd >= up.cost_cap_usd:
             first = not up.cap_hit
             up.cap_hit = True
             self._record(up, api, model, 403, started, refused=COST_CAP_MARK)
             if first:
                 self.on_cap(up)
-            return self._refuse(api, 403, f"ptbench gateway ({COST_CAP_MARK}): this trial's {up.name} cost cap of "
-                                          f"${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f} used); no further model calls are allowed")
+            return self._refuse(
+                api,
+                403,
+                f"ptbench gateway ({COST_CAP_MARK}): this trial's {up.name} cost cap of "
+                f"${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f} used); no further model calls are allowed",
+            )
         sent_model = up.models.get(model, model) if model else model
         if sent_model != model:  # an alias (e.g. OpenCode's provider-less name): the upstream gets its own name
             if api.startswith("gemini"):
                 path = path.replace(f"/{model}:", f"/{sent_model}:", 1)
             elif isinstance(body, dict):
-                raw = json.dumps({**json.loads(raw), "model": sent_model}).encode()  # the stdlib's parse: orjson's turns a big integer into a float
+                raw = json.dumps(
+                    {**json.loads(raw), "model": sent_model}
+                ).encode()  # the stdlib's parse: orjson's turns a big integer into a float
         return await self._forward(request, up, api, model, path, place, raw, started)
 
-    async def _forward(self, request: web.Request, up: Upstream, api: str, model: str, path: str, place: str,
-                       raw: bytes, started: float) -> web.StreamResponse:
+    async def _forward(
+        self,
+        request: web.Request,
+        up: Upstream,
+        api: str,
+        model: str,
+        path: str,
+        place: str,
+        raw: bytes,
+        started: float,
+    ) -> web.StreamResponse:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
         query = [(k, v) for k, v in request.query.items() if k != "key"] if request.query_string else []
         if place == "query":
@@ -174,13 +212,17 @@ class Gateway:
         while True:
             attempts += 1
             try:
-                reply = await self._session.request(request.method, url, params=query or None, headers=headers, data=raw or None)
+                reply = await self._session.request(
+                    request.method, url, params=query or None, headers=headers, data=raw or None
+                )
             except (TimeoutError, aiohttp.ClientError) as exc:
                 if attempts <= self.retries:
                     await asyncio.sleep(self._wait(attempts, None))
                     continue
                 self._record(up, api, model, 502, started, attempts=attempts, error=f"{type(exc).__name__}: {exc}")
-                return self._refuse(api, 502, f"ptbench gateway: the provider could not be reached ({type(exc).__name__})")
+                return self._refuse(
+                    api, 502, f"ptbench gateway: the provider could not be reached ({type(exc).__name__})"
+                )
             if reply.status in RETRY_STATUS and attempts <= self.retries:
                 wait = self._wait(attempts, reply.headers.get("Retry-After"))
                 if wait <= self.max_retry_wait:
@@ -196,9 +238,19 @@ class Gateway:
             return told
         return self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
 
-    async def _relay(self, request: web.Request, reply: aiohttp.ClientResponse, up: Upstream, api: str, model: str,
-                     started: float, attempts: int) -> web.StreamResponse:
-        out = _RelayedResponse(status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY})
+    async def _relay(
+        self,
+        request: web.Request,
+        reply: aiohttp.ClientResponse,
+        up: Upstream,
+        api: str,
+        model: str,
+        started: float,
+        attempts: int,
+    ) -> web.StreamResponse:
+        out = _RelayedResponse(
+            status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY}
+        )
         sse = reply.headers.get("Content-Type", "").startswith("text/event-stream")
         scanner = SseUsageScanner(api) if sse else None
         kept = bytearray()  # a JSON reply (or an error) is read for usage / the message; capped
@@ -241,19 +293,43 @@ class Gateway:
             elif kept and api in _PRICED:
                 try:
                     parsed = json.loads(bytes(kept))
-                    for item in parsed if isinstance(parsed, list) else [parsed]:  # Gemini streams a JSON array without alt=sse
+                    for item in (
+                        parsed if isinstance(parsed, list) else [parsed]
+                    ):  # Gemini streams a JSON array without alt=sse
                         add_usage(api, item, usage)
                 except ValueError:
                     pass
             error = bytes(kept[:600]).decode("utf-8", "replace") if reply.status >= 400 else None
-            self._record(up, api, model, status, started, usage=usage, stream=sse, attempts=attempts, error=error,
-                         first_byte_s=first_byte)
+            self._record(
+                up,
+                api,
+                model,
+                status,
+                started,
+                usage=usage,
+                stream=sse,
+                attempts=attempts,
+                error=error,
+                first_byte_s=first_byte,
+            )
         return out
 
     # ----- records -----------------------------------------------------------------------------
-    def _record(self, up: Upstream, api: str, model: str, status: int, started: float, *, usage: Usage | None = None,
-                stream: bool = False, attempts: int = 0, refused: str | None = None, error: str | None = None,
-                first_byte_s: float | None = None) -> None:
+    def _record(
+        self,
+        up: Upstream,
+        api: str,
+        model: str,
+        status: int,
+        started: float,
+        *,
+        usage: Usage | None = None,
+        stream: bool = False,
+        attempts: int = 0,
+        refused: str | None = None,
+        error: str | None = None,
+        first_byte_s: float | None = None,
+    ) -> None:
         usage = usage or Usage()
         cost = cost_usd(model, usage) if api in _PRICED and usage.seen else 0.0
         up.spent_usd += cost
@@ -263,10 +339,20 @@ class Gateway:
         total.output += usage.output
         total.cache_read += usage.cache_read
         total.cache_write += usage.cache_write
-        rec: dict[str, Any] = {"time": time.time(), "route": up.name, "api": api or "other", "model": model,
-                               "status": status, "stream": stream, "latency_s": round(time.perf_counter() - started, 4),
-                               **usage.to_json(), "usage_reported": usage.seen, "cost_usd": round(cost, 6),
-                               "price": price_of(model)[0] if model else None, "spent_usd": round(up.spent_usd, 6)}
+        rec: dict[str, Any] = {
+            "time": time.time(),
+            "route": up.name,
+            "api": api or "other",
+            "model": model,
+            "status": status,
+            "stream": stream,
+            "latency_s": round(time.perf_counter() - started, 4),
+            **usage.to_json(),
+            "usage_reported": usage.seen,
+            "cost_usd": round(cost, 6),
+            "price": price_of(model)[0] if model else None,
+            "spent_usd": round(up.spent_usd, 6),
+        }
         if first_byte_s is not None:
             rec["first_byte_s"] = round(first_byte_s, 4)
         if attempts > 1:
@@ -290,16 +376,22 @@ class Gateway:
                 if total != seen[0]:
                     seen[0], seen[1] = total, now
                 elif now - seen[1] > self.read_stall_s:
-                    reply.content.set_exception(aiohttp.ServerTimeoutError(f"no data from the provider for {self.read_stall_s:g} s"))
+                    reply.content.set_exception(
+                        aiohttp.ServerTimeoutError(f"no data from the provider for {self.read_stall_s:g} s")
+                    )
                     reply.close()
 
     # ----- lifecycle ---------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 0, unix_path: str | None = None) -> str:
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_stall_s)
-        self._session = aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=256), auto_decompress=True,
-                                              skip_auto_headers=("User-Agent",),
-                                              # no cookies kept from one provider reply for the next call (nor the judge's)
-                                              cookie_jar=aiohttp.DummyCookieJar())
+        self._session = aiohttp.ClientSession(
+            timeout=timeout,
+            connector=aiohttp.TCPConnector(limit=256),
+            auto_decompress=True,
+            skip_auto_headers=("User-Agent",),
+            # no cookies kept from one provider reply for the next call (nor the judge's)
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
         self._stall_task = asyncio.get_running_loop().create_task(self._watch_stalls())
         self._runner, self.base_url = await start_catch_all(self.handle, host, port, unix_path)
         return self.base_url
@@ -319,5 +411,13 @@ class Gateway:
             self._calls_fd = None
 
     def totals(self) -> dict[str, Any]:
-        return {name: {"calls": u.calls, "cost_usd": round(u.spent_usd, 6), "cost_cap_usd": u.cost_cap_usd,
-                       "cap_hit": u.cap_hit, **u.usage.to_json()} for name, u in self.routes.items()}
+        return {
+            name: {
+                "calls": u.calls,
+                "cost_usd": round(u.spent_usd, 6),
+                "cost_cap_usd": u.cost_cap_usd,
+                "cap_hit": u.cap_hit,
+                **u.usage.to_json(),
+            }
+            for name, u in self.routes.items()
+        }

@@ -25,8 +25,12 @@ class Usage:
     seen: bool = False  # the reply carried a usage block
 
     def to_json(self) -> dict[str, int]:
-        return {"input_tokens": self.input, "output_tokens": self.output,
-                "cache_read_tokens": self.cache_read, "cache_write_tokens": self.cache_write}
+        return {
+            "input_tokens": self.input,
+            "output_tokens": self.output,
+            "cache_read_tokens": self.cache_read,
+            "cache_write_tokens": self.cache_write,
+        }
 
 
 def api_of(method: str, path: str) -> str:
@@ -55,10 +59,14 @@ def gemini_model(path: str) -> str:
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:
     """An error in the format the CLI parses, so it shows `message` to the user."""
     if api.startswith("anthropic"):
-        typ = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}.get(status, "invalid_request_error")
+        typ = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}.get(
+            status, "invalid_request_error"
+        )
         return {"type": "error", "error": {"type": typ, "message": message}}
     if api.startswith("gemini"):
-        state = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED"}.get(status, "INVALID_ARGUMENT")
+        state = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED"}.get(
+            status, "INVALID_ARGUMENT"
+        )
         return {"error": {"code": status, "message": message, "status": state}}
     code = {401: "invalid_api_key", 403: "permission_denied"}.get(status, "invalid_request_error")
     return {"error": {"message": message, "type": code, "code": code, "param": None}}
@@ -119,7 +127,7 @@ class SseUsageScanner:
         if cut < 0:
             self._rest = data[-1_000_000:]
             return
-        self._rest = data[cut + 1:]
+        self._rest = data[cut + 1 :]
         at = data.find(_USAGE, 0, cut)
         while at >= 0:
             start = data.rfind(b"\n", 0, at) + 1
@@ -135,7 +143,7 @@ class SseUsageScanner:
 
     def _parse(self, line: bytes) -> bool:
         try:
-            obj = json.loads(line[len(SSE_DATA):].decode())  # SSE is UTF-8: skips json's encoding sniffing
+            obj = json.loads(line[len(SSE_DATA) :].decode())  # SSE is UTF-8: skips json's encoding sniffing
         except (ValueError, UnicodeDecodeError):
             return False
         seen = self.usage.seen

@@ -12,7 +12,9 @@ from ptbench.core.generation import Completion, GenerationSettings
 class Engine(Protocol):
     name: str
 
-    def generate(self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None) -> list[Completion]: ...
+    def generate(
+        self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None
+    ) -> list[Completion]: ...
 
     def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str: ...
 
@@ -31,8 +33,10 @@ def render_chat(tokenizer, messages: list[dict], tools: list[dict] | None = None
 
     template = tokenizer.chat_template
     if not template:
-        raise UserError("this model has no chat template: evaluate it with task option prompt_format=base "
-                        "(an explicit completion template), or give its tokenizer a chat template")
+        raise UserError(
+            "this model has no chat template: evaluate it with task option prompt_format=base "
+            "(an explicit completion template), or give its tokenizer a chat template"
+        )
     if tools and "tools" not in str(template):
         listing = "\n".join(json.dumps(t) for t in tools)
         messages = [{"role": "system", "content": TOOLS_SYSTEM_PROMPT.format(tools=listing)}, *messages]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.inference.base import TOOLS_SYSTEM_PROMPT
@@ -30,6 +31,7 @@ FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 CHOICES = ("harness", "model", *(name for name, _ in FAMILIES))
 
+
 def family_of(base_model: str) -> str | None:
     for name, pattern in FAMILIES:
         if pattern.search(base_model):
@@ -37,7 +39,7 @@ def family_of(base_model: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(family: str):
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -69,20 +71,29 @@ class ChatFormat:
         if self.source == "model":
             return model_render(messages, tools=tools) if tools else model_render(messages)
         if self.family is None:
-            raise UserError(f"no harness chat template for base model '{self.base_model}' (families: "
-                            f"{', '.join(n for n, _ in FAMILIES)}): pass --chat-template FAMILY to pick one, or "
-                            "--chat-template model to use the model's own template (recorded in the metrics)")
+            raise UserError(
+                f"no harness chat template for base model '{self.base_model}' (families: "
+                f"{', '.join(n for n, _ in FAMILIES)}): pass --chat-template FAMILY to pick one, or "
+                "--chat-template model to use the model's own template (recorded in the metrics)"
+            )
         return _compiled(self.family).render(messages=_with_tools(messages, tools), add_generation_prompt=True)
 
     def record(self, model_template: str | None = None) -> dict[str, Any]:
         """What the metrics record: which template, and a hash of its text."""
         if self.source == "model":
             text = model_template or ""
-            return {"source": "model", "sha256": hashlib.sha256(text.encode()).hexdigest() if text else None,
-                    **({"why": self.why} if self.why else {})}
+            return {
+                "source": "model",
+                "sha256": hashlib.sha256(text.encode()).hexdigest() if text else None,
+                **({"why": self.why} if self.why else {}),
+            }
         text = (TEMPLATE_DIR / f"{self.family}.jinja").read_text() if self.family else ""
-        return {"source": "harness", "family": self.family, "base_model": self.base_model,
-                "sha256": hashlib.sha256(text.encode()).hexdigest() if text else None}
+        return {
+            "source": "harness",
+            "family": self.family,
+            "base_model": self.base_model,
+            "sha256": hashlib.sha256(text.encode()).hexdigest() if text else None,
+        }
 
 
 def choose_chat_format(base_model: str | None, choice: str = "harness") -> ChatFormat:

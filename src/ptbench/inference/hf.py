@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from ptbench.inference.base import encode_prompt
-
-from ptbench.core.generation import Completion
-
 from ptbench.core.errors import GenerationFailed
-from ptbench.core.generation import GenerationSettings
+from ptbench.core.generation import Completion, GenerationSettings
+from ptbench.inference.base import encode_prompt
 
 
 class TransformersEngine:
@@ -31,7 +28,9 @@ class TransformersEngine:
 
         return render_chat(self.tokenizer, messages, tools)
 
-    def generate(self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None) -> list[Completion]:
+    def generate(
+        self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None
+    ) -> list[Completion]:
         import torch
 
         limit = max_new_tokens or settings.max_new_tokens
@@ -40,7 +39,11 @@ class TransformersEngine:
             batch = prompts[start : start + self.batch_size]
             ids = [encode_prompt(self.tokenizer, text) for text in batch]
             enc = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt", padding=True).to(self.device)
-            kwargs = {"do_sample": settings.temperature > 0, "max_new_tokens": limit, "pad_token_id": self.tokenizer.pad_token_id}
+            kwargs = {
+                "do_sample": settings.temperature > 0,
+                "max_new_tokens": limit,
+                "pad_token_id": self.tokenizer.pad_token_id,
+            }
             if settings.temperature > 0:
                 kwargs["temperature"] = settings.temperature
             try:

@@ -48,18 +48,33 @@ class JudgeConfig:
     cache_dir: str | None = None
 
     @classmethod
-    def from_options(cls, options: dict[str, Any], *, default_model: str) -> "JudgeConfig":
+    def from_options(cls, options: dict[str, Any], *, default_model: str) -> JudgeConfig:
         """Task options `judge_base_url`, `judge_model`, `judge_api_key_env`, `judge_concurrency`,
         `judge_cache_dir`, ... override the environment (PTBENCH_JUDGE_BASE_URL, PTBENCH_JUDGE_MODEL,
         PTBENCH_JUDGE_API_KEY_ENV, PTBENCH_JUDGE_CACHE)."""
-        base_url = options.get("judge_base_url") or os.environ.get("PTBENCH_JUDGE_BASE_URL") or "https://api.openai.com/v1"
+        base_url = (
+            options.get("judge_base_url") or os.environ.get("PTBENCH_JUDGE_BASE_URL") or "https://api.openai.com/v1"
+        )
         kwargs: dict[str, Any] = {
             "base_url": base_url.rstrip("/"),
             "model": options.get("judge_model") or os.environ.get("PTBENCH_JUDGE_MODEL") or default_model,
-            "api_key_env": options.get("judge_api_key_env") or os.environ.get("PTBENCH_JUDGE_API_KEY_ENV") or "OPENAI_API_KEY",
-            "cache_dir": options.get("judge_cache_dir") or os.environ.get("PTBENCH_JUDGE_CACHE") or _eval_cache_judge_dir(),
+            "api_key_env": options.get("judge_api_key_env")
+            or os.environ.get("PTBENCH_JUDGE_API_KEY_ENV")
+            or "OPENAI_API_KEY",
+            "cache_dir": options.get("judge_cache_dir")
+            or os.environ.get("PTBENCH_JUDGE_CACHE")
+            or _eval_cache_judge_dir(),
         }
-        for name in ("concurrency", "max_retries", "timeout_s", "backoff_s", "max_backoff_s", "temperature", "max_tokens", "reasoning_effort"):
+        for name in (
+            "concurrency",
+            "max_retries",
+            "timeout_s",
+            "backoff_s",
+            "max_backoff_s",
+            "temperature",
+            "max_tokens",
+            "reasoning_effort",
+        ):
             if f"judge_{name}" in options:
                 kwargs[name] = options[f"judge_{name}"]
         if os.environ.get(JUDGE_GATEWAY_ENV):
@@ -103,7 +118,9 @@ class JudgeClient:
 
     def cache_key(self, payload: dict[str, Any]) -> str:
         # Keyed by endpoint too: the same model name at two servers is not the same judge.
-        blob = json.dumps({"base_url": self.config.base_url, "request": payload}, sort_keys=True, ensure_ascii=False).encode()
+        blob = json.dumps(
+            {"base_url": self.config.base_url, "request": payload}, sort_keys=True, ensure_ascii=False
+        ).encode()
         return hashlib.sha256(blob).hexdigest()
 
     def payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -150,8 +167,16 @@ class JudgeClient:
             from ptbench.core.files import atomic_write_json
 
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(path, {"key": key, "base_url": self.config.base_url, "model": self.config.model,
-                                     "text": reply.text, "at": time.time()})
+            atomic_write_json(
+                path,
+                {
+                    "key": key,
+                    "base_url": self.config.base_url,
+                    "model": self.config.model,
+                    "text": reply.text,
+                    "at": time.time(),
+                },
+            )
         else:
             self.stats.failed += 1
             kind = (reply.error or "error").split(":", 1)[0]
@@ -192,7 +217,9 @@ class JudgeClient:
             if attempt > self.config.max_retries:
                 break
             self.stats.retries += 1
-            backoff = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+            backoff = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (attempt - 1)) * (
+                0.5 + random.random() / 2
+            )
             await asyncio.sleep(min(self.config.max_backoff_s, wait) if wait is not None else backoff)
         return JudgeReply(text=None, error=error, attempts=self.config.max_retries + 1)
 
@@ -206,5 +233,7 @@ def _eval_cache_judge_dir() -> str | None:
 def require_key(config: JudgeConfig) -> None:
     """A judge that needs a key and has none fails now, with the fix, not after generation."""
     if config.base_url.startswith("https://api.openai.com") and not os.environ.get(config.api_key_env):
-        raise UserError(f"judge {config.model} at {config.base_url}: environment variable {config.api_key_env} is not set "
-                        f"(export it, or point judge_api_key_env / PTBENCH_JUDGE_API_KEY_ENV at the variable that holds the key)")
+        raise UserError(
+            f"judge {config.model} at {config.base_url}: environment variable {config.api_key_env} is not set "
+            f"(export it, or point judge_api_key_env / PTBENCH_JUDGE_API_KEY_ENV at the variable that holds the key)"
+        )

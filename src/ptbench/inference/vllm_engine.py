@@ -13,12 +13,9 @@ import json
 import os
 from typing import Any
 
-from ptbench.inference.base import encode_prompt, render_chat
-
-from ptbench.core.generation import Completion
-
 from ptbench.core.errors import GenerationFailed
-from ptbench.core.generation import GenerationSettings
+from ptbench.core.generation import Completion, GenerationSettings
+from ptbench.inference.base import encode_prompt, render_chat
 
 _MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "kv cache", "cuda error: out")
 
@@ -26,8 +23,17 @@ _MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "k
 class VLLMEngine:
     name = "vllm"
 
-    def __init__(self, model_path: str, *, batch_size: int = 256, dtype: str = "auto", seed: int = 0,
-                 max_model_len: int | None = None, gpu_memory_utilization: float | None = None, **llm_args: Any) -> None:
+    def __init__(
+        self,
+        model_path: str,
+        *,
+        batch_size: int = 256,
+        dtype: str = "auto",
+        seed: int = 0,
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float | None = None,
+        **llm_args: Any,
+    ) -> None:
         from vllm import LLM
 
         env_len = os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN")
@@ -50,7 +56,7 @@ class VLLMEngine:
         self.settings = {k: v for k, v in args.items() if k != "model"}
 
     @classmethod
-    def from_llm(cls, llm: Any) -> "VLLMEngine":
+    def from_llm(cls, llm: Any) -> VLLMEngine:
         """Wrap an already started `vllm.LLM` (benchmarks compare against the same instance)."""
         self = cls.__new__(cls)
         self.llm, self.tokenizer = llm, llm.get_tokenizer()
@@ -68,7 +74,9 @@ class VLLMEngine:
     def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str:
         return render_chat(self.tokenizer, messages, tools)
 
-    def generate(self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None) -> list[Completion]:
+    def generate(
+        self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None
+    ) -> list[Completion]:
         import torch
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
@@ -78,10 +86,21 @@ class VLLMEngine:
         # A prompt that leaves no room to answer is not sent (vLLM would reject the whole batch);
         # it scores as an empty answer with finish_reason "prompt_too_long".
         runnable = [i for i, ids in enumerate(encoded) if len(ids) < self.max_model_len]
-        params = [SamplingParams(max_tokens=min(limit, self.max_model_len - len(encoded[i])), temperature=settings.temperature,
-                                 stop=list(settings.stop) or None, seed=None) for i in runnable]
+        params = [
+            SamplingParams(
+                max_tokens=min(limit, self.max_model_len - len(encoded[i])),
+                temperature=settings.temperature,
+                stop=list(settings.stop) or None,
+                seed=None,
+            )
+            for i in runnable
+        ]
         try:
-            outputs = self.llm.generate([TokensPrompt(prompt_token_ids=encoded[i]) for i in runnable], params, use_tqdm=False) if runnable else []
+            outputs = (
+                self.llm.generate([TokensPrompt(prompt_token_ids=encoded[i]) for i in runnable], params, use_tqdm=False)
+                if runnable
+                else []
+            )
         except torch.OutOfMemoryError as exc:
             raise GenerationFailed(f"out of memory at max_new_tokens={limit}") from exc
         except (RuntimeError, ValueError) as exc:

@@ -19,30 +19,113 @@ from ptbench.integrity.contamination.sources import kind_of, walk_files
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.report import Finding, Unchecked
 
-SDK_IMPORTS = ("openai", "anthropic", "google.generativeai", "google.genai", "google-genai", "together", "groq", "mistralai",
-               "cohere", "litellm", "openrouter", "replicate", "fireworks", "deepseek", "voyageai", "vertexai", "ai21", "huggingface_hub.InferenceClient")
-ENDPOINTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com", "aiplatform.googleapis.com",
-             "openrouter.ai", "api.together.xyz", "api.together.ai", "api.groq.com", "api.mistral.ai", "api.cohere.ai",
-             "api.cohere.com", "api.deepseek.com", "api.fireworks.ai", "api.replicate.com", "api-inference.huggingface.co",
-             "router.huggingface.co", "api.x.ai", "api.perplexity.ai", "dashscope.aliyuncs.com", "open.bigmodel.cn",
-             "api.moonshot.cn", "api.z.ai")
+SDK_IMPORTS = (
+    "openai",
+    "anthropic",
+    "google.generativeai",
+    "google.genai",
+    "google-genai",
+    "together",
+    "groq",
+    "mistralai",
+    "cohere",
+    "litellm",
+    "openrouter",
+    "replicate",
+    "fireworks",
+    "deepseek",
+    "voyageai",
+    "vertexai",
+    "ai21",
+    "huggingface_hub.InferenceClient",
+)
+ENDPOINTS = (
+    "api.openai.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "aiplatform.googleapis.com",
+    "openrouter.ai",
+    "api.together.xyz",
+    "api.together.ai",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.cohere.ai",
+    "api.cohere.com",
+    "api.deepseek.com",
+    "api.fireworks.ai",
+    "api.replicate.com",
+    "api-inference.huggingface.co",
+    "router.huggingface.co",
+    "api.x.ai",
+    "api.perplexity.ai",
+    "dashscope.aliyuncs.com",
+    "open.bigmodel.cn",
+    "api.moonshot.cn",
+    "api.z.ai",
+)
 # Wire paths of model APIs: any host (a self-hosted relay too) called on them.
-API_PATHS = (r"/v1/chat/completions", r"/v1/completions", r"/v1/messages\b", r"/v1/responses\b", r":generateContent", r":streamGenerateContent")
+API_PATHS = (
+    r"/v1/chat/completions",
+    r"/v1/completions",
+    r"/v1/messages\b",
+    r"/v1/responses\b",
+    r":generateContent",
+    r":streamGenerateContent",
+)
 
 _MODULES = "|".join(re.escape(m) for m in SDK_IMPORTS if "-" not in m and "." not in m or m.startswith("google."))
-_IMPORT = re.compile(r"(?:^|[\s;'\"(])(?:from\s+(" + _MODULES + r")(?:\.[\w.]+)?\s+import\b|import\s+(" + _MODULES + r")\b|"
-                     r"from\s+(google)\s+import\s+(?:genai|generativeai)\b)", re.MULTILINE)
+_IMPORT = re.compile(
+    r"(?:^|[\s;'\"(])(?:from\s+(" + _MODULES + r")(?:\.[\w.]+)?\s+import\b|import\s+(" + _MODULES + r")\b|"
+    r"from\s+(google)\s+import\s+(?:genai|generativeai)\b)",
+    re.MULTILINE,
+)
 _ENDPOINT = re.compile("|".join(re.escape(e) for e in ENDPOINTS), re.IGNORECASE)
 _PATH = re.compile("|".join(API_PATHS))
-_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|npm)\s+(?:install|add|i)\b[^\n]*?(?<![\w.-])(" + "|".join(
-    re.escape(m) for m in ("openai", "anthropic", "google-generativeai", "google-genai", "together", "groq", "mistralai", "cohere",
-                           "litellm", "openrouter", "replicate", "fireworks-ai", "@anthropic-ai/sdk", "@google/genai")) + r")(?![\w-])")
+_INSTALL = re.compile(
+    r"\b(?:pip3?|uv\s+pip|npm)\s+(?:install|add|i)\b[^\n]*?(?<![\w.-])("
+    + "|".join(
+        re.escape(m)
+        for m in (
+            "openai",
+            "anthropic",
+            "google-generativeai",
+            "google-genai",
+            "together",
+            "groq",
+            "mistralai",
+            "cohere",
+            "litellm",
+            "openrouter",
+            "replicate",
+            "fireworks-ai",
+            "@anthropic-ai/sdk",
+            "@google/genai",
+        )
+    )
+    + r")(?![\w-])"
+)
 _LOCAL = re.compile(r"https?://(localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]")  # the agent's own vLLM server is fine
 MAX_FILE = 16 << 20
 # Installed packages (a venv in the workspace) mention these APIs in their own code; what the agent
 # ran from them shows in the trajectory.
 _SKIP_DIRS = (".git", "node_modules", "__pycache__", "eval_runs", "site-packages", "dist-packages")
-_TEXT_SUFFIXES = {".py", ".sh", ".ipynb", ".js", ".ts", ".mjs", ".txt", ".md", ".json", ".yaml", ".yml", ".toml", ".cfg", ".env", ""}
+_TEXT_SUFFIXES = {
+    ".py",
+    ".sh",
+    ".ipynb",
+    ".js",
+    ".ts",
+    ".mjs",
+    ".txt",
+    ".md",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".env",
+    "",
+}
 
 
 def scan_text(text: str, where: str) -> list[dict]:
@@ -82,8 +165,7 @@ def check(ctx: CheckContext) -> Finding:
         if not root.is_dir():
             continue
         scaffold = [root / s for s in SCAFFOLD_STATE] if name == "home" else []
-        skip = lambda p, scaffold=scaffold: (p.name in _SKIP_DIRS
-                                             or any(p == s for s in scaffold))
+        skip = lambda p, scaffold=scaffold: p.name in _SKIP_DIRS or any(p == s for s in scaffold)
         for path in walk_files(root, skip):
             if path.suffix.lower() not in _TEXT_SUFFIXES or kind_of(path) != "text" or path.stat().st_size > MAX_FILE:
                 continue
@@ -91,11 +173,18 @@ def check(ctx: CheckContext) -> Finding:
             evidence += scan_text(path.read_text(errors="replace"), f"{name}/{path.relative_to(root).as_posix()}")
     sources.append(f"{files} workspace/home files")
     if trajectory is None and not calls.exists() and _expects_trajectory(ctx.spec.agent.name):
-        raise Unchecked("no agent/trajectory.json to check (the commands of an LLM agent cannot be reviewed without it)")
+        raise Unchecked(
+            "no agent/trajectory.json to check (the commands of an LLM agent cannot be reviewed without it)"
+        )
     details = {"sources": sources}
     if evidence:
         what = sorted({e["match"] for e in evidence})
-        return Finding(verdict="flagged", reason=f"model API use outside the scaffold: {', '.join(what[:5])}", evidence=evidence, details=details)
+        return Finding(
+            verdict="flagged",
+            reason=f"model API use outside the scaffold: {', '.join(what[:5])}",
+            evidence=evidence,
+            details=details,
+        )
     return Finding(verdict="clean", reason=f"no model API use in {', '.join(sources)}", details=details)
 
 
@@ -116,6 +205,12 @@ def _gateway_calls(path: Path) -> list[dict]:
         except ValueError:
             raise Unchecked(f"agent/calls.jsonl line {lineno} is not JSON") from None
         if isinstance(call, dict) and call.get("client", "scaffold") != "scaffold":
-            out.append({"where": "agent/calls.jsonl", "line": lineno, "match": f"gateway call by {call.get('client')}",
-                        "text": json.dumps({k: call.get(k) for k in ("model", "url", "client")})[:300]})
+            out.append(
+                {
+                    "where": "agent/calls.jsonl",
+                    "line": lineno,
+                    "match": f"gateway call by {call.get('client')}",
+                    "text": json.dumps({k: call.get(k) for k in ("model", "url", "client")})[:300],
+                }
+            )
     return out

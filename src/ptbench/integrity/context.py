@@ -43,8 +43,12 @@ class CheckContext:
         return self.since is None or cache in self.layer_dirs or entry.stat().st_mtime >= self.since
 
     def to_json(self) -> dict[str, Any]:
-        return {"trial_dir": str(self.trial_dir), "cache_dirs": [str(p) for p in self.cache_dirs], "since": self.since,
-                "layer_dirs": [str(p) for p in self.layer_dirs]}
+        return {
+            "trial_dir": str(self.trial_dir),
+            "cache_dirs": [str(p) for p in self.cache_dirs],
+            "since": self.since,
+            "layer_dirs": [str(p) for p in self.layer_dirs],
+        }
 
 
 def trajectory_texts(trajectory: dict[str, Any] | None, *, outputs: bool = False) -> list[tuple[str, str]]:

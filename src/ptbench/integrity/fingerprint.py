@@ -45,7 +45,11 @@ class Checkpoint:
         else:
             bins = sorted(p for p in folder.glob("*.bin") if p.name.startswith("pytorch_model"))
             if not bins:
-                what = "a LoRA adapter only" if (folder / "adapter_config.json").exists() else "no *.safetensors or pytorch_model*.bin"
+                what = (
+                    "a LoRA adapter only"
+                    if (folder / "adapter_config.json").exists()
+                    else "no *.safetensors or pytorch_model*.bin"
+                )
                 raise Unchecked(f"{folder}: {what}; cannot fingerprint its weights")
             import torch
 
@@ -87,7 +91,9 @@ def read_config(folder: Path) -> dict[str, Any]:
         raise Unchecked(f"{folder}/config.json unreadable ({type(exc).__name__})") from None
 
 
-def plan_sample(final: Checkpoint, others: list[Checkpoint], seed: int) -> tuple[list[tuple[str, list[int]]], list[str]]:
+def plan_sample(
+    final: Checkpoint, others: list[Checkpoint], seed: int
+) -> tuple[list[tuple[str, list[int]]], list[str]]:
     """(tensor, rows) to compare, and the names whose shapes disagree beyond added-token rows."""
     rng = random.Random(seed)
     common = final.names()
@@ -126,6 +132,6 @@ def distances(final: Checkpoint, other: Checkpoint, plan: list[tuple[str, list[i
         fin2 += float(torch.sum(f * f))
         dot += float(torch.sum(f * o))
         per_tensor_closer.append(d)
-    rel = (diff2 ** 0.5) / (ref2 ** 0.5) if ref2 > 0 else float("inf")
+    rel = (diff2**0.5) / (ref2**0.5) if ref2 > 0 else float("inf")
     cos = dot / ((fin2 * ref2) ** 0.5) if fin2 > 0 and ref2 > 0 else 0.0
-    return {"l2": diff2 ** 0.5, "relative_l2": rel, "cosine": cos, "_per_tensor": per_tensor_closer}
+    return {"l2": diff2**0.5, "relative_l2": rel, "cosine": cos, "_per_tensor": per_tensor_closer}

@@ -51,11 +51,13 @@ def check(ctx: CheckContext) -> Finding:
     work = _fresh_dir(ctx.trial_dir / "judge")
     evidence = work / "workspace" / "evidence"
     skipped = _copy_evidence(ctx, evidence)
-    spec = ctx.spec.model_copy(update={
-        "trial_id": f"{ctx.spec.trial_id}.judge",
-        "agent": AgentRef(name=settings.agent, model=settings.model, options=settings.options),
-        "budget": Budget(hours=settings.minutes / 60, gpus=0),
-    })
+    spec = ctx.spec.model_copy(
+        update={
+            "trial_id": f"{ctx.spec.trial_id}.judge",
+            "agent": AgentRef(name=settings.agent, model=settings.model, options=settings.options),
+            "budget": Budget(hours=settings.minutes / 60, gpus=0),
+        }
+    )
     for d in ("agent", "home/tmp"):
         (work / d).mkdir(parents=True, exist_ok=True)
     (work / "trial.json").write_text(spec.model_dump_json(indent=2))
@@ -70,8 +72,14 @@ def check(ctx: CheckContext) -> Finding:
         raise Unchecked(f"judge agent '{settings.agent}' has no executable here (install its CLI)")
     started = time.time()
     rc = _run(launch, work / "agent" / "native.log", settings.minutes * 60)
-    details = {"judge_agent": settings.agent, "judge_model": settings.model, "exit_code": rc, "seconds": round(time.time() - started, 1),
-               "log": str((work / "agent" / "native.log").relative_to(ctx.trial_dir)), "not_copied": skipped[:50]}
+    details = {
+        "judge_agent": settings.agent,
+        "judge_model": settings.model,
+        "exit_code": rc,
+        "seconds": round(time.time() - started, 1),
+        "log": str((work / "agent" / "native.log").relative_to(ctx.trial_dir)),
+        "not_copied": skipped[:50],
+    }
     if rc == 124:
         raise Unchecked(f"judge ran out of its {settings.minutes:g} min budget")
     if rc != 0:
@@ -86,9 +94,15 @@ def check(ctx: CheckContext) -> Finding:
     flagged = {k: a for k, a in answers.items() if a.verdict == "flagged"}
     details["answers"] = {k: a.model_dump() for k, a in answers.items()}
     if flagged:
-        return Finding(verdict="flagged", reason="judge flagged " + ", ".join(flagged),
-                       evidence=[{"question": k, "justification": a.justification} for k, a in flagged.items()], details=details)
-    return Finding(verdict="clean", reason="judge found neither contamination nor disallowed model use", details=details)
+        return Finding(
+            verdict="flagged",
+            reason="judge flagged " + ", ".join(flagged),
+            evidence=[{"question": k, "justification": a.justification} for k, a in flagged.items()],
+            details=details,
+        )
+    return Finding(
+        verdict="clean", reason="judge found neither contamination nor disallowed model use", details=details
+    )
 
 
 def _fresh_dir(path: Path) -> Path:
@@ -119,8 +133,11 @@ def _copy_evidence(ctx: CheckContext, dest: Path) -> list[str]:
         (dest / "workspace").mkdir(parents=True)
     if (ctx.agent_dir / "trajectory.json").is_file():
         shutil.copy2(ctx.agent_dir / "trajectory.json", dest / "trajectory.json")
-    checks = {p.stem: json.loads(p.read_text()) for p in sorted((ctx.trial_dir / "checks").glob("*.json"))
-              if p.stem not in ("verdicts", "summary", "judge")}
+    checks = {
+        p.stem: json.loads(p.read_text())
+        for p in sorted((ctx.trial_dir / "checks").glob("*.json"))
+        if p.stem not in ("verdicts", "summary", "judge")
+    }
     (dest / "deterministic_checks.json").write_text(json.dumps(checks, indent=1))
     for p in [dest, *dest.rglob("*")]:  # read-only: the judge reviews, it does not edit
         mode = p.lstat().st_mode
@@ -130,15 +147,28 @@ def _copy_evidence(ctx: CheckContext, dest: Path) -> list[str]:
 
 
 def _prompt(ctx: CheckContext, *, has_trajectory: bool) -> str:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("ptbench.integrity", "templates"), undefined=jinja2.StrictUndefined)
-    return env.get_template("judge_prompt.md.j2").render(base_model=ctx.spec.base_model.id, task=ctx.spec.task.name,
-                                                         verdict_file=VERDICT_FILE, has_trajectory=has_trajectory)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ptbench.integrity", "templates"), undefined=jinja2.StrictUndefined
+    )
+    return env.get_template("judge_prompt.md.j2").render(
+        base_model=ctx.spec.base_model.id,
+        task=ctx.spec.task.name,
+        verdict_file=VERDICT_FILE,
+        has_trajectory=has_trajectory,
+    )
 
 
 def _run(launch, log_path: Path, limit: float) -> int:
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(launch.argv, cwd=launch.cwd, env=launch.env, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            launch.argv,
+            cwd=launch.cwd,
+            env=launch.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             rc = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:

@@ -30,8 +30,18 @@ INSTRUCT_OF = {
     "HuggingFaceTB/SmolLM3-3B-Base": ["HuggingFaceTB/SmolLM3-3B"],
     "google/gemma-3-4b-pt": ["google/gemma-3-4b-it"],
 }
-ARCH_KEYS = ("model_type", "architectures", "hidden_size", "num_hidden_layers", "intermediate_size", "num_attention_heads",
-             "num_key_value_heads", "head_dim", "hidden_act", "tie_word_embeddings")
+ARCH_KEYS = (
+    "model_type",
+    "architectures",
+    "hidden_size",
+    "num_hidden_layers",
+    "intermediate_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "hidden_act",
+    "tie_word_embeddings",
+)
 
 
 def find_model(ref: str, cache_dirs: list[Path]) -> Path | None:
@@ -44,7 +54,11 @@ def find_model(ref: str, cache_dirs: list[Path]) -> Path | None:
     repo = "models--" + ref.replace("/", "--")
     for cache in cache_dirs:
         for d in (cache / "hub" / repo, cache / repo):
-            snaps = sorted((d / "snapshots").glob("*/config.json"), key=lambda c: c.stat().st_mtime, reverse=True) if d.is_dir() else []
+            snaps = (
+                sorted((d / "snapshots").glob("*/config.json"), key=lambda c: c.stat().st_mtime, reverse=True)
+                if d.is_dir()
+                else []
+            )
             if snaps:
                 return snaps[0].parent
     return None
@@ -57,7 +71,7 @@ def _cache_models(ctx: CheckContext, base: Path) -> list[tuple[str, Path]]:
             for d in sorted(sub.glob("models--*")) if sub.is_dir() else []:
                 if not ctx.fresh(cache, d):
                     continue
-                ref = d.name[len("models--"):].replace("--", "/")
+                ref = d.name[len("models--") :].replace("--", "/")
                 found = find_model(ref, [cache])
                 if found and found.resolve() != base.resolve():
                     out.append((f"{ref} (in the cache layer)", found))
@@ -84,18 +98,30 @@ def check(ctx: CheckContext) -> Finding:
     evidence += _vocabulary(final, base)
     details: dict[str, Any] = {"base": str(base), "forbidden_missing": missing, "forbidden_skipped": {}}
     if evidence:
-        return Finding(verdict="flagged", reason="final_model is not the base model's architecture or vocabulary", evidence=evidence, details=details)
+        return Finding(
+            verdict="flagged",
+            reason="final_model is not the base model's architecture or vocabulary",
+            evidence=evidence,
+            details=details,
+        )
     seed = int.from_bytes(os.urandom(4), "little")
     fin, ref = Checkpoint(final), Checkpoint(base)
     plan, mismatched = plan_sample(fin, [ref], seed)
-    details.update(sample_seed=seed, tensors_sampled=len(plan), rows_per_tensor=max((len(r) for _, r in plan), default=0))
+    details.update(
+        sample_seed=seed, tensors_sampled=len(plan), rows_per_tensor=max((len(r) for _, r in plan), default=0)
+    )
     if mismatched:
         evidence.append({"what": "tensor shapes differ from the base's", "tensors": mismatched[:20]})
     missing_in_final = sorted(ref.names() - fin.names())
     if missing_in_final:
         evidence.append({"what": "tensors of the base missing from final_model", "tensors": missing_in_final[:20]})
     if evidence:
-        return Finding(verdict="flagged", reason="final_model's tensors do not match the base model's", evidence=evidence, details=details)
+        return Finding(
+            verdict="flagged",
+            reason="final_model's tensors do not match the base model's",
+            evidence=evidence,
+            details=details,
+        )
     if not plan:
         raise Unchecked("no tensors in common to compare")
     to_base = distances(fin, ref, plan)
@@ -103,7 +129,9 @@ def check(ctx: CheckContext) -> Finding:
     details["distance_to_forbidden"] = {}
     for name, path, named in forbidden:
         # A model of another architecture cannot be what was submitted (final_model has the base's).
-        why_not = [e["key"] for e in _architecture(path, base)] if (path / "config.json").exists() else ["no config.json"]
+        why_not = (
+            [e["key"] for e in _architecture(path, base)] if (path / "config.json").exists() else ["no config.json"]
+        )
         try:
             other = Checkpoint(path) if not why_not else None
         except Unchecked as exc:
@@ -121,19 +149,35 @@ def check(ctx: CheckContext) -> Finding:
         details["distance_to_forbidden"][name] = _public(d)
         closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"]))
         if d["l2"] <= base_d["l2"]:
-            evidence.append({"what": "weights closer to a forbidden model than to the base", "forbidden": name,
-                             "relative_l2_to_forbidden": d["relative_l2"], "relative_l2_to_base": base_d["relative_l2"],
-                             "tensors_closer_to_forbidden": f"{closer}/{len(sub)}"})
+            evidence.append(
+                {
+                    "what": "weights closer to a forbidden model than to the base",
+                    "forbidden": name,
+                    "relative_l2_to_forbidden": d["relative_l2"],
+                    "relative_l2_to_base": base_d["relative_l2"],
+                    "tensors_closer_to_forbidden": f"{closer}/{len(sub)}",
+                }
+            )
     details["forbidden_compared"] = list(details["distance_to_forbidden"])
     if evidence:
-        return Finding(verdict="flagged", reason=f"final_model is closer to {evidence[0]['forbidden']} than to the base", evidence=evidence, details=details)
+        return Finding(
+            verdict="flagged",
+            reason=f"final_model is closer to {evidence[0]['forbidden']} than to the base",
+            evidence=evidence,
+            details=details,
+        )
     if missing:
-        raise Unchecked(f"forbidden model(s) {', '.join(missing)} not found locally, so final_model cannot be compared with them "
-                        "(put them in the HF cache or list local copies in integrity.forbidden_models)")
+        raise Unchecked(
+            f"forbidden model(s) {', '.join(missing)} not found locally, so final_model cannot be compared with them "
+            "(put them in the HF cache or list local copies in integrity.forbidden_models)"
+        )
     compared = details["forbidden_compared"]
     against = f"; closer to the base than to {', '.join(compared)}" if compared else "; no forbidden model to compare"
-    return Finding(verdict="clean", reason=f"same architecture and vocabulary as the base (relative L2 {to_base['relative_l2']:.4g}){against}",
-                   details=details)
+    return Finding(
+        verdict="clean",
+        reason=f"same architecture and vocabulary as the base (relative L2 {to_base['relative_l2']:.4g}){against}",
+        details=details,
+    )
 
 
 def _comparable(plan: list[tuple[str, list[int]]], final: Checkpoint, other: Checkpoint) -> list[tuple[str, list[int]]]:
@@ -158,10 +202,16 @@ def _architecture(final: Path, base: Path) -> list[dict[str, Any]]:
     f, b = read_config(final), read_config(base)
     out = []
     for scope, fc, bc in (("", f, b), ("text_config.", f.get("text_config") or {}, b.get("text_config") or {})):
-        out += [{"what": "config.json differs", "key": scope + k, "final": fc.get(k), "base": bc.get(k)} for k in ARCH_KEYS if fc.get(k) != bc.get(k)]
+        out += [
+            {"what": "config.json differs", "key": scope + k, "final": fc.get(k), "base": bc.get(k)}
+            for k in ARCH_KEYS
+            if fc.get(k) != bc.get(k)
+        ]
         fv, bv = fc.get("vocab_size"), bc.get("vocab_size")
         if isinstance(fv, int) and isinstance(bv, int) and fv < bv:
-            out.append({"what": "vocab_size smaller than the base's", "key": scope + "vocab_size", "final": fv, "base": bv})
+            out.append(
+                {"what": "vocab_size smaller than the base's", "key": scope + "vocab_size", "final": fv, "base": bv}
+            )
     return out
 
 
@@ -180,8 +230,15 @@ def _vocabulary(final: Path, base: Path) -> list[dict[str, Any]]:
     fv, bv = _vocab(fb), _vocab(bb)
     changed = [t for t, i in bv.items() if fv.get(t) != i]
     if changed:
-        return [{"what": "vocabulary differs from the base's", "tokens_changed_or_missing": len(changed), "examples": changed[:10],
-                 "base_tokens": len(bv), "final_tokens": len(fv)}]
+        return [
+            {
+                "what": "vocabulary differs from the base's",
+                "tokens_changed_or_missing": len(changed),
+                "examples": changed[:10],
+                "base_tokens": len(bv),
+                "final_tokens": len(fv),
+            }
+        ]
     return []
 
 

@@ -43,7 +43,9 @@ class CheckReport(Finding):
 
 
 def unchecked(check: str, reason: str, *, version: str, started_at: float, seconds: float = 0.0) -> CheckReport:
-    return CheckReport(check=check, verdict="unchecked", reason=reason, harness_version=version, started_at=started_at, seconds=seconds)
+    return CheckReport(
+        check=check, verdict="unchecked", reason=reason, harness_version=version, started_at=started_at, seconds=seconds
+    )
 
 
 def read_verdicts(checks_dir: Path, expected: list[str]) -> tuple[dict[str, str], dict[str, str]]:

@@ -37,9 +37,15 @@ from ptbench.integrity.report import (
 _OUTPUT_LIMIT = 4000  # characters of a crashed check's stderr kept in its reason
 
 
-def run_checks(trial_dir: str | os.PathLike[str], spec: Any, *, env: dict[str, str] | None = None,
-               cache_dirs: list[Path] | None = None, since: float | None = None,
-               timeout_s: float | None = None) -> dict[str, str]:
+def run_checks(
+    trial_dir: str | os.PathLike[str],
+    spec: Any,
+    *,
+    env: dict[str, str] | None = None,
+    cache_dirs: list[Path] | None = None,
+    since: float | None = None,
+    timeout_s: float | None = None,
+) -> dict[str, str]:
     """Run `spec.integrity.checks` on a trial; returns {check: verdict} as written to verdicts.json."""
     trial_dir = Path(trial_dir).resolve()
     checks_dir = trial_dir / "checks"
@@ -52,8 +58,13 @@ def run_checks(trial_dir: str | os.PathLike[str], spec: Any, *, env: dict[str, s
     layers = [upper] if upper.is_dir() else []
     notes = _quarantine(trial_dir, checks_dir)
     config = spec.integrity
-    ctx = CheckContext(trial_dir=trial_dir, spec=spec, cache_dirs=[Path(p) for p in cache_dirs or []] + layers, since=since,
-                       layer_dirs=layers)
+    ctx = CheckContext(
+        trial_dir=trial_dir,
+        spec=spec,
+        cache_dirs=[Path(p) for p in cache_dirs or []] + layers,
+        since=since,
+        layer_dirs=layers,
+    )
     limit = timeout_s if timeout_s is not None else config.check_minutes * 60
     verdicts: dict[str, str] = {}
     reasons: dict[str, str] = {}
@@ -62,8 +73,16 @@ def run_checks(trial_dir: str | os.PathLike[str], spec: Any, *, env: dict[str, s
         report = _run_one(name, ctx, limit, {TRIAL_ENV_MARKER: str(trial_dir), **(env or {})})
         atomic_write_json(checks_dir / f"{name}.json", report)
         verdicts[name], reasons[name] = report.verdict, report.reason
-    atomic_write_json(checks_dir / SUMMARY_FILE, {"overall": overall(verdicts), "reasons": reasons, "notes": notes,
-                                                  "policy": config.policy, "harness_version": ptbench.__version__})
+    atomic_write_json(
+        checks_dir / SUMMARY_FILE,
+        {
+            "overall": overall(verdicts),
+            "reasons": reasons,
+            "notes": notes,
+            "policy": config.policy,
+            "harness_version": ptbench.__version__,
+        },
+    )
     atomic_write_json(checks_dir / VERDICTS_FILE, verdicts)  # last: its presence means the run finished
     return verdicts
 
@@ -95,31 +114,58 @@ def _run_one(name: str, ctx: CheckContext, limit: float, env: dict[str, str]) ->
         ctx_file, out = Path(tmp) / "context.json", Path(tmp) / "finding.json"
         ctx_file.write_text(json.dumps(ctx.to_json()))
         argv = [sys.executable, "-m", "ptbench.integrity.worker", name, str(ctx_file), str(out)]
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                                env={**os.environ, **env})
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env={**os.environ, **env}
+        )
         try:
             _, stderr = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             _kill(proc)
-            return unchecked(name, f"timed out after {limit:.0f} s (integrity.check_minutes)", version=version,
-                             started_at=started, seconds=time.time() - started)
+            return unchecked(
+                name,
+                f"timed out after {limit:.0f} s (integrity.check_minutes)",
+                version=version,
+                started_at=started,
+                seconds=time.time() - started,
+            )
         finally:
             _kill(proc)  # a stop signal raised in the runner while we waited must not leave the check running
         seconds = time.time() - started
         if proc.returncode != 0:
             tail = stderr.decode(errors="replace").strip()[-_OUTPUT_LIMIT:]
-            return unchecked(name, f"crashed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}",
-                             version=version, started_at=started, seconds=seconds)
+            return unchecked(
+                name,
+                f"crashed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}",
+                version=version,
+                started_at=started,
+                seconds=seconds,
+            )
         try:
             finding = Finding.model_validate_json(out.read_bytes())
         except (OSError, ValueError) as exc:
-            return unchecked(name, f"wrote no valid report ({type(exc).__name__})", version=version, started_at=started, seconds=seconds)
+            return unchecked(
+                name,
+                f"wrote no valid report ({type(exc).__name__})",
+                version=version,
+                started_at=started,
+                seconds=seconds,
+            )
     if finding.verdict == "flagged" and not finding.evidence:
-        finding = Finding(verdict="unchecked", reason=f"flagged without evidence: {finding.reason}", details=finding.details)
+        finding = Finding(
+            verdict="unchecked", reason=f"flagged without evidence: {finding.reason}", details=finding.details
+        )
     total = len(finding.evidence)
     details = dict(finding.details, evidence_total=total) if total > MAX_EVIDENCE else finding.details
-    return CheckReport(check=name, verdict=finding.verdict, reason=finding.reason, evidence=finding.evidence[:MAX_EVIDENCE],
-                       details=details, harness_version=version, started_at=started, seconds=round(seconds, 3))
+    return CheckReport(
+        check=name,
+        verdict=finding.verdict,
+        reason=finding.reason,
+        evidence=finding.evidence[:MAX_EVIDENCE],
+        details=details,
+        harness_version=version,
+        started_at=started,
+        seconds=round(seconds, 3),
+    )
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -141,15 +187,23 @@ def _quarantine(trial_dir: Path, checks_dir: Path) -> list[str]:
         while dest.exists():
             n += 1
             dest = dest.with_name(f"{dest.name.split('.')[0]}.{n}")
-        entries = sorted(p.name for p in checks_dir.iterdir()) if checks_dir.is_dir() and not checks_dir.is_symlink() else [checks_dir.name]
+        entries = (
+            sorted(p.name for p in checks_dir.iterdir())
+            if checks_dir.is_dir() and not checks_dir.is_symlink()
+            else [checks_dir.name]
+        )
         shutil.move(str(checks_dir), str(dest))
-        notes.append(f"checks/ held {len(entries)} entries before the checks ran ({', '.join(entries[:10])}); "
-                     f"moved to {dest.relative_to(trial_dir)} and ignored")
+        notes.append(
+            f"checks/ held {len(entries)} entries before the checks ran ({', '.join(entries[:10])}); "
+            f"moved to {dest.relative_to(trial_dir)} and ignored"
+        )
     checks_dir.mkdir(exist_ok=True)
     for root, dirs, _files in os.walk(trial_dir / "workspace"):  # does not follow links
         for d in dirs:
             if d == "checks":
                 rel = (Path(root) / d).relative_to(trial_dir)
-                notes.append(f"the agent made {rel}; ignored (verdicts live in the trial's checks/ only; still scanned as data)")
+                notes.append(
+                    f"the agent made {rel}; ignored (verdicts live in the trial's checks/ only; still scanned as data)"
+                )
         dirs[:] = [d for d in dirs if d not in ("node_modules", ".git")]
     return notes

@@ -37,8 +37,13 @@ def main(argv: list[str]) -> int:
     name, ctx_file, out = argv
     raw = json.loads(Path(ctx_file).read_text())
     trial = TrialDir(raw["trial_dir"])
-    ctx = CheckContext(trial_dir=trial.path, spec=trial.spec, cache_dirs=[Path(p) for p in raw["cache_dirs"]], since=raw["since"],
-                       layer_dirs=[Path(p) for p in raw.get("layer_dirs", [])])
+    ctx = CheckContext(
+        trial_dir=trial.path,
+        spec=trial.spec,
+        cache_dirs=[Path(p) for p in raw["cache_dirs"]],
+        since=raw["since"],
+        layer_dirs=[Path(p) for p in raw.get("layer_dirs", [])],
+    )
     finding = run_check(name, ctx)
     atomic_write_text(out, finding.model_dump_json())
     return 0

@@ -47,7 +47,7 @@ def own_cgroup(proc: Path = Path("/proc/self")) -> tuple[Path | None, str]:
         root, mountpoint = mount.root, mount.mount_point
         if root != "/" and path != root and not path.startswith(root + "/"):
             continue  # a bind mount of another part of the hierarchy
-        relative = path[len(root):] if root != "/" else path
+        relative = path[len(root) :] if root != "/" else path
         candidate = Path(mountpoint) / relative.lstrip("/")
         if (candidate / "cgroup.procs").is_file():
             return candidate, ""

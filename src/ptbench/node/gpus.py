@@ -51,8 +51,9 @@ def _own_pids() -> set[int]:
     return pids
 
 
-def check_gpus(wanted: int, gpu_type: str | None = None, *, python: str | None = None,
-               probe_seconds: float = CUDA_PROBE_SECONDS) -> GpuCheck:
+def check_gpus(
+    wanted: int, gpu_type: str | None = None, *, python: str | None = None, probe_seconds: float = CUDA_PROBE_SECONDS
+) -> GpuCheck:
     """Visible, of the wanted type and count, unused by others, and writable from torch."""
     if wanted <= 0:
         return GpuCheck(True, "no GPU requested")
@@ -81,8 +82,12 @@ def check_gpus(wanted: int, gpu_type: str | None = None, *, python: str | None =
         if foreign:
             return GpuCheck(False, f"GPU {g.index} ({g.uuid}) is in use by other processes: pid(s) {foreign}", names)
         if g.memory_used > IDLE_MEMORY_BYTES:
-            return GpuCheck(False, f"GPU {g.index} ({g.uuid}) has {g.memory_used / 2**30:.1f} GiB in use by no process of this job "
-                                   f"(another container?); an idle GPU uses under {IDLE_MEMORY_BYTES / 2**30:.1f} GiB", names)
+            return GpuCheck(
+                False,
+                f"GPU {g.index} ({g.uuid}) has {g.memory_used / 2**30:.1f} GiB in use by no process of this job "
+                f"(another container?); an idle GPU uses under {IDLE_MEMORY_BYTES / 2**30:.1f} GiB",
+                names,
+            )
     write = cuda_write(wanted, python=python, timeout=probe_seconds)
     if write is not None:
         return GpuCheck(False, write, names)
@@ -94,7 +99,9 @@ def cuda_write(n: int, *, python: str | None = None, timeout: float = CUDA_PROBE
 
     It runs in the interpreter the agent and the evaluation use (the runner's own by default)."""
     try:
-        probe = subprocess.run([python or sys.executable, "-c", _CUDA_PROBE, str(n)], capture_output=True, text=True, timeout=timeout)
+        probe = subprocess.run(
+            [python or sys.executable, "-c", _CUDA_PROBE, str(n)], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return f"GPU visible but a CUDA write did not finish in {timeout:.0f} s (wedged GPU?)"
     except OSError as exc:

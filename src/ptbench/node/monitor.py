@@ -69,7 +69,9 @@ class Monitor:
         self._open_gpus()
         last = [time.monotonic()]
         self._safe_sample(name, 0.0)  # a baseline for the CPU deltas
-        thread = threading.Thread(target=self._loop, args=(name, stop, last), name=f"ptbench-monitor-{name}", daemon=True)
+        thread = threading.Thread(
+            target=self._loop, args=(name, stop, last), name=f"ptbench-monitor-{name}", daemon=True
+        )
         thread.start()
         try:
             yield
@@ -135,10 +137,16 @@ class Monitor:
         self._cpu_seen = seen
         disk = shutil.disk_usage(self.trial_dir)
         sample: dict[str, Any] = {
-            "time": round(time.time(), 3), "stage": stage, "dt": round(dt, 3), "processes": procs,
+            "time": round(time.time(), 3),
+            "stage": stage,
+            "dt": round(dt, 3),
+            "processes": procs,
             "cpu_percent": round(100.0 * cpu_delta / dt, 1) if dt > 0 else None,
-            "rss_bytes": rss, "io_read_bytes": read, "io_write_bytes": written,
-            "trial_dir_bytes": _dir_bytes(self.trial_dir), "disk_free_bytes": disk.free,
+            "rss_bytes": rss,
+            "io_read_bytes": read,
+            "io_write_bytes": written,
+            "trial_dir_bytes": _dir_bytes(self.trial_dir),
+            "disk_free_bytes": disk.free,
         }
         if self._nv is not None:
             gpus = []
@@ -148,7 +156,9 @@ class Monitor:
                     util, used = nvml.utilization(self._nv, g)
                     fresh = nvml.describe(self._nv, g.index, g.handle)
                     mine = sum(p.used_bytes or 0 for p in fresh.processes if p.pid in ours)
-                    gpus.append({"index": g.index, "util_percent": util, "memory_used_bytes": used, "memory_tree_bytes": mine})
+                    gpus.append(
+                        {"index": g.index, "util_percent": util, "memory_used_bytes": used, "memory_tree_bytes": mine}
+                    )
                 except Exception as exc:
                     gpus.append({"index": g.index, "error": str(exc)})
             sample["gpus"] = gpus
@@ -169,7 +179,8 @@ def summarize(trial_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
     seconds = sum(s["dt"] for s in timed)
     cpu = [s["cpu_percent"] for s in timed if s.get("cpu_percent") is not None]
     out: dict[str, Any] = {
-        "samples": len(samples), "monitored_seconds": round(seconds, 1),
+        "samples": len(samples),
+        "monitored_seconds": round(seconds, 1),
         "cpu_percent_mean": round(sum(cpu) / len(cpu), 1) if cpu else None,
         "cpu_percent_max": max(cpu) if cpu else None,
         "rss_peak_bytes": max(s.get("rss_bytes", 0) for s in samples),
@@ -181,9 +192,11 @@ def summarize(trial_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
         utils = [g["util_percent"] for s in gpu_samples if s.get("dt") for g in s["gpus"] if "util_percent" in g]
         memory = [g["memory_used_bytes"] for s in gpu_samples for g in s["gpus"] if "memory_used_bytes" in g]
         gpu_seconds = sum(s["dt"] * len(s["gpus"]) for s in gpu_samples if s.get("dt"))
-        out.update(gpu_count=max(len(s["gpus"]) for s in gpu_samples),
-                   gpu_util_mean=round(sum(utils) / len(utils), 1) if utils else None,
-                   gpu_util_max=max(utils) if utils else None,
-                   gpu_memory_peak_bytes=max(memory) if memory else None,
-                   gpu_hours=round(gpu_seconds / 3600, 4))
+        out.update(
+            gpu_count=max(len(s["gpus"]) for s in gpu_samples),
+            gpu_util_mean=round(sum(utils) / len(utils), 1) if utils else None,
+            gpu_util_max=max(utils) if utils else None,
+            gpu_memory_peak_bytes=max(memory) if memory else None,
+            gpu_hours=round(gpu_seconds / 3600, 4),
+        )
     return out

@@ -84,7 +84,9 @@ def driver() -> Driver:
     nv = init()
     try:
         cuda = nv.nvmlSystemGetCudaDriverVersion()
-        return Driver(_text(nv.nvmlSystemGetDriverVersion()), f"{cuda // 1000}.{cuda % 1000 // 10}", nv.nvmlDeviceGetCount())
+        return Driver(
+            _text(nv.nvmlSystemGetDriverVersion()), f"{cuda // 1000}.{cuda % 1000 // 10}", nv.nvmlDeviceGetCount()
+        )
     finally:
         shutdown()
 
@@ -96,8 +98,15 @@ def describe(nv: ModuleType, index: int, handle: Any) -> Gpu:
         for p in getattr(nv, getter)(handle):
             used = getattr(p, "usedGpuMemory", None)
             procs.append(GpuProcess(pid=int(p.pid), used_bytes=used if isinstance(used, int) else None))
-    return Gpu(index=index, uuid=_text(nv.nvmlDeviceGetUUID(handle)), name=_text(nv.nvmlDeviceGetName(handle)),
-               memory_total=int(mem.total), memory_used=int(mem.used), processes=procs, handle=handle)
+    return Gpu(
+        index=index,
+        uuid=_text(nv.nvmlDeviceGetUUID(handle)),
+        name=_text(nv.nvmlDeviceGetName(handle)),
+        memory_total=int(mem.total),
+        memory_used=int(mem.used),
+        processes=procs,
+        handle=handle,
+    )
 
 
 def visible_gpus(nv: ModuleType, visible: str | None = None) -> list[Gpu]:

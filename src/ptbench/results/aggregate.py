@@ -89,7 +89,9 @@ def _setting_order(label: str) -> tuple[int, int, str]:
     return (0 if "zero-shot" in label else 1, int(shots.group(1)) if shots else 0, label)
 
 
-def collate(records: list[ResultRecord], policy: str, integrity_policy: str | None = None, weights: str = "auto") -> Collation:
+def collate(
+    records: list[ResultRecord], policy: str, integrity_policy: str | None = None, weights: str = "auto"
+) -> Collation:
     agent_records: list[ResultRecord] = []
     baseline_records: list[ResultRecord] = []
     for r in records:  # one look per record: 10,000 of them in a big campaign
@@ -145,18 +147,49 @@ def collate(records: list[ResultRecord], policy: str, integrity_policy: str | No
     baseline_per_model: dict[tuple[str, str, str], Stat] = defaultdict(Stat)
     for r in baseline_records:
         if has_valid_score(r):
-            baseline_per_model[(baseline_setting(r), r.base_model.label, r.task.label)].values.append(r.primary_metric.value)
+            baseline_per_model[(baseline_setting(r), r.base_model.label, r.task.label)].values.append(
+                r.primary_metric.value
+            )
     for key, models in per_model.items():
         baselines[key] = Stat([statistics.fmean(v) for v in models.values()])
     settings = sorted({s for s, _ in baselines}, key=_setting_order)
-    baseline_aggregate = {s: sum(w.by_task[t] * baselines[(s, t)].mean for t in tasks)
-                          for s in settings if tasks and all((s, t) in baselines for t in tasks)}
+    baseline_aggregate = {
+        s: sum(w.by_task[t] * baselines[(s, t)].mean for t in tasks)
+        for s in settings
+        if tasks and all((s, t) in baselines for t in tasks)
+    }
 
     notes = [f"Weighted average: {w.source}: " + ", ".join(f"{t} {w.by_task[t]:.4f}" for t in tasks) + "."]
     if index.sources_used:
-        notes.append("Base-model fallback scores come from " + " and ".join(sorted(
-            "the `ptbench baseline` zero-shot records" if s == "baseline" else "the campaign's base-model agent trials" for s in index.sources_used)) + ".")
+        notes.append(
+            "Base-model fallback scores come from "
+            + " and ".join(
+                sorted(
+                    "the `ptbench baseline` zero-shot records"
+                    if s == "baseline"
+                    else "the campaign's base-model agent trials"
+                    for s in index.sources_used
+                )
+            )
+            + "."
+        )
     if any(s.incomplete for s in aggregate.values()):
-        notes.append("Runs that lack a number for some benchmark are left out of the weighted average (counted as 'incomplete').")
-    return Collation(policy, integrity_policy, w, tasks, agents, settings, dict(per_bench), aggregate, dict(per_base),
-                     baselines, baseline_aggregate, trials, baseline_per_model=dict(baseline_per_model), notes=notes)
+        notes.append(
+            "Runs that lack a number for some benchmark are left out of the weighted average (counted as 'incomplete')."
+        )
+    return Collation(
+        policy,
+        integrity_policy,
+        w,
+        tasks,
+        agents,
+        settings,
+        dict(per_bench),
+        aggregate,
+        dict(per_base),
+        baselines,
+        baseline_aggregate,
+        trials,
+        baseline_per_model=dict(baseline_per_model),
+        notes=notes,
+    )

@@ -60,7 +60,11 @@ def find_results(root: Path) -> list[str]:
             if "result.json" in files:
                 found.append(os.path.join(here, "result.json"))
             continue
-        todo += [e.path for e in entries if e.name != ".replaced" and not e.name.startswith(".") and _is_dir(e) and not e.is_symlink()]
+        todo += [
+            e.path
+            for e in entries
+            if e.name != ".replaced" and not e.name.startswith(".") and _is_dir(e) and not e.is_symlink()
+        ]
     return sorted(found)  # strings: 10,000 Path objects cost a noticeable part of a collation
 
 
@@ -139,16 +143,25 @@ def policies(loaded: Loaded, override: str | None) -> tuple[str, str | None]:
         scoring = (spec.get("scoring") or {}).get("policy", "base_fallback")
         integrity = spec.get("integrity")
         integrity = integrity.get("policy") if isinstance(integrity, dict) else None
-        found[name] = (check_policy(scoring, f"campaign {name}: scoring.policy"),
-                       check_policy(integrity, f"campaign {name}: integrity.policy", INTEGRITY_POLICIES) if integrity else None)
+        found[name] = (
+            check_policy(scoring, f"campaign {name}: scoring.policy"),
+            check_policy(integrity, f"campaign {name}: integrity.policy", INTEGRITY_POLICIES) if integrity else None,
+        )
     integrity_policies = {p[1] for p in found.values()}
     if override:
         check_policy(override, "--policy")
     elif len({p[0] for p in found.values()}) > 1:
-        raise UserError("the campaigns use different scoring policies (" + ", ".join(f"{n}: {p[0]}" for n, p in found.items())
-                        + "); pass --policy base_fallback|exclude|nan to choose one")
+        raise UserError(
+            "the campaigns use different scoring policies ("
+            + ", ".join(f"{n}: {p[0]}" for n, p in found.items())
+            + "); pass --policy base_fallback|exclude|nan to choose one"
+        )
     if len(integrity_policies) > 1:
-        raise UserError("the campaigns use different integrity policies (" + ", ".join(f"{n}: {p[1]}" for n, p in found.items()) + ")")
+        raise UserError(
+            "the campaigns use different integrity policies ("
+            + ", ".join(f"{n}: {p[1]}" for n, p in found.items())
+            + ")"
+        )
     scoring = override or next(iter({p[0] for p in found.values()}), "base_fallback")
     return scoring, next(iter(integrity_policies), None)
 
@@ -158,7 +171,11 @@ def default_baselines(roots: list[Path]) -> list[Path]:
     out = []
     for root in roots:
         sibling = root.resolve().parent / "baselines"
-        if (root / "campaign.json").is_file() and sibling.is_dir() and sibling.resolve() not in {r.resolve() for r in roots}:
+        if (
+            (root / "campaign.json").is_file()
+            and sibling.is_dir()
+            and sibling.resolve() not in {r.resolve() for r in roots}
+        ):
             out.append(sibling)
     return sorted(set(out))
 
@@ -171,8 +188,14 @@ class Collated:
     warnings: list[str]
 
 
-def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str = "auto",
-                 baselines: list[Path] | None = None, allow_mixed: bool = False) -> Collated:
+def collate_dirs(
+    targets: list[Path],
+    *,
+    policy: str | None = None,
+    weights: str = "auto",
+    baselines: list[Path] | None = None,
+    allow_mixed: bool = False,
+) -> Collated:
     if not targets:
         raise UserError("collate: name at least one results folder or campaign file")
     loaded = load(targets)
@@ -180,24 +203,33 @@ def collate_dirs(targets: list[Path], *, policy: str | None = None, weights: str
     if extra:
         load(extra, into=loaded)
     if not loaded.records:
-        raise UserError(f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results folder)")
+        raise UserError(
+            f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results folder)"
+        )
     warnings = list(loaded.problems) + label_conflicts(loaded.records) + duplicate_trials(loaded.records)
     for r in loaded.records:  # every table, plot and report row says when an agent ran unsandboxed
         r.agent.label = marked_label(r)
     if extra:
         warnings.append(f"baseline records read from {', '.join(map(str, extra))}")
     # the one comparability check (issue 11b's): raises unless allow_mixed, else returns warnings
-    warnings += [f"mixed evaluation (--allow-mixed): {d}" for d in check_comparable(loaded.records, allow_mixed=allow_mixed)]
+    warnings += [
+        f"mixed evaluation (--allow-mixed): {d}" for d in check_comparable(loaded.records, allow_mixed=allow_mixed)
+    ]
     scoring, integrity = policies(loaded, policy)
     c = collate(loaded.records, scoring, integrity, weights)
     missing = sorted({(t.record.base_model.label, t.record.task.label) for t in c.trials if t.rule == "no_baseline"})
     if missing:
-        warnings.append("no base zero-shot score for " + ", ".join(f"{b} on {t}" for b, t in missing)
-                        + ": those trials count as nan (run `ptbench baseline --kind base` or pass --baselines DIR)")
+        warnings.append(
+            "no base zero-shot score for "
+            + ", ".join(f"{b} on {t}" for b, t in missing)
+            + ": those trials count as nan (run `ptbench baseline --kind base` or pass --baselines DIR)"
+        )
     return Collated(c, cost_table(loaded.records, loaded.trial_dirs), loaded, warnings)
 
 
-def write_outputs(result: Collated, out: Path, plots: bool = True, plotter: PlotProcess | None = None) -> tuple[str, list[Path]]:
+def write_outputs(
+    result: Collated, out: Path, plots: bool = True, plotter: PlotProcess | None = None
+) -> tuple[str, list[Path]]:
     """Every format into `out`; returns the Markdown (for the screen) and the files written. With a
     `plotter` (see plot_process), the plots are drawn there while the tables are written."""
     from ptbench.results import latex, tables
@@ -212,7 +244,8 @@ def write_outputs(result: Collated, out: Path, plots: bool = True, plotter: Plot
         "results.md": md + "\n",
         "results.csv": tables.to_csv(c),
         "results.tex": latex.to_latex(c),
-        "results.json": json.dumps(tables.to_json(c, costs), allow_nan=False) + "\n",  # no indent: the C encoder, 10x faster
+        "results.json": json.dumps(tables.to_json(c, costs), allow_nan=False)
+        + "\n",  # no indent: the C encoder, 10x faster
         "cost.csv": tables.cost_csv(costs),
     }
     files = []
@@ -237,7 +270,9 @@ def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
     raise UserError(f"{target}: no such campaign file or results directory")
 
 
-def write_tables(target: str | list[str], out_dir: str | None, plots: bool = True, **options) -> tuple[str, list[Path], list[str]]:
+def write_tables(
+    target: str | list[str], out_dir: str | None, plots: bool = True, **options
+) -> tuple[str, list[Path], list[str]]:
     """Collate one or more campaigns (see `collate_dirs` for `options`) into `out_dir`
     (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
     # forked first, so that matplotlib's import in the child overlaps the reading of the records
@@ -246,7 +281,9 @@ def write_tables(target: str | list[str], out_dir: str | None, plots: bool = Tru
         roots = [resolve_campaign_dir(t)[0] for t in ([target] if isinstance(target, str) else target)]
         with gc_paused():  # after the fork: the plot child collects its figures' cycles as usual
             result = collate_dirs(roots, **options)
-            md, files = write_outputs(result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots, plotter=plotter)
+            md, files = write_outputs(
+                result, Path(out_dir) if out_dir else roots[0] / "tables", plots=plots, plotter=plotter
+            )
     finally:
         if plotter:
             plotter.close()

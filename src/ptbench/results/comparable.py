@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.results.schema import ResultRecord
@@ -75,11 +76,15 @@ def check_comparable(records: list[ResultRecord], *, allow_mixed: bool = False) 
         for setting in SETTINGS:
             values = settings.get(setting, {})
             if len(values) > 1:
-                parts = "; ".join(f"{value} in {len(ids)} ({', '.join(ids[:2])}{', …' if len(ids) > 2 else ''})"
-                                  for value, ids in sorted(values.items()))
+                parts = "; ".join(
+                    f"{value} in {len(ids)} ({', '.join(ids[:2])}{', …' if len(ids) > 2 else ''})"
+                    for value, ids in sorted(values.items())
+                )
                 problems.append(f"column '{column}': {setting} differs: {parts}")
     if problems and not allow_mixed:
-        raise UserError(f"results that were not scored alike would share a column: {problems[0]}"
-                        f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}; "
-                        "re-evaluate them alike, give them different task labels, or pass --allow-mixed")
+        raise UserError(
+            f"results that were not scored alike would share a column: {problems[0]}"
+            f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}; "
+            "re-evaluate them alike, give them different task labels, or pass --allow-mixed"
+        )
     return problems

@@ -16,12 +16,37 @@ from ptbench.results.tables import (
     rule_summary,
 )
 
-LATEX_MARKS = {"shown": r"\textdegree{}", "base_fallback": r"\dag", "excluded": r"\ddag", "nan": r"\S", "no_baseline": r"\P"}
-_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-            "|": r"\textbar{}", "\n": " ", "\r": " ",
-            # symbols of our own notes that inputenc does not know
-            "∝": r"$\propto$", "−": "-", "≤": r"$\leq$", "±": r"$\pm$", "—": "---", "×": r"$\times$"}
+LATEX_MARKS = {
+    "shown": r"\textdegree{}",
+    "base_fallback": r"\dag",
+    "excluded": r"\ddag",
+    "nan": r"\S",
+    "no_baseline": r"\P",
+}
+_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "\n": " ",
+    "\r": " ",
+    # symbols of our own notes that inputenc does not know
+    "∝": r"$\propto$",
+    "−": "-",
+    "≤": r"$\leq$",
+    "±": r"$\pm$",
+    "—": "---",
+    "×": r"$\times$",
+}
 
 
 def escape(text: str) -> str:
@@ -40,9 +65,18 @@ def tex_cell(stat: Stat | None, scale: float, with_std: bool = True) -> str:
     return text + (rf"\textsuperscript{{{m}}}" if m else "")
 
 
-def _table(head: list[str], rows: list[list[str]], notes: list[str], caption: str, rule_after: int | None = None) -> str:
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{" + "l" * 1 + "c" * (len(head) - 1) + "}", r"\toprule",
-             " & ".join(head) + r" \\", r"\midrule"]
+def _table(
+    head: list[str], rows: list[list[str]], notes: list[str], caption: str, rule_after: int | None = None
+) -> str:
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        r"\begin{tabular}{" + "l" * 1 + "c" * (len(head) - 1) + "}",
+        r"\toprule",
+        " & ".join(head) + r" \\",
+        r"\midrule",
+    ]
     for i, r in enumerate(rows):
         if i == rule_after:
             lines.append(r"\midrule")  # between agents and baselines
@@ -55,8 +89,11 @@ def _table(head: list[str], rows: list[list[str]], notes: list[str], caption: st
 
 def footnotes(c: Collation) -> list[str]:
     notes = [r"Cells: mean $\pm$ std over runs (seeds), (n) = runs; baseline rows: mean over models, (n) = models."]
-    notes += [rf"{LATEX_MARKS[r]}$k$: $k$ trials {escape(MEANING[r])}." for r in RULE_ORDER
-              if r in LATEX_MARKS and c.rule_totals.get(r)]
+    notes += [
+        rf"{LATEX_MARKS[r]}$k$: $k$ trials {escape(MEANING[r])}."
+        for r in RULE_ORDER
+        if r in LATEX_MARKS and c.rule_totals.get(r)
+    ]
     if any(s.incomplete for s in c.aggregate.values()):
         notes.append(r"$\ast k$: $k$ runs lacked a benchmark and are not in the weighted average.")
     notes += [escape(rule_summary(c))] + [escape(n) for n in c.notes]
@@ -66,20 +103,48 @@ def footnotes(c: Collation) -> list[str]:
 def to_latex(c: Collation, scale: float = 100.0) -> str:
     """A standalone-includable fragment: two tables (agents × benchmarks, agents × base models)."""
     head = ["Agent", *(escape(t) for t in c.tasks), "Weighted avg."]
-    rows = [[escape(r[0]), *r[1:]] for r in benchmark_rows(
-        c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False))]
-    out = [_table(head, rows, footnotes(c), f"Scores ({escape(c.policy)} scoring policy).",
-                  rule_after=len(c.agents) if c.settings and c.agents else None)]
+    rows = [
+        [escape(r[0]), *r[1:]]
+        for r in benchmark_rows(
+            c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False)
+        )
+    ]
+    out = [
+        _table(
+            head,
+            rows,
+            footnotes(c),
+            f"Scores ({escape(c.policy)} scoring policy).",
+            rule_after=len(c.agents) if c.settings and c.agents else None,
+        )
+    ]
     if c.agents:
         rows = [[escape(r[0]), escape(r[1]), *r[2:]] for r in per_base_rows(c, lambda s: tex_cell(s, scale))]
         n_agent_rows = agent_row_count(c)
-        out.append(_table(["Agent", "Base model", *(escape(t) for t in c.tasks)], rows, footnotes(c), "Scores per base model.",
-                          rule_after=n_agent_rows if n_agent_rows < len(rows) else None))
+        out.append(
+            _table(
+                ["Agent", "Base model", *(escape(t) for t in c.tasks)],
+                rows,
+                footnotes(c),
+                "Scores per base model.",
+                rule_after=n_agent_rows if n_agent_rows < len(rows) else None,
+            )
+        )
     return "\n\n".join(out) + "\n"
 
 
 def document(fragment: str) -> str:
     """A minimal document around the tables, to compile them (tests) or preview them."""
-    return "\n".join([r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\usepackage[utf8]{inputenc}",
-                      r"\usepackage{booktabs}", r"\usepackage{textcomp}", r"\begin{document}", fragment, r"\end{document}", ""])
-
+    return "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage[T1]{fontenc}",
+            r"\usepackage[utf8]{inputenc}",
+            r"\usepackage{booktabs}",
+            r"\usepackage{textcomp}",
+            r"\begin{document}",
+            fragment,
+            r"\end{document}",
+            "",
+        ]
+    )

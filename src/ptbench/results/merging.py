@@ -11,13 +11,21 @@ from ptbench.results.schema import ResultRecord
 
 def label_conflicts(records: list[ResultRecord]) -> list[str]:
     """Labels that mean different agents, models or tasks in different records (a warning)."""
-    meaning: dict[str, dict[str, set[str]]] = {"agent": defaultdict(set), "base model": defaultdict(set), "task": defaultdict(set)}
+    meaning: dict[str, dict[str, set[str]]] = {
+        "agent": defaultdict(set),
+        "base model": defaultdict(set),
+        "task": defaultdict(set),
+    }
     for r in records:
         meaning["agent"][r.agent.label].add(f"{r.agent.name}" + (f" ({r.agent.model})" if r.agent.model else ""))
         meaning["base model"][r.base_model.label].add(r.base_model.id)
         meaning["task"][r.task.label].add(r.task.name)
-    return [f"{kind} label {label!r} names different things: {', '.join(sorted(things))}"
-            for kind, labels in meaning.items() for label, things in sorted(labels.items()) if len(things) > 1]
+    return [
+        f"{kind} label {label!r} names different things: {', '.join(sorted(things))}"
+        for kind, labels in meaning.items()
+        for label, things in sorted(labels.items())
+        if len(things) > 1
+    ]
 
 
 def duplicate_trials(records: list[ResultRecord]) -> list[str]:
@@ -27,5 +35,7 @@ def duplicate_trials(records: list[ResultRecord]) -> list[str]:
         if baseline_setting(r) is None:
             where[(r.agent.label, r.base_model.label, r.task.label, r.seed)].append(r.campaign)
     twice = sorted((k, c) for k, c in where.items() if len(c) > 1)  # only those sorted: 10,000 keys in a big campaign
-    return [f"trial {' / '.join(map(str, k))} appears {len(c)} times (campaigns {', '.join(sorted(c))}); their scores are averaged"
-            for k, c in twice]
+    return [
+        f"trial {' / '.join(map(str, k))} appears {len(c)} times (campaigns {', '.join(sorted(c))}); their scores are averaged"
+        for k, c in twice
+    ]

@@ -137,7 +137,9 @@ class PlotProcess:
             status, payload = self._conn.recv()
         except EOFError:
             self._proc.join(10)
-            raise PlotError(f"the plot process ended without drawing the plots (exit code {self._proc.exitcode})") from None
+            raise PlotError(
+                f"the plot process ended without drawing the plots (exit code {self._proc.exitcode})"
+            ) from None
         finally:
             self.close()
         if status != "ok":

@@ -98,15 +98,25 @@ def score_vs(mpl, c: Collation, costs: list[AgentCost], out: Path, what: str) ->
         row, stat = by_agent.get(agent), c.aggregate.get(agent)
         if row is None or not row.trials or stat is None or not stat.values or math.isnan(stat.mean):
             continue
-        x = row.hours_used / row.trials if what == "time" else (row.cost_usd / row.trials if row.cost_usd is not None else None)
+        x = (
+            row.hours_used / row.trials
+            if what == "time"
+            else (row.cost_usd / row.trials if row.cost_usd is not None else None)
+        )
         if x is None:
             continue
         m, s = _ms(stat)
         ax.errorbar([x], [m], yerr=[s], fmt="o", capsize=3, label=agent)
         shown += 1
     if not shown:
-        ax.text(0.5, 0.5, "no agent reported a cost" if what == "cost" else "no scored agent", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no agent reported a cost" if what == "cost" else "no scored agent",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
     elif shown <= 10:
         ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_xlabel("hours used per trial" if what == "time" else "cost per trial (USD)")

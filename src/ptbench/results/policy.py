@@ -75,9 +75,14 @@ class BaselineIndex:
     from the campaign's own `base-model` agent trials (the base model handed back unchanged)."""
 
     def __init__(self, records: list[ResultRecord]):
-        self._scores: dict[tuple[str, str], dict[str, list[float]]] = {"baseline": defaultdict(list), "base-model agent": defaultdict(list)}
+        self._scores: dict[tuple[str, str], dict[str, list[float]]] = {
+            "baseline": defaultdict(list),
+            "base-model agent": defaultdict(list),
+        }
         for r in records:
-            source = "baseline" if is_zero_shot_base(r) else "base-model agent" if r.agent.name == BASE_MODEL_AGENT else None
+            source = (
+                "baseline" if is_zero_shot_base(r) else "base-model agent" if r.agent.name == BASE_MODEL_AGENT else None
+            )
             if source is None or not has_valid_score(r):
                 continue
             for key in _model_keys(r):
@@ -103,7 +108,9 @@ class ScoredTrial:
     reason: str  # why the policy applied: the status, "flagged" or "unchecked"; "" when scored
 
 
-def choose_rule(valid_score: bool, integrity: str, status: str, policy: str, integrity_policy: str | None = None) -> tuple[str, str]:
+def choose_rule(
+    valid_score: bool, integrity: str, status: str, policy: str, integrity_policy: str | None = None
+) -> tuple[str, str]:
     """(rule, reason) for one trial: `scored` only with a valid score and a clean integrity verdict;
     else `integrity_policy` (when set) for a trial whose only problem is its verdict, `policy` for
     the rest. The rule is scored | shown | excluded | nan | base_fallback (the caller looks the base
@@ -117,7 +124,9 @@ def choose_rule(valid_score: bool, integrity: str, status: str, policy: str, int
     return {"show": "shown", "exclude": "excluded", "nan": "nan"}.get(rule, "base_fallback"), reason
 
 
-def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrity_policy: str | None = None) -> ScoredTrial:
+def score_trial(
+    r: ResultRecord, baselines: BaselineIndex, policy: str, integrity_policy: str | None = None
+) -> ScoredTrial:
     """Apply the policy to one agent trial. `integrity_policy`, when set, governs trials whose only
     problem is their integrity verdict (flagged or unchecked); `policy` governs the rest."""
     rule, reason = choose_rule(has_valid_score(r), integrity_of(r), r.status, policy, integrity_policy)
@@ -130,7 +139,11 @@ def score_trial(r: ResultRecord, baselines: BaselineIndex, policy: str, integrit
     if rule == "nan":
         return ScoredTrial(r, math.nan, "nan", reason)
     base = baselines.lookup(r)
-    return ScoredTrial(r, base, "base_fallback", reason) if base is not None else ScoredTrial(r, math.nan, "no_baseline", reason)
+    return (
+        ScoredTrial(r, base, "base_fallback", reason)
+        if base is not None
+        else ScoredTrial(r, math.nan, "no_baseline", reason)
+    )
 
 
 def marked_label(record: ResultRecord) -> str:
@@ -142,7 +155,11 @@ def marked_label(record: ResultRecord) -> str:
         label += " [unsandboxed]"
     if record.agent_credentials == "real_key" and "[real key]" not in label:
         label += " [real key]"
-    isolation = (record.evaluation.get("sandbox") or {}).get("isolation") if isinstance(record.evaluation.get("sandbox"), dict) else None
+    isolation = (
+        (record.evaluation.get("sandbox") or {}).get("isolation")
+        if isinstance(record.evaluation.get("sandbox"), dict)
+        else None
+    )
     if isolation == "none" and "[unisolated code]" not in label:
         label += " [unisolated code]"
     return label

@@ -93,12 +93,20 @@ class ResultRecord(BaseModel):
     primary_metric: Metric | None = None
     extra_metrics: dict[str, Any] = Field(default_factory=dict)
     integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked
-    integrity_detail: dict[str, str] = Field(default_factory=dict)  # check -> reason (checks/<check>.json has the evidence)
-    sandbox: str | None = None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
+    integrity_detail: dict[str, str] = Field(
+        default_factory=dict
+    )  # check -> reason (checks/<check>.json has the evidence)
+    sandbox: str | None = (
+        None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
+    )
     deadline_kill: str | None = None  # how the deadline reached the agent's processes: cgroup.kill | subreaper
-    agent_credentials: str | None = None  # gateway (trial token) | login (subscription) | real_key (allow_real_key) | none
+    agent_credentials: str | None = (
+        None  # gateway (trial token) | login (subscription) | real_key (allow_real_key) | none
+    )
     network: str | None = None  # what the agent could reach: gateway (loopback + the trial gateway) | host
-    hf_cache: str | None = None  # the agent's HF cache: overlay (per-trial copy-on-write) | read-only | shared (sandbox none)
+    hf_cache: str | None = (
+        None  # the agent's HF cache: overlay (per-trial copy-on-write) | read-only | shared (sandbox none)
+    )
     evaluation: dict[str, Any] = Field(default_factory=dict)
     usage: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance

@@ -16,7 +16,9 @@ from ptbench.core.secrets import redact_text, secret_env_values
 from ptbench.results.schema import ResultRecord
 
 
-def write_record(path: str | os.PathLike[str], record: ResultRecord, *, secrets: Mapping[str, str] | None = None) -> bool:
+def write_record(
+    path: str | os.PathLike[str], record: ResultRecord, *, secrets: Mapping[str, str] | None = None
+) -> bool:
     path = Path(path)
     if path.exists():
         return False

@@ -79,8 +79,13 @@ def benchmark_rows(c: Collation, cell, agg_cell, base_cell) -> list[list[str]]:
     rows = [[a, *(cell(c.per_benchmark.get((a, t))) for t in c.tasks), agg_cell(c.aggregate.get(a))] for a in c.agents]
     for s in c.settings:
         agg = c.baseline_aggregate.get(s)
-        rows.append([s, *(base_cell(c.baselines.get((s, t))) for t in c.tasks),
-                     base_cell(Stat([agg]) if agg is not None else None)])
+        rows.append(
+            [
+                s,
+                *(base_cell(c.baselines.get((s, t))) for t in c.tasks),
+                base_cell(Stat([agg]) if agg is not None else None),
+            ]
+        )
     return rows
 
 
@@ -88,9 +93,16 @@ def per_base_rows(c: Collation, cell) -> list[list[str]]:
     """agent × base model rows, then each baseline setting × model (the models a fallback draws on);
     `agent_row_count` tells where the baselines start."""
     bases = sorted({b for (_, b, _) in c.per_base})
-    rows = [[a, b, *(cell(c.per_base.get((a, b, t))) for t in c.tasks)]
-            for a in c.agents for b in bases if any((a, b, t) in c.per_base for t in c.tasks)]
-    models = sorted({(s, m) for (s, m, _) in c.baseline_per_model if s in c.settings}, key=lambda sm: (c.settings.index(sm[0]), sm[1]))
+    rows = [
+        [a, b, *(cell(c.per_base.get((a, b, t))) for t in c.tasks)]
+        for a in c.agents
+        for b in bases
+        if any((a, b, t) in c.per_base for t in c.tasks)
+    ]
+    models = sorted(
+        {(s, m) for (s, m, _) in c.baseline_per_model if s in c.settings},
+        key=lambda sm: (c.settings.index(sm[0]), sm[1]),
+    )
     rows += [[s, m, *(cell(c.baseline_per_model.get((s, m, t))) for t in c.tasks)] for s, m in models]
     return rows
 
@@ -101,8 +113,14 @@ def agent_row_count(c: Collation) -> int:
 
 def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
     out = [f"Scoring policy: {c.policy}" + (f" (integrity: {c.integrity_policy})" if c.integrity_policy else ""), ""]
-    out.append(_md(["agent", *c.tasks, "weighted avg"], benchmark_rows(
-        c, lambda s: md_cell(s, scale), lambda s: md_cell(s, scale), lambda s: md_cell(s, scale, with_std=False))))
+    out.append(
+        _md(
+            ["agent", *c.tasks, "weighted avg"],
+            benchmark_rows(
+                c, lambda s: md_cell(s, scale), lambda s: md_cell(s, scale), lambda s: md_cell(s, scale, with_std=False)
+            ),
+        )
+    )
     out += ["", rule_summary(c), legend(c), *c.notes]
     if c.settings:
         out.append("Baseline rows: mean over their models (n = models), no agent involved.")
@@ -115,12 +133,35 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
 
 
 def cost_markdown(costs: list[AgentCost]) -> str:
-    head = ["agent", "trials", "hours used", "tokens in", "tokens out", "cache read", "cache write", "cost (USD)",
-            "tool calls", "continuations", "failures"]
-    rows = [[r.agent, str(r.trials), f"{r.hours_used:.2f}", f"{r.input_tokens:,}", f"{r.output_tokens:,}",
-             f"{r.cache_read_tokens:,}", f"{r.cache_write_tokens:,}", "n/a" if r.cost_usd is None else f"{r.cost_usd:.2f}",
-             str(r.tool_calls), str(r.continuations), ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "none"]
-            for r in costs]
+    head = [
+        "agent",
+        "trials",
+        "hours used",
+        "tokens in",
+        "tokens out",
+        "cache read",
+        "cache write",
+        "cost (USD)",
+        "tool calls",
+        "continuations",
+        "failures",
+    ]
+    rows = [
+        [
+            r.agent,
+            str(r.trials),
+            f"{r.hours_used:.2f}",
+            f"{r.input_tokens:,}",
+            f"{r.output_tokens:,}",
+            f"{r.cache_read_tokens:,}",
+            f"{r.cache_write_tokens:,}",
+            "n/a" if r.cost_usd is None else f"{r.cost_usd:.2f}",
+            str(r.tool_calls),
+            str(r.continuations),
+            ", ".join(f"{k} {n}" for k, n in r.failures.items()) or "none",
+        ]
+        for r in costs
+    ]
     return _md(head, rows)
 
 
@@ -129,41 +170,88 @@ def _num(x: float | None) -> float | None:
 
 
 def _stat_json(stat: Stat) -> dict:
-    return {"mean": _num(stat.mean) if stat.values else None, "std": _num(stat.std) if stat.values else None, "n": stat.n,
-            "values": [_num(v) for v in stat.values], "incomplete": stat.incomplete,
-            **{f"n_{r}": stat.rules.get(r, 0) for r in RULE_ORDER}}
+    return {
+        "mean": _num(stat.mean) if stat.values else None,
+        "std": _num(stat.std) if stat.values else None,
+        "n": stat.n,
+        "values": [_num(v) for v in stat.values],
+        "incomplete": stat.incomplete,
+        **{f"n_{r}": stat.rules.get(r, 0) for r in RULE_ORDER},
+    }
 
 
 def to_json(c: Collation, costs: list[AgentCost]) -> dict:
     return {
-        "schema": COLLATION_SCHEMA, "schema_version": COLLATION_SCHEMA_VERSION,
-        "policy": c.policy, "integrity_policy": c.integrity_policy,
+        "schema": COLLATION_SCHEMA,
+        "schema_version": COLLATION_SCHEMA_VERSION,
+        "policy": c.policy,
+        "integrity_policy": c.integrity_policy,
         "weights": {"source": c.weights.source, "by_task": c.weights.by_task},
-        "tasks": c.tasks, "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
+        "tasks": c.tasks,
+        "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
         "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
         "notes": c.notes,
         "benchmark": [{"agent": a, "task": t, **_stat_json(s)} for (a, t), s in sorted(c.per_benchmark.items())],
         "aggregate": [{"agent": a, **_stat_json(s)} for a, s in sorted(c.aggregate.items())],
-        "per_base_model": [{"agent": a, "base_model": b, "task": t, **_stat_json(s)} for (a, b, t), s in sorted(c.per_base.items())],
+        "per_base_model": [
+            {"agent": a, "base_model": b, "task": t, **_stat_json(s)} for (a, b, t), s in sorted(c.per_base.items())
+        ],
         "baselines": [{"setting": s, "task": t, **_stat_json(st)} for (s, t), st in sorted(c.baselines.items())],
         "baseline_aggregate": [{"setting": s, "mean": _num(v)} for s, v in c.baseline_aggregate.items()],
         "cost": [r.to_json() for r in costs],
-        "trials": [{"trial_id": t.record.trial_id, "campaign": t.record.campaign, "agent": t.record.agent.label,
-                    "base_model": t.record.base_model.label, "task": t.record.task.label, "seed": t.record.seed,
-                    "status": t.record.status, "integrity": t.record.integrity, "rule": t.rule, "reason": t.reason,
-                    "value": _num(t.value)} for t in c.trials],
+        "trials": [
+            {
+                "trial_id": t.record.trial_id,
+                "campaign": t.record.campaign,
+                "agent": t.record.agent.label,
+                "base_model": t.record.base_model.label,
+                "task": t.record.task.label,
+                "seed": t.record.seed,
+                "status": t.record.status,
+                "integrity": t.record.integrity,
+                "rule": t.rule,
+                "reason": t.reason,
+                "value": _num(t.value),
+            }
+            for t in c.trials
+        ],
     }
 
 
 def to_csv(c: Collation) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["table", "agent", "base_model", "task", "mean", "std", "n", *(f"n_{r}" for r in RULE_ORDER), "incomplete", "values"])
+    w.writerow(
+        [
+            "table",
+            "agent",
+            "base_model",
+            "task",
+            "mean",
+            "std",
+            "n",
+            *(f"n_{r}" for r in RULE_ORDER),
+            "incomplete",
+            "values",
+        ]
+    )
 
     def row(table: str, agent: str, base: str, task: str, s: Stat) -> None:
         fmt = lambda x: "" if x is None or math.isnan(x) else f"{x:.6g}"
-        w.writerow([table, agent, base, task, fmt(s.mean) if s.values else "", fmt(s.std) if s.values else "", s.n,
-                    *(s.rules.get(r, 0) for r in RULE_ORDER), s.incomplete, " ".join(fmt(v) or "nan" for v in s.values)])
+        w.writerow(
+            [
+                table,
+                agent,
+                base,
+                task,
+                fmt(s.mean) if s.values else "",
+                fmt(s.std) if s.values else "",
+                s.n,
+                *(s.rules.get(r, 0) for r in RULE_ORDER),
+                s.incomplete,
+                " ".join(fmt(v) or "nan" for v in s.values),
+            ]
+        )
 
     for (a, t), s in sorted(c.per_benchmark.items()):
         row("benchmark", a, "", t, s)
@@ -181,8 +269,19 @@ def to_csv(c: Collation) -> str:
 def cost_csv(costs: list[AgentCost]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    fields = ["agent", "trials", "hours_used", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-              "cost_usd", "tool_calls", "continuations", "failures"]
+    fields = [
+        "agent",
+        "trials",
+        "hours_used",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "cost_usd",
+        "tool_calls",
+        "continuations",
+        "failures",
+    ]
     w.writerow(fields)
     for r in costs:
         d = r.to_json()

@@ -52,8 +52,10 @@ def from_baselines(records: list[ResultRecord], tasks: list[str]) -> dict[str, f
     gaps = {t: instruct[t] - base[t] for t in tasks}
     bad = [f"{t} (instruct {instruct[t]:.4g} ≤ base {base[t]:.4g})" for t, g in gaps.items() if g <= 0]
     if bad:
-        raise UserError(f"benchmark weights 1/(instruct − base) are undefined for {', '.join(bad)}; "
-                        "pass --weights ptb or --weights FILE.json")
+        raise UserError(
+            f"benchmark weights 1/(instruct − base) are undefined for {', '.join(bad)}; "
+            "pass --weights ptb or --weights FILE.json"
+        )
     return _normalise({t: 1.0 / g for t, g in gaps.items()})
 
 
@@ -69,8 +71,10 @@ def resolve(spec: str, records: list[ResultRecord], tasks: list[str], names: dic
         w = from_baselines(records, tasks)
         if w is not None:
             return Weights(w, "weights ∝ 1/(instruct − base zero-shot) from the baseline records, normalised")
-        return Weights(_normalise({t: 1.0 for t in tasks}) if tasks else {},
-                       "equal weights (no instruct and base zero-shot baselines for every benchmark; pass --weights ptb or FILE)")
+        return Weights(
+            _normalise({t: 1.0 for t in tasks}) if tasks else {},
+            "equal weights (no instruct and base zero-shot baselines for every benchmark; pass --weights ptb or FILE)",
+        )
     if spec == "equal":
         return Weights(_normalise({t: 1.0 for t in tasks}) if tasks else {}, "equal weights")
     if spec in PRESETS:
@@ -86,7 +90,9 @@ def resolve(spec: str, records: list[ResultRecord], tasks: list[str], names: dic
             raise UserError(f"{path}: weights must be a JSON object {{task: number}} ({exc})") from None
         source = f"weights from {path}"
     names = names or {}
-    given = {t: given[t] if t in given else given.get(names.get(t, t)) for t in tasks} | {k: v for k, v in given.items() if k not in tasks}
+    given = {t: given[t] if t in given else given.get(names.get(t, t)) for t in tasks} | {
+        k: v for k, v in given.items() if k not in tasks
+    }
     given = {k: v for k, v in given.items() if v is not None}
     missing = [t for t in tasks if t not in given]
     if missing:

@@ -15,24 +15,25 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 
 from ptbench.agents.checks import agent_credentials, real_key_problem
 from ptbench.agents.failures import FailureInfo, classify
 from ptbench.agents.launcher import Launch, build_launch, find_executable
-from ptbench.agents.redact import Redactor, RedactingPump, scrub_tree
+from ptbench.agents.redact import RedactingPump, Redactor, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
-from ptbench.runner.cache_layer import CacheLayer, cache_layer
 from ptbench.node.cgroup import TrialCgroup
+from ptbench.runner.cache_layer import CacheLayer, cache_layer
 from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
@@ -64,12 +65,25 @@ def _time_text(seconds: float) -> str:
 
 
 def continuation_message(trial: TrialDir, seconds_left: float, reason: str) -> str:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined)
-    return env.get_template("continue.md.j2").render(reason=reason, time_left=_time_text(seconds_left), workspace=str(trial.workspace)).strip()
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined
+    )
+    return (
+        env.get_template("continue.md.j2")
+        .render(reason=reason, time_left=_time_text(seconds_left), workspace=str(trial.workspace))
+        .strip()
+    )
 
 
-def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch, *, cache: CacheLayer | None = None,
-                    network: str = "host", gateway: TrialGateway | None = None) -> SandboxRequest:
+def sandbox_request(
+    trial: TrialDir,
+    spec: AgentSpec,
+    launch: Launch,
+    *,
+    cache: CacheLayer | None = None,
+    network: str = "host",
+    gateway: TrialGateway | None = None,
+) -> SandboxRequest:
     """What the agent may read and write, whichever sandbox enforces it."""
     import os
 
@@ -96,8 +110,15 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch, *, cache: 
     data = trial.spec.task.options.get("data_path")
     if data and Path(data).exists():
         read_only.append(Path(data).resolve())
-    req = SandboxRequest(argv=argv, env=launch.env, workspace=trial.workspace, home=trial.home, read_only=read_only,
-                         gpus=trial.spec.budget.gpus, options=dict(trial.spec.sandbox_options))
+    req = SandboxRequest(
+        argv=argv,
+        env=launch.env,
+        workspace=trial.workspace,
+        home=trial.home,
+        read_only=read_only,
+        gpus=trial.spec.budget.gpus,
+        options=dict(trial.spec.sandbox_options),
+    )
     if cache is not None:  # the HF cache as the runner prepared it: a copy-on-write layer, or read-only
         req.binds = list(cache.binds)
         if not (os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")):  # the default cache: say where it is
@@ -111,8 +132,12 @@ def sandbox_request(trial: TrialDir, spec: AgentSpec, launch: Launch, *, cache: 
 
 
 def _network(trial: TrialDir, sandbox: str, gateway: TrialGateway | None) -> str:
-    return resolve_network(sandbox, trial.spec.sandbox_options, gateway=gateway is not None and gateway.socket_path is not None,
-                           agent=f"agent '{trial.spec.agent.name}'")
+    return resolve_network(
+        sandbox,
+        trial.spec.sandbox_options,
+        gateway=gateway is not None and gateway.socket_path is not None,
+        agent=f"agent '{trial.spec.agent.name}'",
+    )
 
 
 def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog | None], None]) -> SolveResult:
@@ -121,9 +146,11 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
     options = {**spec.options, **trial.spec.agent.options}
     min_left = float(options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
     budget = trial.spec.budget
-    with (rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("")) as provider_url, \
-            trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway, \
-            cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache:
+    with (
+        rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as provider_url,
+        trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway,
+        cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache,
+    ):
         network = _network(trial, resolve_sandbox(trial.spec.sandbox), gateway)
         trial.event("sandbox_view", network=network, hf_cache=cache.to_json() if cache else None)
         base_url = gateway.base_url if gateway else provider_url
@@ -143,10 +170,22 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
                 prompt = trial.prompt_txt.read_text() if spec.uses_prompt and trial.prompt_txt.exists() else ""
             else:
                 prompt = continuation_message(trial, left, reason)
-            outcome, traj, failure = _run_once(trial, state, spec, set_watchdog, prompt=prompt, resume=resume,
-                                               session_id=session.get("session_id") or "", base_url=base_url,
-                                               rehearsal=rehearsal is not None, mode=reason if resume else "start", left=left,
-                                               gateway=gateway, cache=cache, network=network)
+            outcome, traj, failure = _run_once(
+                trial,
+                state,
+                spec,
+                set_watchdog,
+                prompt=prompt,
+                resume=resume,
+                session_id=session.get("session_id") or "",
+                base_url=base_url,
+                rehearsal=rehearsal is not None,
+                mode=reason if resume else "start",
+                left=left,
+                gateway=gateway,
+                cache=cache,
+                network=network,
+            )
             session["session_id"] = traj.session_id or session.get("session_id")
             session["runs"] = int(session.get("runs", 0)) + 1
             session["cli_version"] = spec.version
@@ -155,39 +194,78 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
                 atomic_write_json(trial.agent_dir / "session.json", session)
                 break
             left_now = budget.seconds - state.solve_seconds_used
-            can_continue = (failure is None or failure.retryable) and bool(spec.continue_command) and bool(session["session_id"])
+            can_continue = (
+                (failure is None or failure.retryable) and bool(spec.continue_command) and bool(session["session_id"])
+            )
             if can_continue and session.get("continuations", 0) < trial.spec.max_continuations and left_now > min_left:
                 session["continuations"] = int(session.get("continuations", 0)) + 1
                 atomic_write_json(trial.agent_dir / "session.json", session)
-                trial.event("continuing", continuation=session["continuations"], seconds_left=round(left_now, 1),
-                            after=failure.kind if failure else "exit 0")
+                trial.event(
+                    "continuing",
+                    continuation=session["continuations"],
+                    seconds_left=round(left_now, 1),
+                    after=failure.kind if failure else "exit 0",
+                )
                 continue
             atomic_write_json(trial.agent_dir / "session.json", session)
             break
     return SolveResult(outcome, failure, int(_session(trial).get("continuations", 0)))
 
 
-def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog, *, prompt: str, resume: bool, session_id: str,
-              base_url: str, rehearsal: bool, mode: str, left: float,
-              gateway: TrialGateway | None = None, cache: CacheLayer | None = None,
-              network: str = "host") -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
+def _run_once(
+    trial: TrialDir,
+    state: TrialState,
+    spec: AgentSpec,
+    set_watchdog,
+    *,
+    prompt: str,
+    resume: bool,
+    session_id: str,
+    base_url: str,
+    rehearsal: bool,
+    mode: str,
+    left: float,
+    gateway: TrialGateway | None = None,
+    cache: CacheLayer | None = None,
+    network: str = "host",
+) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
     credentials = agent_credentials(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options})
     if credentials == "refused":  # planned before this check, or agent.yaml edited since: still fail closed
         raise UserError(real_key_problem(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options}))
-    launch = build_launch(trial, prompt=prompt, resume=resume, session_id=session_id, base_url=base_url, rehearsal=rehearsal,
-                          gateway_token=gateway.token if gateway else "", extra_env=gateway.agent_env() if gateway else None)
+    launch = build_launch(
+        trial,
+        prompt=prompt,
+        resume=resume,
+        session_id=session_id,
+        base_url=base_url,
+        rehearsal=rehearsal,
+        gateway_token=gateway.token if gateway else "",
+        extra_env=gateway.agent_env() if gateway else None,
+    )
     redactor = Redactor({**launch.secrets, **(gateway.real_keys if gateway else {})})
     pump = None
     cgroup: TrialCgroup | None = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
-        command = build_command(resolve_sandbox(trial.spec.sandbox),
-                                sandbox_request(trial, spec, launch, cache=cache, network=network, gateway=gateway))
+        command = build_command(
+            resolve_sandbox(trial.spec.sandbox),
+            sandbox_request(trial, spec, launch, cache=cache, network=network, gateway=gateway),
+        )
         cgroup, why = TrialCgroup.create(str(trial.path))
         containment = "cgroup.kill" if cgroup is not None else "subreaper"
         trial.event("containment", mechanism=containment, cgroup=str(cgroup.path) if cgroup else None, why=why or None)
-        _write_launch_record(trial, launch, command.argv, prompt, redactor, mode, containment=containment, credentials=credentials,
-                             network=network, hf_cache=cache.to_json() if cache else None)
+        _write_launch_record(
+            trial,
+            launch,
+            command.argv,
+            prompt,
+            redactor,
+            mode,
+            containment=containment,
+            credentials=credentials,
+            network=network,
+            hf_cache=cache.to_json() if cache else None,
+        )
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
         run_number = state.solve_runs + 1
@@ -199,13 +277,22 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
             state.solve_seconds_used = used_before + elapsed
             trial.save_state(state)
 
-        watchdog = Watchdog(seconds_left=left, grace_seconds=budget.grace_seconds, warn_before=min(budget.warn_before, left),
-                            on_tick=on_tick, on_event=trial.event, on_resume=lambda left: write_deadline(trial, left), cgroup=cgroup)
+        watchdog = Watchdog(
+            seconds_left=left,
+            grace_seconds=budget.grace_seconds,
+            warn_before=min(budget.warn_before, left),
+            on_tick=on_tick,
+            on_event=trial.event,
+            on_resume=lambda left: write_deadline(trial, left),
+            cgroup=cgroup,
+        )
         state.solve_runs += 1
         trial.save_state(state)
         pump = RedactingPump(log_path, redactor)
         set_watchdog(watchdog)
-        outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd)
+        outcome = watchdog.run(
+            command.argv, cwd=str(command.cwd), env=command.env, stdout=pump.write_fd, stderr=pump.write_fd
+        )
     finally:
         set_watchdog(None)
         if cgroup is not None:  # emptied and removed by the watchdog; not if a failure came before it ran
@@ -225,10 +312,16 @@ def _run_once(trial: TrialDir, state: TrialState, spec: AgentSpec, set_watchdog,
         _gateway_usage(trial, gateway)
         if gateway.cap_hit and not outcome.interrupted:  # the gateway knows why the agent stopped; no log guessing
             up = gateway.gateway.routes["agent"]
-            failure = FailureInfo("cost_cap", False, f"the trial's cost cap of ${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f}); "
-                                                     "further model calls were refused")
+            failure = FailureInfo(
+                "cost_cap",
+                False,
+                f"the trial's cost cap of ${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f}); "
+                "further model calls were refused",
+            )
     if failure is not None:
-        atomic_write_json(trial.agent_dir / "failure.json", {**failure.to_json(), "run": run_number, "exit_code": outcome.exit_code})
+        atomic_write_json(
+            trial.agent_dir / "failure.json", {**failure.to_json(), "run": run_number, "exit_code": outcome.exit_code}
+        )
         trial.event("agent_failure", kind=failure.kind, retryable=failure.retryable, message=failure.message[:300])
     else:
         (trial.agent_dir / "failure.json").unlink(missing_ok=True)
@@ -244,9 +337,16 @@ def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
         cli = {}
     totals = gateway.gateway.totals()
     agent = totals["agent"]
-    usage = {**cli, **{k: agent[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")},
-             "total_tokens": agent["input_tokens"] + agent["output_tokens"], "calls": agent["calls"], "cost_usd": agent["cost_usd"], "source": "gateway", "gateway": totals,
-             "cli_reported": {k: v for k, v in cli.items() if k.endswith("_tokens") or k == "cost_usd"}}
+    usage = {
+        **cli,
+        **{k: agent[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")},
+        "total_tokens": agent["input_tokens"] + agent["output_tokens"],
+        "calls": agent["calls"],
+        "cost_usd": agent["cost_usd"],
+        "source": "gateway",
+        "gateway": totals,
+        "cli_reported": {k: v for k, v in cli.items() if k.endswith("_tokens") or k == "cost_usd"},
+    }
     atomic_write_json(path, usage)
 
 
@@ -268,12 +368,33 @@ def launch_fact(trial: TrialDir, name: str) -> Any:
         return None
 
 
-def _write_launch_record(trial: TrialDir, launch: Launch, argv: list[str], prompt: str, redactor: Redactor, mode: str, *,
-                         containment: str, credentials: str, network: str, hf_cache: dict[str, str] | None) -> None:
+def _write_launch_record(
+    trial: TrialDir,
+    launch: Launch,
+    argv: list[str],
+    prompt: str,
+    redactor: Redactor,
+    mode: str,
+    *,
+    containment: str,
+    credentials: str,
+    network: str,
+    hf_cache: dict[str, str] | None,
+) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
-    record = {"mode": mode, "argv": shown, "cwd": str(launch.cwd), "env_names": sorted(launch.env),
-              "secret_names": sorted(k for k in launch.secrets if "#" not in k), "sandbox": resolve_sandbox(trial.spec.sandbox),
-              "containment": containment, "credentials": credentials, "network": network, "hf_cache": hf_cache,
-              "python": sys.executable, "time": time.time()}
+    record = {
+        "mode": mode,
+        "argv": shown,
+        "cwd": str(launch.cwd),
+        "env_names": sorted(launch.env),
+        "secret_names": sorted(k for k in launch.secrets if "#" not in k),
+        "sandbox": resolve_sandbox(trial.spec.sandbox),
+        "containment": containment,
+        "credentials": credentials,
+        "network": network,
+        "hf_cache": hf_cache,
+        "python": sys.executable,
+        "time": time.time(),
+    }
     atomic_write_json(trial.agent_dir / "launch.json", record)

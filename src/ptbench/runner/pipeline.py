@@ -18,20 +18,20 @@ import sys
 import time
 from typing import Any
 
+from ptbench.agents.redact import RedactingPump
 from ptbench.core.errors import UserError
+from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.integrity import overall, run_checks
+from ptbench.node.monitor import Monitor
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
-from ptbench.agents.redact import RedactingPump
 from ptbench.runner.child_env import evaluation_env, harness_redactor
 from ptbench.runner.eval_stage import evaluation_argv
-from ptbench.node.monitor import Monitor
 from ptbench.runner.gpu import check_gpus
 from ptbench.runner.lease import Lease, busy_message
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.runner.workspace import prepare_workspace
-from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.sandbox.bwrap import bwrap_problem
 from ptbench.trial import Attempt, StageMark, TrialDir, TrialState
 
@@ -78,17 +78,34 @@ class Runner:
                 subreaper = become_subreaper()  # checked: without it an orphaned process could escape the sweep
                 make_not_dumpable()  # the keys this job inherited: not in /proc/<runner>/environ for the agent
                 scheduler, job_id = job_identity()
-                state.attempts.append(Attempt(number=len(state.attempts) + 1, started_at=time.time(), host=socket.gethostname(), pid=os.getpid(), job_id=job_id))
+                state.attempts.append(
+                    Attempt(
+                        number=len(state.attempts) + 1,
+                        started_at=time.time(),
+                        host=socket.gethostname(),
+                        pid=os.getpid(),
+                        job_id=job_id,
+                    )
+                )
                 trial.save_state(state)
                 trial.write_runner_pid()
                 lease = Lease(trial)
-                trial.event("started", attempt=len(state.attempts), scheduler=scheduler, job_id=job_id, next_stage=state.next_stage(),
-                            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"), subreaper=subreaper)
+                trial.event(
+                    "started",
+                    attempt=len(state.attempts),
+                    scheduler=scheduler,
+                    job_id=job_id,
+                    next_stage=state.next_stage(),
+                    cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+                    subreaper=subreaper,
+                )
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
                 by_cgroup, by_marker = kill_leftovers(str(trial.path))  # of an attempt whose runner was killed -9
                 if by_cgroup or by_marker:
-                    trial.event("killed_leftovers", processes=by_cgroup + by_marker, by_cgroup=by_cgroup, by_marker=by_marker)
+                    trial.event(
+                        "killed_leftovers", processes=by_cgroup + by_marker, by_cgroup=by_cgroup, by_marker=by_marker
+                    )
                 return self._stages(state)
             finally:
                 for sig in _STOP_SIGNALS:
@@ -118,7 +135,11 @@ class Runner:
                 exc.retryable = False
             retryable = getattr(exc, "retryable", True)
             self._fail(state, exc.stage, exc.kind, exc.message, retryable)
-            print(f"{self.trial.id}: {exc.stage} failed ({exc.kind}): {exc.message}" + (" — retryable" if retryable else ""), file=sys.stderr)
+            print(
+                f"{self.trial.id}: {exc.stage} failed ({exc.kind}): {exc.message}"
+                + (" — retryable" if retryable else ""),
+                file=sys.stderr,
+            )
             return EXIT_RESUMABLE if retryable else UserError.exit_code  # fix the cause, then run again
         except Exception as exc:
             # A harness bug: keep the traceback in the log, and say so in the trial's state.
@@ -147,7 +168,12 @@ class Runner:
             self.trial.event("scheduler_time_limit", signal=signame, next_stage=state.next_stage())
             return self._finish(state, record.scheduler_time_limit(self.trial, state))
         self._end_attempt(state, f"interrupted by {signame}")
-        self.trial.event("checkpointed", signal=signame, solve_seconds_used=round(state.solve_seconds_used, 1), next_stage=state.next_stage())
+        self.trial.event(
+            "checkpointed",
+            signal=signame,
+            solve_seconds_used=round(state.solve_seconds_used, 1),
+            next_stage=state.next_stage(),
+        )
         return EXIT_RESUMABLE
 
     def _finish(self, state: TrialState, result: ResultRecord) -> int:
@@ -187,15 +213,36 @@ class Runner:
         res = solve(trial, state, set_watchdog)
         outcome = res.outcome
         if outcome is None:  # the budget ran out between runs
-            self._mark(state, "solve", "timed_out", exit_code=None, timed_out=True, seconds=0.0, continuations=res.continuations)
+            self._mark(
+                state,
+                "solve",
+                "timed_out",
+                exit_code=None,
+                timed_out=True,
+                seconds=0.0,
+                continuations=res.continuations,
+            )
             return
         if outcome.interrupted:
             raise _Interrupted(outcome.interrupted)
-        result = "timed_out" if outcome.timed_out else ("ok" if outcome.exit_code == 0 and res.failure is None else "agent_failed")
-        detail: dict[str, Any] = dict(exit_code=outcome.exit_code, timed_out=outcome.timed_out, warned=outcome.warned,
-                                      seconds=round(outcome.seconds, 2), continuations=res.continuations)
+        result = (
+            "timed_out"
+            if outcome.timed_out
+            else ("ok" if outcome.exit_code == 0 and res.failure is None else "agent_failed")
+        )
+        detail: dict[str, Any] = dict(
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+            warned=outcome.warned,
+            seconds=round(outcome.seconds, 2),
+            continuations=res.continuations,
+        )
         if res.failure is not None:
-            detail.update(failure_kind=res.failure.kind, retryable=res.failure.retryable, failure_message=res.failure.message[:500])
+            detail.update(
+                failure_kind=res.failure.kind,
+                retryable=res.failure.retryable,
+                failure_message=res.failure.message[:500],
+            )
         self._mark(state, "solve", result, **detail)
 
     def _collect(self, state: TrialState) -> None:
@@ -204,7 +251,9 @@ class Runner:
         escape = _escaping_link(src) if src.exists() or src.is_symlink() else None
         if escape:
             # A link out of the workspace would have the harness evaluate a model the agent did not make.
-            self._mark(state, "collect", "no_model", found=False, rejected=f"final_model links outside the workspace: {escape}")
+            self._mark(
+                state, "collect", "no_model", found=False, rejected=f"final_model links outside the workspace: {escape}"
+            )
             return
         if src.is_dir() and not dst.exists():
             src.rename(dst)
@@ -246,7 +295,9 @@ class Runner:
         deadline = time.monotonic() + timeout if timeout else None
         pump = RedactingPump(log_path, harness_redactor())  # eval.log is redacted like the agent's log
         with pump.joined(), open(log_path, "ab") as log:
-            self.child = subprocess.Popen(argv, stdout=pump.write_fd, stderr=pump.write_fd, start_new_session=True, env=env)
+            self.child = subprocess.Popen(
+                argv, stdout=pump.write_fd, stderr=pump.write_fd, start_new_session=True, env=env
+            )
             pump.close_writer()
             rc = None
             while rc is None:
@@ -259,7 +310,9 @@ class Runner:
                         self._check_stop()
                     if deadline is not None and time.monotonic() > deadline:
                         self._stop_child()
-                        log.write(f"\nptbench: stopped after the {timeout:.0f} s allowance (budget.eval_minutes)\n".encode())
+                        log.write(
+                            f"\nptbench: stopped after the {timeout:.0f} s allowance (budget.eval_minutes)\n".encode()
+                        )
                         rc = 124
         self.child = None
         tail = log_path.read_bytes()[-2000:].decode(errors="replace")
@@ -287,7 +340,9 @@ class Runner:
 def _escaping_link(model_dir) -> str | None:
     """The first path in final_model/ that resolves outside the workspace, if any."""
     root = model_dir.parent.resolve()
-    for path in [model_dir, *model_dir.rglob("*")] if model_dir.is_dir() and not model_dir.is_symlink() else [model_dir]:
+    for path in (
+        [model_dir, *model_dir.rglob("*")] if model_dir.is_dir() and not model_dir.is_symlink() else [model_dir]
+    ):
         if path.is_symlink() and not path.resolve().is_relative_to(root):
             return f"{path.name} -> {path.resolve()}"
     return None

@@ -6,13 +6,23 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 import time
+from pathlib import Path
 
+from ptbench.core.provenance import provenance
 from ptbench.integrity import read_verdicts
 from ptbench.node.monitor import summarize as monitor_summary
-from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, MonitorSummary, Provenance, ResultRecord, TaskInfo
-from ptbench.core.provenance import provenance
+from ptbench.results.schema import (
+    AgentInfo,
+    BaseModelInfo,
+    BudgetUsed,
+    Failure,
+    Metric,
+    MonitorSummary,
+    Provenance,
+    ResultRecord,
+    TaskInfo,
+)
 from ptbench.results.store import write_record
 from ptbench.runner.agent_solve import launch_fact, sandbox_used
 from ptbench.trial import StageMark, TrialDir, TrialState
@@ -26,15 +36,30 @@ def _base(trial: TrialDir, state: TrialState, status: str, failure: Failure | No
     spec = trial.spec
     b = spec.budget
     return ResultRecord(
-        campaign=spec.campaign, trial_id=spec.trial_id,
+        campaign=spec.campaign,
+        trial_id=spec.trial_id,
         agent=AgentInfo(name=spec.agent.name, model=spec.agent.model, label=spec.agent.display),
-        base_model=BaseModelInfo(id=spec.base_model.id, revision=spec.base_model.revision, label=spec.base_model.display),
+        base_model=BaseModelInfo(
+            id=spec.base_model.id, revision=spec.base_model.revision, label=spec.base_model.display
+        ),
         task=TaskInfo(name=spec.task.name, label=spec.task.display),
-        seed=spec.seed, status=status, failure=failure, sandbox=sandbox_used(trial), deadline_kill=launch_fact(trial, "containment"),
-        agent_credentials=launch_fact(trial, "credentials"), network=launch_fact(trial, "network"),
+        seed=spec.seed,
+        status=status,
+        failure=failure,
+        sandbox=sandbox_used(trial),
+        deadline_kill=launch_fact(trial, "containment"),
+        agent_credentials=launch_fact(trial, "credentials"),
+        network=launch_fact(trial, "network"),
         hf_cache=_mode(launch_fact(trial, "hf_cache")),
-        budget=BudgetUsed(hours=b.hours, gpus=b.gpus, gpu_type=b.gpu_type, solve_seconds_used=round(state.solve_seconds_used, 2), solve_runs=state.solve_runs),
-        provenance=Provenance(**provenance()), finished_at=time.time(),
+        budget=BudgetUsed(
+            hours=b.hours,
+            gpus=b.gpus,
+            gpu_type=b.gpu_type,
+            solve_seconds_used=round(state.solve_seconds_used, 2),
+            solve_runs=state.solve_runs,
+        ),
+        provenance=Provenance(**provenance()),
+        finished_at=time.time(),
     )
 
 
@@ -48,19 +73,31 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     if evaluate.outcome == "failed" or (evaluate.outcome == "ok" and not _finite_score(metrics_file)):
         status = "eval_failed"
         # Retryable: a judge outage or a node's memory trouble passes; the score is never guessed.
-        failure = Failure(stage="evaluate", kind="eval_error", retryable=True,
-                          message=evaluate.detail.get("log_tail", "")[-500:] or f"{metrics_file}: missing or without a finite score")
+        failure = Failure(
+            stage="evaluate",
+            kind="eval_error",
+            retryable=True,
+            message=evaluate.detail.get("log_tail", "")[-500:] or f"{metrics_file}: missing or without a finite score",
+        )
     elif not collect.detail.get("found"):
         status = "no_model" if solve.outcome in ("ok", "timed_out") else "agent_failed"
         kind = {"ok": "no_final_model", "timed_out": "timeout"}.get(solve.outcome, "agent_exit")
         # The agent's failure as classified from its output (rate limit, auth, quota, ...), when known.
         kind = solve.detail.get("failure_kind", kind)
         why = solve.detail.get("failure_message")
-        failure = Failure(stage="solve", kind=kind, retryable=bool(solve.detail.get("retryable", False)),
-                          message=f"agent exit code {solve.detail.get('exit_code')}; no final_model/" + (f"; {why}" if why else ""))
+        failure = Failure(
+            stage="solve",
+            kind=kind,
+            retryable=bool(solve.detail.get("retryable", False)),
+            message=f"agent exit code {solve.detail.get('exit_code')}; no final_model/" + (f"; {why}" if why else ""),
+        )
     elif solve.outcome == "timed_out":
         status = "timed_out"
-        failure = Failure(stage="solve", kind="timeout", message="budget used up; final_model/ saved before the deadline was evaluated")
+        failure = Failure(
+            stage="solve",
+            kind="timeout",
+            message="budget used up; final_model/ saved before the deadline was evaluated",
+        )
     else:
         status = "completed"
     record = _base(trial, state, status, failure)
@@ -102,9 +139,15 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     last = state.failure or {}
     stage = last.get("stage") or state.next_stage() or "record"  # where it failed (a node check: prepare)
     kind = last.get("kind", "requeue_limit")
-    status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(stage, "agent_failed")
-    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip("; ")
-    return _base(trial, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable"))))
+    status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(
+        stage, "agent_failed"
+    )
+    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip(
+        "; "
+    )
+    return _base(
+        trial, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable")))
+    )
 
 
 def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -> ResultRecord:
@@ -112,13 +155,24 @@ def scheduler_time_limit(trial: TrialDir, state: TrialState, reason: str = "") -
 
     Always `timed_out`; the failure's stage says how far the trial got."""
     stage = state.next_stage() or "record"
-    msg = (f"{reason + '; ' if reason else ''}the scheduler's time limit ended the job in the {stage} stage "
-           f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes")
+    msg = (
+        f"{reason + '; ' if reason else ''}the scheduler's time limit ended the job in the {stage} stage "
+        f"(after {state.solve_seconds_used:.0f} s of solving); raise budget.margin_minutes or budget.eval_minutes"
+    )
     return _base(trial, state, "timed_out", Failure(stage=stage, kind="scheduler_time_limit", message=msg))
 
 
-def finish(trial: TrialDir, state: TrialState, result: ResultRecord, *, by: str | None = None, ended_at: float | None = None,
-           attempt_outcome: str | None = None, secrets: dict[str, str] | None = None, **event: object) -> bool:
+def finish(
+    trial: TrialDir,
+    state: TrialState,
+    result: ResultRecord,
+    *,
+    by: str | None = None,
+    ended_at: float | None = None,
+    attempt_outcome: str | None = None,
+    secrets: dict[str, str] | None = None,
+    **event: object,
+) -> bool:
     """Record `result` as the trial's outcome. The caller holds the trial's lock (`TrialDir.try_lock`).
 
     The file is written by `write_record` (atomic, redacted, never overwritten: False when a result

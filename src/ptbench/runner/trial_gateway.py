@@ -90,8 +90,13 @@ def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) ->
     config: JudgeConfig = task.judge_config
     key = read_secrets([config.api_key_env]).get(config.api_key_env, "")
     keep.add(config.api_key_env)  # the harness's own evaluation needs it later
-    return Upstream("judge", config.base_url, key, models={config.model: config.model},
-                    cost_cap_usd=_float(options, "judge_cost_cap_usd"))
+    return Upstream(
+        "judge",
+        config.base_url,
+        key,
+        models={config.model: config.model},
+        cost_cap_usd=_float(options, "judge_cost_cap_usd"),
+    )
 
 
 @contextmanager
@@ -104,9 +109,16 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
     options = {**spec.options, **trial.spec.agent.options}
     model = trial.spec.agent.model or (spec.rehearsal_model if rehearsal_url else "")
     real_base = rehearsal_url or str(options.get("base_url") or "")
-    upstream = rehearsal_url or _render(spec.upstream, {"model": model, "options": options}, f"agents/{spec.name}/agent.yaml: upstream").strip()
+    upstream = (
+        rehearsal_url
+        or _render(
+            spec.upstream, {"model": model, "options": options}, f"agents/{spec.name}/agent.yaml: upstream"
+        ).strip()
+    )
     if not upstream:
-        raise UserError(f"agent '{spec.name}': no provider URL for model '{model}' behind the gateway; set agent option base_url")
+        raise UserError(
+            f"agent '{spec.name}': no provider URL for model '{model}' behind the gateway; set agent option base_url"
+        )
     names = required_keys(spec, model, options, real_base)
     if rehearsal_url:
         keys = {n: REHEARSAL_KEY for n in names}
@@ -114,7 +126,9 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
         keys = read_secrets(names)
         missing = [n for n in names if n not in keys]
         if missing or not names:
-            raise UserError(f"agent '{spec.name}' needs {', '.join(missing or ['a key'])}: set it in the environment or in .env")
+            raise UserError(
+                f"agent '{spec.name}' needs {', '.join(missing or ['a key'])}: set it in the environment or in .env"
+            )
     make_not_dumpable()
     keep: set[str] = set()
     judge = _judge_upstream(trial, options, keep)
@@ -122,8 +136,10 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
     remove_from_environ([n for n in names if n not in keep])
     models = _models(spec, model, options)
     if not models:  # an empty allow-list would let any model through: fail closed
-        raise UserError(f"agent '{spec.name}' reaches its model through the trial's gateway, whose allow-list is the campaign's "
-                        "model: set `model:` for this agent (or agent option allowed_models)")
+        raise UserError(
+            f"agent '{spec.name}' reaches its model through the trial's gateway, whose allow-list is the campaign's "
+            "model: set `model:` for this agent (or agent option allowed_models)"
+        )
     token = new_trial_token()
     agent = Upstream("agent", upstream, keys[names[0]], models=models, cost_cap_usd=_float(options, "cost_cap_usd"))
 
@@ -132,14 +148,22 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
 
     secrets = {**keys, **({"judge": judge.key} if judge and judge.key else {})}
     redactor = Redactor({**secrets, "trial_token": token})
-    gw = Gateway(token, agent, judge=judge, calls_path=trial.agent_dir / "calls.jsonl", redact=redactor.text, on_cap=on_cap)
+    gw = Gateway(
+        token, agent, judge=judge, calls_path=trial.agent_dir / "calls.jsonl", redact=redactor.text, on_cap=on_cap
+    )
     # A short path (a Unix socket's is limited to 107 bytes), private to the runner's user.
     sock_dir = Path(tempfile.mkdtemp(prefix="ptbench-gw-", dir="/tmp" if Path("/tmp").is_dir() else None))
     sock = sock_dir / "gateway.sock"
     try:
         with gateway_in_thread(gw, unix_path=str(sock)):
-            trial.event("gateway", base_url=gw.base_url, upstream=upstream, models=sorted(agent.models),
-                        cost_cap_usd=agent.cost_cap_usd, judge=bool(judge))
+            trial.event(
+                "gateway",
+                base_url=gw.base_url,
+                upstream=upstream,
+                models=sorted(agent.models),
+                cost_cap_usd=agent.cost_cap_usd,
+                judge=bool(judge),
+            )
             try:
                 yield TrialGateway(gw, token, secrets, socket_path=sock)
             finally:

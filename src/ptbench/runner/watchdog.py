@@ -22,8 +22,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import psutil
 
@@ -90,13 +90,17 @@ class Watchdog:
         """Called from the runner's signal handler: stop the agent at the next tick."""
         self.interrupted = signame
 
-    def run(self, argv: list[str], *, cwd: str, env: dict[str, str], stdout, stderr, stdin=subprocess.DEVNULL) -> SolveOutcome:
+    def run(
+        self, argv: list[str], *, cwd: str, env: dict[str, str], stdout, stderr, stdin=subprocess.DEVNULL
+    ) -> SolveOutcome:
         start = time.monotonic()
         deadline = start + self.seconds_left
         warn_at = deadline - self.warn_before
         if self.cgroup is not None:
             argv = self.cgroup.wrap(argv)
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=stdin, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=stdin, start_new_session=True
+        )
         try:
             self._safe(self.on_event, "agent_started", pid=proc.pid, seconds_left=round(self.seconds_left, 1))
             exit_code, warned = self._watch(proc, start, deadline, warn_at)
@@ -129,8 +133,13 @@ class Watchdog:
                 gap = now - beat - 0.1
                 self.suspended += gap
                 deadline, warn_at, next_tick = deadline + gap, warn_at + gap, now
-                self._safe(self.on_event, "suspended", seconds=round(gap, 1), total_seconds=round(self.suspended, 1),
-                           seconds_left=round(deadline - now, 1))
+                self._safe(
+                    self.on_event,
+                    "suspended",
+                    seconds=round(gap, 1),
+                    total_seconds=round(self.suspended, 1),
+                    seconds_left=round(deadline - now, 1),
+                )
                 self._safe(self.on_resume, deadline - now)
             beat = now
             status = _reap_children(proc.pid)
@@ -152,8 +161,9 @@ class Watchdog:
         """SIGTERM, the grace, SIGKILL: by cgroup where there is one, then the sweep of descendants."""
         if self.cgroup is None:
             return terminate_descendants(self.grace), "subreaper"
-        killed = self.cgroup.stop(self.grace, reap=lambda: _reap_children(-1), term_targets=_term_targets,
-                                  kill_wait=KILL_SWEEP_SECONDS)
+        killed = self.cgroup.stop(
+            self.grace, reap=lambda: _reap_children(-1), term_targets=_term_targets, kill_wait=KILL_SWEEP_SECONDS
+        )
         # The second net: a process that left the cgroup (sandbox none: the agent has the runner's
         # uid) is still a descendant. It gets no grace: it was in no cgroup when the SIGTERM went out.
         swept = terminate_descendants(0.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
 import time
+from pathlib import Path
 
 import jinja2
 
@@ -45,8 +45,11 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
     options = shlex.quote(json.dumps(spec.task.options))
     atomic_write_text(
         trial.workspace / "evaluate.sh",
-        EVALUATE_SH.replace("@PYTHON@", shlex.quote(python)).replace("@TASK@", spec.task.name).replace("@OPTIONS@", options)
-        .replace("@BASE@", shlex.quote(spec.base_model.id)).replace("@CHAT@", spec.evaluation.chat_template)
+        EVALUATE_SH.replace("@PYTHON@", shlex.quote(python))
+        .replace("@TASK@", spec.task.name)
+        .replace("@OPTIONS@", options)
+        .replace("@BASE@", shlex.quote(spec.base_model.id))
+        .replace("@CHAT@", spec.evaluation.chat_template)
         .replace("@PTBENCH_ROOT@", shlex.quote(str(Path(ptbench.__file__).resolve().parent.parent))),
         mode=0o755,
     )
@@ -63,7 +66,9 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
 
 def render_prompt(trial: TrialDir, *, task_context: str = "") -> str:
     spec = trial.spec
-    env = jinja2.Environment(loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined
+    )
     hours = spec.budget.hours
     hours_text = f"{hours:g} hours" if hours >= 1 else f"{hours * 60:g} minutes"
     gpus = spec.budget.gpus

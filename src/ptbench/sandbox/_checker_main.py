@@ -17,12 +17,33 @@ import sys as _sys
 # Exception becomes CandidateError; a BaseException that is not an Exception (SystemExit,
 # KeyboardInterrupt, GeneratorExit) or a StopIteration (which would end a `map` or generator in
 # the test early) poisons the run.
-_FAITHFUL = frozenset({
-    "ArithmeticError", "AssertionError", "AttributeError", "BufferError", "EOFError", "FloatingPointError",
-    "ImportError", "IndexError", "KeyError", "LookupError", "MemoryError", "ModuleNotFoundError", "NameError",
-    "NotImplementedError", "OSError", "OverflowError", "RecursionError", "RuntimeError", "TypeError",
-    "UnboundLocalError", "UnicodeError", "ValueError", "ZeroDivisionError",
-})
+_FAITHFUL = frozenset(
+    {
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "BufferError",
+        "EOFError",
+        "FloatingPointError",
+        "ImportError",
+        "IndexError",
+        "KeyError",
+        "LookupError",
+        "MemoryError",
+        "ModuleNotFoundError",
+        "NameError",
+        "NotImplementedError",
+        "OSError",
+        "OverflowError",
+        "RecursionError",
+        "RuntimeError",
+        "TypeError",
+        "UnboundLocalError",
+        "UnicodeError",
+        "ValueError",
+        "ZeroDivisionError",
+    }
+)
 
 
 class CandidateError(Exception):

@@ -20,12 +20,22 @@ from ptbench.sandbox.request import SandboxCommand, SandboxRequest
 def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> SandboxCommand:
     opts = req.options
     if req.network == "gateway":
-        raise UserError("sandbox network 'gateway' (loopback only, the gateway through its socket) needs sandbox: bwrap; "
-                        "set sandbox_options.network: host for apptainer")
+        raise UserError(
+            "sandbox network 'gateway' (loopback only, the gateway through its socket) needs sandbox: bwrap; "
+            "set sandbox_options.network: host for apptainer"
+        )
     image = opts.get("image")
     if not image:
-        raise UserError("sandbox 'apptainer' needs sandbox_options.image (a .sif file or docker:// reference) in the campaign")
-    argv = [apptainer or str(opts.get("apptainer", "apptainer")), "exec", "--containall", "--cleanenv", "--writable-tmpfs"]
+        raise UserError(
+            "sandbox 'apptainer' needs sandbox_options.image (a .sif file or docker:// reference) in the campaign"
+        )
+    argv = [
+        apptainer or str(opts.get("apptainer", "apptainer")),
+        "exec",
+        "--containall",
+        "--cleanenv",
+        "--writable-tmpfs",
+    ]
     if opts.get("nv", req.gpus > 0):
         argv.append("--nv")
     argv += ["--home", str(req.home), "--pwd", str(req.workspace)]
@@ -35,14 +45,18 @@ def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> S
     for spec in opts.get("binds", []):  # "src[:dst[:ro]]", as apptainer writes them
         parts = str(spec).split(":")
         src = Path(parts[0])
-        binds.append((src, Path(parts[1]) if len(parts) > 1 and parts[1] else src, parts[2] if len(parts) > 2 else "rw"))
+        binds.append(
+            (src, Path(parts[1]) if len(parts) > 1 and parts[1] else src, parts[2] if len(parts) > 2 else "rw")
+        )
     seen = set()
     for src, dst, mode in binds:
         if dst in seen:
             continue
         seen.add(dst)
         argv += ["--bind", f"{src}:{dst}" + (":ro" if mode == "ro" else "")]
-    for overlay in ([opts["hf_cache_overlay"]] if opts.get("hf_cache_overlay") else []) + list(opts.get("overlays", [])):
+    for overlay in ([opts["hf_cache_overlay"]] if opts.get("hf_cache_overlay") else []) + list(
+        opts.get("overlays", [])
+    ):
         argv += ["--overlay", f"{overlay}:ro" if not str(overlay).endswith((":ro", ":rw")) else str(overlay)]
     argv += [str(a) for a in opts.get("extra_args", [])]
     argv += [str(image), *req.argv]

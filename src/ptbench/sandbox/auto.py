@@ -23,13 +23,20 @@ def bwrap_usable() -> tuple[bool, str]:
     if not exe:
         return False, "bubblewrap is not installed (apt-get install bubblewrap)"
     try:
-        out = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "true"],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [exe, "--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"bwrap did not start ({exc})"
     if out.returncode != 0:
         why = (out.stderr.strip().splitlines() or ["no message"])[-1]
-        return False, f"bwrap cannot create a sandbox here ({why}; user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1)"
+        return (
+            False,
+            f"bwrap cannot create a sandbox here ({why}; user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1)",
+        )
     return True, ""
 
 
@@ -40,5 +47,7 @@ def resolve_sandbox(kind: str) -> str:
     ok, why = bwrap_usable()
     if ok:
         return "bwrap"
-    raise UserError(f"sandbox auto: {why}; fix that, or set `sandbox: none` in the campaign to run agents unsandboxed "
-                    "(recorded in result.json and marked in the tables), or `sandbox: apptainer`")
+    raise UserError(
+        f"sandbox auto: {why}; fix that, or set `sandbox: none` in the campaign to run agents unsandboxed "
+        "(recorded in result.json and marked in the tables), or `sandbox: apptainer`"
+    )

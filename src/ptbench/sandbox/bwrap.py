@@ -29,13 +29,26 @@ from pathlib import Path
 from ptbench.core.errors import UserError
 from ptbench.sandbox.request import SandboxCommand, SandboxRequest
 
-SYSTEM_READ_ONLY = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/run/systemd/resolve")
+SYSTEM_READ_ONLY = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/run/systemd/resolve",
+)
 
 
 def bwrap_executable() -> str:
     found = shutil.which("bwrap")
     if not found:
-        raise UserError("sandbox 'bwrap' needs bubblewrap: install it (apt-get install bubblewrap) or use sandbox: none")
+        raise UserError(
+            "sandbox 'bwrap' needs bubblewrap: install it (apt-get install bubblewrap) or use sandbox: none"
+        )
     return found
 
 
@@ -44,8 +57,25 @@ def bwrap_problem() -> str | None:
     exe = shutil.which("bwrap")
     if not exe:
         return "sandbox 'bwrap' asked for, but bubblewrap (bwrap) is not on this node's PATH"
-    argv = [exe, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]
+    argv = [
+        exe,
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--",
+        "true",
+    ]
     try:
         probe = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -72,8 +102,20 @@ def _nested_last(mounts: list[tuple[str, Path, Path]]) -> list[tuple[str, Path, 
 
 def bwrap_command(req: SandboxRequest, *, bwrap: str | None = None) -> SandboxCommand:
     opts = req.options
-    argv = [bwrap or bwrap_executable(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv = [
+        bwrap or bwrap_executable(),
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+    ]
     if req.network == "gateway":
         argv.append("--unshare-net")  # loopback only; the gateway is reached through its socket
     for d in SYSTEM_READ_ONLY:
@@ -108,13 +150,29 @@ def bridged(req: SandboxRequest) -> list[str]:
     import sys
 
     if req.gateway_socket is None or not req.gateway_port:
-        raise UserError("sandbox network 'gateway' needs the trial gateway's socket and port (an agent with `upstream:`)")
+        raise UserError(
+            "sandbox network 'gateway' needs the trial gateway's socket and port (an agent with `upstream:`)"
+        )
     bridge = Path(__file__).with_name("netbridge.py").resolve()
-    return [os.path.realpath(sys.executable), "-I", str(bridge), str(req.gateway_port), str(req.gateway_socket), "--", *req.argv]
+    return [
+        os.path.realpath(sys.executable),
+        "-I",
+        str(bridge),
+        str(req.gateway_port),
+        str(req.gateway_socket),
+        "--",
+        *req.argv,
+    ]
 
 
 def python_paths() -> list[Path]:
     """The running python's installation (a venv and its base), which the agent's tools use."""
     import sys
 
-    return sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(os.path.realpath(sys.executable)).parent.parent})
+    return sorted(
+        {
+            Path(sys.prefix).resolve(),
+            Path(sys.base_prefix).resolve(),
+            Path(os.path.realpath(sys.executable)).parent.parent,
+        }
+    )

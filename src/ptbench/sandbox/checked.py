@@ -94,10 +94,15 @@ class CheckerZygote:
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _script("_checker_main.py"), str(theirs.fileno())],
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                          env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, start_new_session=True,
-                                          pass_fds=(theirs.fileno(),))
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _script("_checker_main.py"), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+            )
         finally:
             theirs.close()
         self._sock = ours
@@ -140,8 +145,13 @@ class CheckerZygote:
         self.close()
 
 
-def run_checked(job: CheckedProgram, limits: Limits = Limits(), *, isolation: Isolation | None = None,
-                checkers: CheckerZygote | None = None) -> Verdict:
+def run_checked(
+    job: CheckedProgram,
+    limits: Limits = Limits(),
+    *,
+    isolation: Isolation | None = None,
+    checkers: CheckerZygote | None = None,
+) -> Verdict:
     """One checked run (a temporary checker zygote unless one is given)."""
     isolation = isolation or require_isolation()
     if checkers is None:
@@ -153,11 +163,21 @@ def run_checked(job: CheckedProgram, limits: Limits = Limits(), *, isolation: Is
     to_cand_r, to_cand_w = os.pipe()
     from_cand_r, from_cand_w = os.pipe()
     verdict_r, verdict_w = os.pipe()
-    launch = sandbox_launch(limits, isolation, code=_script("_candidate_main.py"), argv=[str(to_cand_r), str(from_cand_w)])
+    launch = sandbox_launch(
+        limits, isolation, code=_script("_candidate_main.py"), argv=[str(to_cand_r), str(from_cand_w)]
+    )
     err = bytearray()
     try:
-        cand = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                cwd=launch.cwd, env=launch.env, start_new_session=True, pass_fds=(to_cand_r, from_cand_w))
+        cand = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=launch.env,
+            start_new_session=True,
+            pass_fds=(to_cand_r, from_cand_w),
+        )
         try:
             checkers.fork((job_r, to_cand_w, from_cand_r, verdict_w))
         except BaseException:
@@ -174,8 +194,10 @@ def run_checked(job: CheckedProgram, limits: Limits = Limits(), *, isolation: Is
     # Process tree handle: under bwrap the PID namespace dies with bwrap and the kernel enforces
     # RLIMIT_NPROC (spare uid), so the tree is only watched in runs that last (fork bombs).
     root = ps_handle(cand.pid) if isolation == "none" else None
-    threads = [threading.Thread(target=drain, args=(cand.stderr, err, 16 << 10), daemon=True),
-               threading.Thread(target=_send_job, args=(job_w, job, secret, limits), daemon=True)]
+    threads = [
+        threading.Thread(target=drain, args=(cand.stderr, err, 16 << 10), daemon=True),
+        threading.Thread(target=_send_job, args=(job_w, job, secret, limits), daemon=True),
+    ]
     for t in threads:
         t.start()
     try:
@@ -193,18 +215,33 @@ def run_checked(job: CheckedProgram, limits: Limits = Limits(), *, isolation: Is
         # The checker always writes a verdict, pass or fail, unless the harness itself broke (the
         # candidate cannot reach it): no number rather than a silent 0.
         raise CheckerFailed(f"the checker of '{job.entry_point}' ended without a verdict")
-    passed = (not reason and isinstance(verdict, dict) and verdict.get("passed") is True
-              and isinstance(verdict.get("secret"), str) and hmac.compare_digest(verdict["secret"], secret))
+    passed = (
+        not reason
+        and isinstance(verdict, dict)
+        and verdict.get("passed") is True
+        and isinstance(verdict.get("secret"), str)
+        and hmac.compare_digest(verdict["secret"], secret)
+    )
     if not passed and not reason:
         reason = str(verdict.get("reason", "no verdict"))[:300] if isinstance(verdict, dict) else "no verdict"
-    return Verdict(passed=passed, reason="" if passed else reason, seconds=round(time.monotonic() - started, 3),
-                   stderr=err.decode(errors="replace"))
+    return Verdict(
+        passed=passed,
+        reason="" if passed else reason,
+        seconds=round(time.monotonic() - started, 3),
+        stderr=err.decode(errors="replace"),
+    )
 
 
 def _send_job(fd: int, job: CheckedProgram, secret: str, limits: Limits) -> None:
-    message = {"secret": secret, "prompt": job.prompt, "test": job.test, "entry_point": job.entry_point,
-               "program": job.program, "memory_bytes": max(2 << 30, 2 * limits.memory_bytes),
-               "wall_seconds": int(limits.wall_seconds) + 1}
+    message = {
+        "secret": secret,
+        "prompt": job.prompt,
+        "test": job.test,
+        "entry_point": job.entry_point,
+        "program": job.program,
+        "memory_bytes": max(2 << 30, 2 * limits.memory_bytes),
+        "wall_seconds": int(limits.wall_seconds) + 1,
+    }
     try:
         wire.send(fd, message)
     except (OSError, wire.WireError):
@@ -243,8 +280,13 @@ def _parse_verdict(data: bytes) -> object:
         return None
 
 
-def run_checked_many(jobs: list[CheckedProgram], limits: Limits = Limits(), *, isolation: Isolation | None = None,
-                     workers: int | None = None) -> list[Verdict]:
+def run_checked_many(
+    jobs: list[CheckedProgram],
+    limits: Limits = Limits(),
+    *,
+    isolation: Isolation | None = None,
+    workers: int | None = None,
+) -> list[Verdict]:
     """Checked runs concurrently (each with its own processes and secret); verdicts in input order.
     Two runs per core by default: much of a run is process start-up latency, not CPU."""
     isolation = isolation or require_isolation()

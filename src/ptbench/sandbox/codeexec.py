@@ -144,7 +144,8 @@ def require_isolation(allow_unisolated: bool = False) -> Isolation:
     raise IsolationUnavailable(
         f"code execution refused: {problem}; install bubblewrap and allow unprivileged user namespaces "
         "(sysctl kernel.unprivileged_userns_clone=1), or set the task option allow_unisolated: true to run "
-        "it without network/filesystem isolation (recorded as isolation: none)")
+        "it without network/filesystem isolation (recorded as isolation: none)"
+    )
 
 
 _uids = itertools.count()
@@ -173,8 +174,16 @@ def _package_dirs() -> list[str]:
 
 
 def _bwrap_argv(limits: Limits, exe: str = "bwrap") -> list[str]:
-    argv = [exe, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session"]
+    argv = [
+        exe,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+    ]
     if os.getuid() == 0:
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # only the launcher uses them
     else:
@@ -190,10 +199,37 @@ def _bwrap_argv(limits: Limits, exe: str = "bwrap") -> list[str]:
         argv += ["--ro-bind", prefix, prefix]
     for packages in _package_dirs():
         argv += ["--tmpfs", packages]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-             "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-             "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
-             "--chdir", "/tmp", _interpreter()]
+    argv += [
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--perms",
+        "1777",
+        "--size",
+        str(limits.tmp_bytes),
+        "--tmpfs",
+        "/tmp",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/local/bin:/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "TMPDIR",
+        "/tmp",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "PYTHONDONTWRITEBYTECODE",
+        "1",
+        "--chdir",
+        "/tmp",
+        _interpreter(),
+    ]
     return argv
 
 
@@ -226,11 +262,14 @@ def sandbox_launch(limits: Limits, isolation: Isolation, *, code: str | None = N
         raise ValueError(f"unknown isolation {isolation!r}")
     lim = [max(1, int(limits.cpu_seconds)), limits.memory_bytes, nproc, limits.file_bytes, uid]
     tail = [] if code is None else [code, *argv]
-    return Launch([*head, "-I", "-S", "-c", _LAUNCHER, *("-" if v is None else str(v) for v in lim), *tail], cwd, env, tmp)
+    return Launch(
+        [*head, "-I", "-S", "-c", _LAUNCHER, *("-" if v is None else str(v) for v in lim), *tail], cwd, env, tmp
+    )
 
 
-def run_python(code: str, limits: Limits = Limits(), *, isolation: Isolation | None = None,
-               secret: str | None = None) -> ExecResult:
+def run_python(
+    code: str, limits: Limits = Limits(), *, isolation: Isolation | None = None, secret: str | None = None
+) -> ExecResult:
     """Run `code` as a program (read from stdin by a fresh interpreter) under the limits.
 
     With `secret`, the program starts with `__ptbench_channel__ = (read_fd, write_fd)`: the secret
@@ -256,8 +295,16 @@ def run_python(code: str, limits: Limits = Limits(), *, isolation: Isolation | N
 def _supervise(launch: Launch, code: str, limits: Limits, fds: tuple[int, ...], *, report_fd: int | None) -> ExecResult:
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                cwd=launch.cwd, env=launch.env, start_new_session=True, pass_fds=fds)
+        proc = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=launch.env,
+            start_new_session=True,
+            pass_fds=fds,
+        )
     except BaseException:
         if report_fd is not None:
             os.close(report_fd)
@@ -266,9 +313,11 @@ def _supervise(launch: Launch, code: str, limits: Limits, fds: tuple[int, ...], 
         for fd in fds:  # the child's ends: closed here so EOF arrives when the program is gone
             os.close(fd)
     out, err, report = bytearray(), bytearray(), bytearray()
-    threads = [threading.Thread(target=drain, args=(proc.stdout, out, limits.output_bytes), daemon=True),
-               threading.Thread(target=drain, args=(proc.stderr, err, limits.output_bytes), daemon=True),
-               threading.Thread(target=feed, args=(proc.stdin, code.encode()), daemon=True)]
+    threads = [
+        threading.Thread(target=drain, args=(proc.stdout, out, limits.output_bytes), daemon=True),
+        threading.Thread(target=drain, args=(proc.stderr, err, limits.output_bytes), daemon=True),
+        threading.Thread(target=feed, args=(proc.stdin, code.encode()), daemon=True),
+    ]
     if report_fd is not None:
         threads.append(threading.Thread(target=drain_fd, args=(report_fd, report, 1 << 20), daemon=True))
     for t in threads:
@@ -297,15 +346,30 @@ def _supervise(launch: Launch, code: str, limits: Limits, fds: tuple[int, ...], 
         status, reason = "killed", "signal SIGKILL" if sig == 9 else "signal SIGXCPU"
     else:
         status = "error"
-    return ExecResult(status=status, returncode=rc, stdout=out.decode(errors="replace"),
-                      stderr=err.decode(errors="replace"), seconds=round(seconds, 3), reason=reason, report=bytes(report))
+    return ExecResult(
+        status=status,
+        returncode=rc,
+        stdout=out.decode(errors="replace"),
+        stderr=err.decode(errors="replace"),
+        seconds=round(seconds, 3),
+        reason=reason,
+        report=bytes(report),
+    )
 
 
-def run_many(programs: list[str], limits: Limits = Limits(), *, workers: int | None = None,
-             isolation: Isolation | None = None, secrets: list[str] | None = None) -> list[ExecResult]:
+def run_many(
+    programs: list[str],
+    limits: Limits = Limits(),
+    *,
+    workers: int | None = None,
+    isolation: Isolation | None = None,
+    secrets: list[str] | None = None,
+) -> list[ExecResult]:
     """Run programs concurrently (each in its own sandbox); results in input order."""
     isolation = isolation or require_isolation()
     workers = workers or max(1, min(8, os.cpu_count() or 1))
     keys = secrets or [None] * len(programs)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]), zip(programs, keys)))
+        return list(
+            pool.map(lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]), zip(programs, keys))
+        )

@@ -28,9 +28,13 @@ def resolve_network(sandbox: str, options: dict[str, Any], *, gateway: bool, age
     if asked not in NETWORKS:
         raise UserError(f"sandbox_options.network: '{asked}' is not one of {', '.join(NETWORKS)}")
     if asked == "gateway" and not bwrap:
-        raise UserError(f"sandbox_options.network: gateway needs sandbox: bwrap (this campaign has sandbox: {sandbox}); "
-                        "use network: host")
+        raise UserError(
+            f"sandbox_options.network: gateway needs sandbox: bwrap (this campaign has sandbox: {sandbox}); "
+            "use network: host"
+        )
     if asked == "gateway" and not gateway:
-        raise UserError(f"sandbox_options.network: gateway, but {agent} does not make all its model calls through the trial "
-                        "gateway (a subscription login, or no `upstream:` in its agent.yaml); use network: host")
+        raise UserError(
+            f"sandbox_options.network: gateway, but {agent} does not make all its model calls through the trial "
+            "gateway (a subscription login, or no `upstream:` in its agent.yaml); use network: host"
+        )
     return asked

@@ -15,9 +15,13 @@ class SandboxRequest:
     home: Path  # the agent's private HOME; writable
     read_only: list[Path] = field(default_factory=list)  # host paths the agent needs to read (python, CLI, base model)
     writable: list[Path] = field(default_factory=list)  # host paths it may write besides workspace/home (HF cache)
-    binds: list[tuple[Path, Path, str]] = field(default_factory=list)  # (host source, path inside, "rw"|"ro"): the HF cache layer
+    binds: list[tuple[Path, Path, str]] = field(
+        default_factory=list
+    )  # (host source, path inside, "rw"|"ro"): the HF cache layer
     gpus: int = 0
-    network: str = "host"  # "gateway": a network namespace with loopback only, the gateway reached over `gateway_socket`
+    network: str = (
+        "host"  # "gateway": a network namespace with loopback only, the gateway reached over `gateway_socket`
+    )
     gateway_socket: Path | None = None  # the gateway's Unix socket (bound into the sandbox)
     gateway_port: int = 0  # the loopback port the agent's CLI calls inside the sandbox (the bridge listens there)
     options: dict[str, Any] = field(default_factory=dict)  # campaign sandbox_options

@@ -56,7 +56,9 @@ def encode(value, depth=0):
         return ["frozenset", [encode(v, d) for v in frozenset.__iter__(value)]]
     if isinstance(value, set):
         return ["set", [encode(v, d) for v in set.__iter__(value)]]
-    if hasattr(type(value), "__next__") and hasattr(type(value), "__iter__"):  # a generator, map, filter, zip...: its items, as an iterator
+    if hasattr(type(value), "__next__") and hasattr(
+        type(value), "__iter__"
+    ):  # a generator, map, filter, zip...: its items, as an iterator
         items = []
         for item in value:
             if len(items) >= MAX_ITEMS:
@@ -201,7 +203,7 @@ def send(fd, message):
         raise WireError("message too large")
     view = memoryview(len(data).to_bytes(4, "big") + data)
     while view:
-        view = view[_os.write(fd, view):]
+        view = view[_os.write(fd, view) :]
 
 
 def _read_exact(fd, n):

@@ -4,6 +4,15 @@ from ptbench.spec.campaign import AgentRef, Backend, BaseModelRef, Budget, Campa
 from ptbench.spec.load import load_campaign, load_campaign_located, load_model_file
 
 __all__ = [
-    "AgentRef", "Backend", "BaseModelRef", "Budget", "Campaign", "Evaluation", "Strict", "TaskRef",
-    "load_campaign", "load_campaign_located", "load_model_file",
+    "AgentRef",
+    "Backend",
+    "BaseModelRef",
+    "Budget",
+    "Campaign",
+    "Evaluation",
+    "Strict",
+    "TaskRef",
+    "load_campaign",
+    "load_campaign_located",
+    "load_model_file",
 ]

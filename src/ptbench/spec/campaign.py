@@ -19,7 +19,9 @@ class Strict(BaseModel):
 
 class AgentRef(Strict):
     name: str = Field(description="folder name under agents/ (e.g. reference, claude-code)")
-    model: str | None = Field(default=None, description="model the agent drives (e.g. claude-sonnet-4-5); none for keyless agents")
+    model: str | None = Field(
+        default=None, description="model the agent drives (e.g. claude-sonnet-4-5); none for keyless agents"
+    )
     label: str | None = Field(default=None, description="name in tables and trial ids; defaults to name[-model]")
     options: dict[str, Any] = Field(default_factory=dict, description="agent-specific template variables")
 
@@ -44,7 +46,9 @@ class BaseModelRef(Strict):
 class TaskRef(Strict):
     name: str = Field(description="registered task name (see `ptbench tasks`)")
     options: dict[str, Any] = Field(default_factory=dict, description="task options, e.g. {digits: 2}")
-    label: str | None = Field(default=None, description="name in tables and trial ids; needed when one task appears twice")
+    label: str | None = Field(
+        default=None, description="name in tables and trial ids; needed when one task appears twice"
+    )
 
     @property
     def display(self) -> str:
@@ -56,10 +60,18 @@ class Budget(Strict):
     gpus: int = Field(default=1, ge=0)
     gpu_type: str | None = Field(default=None, description="e.g. H100; schedulers turn it into gres / requirements")
     grace_seconds: float = Field(default=30, ge=0, description="SIGTERM -> SIGKILL delay at the deadline")
-    warn_seconds: float | None = Field(default=None, ge=0, description="warning this long before the deadline (default: 10% of the budget, at most 10 min)")
+    warn_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="warning this long before the deadline (default: 10% of the budget, at most 10 min)",
+    )
     eval_minutes: float = Field(default=60, ge=0, description="allowance for collect + evaluate after the agent")
-    margin_minutes: float = Field(default=10, ge=0, description="extra scheduler time so the watchdog always acts first")
-    monitor_seconds: float = Field(default=60, gt=0, description="GPU/CPU/RAM/disk sampling interval during solve and evaluate (monitor.jsonl)")
+    margin_minutes: float = Field(
+        default=10, ge=0, description="extra scheduler time so the watchdog always acts first"
+    )
+    monitor_seconds: float = Field(
+        default=60, gt=0, description="GPU/CPU/RAM/disk sampling interval during solve and evaluate (monitor.jsonl)"
+    )
 
     @model_serializer(mode="wrap")
     def _without_default_monitor(self, handler):
@@ -96,7 +108,9 @@ class Budget(Strict):
 
 class Backend(Strict):
     name: Literal["local", "slurm", "htcondor"] = "local"
-    options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings (partition, account, ...)")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="backend-specific settings (partition, account, ...)"
+    )
 
 
 class Evaluation(Strict):
@@ -113,7 +127,9 @@ class Scoring(Strict):
     or unchecked integrity verdict; base_fallback is the reference protocol."""
 
     policy: Literal["base_fallback", "exclude", "nan"] = Field(
-        default="base_fallback", description="base_fallback: the base model's zero-shot score; exclude: leave it out; nan: the cell becomes nan")
+        default="base_fallback",
+        description="base_fallback: the base model's zero-shot score; exclude: leave it out; nan: the cell becomes nan",
+    )
 
 
 INTEGRITY_CHECKS = ("contamination", "model_identity", "api_usage", "judge")
@@ -134,8 +150,14 @@ class Integrity(Strict):
     policy: Literal["base_fallback", "exclude", "show"] = "base_fallback"
     checks: list[str] = Field(default=["contamination", "model_identity", "api_usage"])
     ngram: int = Field(default=13, ge=3, le=50, description="n-gram length (tokens) of the contamination check")
-    forbidden_models: list[str] = Field(default_factory=list, description="local model folders or hub ids final_model must not be closer to than the base")
-    allowed_sources: list[str] = Field(default_factory=list, description="paths (globs, relative to the workspace) or sha256 hashes of files that are not contamination")
+    forbidden_models: list[str] = Field(
+        default_factory=list,
+        description="local model folders or hub ids final_model must not be closer to than the base",
+    )
+    allowed_sources: list[str] = Field(
+        default_factory=list,
+        description="paths (globs, relative to the workspace) or sha256 hashes of files that are not contamination",
+    )
     check_minutes: float = Field(default=20, gt=0, description="time limit of each check")
     judge: JudgeSettings | None = None
 
@@ -148,7 +170,7 @@ class Integrity(Strict):
         return v
 
     @model_validator(mode="after")
-    def _judge_configured(self) -> "Integrity":
+    def _judge_configured(self) -> Integrity:
         if "judge" in self.checks and self.judge is None:
             raise ValueError("the 'judge' check needs a judge: {agent: codex, model: ...} section")
         return self

@@ -8,9 +8,9 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ptbench.core.errors import UserError
-from ptbench.spec.campaign import Campaign
 from ptbench.core.validation import describe_validation_error
 from ptbench.core.yamlio import LocatedYaml, load_located_yaml
+from ptbench.spec.campaign import Campaign
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -19,7 +19,9 @@ def load_model_file(path: str | Path, model: type[M]) -> tuple[M, LocatedYaml]:
     """Parse a YAML file into `model`; every problem is one `UserError` line with file and line."""
     src = load_located_yaml(path)
     if not isinstance(src.data, dict):
-        raise UserError(f"{src.path}:1: expected a mapping of keys at the top level (see the README's campaign reference)")
+        raise UserError(
+            f"{src.path}:1: expected a mapping of keys at the top level (see the README's campaign reference)"
+        )
     try:
         return model.model_validate(src.data), src
     except ValidationError as exc:

@@ -11,4 +11,13 @@ from ptbench.tasks.base import (
     register_task,
 )
 
-__all__ = ["Example", "ScoredBatch", "MetricValue", "Task", "available_tasks", "get_task", "mean_stderr", "register_task"]
+__all__ = [
+    "Example",
+    "ScoredBatch",
+    "MetricValue",
+    "Task",
+    "available_tasks",
+    "get_task",
+    "mean_stderr",
+    "register_task",
+]

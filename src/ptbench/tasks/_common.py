@@ -41,7 +41,9 @@ def local_data_path(task_name: str, data_path: str | None) -> Path | None:
     if data_path:
         path = Path(data_path).expanduser()
         if not path.exists():
-            raise UserError(f"task '{task_name}': data_path {path} does not exist (fix the path or drop the option to download)")
+            raise UserError(
+                f"task '{task_name}': data_path {path} does not exist (fix the path or drop the option to download)"
+            )
         return path
     root = os.environ.get("PTBENCH_DATA_DIR")
     if root and (Path(root) / task_name).exists():
@@ -82,8 +84,10 @@ def load_rows(task_name: str, pin: DatasetPin, data_path: str | None) -> tuple[l
     try:
         ds = datasets.load_dataset(pin.id, pin.config, **kwargs)
     except Exception as exc:  # offline node, gated dataset without a token, unknown revision
-        raise UserError(f"task '{task_name}': could not load {pin.id} ({type(exc).__name__}: {exc}); "
-                        f"download it where you have network and pass task option data_path or set PTBENCH_DATA_DIR") from None
+        raise UserError(
+            f"task '{task_name}': could not load {pin.id} ({type(exc).__name__}: {exc}); "
+            f"download it where you have network and pass task option data_path or set PTBENCH_DATA_DIR"
+        ) from None
     return [dict(r) for r in ds], pin.info(None)
 
 
@@ -91,8 +95,12 @@ def render_template(name: str, **values: Any) -> str:
     """Render `tasks/templates/<name>` (jinja2; base-model prompt formats live there as files)."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
     return env.get_template(name).render(**values)
 
 
@@ -110,9 +118,17 @@ class BenchmarkTask:
     default_retry: tuple[int, ...] = (2000,)
     base_stop: tuple[str, ...] = ()
 
-    def __init__(self, *, data_path: str | None = None, prompt_format: str = "chat", fewshot: int = 0,
-                 max_new_tokens: int | None = None, retry_max_new_tokens: list[int] | None = None,
-                 temperature: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        data_path: str | None = None,
+        prompt_format: str = "chat",
+        fewshot: int = 0,
+        max_new_tokens: int | None = None,
+        retry_max_new_tokens: list[int] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> None:
         if prompt_format not in ("chat", "base"):
             raise TypeError("prompt_format must be 'chat' or 'base'")
         if fewshot and prompt_format != "base":
@@ -120,8 +136,12 @@ class BenchmarkTask:
         self.data_path = data_path
         self.prompt_format = prompt_format
         self.fewshot = int(fewshot)
-        phases = token_phases(getattr(self, "name", ""), max_new_tokens=max_new_tokens, retry=retry_max_new_tokens,
-                              fallback=(self.default_max_new_tokens, *self.default_retry))
+        phases = token_phases(
+            getattr(self, "name", ""),
+            max_new_tokens=max_new_tokens,
+            retry=retry_max_new_tokens,
+            fallback=(self.default_max_new_tokens, *self.default_retry),
+        )
         self.max_new_tokens, self.retry = phases[0], phases[1:]
         self.temperature = temperature
         self.seed = seed
@@ -132,8 +152,9 @@ class BenchmarkTask:
 
     def generation(self) -> GenerationSettings:
         stop = self.base_stop if self.prompt_format == "base" else ()
-        return GenerationSettings(max_new_tokens=self.max_new_tokens, temperature=self.temperature, stop=stop,
-                                  retry_max_new_tokens=self.retry)
+        return GenerationSettings(
+            max_new_tokens=self.max_new_tokens, temperature=self.temperature, stop=stop, retry_max_new_tokens=self.retry
+        )
 
     def settings_info(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "prompt_format": self.prompt_format, "fewshot": self.fewshot}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import typing
 from typing import Any, ClassVar
 
+from ptbench.core.errors import EvaluationFailed
 from ptbench.inference.judge import JudgeClient, JudgeConfig, require_key
 from ptbench.tasks._common import BenchmarkTask
-from ptbench.core.errors import EvaluationFailed
 
 
 def check_judge_failures(record: dict[str, Any], what: str) -> None:
@@ -23,13 +23,19 @@ def check_judge_failures(record: dict[str, Any], what: str) -> None:
     rate = failed / total if total else 1.0
     if total and failed < total and rate <= threshold:
         return
-    why = "no example to judge" if not total else (
-        "every example failed" if failed == total else f"{rate:.1%} > threshold {threshold:.1%}")
+    why = (
+        "no example to judge"
+        if not total
+        else ("every example failed" if failed == total else f"{rate:.1%} > threshold {threshold:.1%}")
+    )
     raise EvaluationFailed(
         f"{what}: {failed} of {total} examples had a failed judge call ({why}; {record['judge_failed_calls']} of "
         f"{record['judge_calls']} calls failed, errors {record['judge_errors']}). Not scored. "
         "Fix the judge endpoint/key and re-run (answered calls are cached).",
-        {k: record[k] for k in ("judge_calls", "judge_failed_calls", "judge_examples", "judge_failed_examples", "judge_errors")},
+        {
+            k: record[k]
+            for k in ("judge_calls", "judge_failed_calls", "judge_examples", "judge_failed_examples", "judge_errors")
+        },
     )
 
 
@@ -42,12 +48,16 @@ class JudgedTask(BenchmarkTask):
     default_judge_model = "gpt-5-mini"
     default_judge_reasoning_effort: str | None = None
     # judge_* options are popped by prefix below, so the signature cannot declare them.
-    extra_options: ClassVar[dict[str, Any]] = {f"judge_{k}": v | None for k, v in typing.get_type_hints(JudgeConfig).items()}
+    extra_options: ClassVar[dict[str, Any]] = {
+        f"judge_{k}": v | None for k, v in typing.get_type_hints(JudgeConfig).items()
+    }
 
     def __init__(self, *, judge_failure_threshold: float = 0.05, **options: Any) -> None:
         judge_opts = {k: options.pop(k) for k in list(options) if k.startswith("judge_")}
         if self.default_judge_reasoning_effort and "judge_reasoning_effort" not in judge_opts:
-            judge_opts["judge_reasoning_effort"] = self.default_judge_reasoning_effort  # null in the options turns it off
+            judge_opts["judge_reasoning_effort"] = (
+                self.default_judge_reasoning_effort
+            )  # null in the options turns it off
         super().__init__(**options)
         if not 0 <= judge_failure_threshold <= 1:
             raise TypeError("judge_failure_threshold must be a fraction between 0 and 1")
@@ -59,14 +69,23 @@ class JudgedTask(BenchmarkTask):
         replies = client.complete_all(conversations)
         return client, replies
 
-    def _judge_record(self, client: JudgeClient, *, unparsable: int, failed_examples: int, examples: int) -> dict[str, Any]:
+    def _judge_record(
+        self, client: JudgeClient, *, unparsable: int, failed_examples: int, examples: int
+    ) -> dict[str, Any]:
         """Counts for the metrics; a reply the task could not parse counts as a failed call."""
         s = client.stats
         errors = dict(s.errors, **({"unparsable": unparsable} if unparsable else {}))
-        return {"judge": self.judge_config.public(), "judge_calls": s.requests, "judge_cached": s.cached,
-                "judge_failed_calls": s.failed + unparsable, "judge_examples": examples,
-                "judge_failed_examples": failed_examples, "judge_retries": s.retries, "judge_errors": errors,
-                "judge_failure_threshold": self.failure_threshold}
+        return {
+            "judge": self.judge_config.public(),
+            "judge_calls": s.requests,
+            "judge_cached": s.cached,
+            "judge_failed_calls": s.failed + unparsable,
+            "judge_examples": examples,
+            "judge_failed_examples": failed_examples,
+            "judge_retries": s.retries,
+            "judge_errors": errors,
+            "judge_failure_threshold": self.failure_threshold,
+        }
 
     @staticmethod
     def _judge_extra(record: dict[str, Any]) -> dict[str, Any]:

@@ -13,9 +13,7 @@ from ptbench.tasks.base import Example, register_task
 # No verified commit hash for this dataset was at hand: set `revision` before publishing numbers.
 PIN = DatasetPin(id="math-ai/aime25", split="test", revision=None)
 
-INSTRUCTION = (
-    "Solve the following math problem step by step. Put your final answer within \\boxed{{}}.\n\n{problem}"
-)
+INSTRUCTION = "Solve the following math problem step by step. Put your final answer within \\boxed{{}}.\n\n{problem}"
 
 
 def is_equivalent(completion: str, reference: str) -> bool:
@@ -41,8 +39,11 @@ class AIME2025(BenchmarkTask):
         rows, self.dataset = load_rows("aime2025", PIN, self.data_path)
         rows = rows[:limit] if limit else rows
         return [
-            Example(id=str(r.get("id", i)), reference=str(r["answer"]).strip(),
-                    prompt=self._prompt(INSTRUCTION.format(problem=r["problem"]), "aime_base.jinja", problem=r["problem"]))
+            Example(
+                id=str(r.get("id", i)),
+                reference=str(r["answer"]).strip(),
+                prompt=self._prompt(INSTRUCTION.format(problem=r["problem"]), "aime_base.jinja", problem=r["problem"]),
+            )
             for i, r in enumerate(rows)
         ]
 

@@ -24,21 +24,22 @@ def strip_think(text: str) -> str:
     return text.strip()
 
 
-def cut_runaway_repetition(text: str, *, min_repeats: int = MIN_REPEATS, max_period: int = MAX_PERIOD,
-                           min_chars: int = MIN_LOOP_CHARS) -> tuple[str, bool]:
+def cut_runaway_repetition(
+    text: str, *, min_repeats: int = MIN_REPEATS, max_period: int = MAX_PERIOD, min_chars: int = MIN_LOOP_CHARS
+) -> tuple[str, bool]:
     """If the text ends in a unit repeated at least `min_repeats` times over at least `min_chars`
     characters, keep one copy of the unit and drop the loop. Returns (text, was_cut)."""
     n = len(text)
     for period in range(1, min(max_period, n // min_repeats) + 1):
-        unit = text[n - period:]
-        if text[n - period * min_repeats:] != unit * min_repeats:
+        unit = text[n - period :]
+        if text[n - period * min_repeats :] != unit * min_repeats:
             continue
         start = n - period * min_repeats
-        while start - period >= 0 and text[start - period:start] == unit:
+        while start - period >= 0 and text[start - period : start] == unit:
             start -= period
         if n - start < min_chars:
             continue
-        return text[:start + period].rstrip(), True
+        return text[: start + period].rstrip(), True
     return text, False
 
 

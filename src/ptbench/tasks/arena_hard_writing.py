@@ -24,17 +24,28 @@ from ptbench.core.errors import UserError
 from ptbench.tasks._common import DatasetPin, load_rows, local_data_path, read_rows, render_template
 from ptbench.tasks._judged import JudgedTask
 from ptbench.tasks.answer_cleanup import clean_answer
-from ptbench.tasks.subsets import read_ids, select_by_id
 from ptbench.tasks.base import Example, ScoredBatch, register_task
+from ptbench.tasks.subsets import read_ids, select_by_id
 
 # The Arena-Hard-Auto data (questions and baseline answers). No verified commit hash: set one.
-PIN = DatasetPin(id="lmarena-ai/arena-hard-auto", split="train", revision=None,
-                 data_files="data/arena-hard-v2.0/question.jsonl")
+PIN = DatasetPin(
+    id="lmarena-ai/arena-hard-auto", split="train", revision=None, data_files="data/arena-hard-v2.0/question.jsonl"
+)
 CATEGORY = "creative_writing"
 _VERDICT = re.compile(r"\[\[([AB][<>=]{1,2}[AB])\]\]")
 # (verdict from A's point of view) -> (winner, weight)
-_OUTCOMES = {"A>>B": ("A", 3), "A>B": ("A", 1), "A=B": ("tie", 1), "B>A": ("B", 1), "B>>A": ("B", 3),
-             "A<B": ("B", 1), "A<<B": ("B", 3), "B<A": ("A", 1), "B<<A": ("A", 3), "B=A": ("tie", 1)}
+_OUTCOMES = {
+    "A>>B": ("A", 3),
+    "A>B": ("A", 1),
+    "A=B": ("tie", 1),
+    "B>A": ("B", 1),
+    "B>>A": ("B", 3),
+    "A<B": ("B", 1),
+    "A<<B": ("B", 3),
+    "B<A": ("A", 1),
+    "B<<A": ("A", 3),
+    "B=A": ("tie", 1),
+}
 
 
 def parse_verdict(text: str) -> str | None:
@@ -83,8 +94,14 @@ class ArenaHardWriting(JudgedTask):
     primary_metric = "win_rate"
     default_judge_reasoning_effort = "medium"
 
-    def __init__(self, *, reference_model: str = "Qwen/Qwen3-1.7B", reference_answers: str | None = None,
-                 question_uids: list[str] | str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        reference_model: str = "Qwen/Qwen3-1.7B",
+        reference_answers: str | None = None,
+        question_uids: list[str] | str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         self.reference_model = reference_model
         self.reference_answers = reference_answers
@@ -107,39 +124,55 @@ class ArenaHardWriting(JudgedTask):
             return Path(self.reference_answers).expanduser()
         candidates = []
         if os.environ.get("PTBENCH_EVAL_CACHE"):
-            candidates.append(reference_file(Path(os.environ["PTBENCH_EVAL_CACHE"]) / "references", self.reference_model))
+            candidates.append(
+                reference_file(Path(os.environ["PTBENCH_EVAL_CACHE"]) / "references", self.reference_model)
+            )
         local = local_data_path("arena_hard_writing", self.data_path)
         if local is not None:  # arena-hard's own layout: model_answer/<model>.jsonl beside question.jsonl
             candidates.append(Path(local) / "model_answer" / f"{self.reference_model}.jsonl")
         for path in candidates:
             if path.is_file():
                 return path
-        raise UserError(f"arena_hard_writing: no reference answers of {self.reference_model} (looked in "
-                        f"{', '.join(map(str, candidates)) or 'nowhere: PTBENCH_EVAL_CACHE is not set'}); generate them with "
-                        f"`ptbench eval-references arena_hard_writing --model INSTRUCT_MODEL_DIR --out $PTBENCH_EVAL_CACHE/references` "
-                        "or pass task option reference_answers")
+        raise UserError(
+            f"arena_hard_writing: no reference answers of {self.reference_model} (looked in "
+            f"{', '.join(map(str, candidates)) or 'nowhere: PTBENCH_EVAL_CACHE is not set'}); generate them with "
+            f"`ptbench eval-references arena_hard_writing --model INSTRUCT_MODEL_DIR --out $PTBENCH_EVAL_CACHE/references` "
+            "or pass task option reference_answers"
+        )
 
     def _references(self) -> dict[str, str]:
         path = self._reference_path()
         rows = read_rows(path)
-        self.dataset["reference_answers"] = {"model": self.reference_model, "file": str(path),
-                                             "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        self.dataset["reference_answers"] = {
+            "model": self.reference_model,
+            "file": str(path),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        }
         return {str(r["uid"]): _answer_text(r) for r in rows}
 
     def question_examples(self, limit: int | None = None) -> list[Example]:
         """The questions as examples without references (what `ptbench eval-references` answers)."""
         rows = self.questions()
         rows = rows[:limit] if limit else rows
-        return [Example(id=r["uid"], reference=None, meta={"question": r["prompt"]},
-                        prompt=self._prompt(r["prompt"], "plain_base.jinja", text=r["prompt"])) for r in rows]
+        return [
+            Example(
+                id=r["uid"],
+                reference=None,
+                meta={"question": r["prompt"]},
+                prompt=self._prompt(r["prompt"], "plain_base.jinja", text=r["prompt"]),
+            )
+            for r in rows
+        ]
 
     def test_examples(self, limit: int | None = None) -> list[Example]:
         examples = self.question_examples(limit)
         refs = self._references()
         missing = [ex.id for ex in examples if ex.id not in refs]
         if missing:
-            raise UserError(f"arena_hard_writing: {len(missing)} questions have no reference answer in "
-                            f"{self.dataset['reference_answers']['file']} (e.g. {missing[0]}); regenerate it with ptbench eval-references")
+            raise UserError(
+                f"arena_hard_writing: {len(missing)} questions have no reference answer in "
+                f"{self.dataset['reference_answers']['file']} (e.g. {missing[0]}); regenerate it with ptbench eval-references"
+            )
         return [dataclasses.replace(ex, reference=refs[ex.id]) for ex in examples]
 
     def score(self, example: Example, completion: str) -> float:
@@ -148,9 +181,15 @@ class ArenaHardWriting(JudgedTask):
         return 0.0 if score is None else score
 
     def judge_messages(self, question: str, answer_a: str, answer_b: str) -> list[dict[str, str]]:
-        return [{"role": "system", "content": render_template("arena_hard_judge_system.txt")},
-                {"role": "user", "content": render_template("arena_hard_judge_user.jinja", question=question,
-                                                            answer_a=answer_a, answer_b=answer_b)}]
+        return [
+            {"role": "system", "content": render_template("arena_hard_judge_system.txt")},
+            {
+                "role": "user",
+                "content": render_template(
+                    "arena_hard_judge_user.jinja", question=question, answer_a=answer_a, answer_b=answer_b
+                ),
+            },
+        ]
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         conversations, cut = [], 0
@@ -175,8 +214,14 @@ class ArenaHardWriting(JudgedTask):
             # A question counts only when both orders were judged (otherwise position bias returns).
             scores.append(question_score(games) if len(games) == 2 else None)
             details.append({"verdicts": verdicts})
-        record = self._judge_record(client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples))
+        record = self._judge_record(
+            client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples)
+        )
         self._check(record, "arena_hard_writing")
         record["verdict_weights"] = {"strong": 3, "weak": 1, "tie": "half of 1"}
-        return ScoredBatch(scores=scores, details=details, settings=record,
-                           extra={**self._judge_extra(record), "answers_cut_for_repetition": cut})
+        return ScoredBatch(
+            scores=scores,
+            details=details,
+            settings=record,
+            extra={**self._judge_extra(record), "answers_cut_for_repetition": cut},
+        )

@@ -9,9 +9,8 @@ from __future__ import annotations
 import random
 from functools import cached_property
 
-from ptbench.tasks.base import Example, register_task
-
 from ptbench.core.generation import GenerationSettings
+from ptbench.tasks.base import Example, register_task
 
 _SPLIT_SEED = 1234
 

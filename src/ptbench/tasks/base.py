@@ -7,8 +7,9 @@ and the reference agent only talk to this interface.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ptbench.core.errors import UserError
 from ptbench.core.generation import GenerationSettings

@@ -26,18 +26,39 @@ def settings_for(kind: str, fewshot: list[int]) -> list[tuple[str, dict[str, Any
         from ptbench.core.errors import UserError
 
         raise UserError(f"--kind {kind!r}: use base or instruct")
-    return [("base (zero-shot)" if k == 0 else f"base ({k}-shot)", {"prompt_format": "base", "fewshot": k}) for k in fewshot]
+    return [
+        ("base (zero-shot)" if k == 0 else f"base ({k}-shot)", {"prompt_format": "base", "fewshot": k}) for k in fewshot
+    ]
 
 
-def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: list[int] = (0,), out: str | Path = "results/baselines",
-                 engine: str = "auto", batch_size: int = 32, limit: int | None = None,
-                 task_options: dict[str, dict[str, Any]] | None = None, label: str | None = None) -> list[Path]:
+def run_baseline(
+    model: str,
+    tasks: list[str],
+    *,
+    kind: str = "base",
+    fewshot: list[int] = (0,),
+    out: str | Path = "results/baselines",
+    engine: str = "auto",
+    batch_size: int = 32,
+    limit: int | None = None,
+    task_options: dict[str, dict[str, Any]] | None = None,
+    label: str | None = None,
+) -> list[Path]:
     """Evaluate and write one result.json per (setting, task); returns their paths."""
-    from ptbench.results.store import write_record
-    from ptbench.inference import get_engine
-    from ptbench.results.schema import AgentInfo, BaseModelInfo, BudgetUsed, Failure, Metric, Provenance, ResultRecord, TaskInfo
-    from ptbench.core.provenance import provenance
     from ptbench.core.errors import EvaluationFailed
+    from ptbench.core.provenance import provenance
+    from ptbench.inference import get_engine
+    from ptbench.results.schema import (
+        AgentInfo,
+        BaseModelInfo,
+        BudgetUsed,
+        Failure,
+        Metric,
+        Provenance,
+        ResultRecord,
+        TaskInfo,
+    )
+    from ptbench.results.store import write_record
     from ptbench.tasks.evaluate import evaluate
 
     model_label = label or Path(model.rstrip("/")).name
@@ -56,17 +77,37 @@ def run_baseline(model: str, tasks: list[str], *, kind: str = "base", fewshot: l
             trial_dir = Path(out) / slug / model_label / task
             trial_dir.mkdir(parents=True, exist_ok=True)
             if (trial_dir / "result.json").exists():  # a recorded result is never overwritten
-                print(f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it aside to redo)")
+                print(
+                    f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it aside to redo)"
+                )
                 continue
             record = ResultRecord(
-                campaign="baselines", trial_id=f"baseline-{slug}-{model_label}-{task}",
-                agent=AgentInfo(name=f"baseline-{slug}", label=agent_label), base_model=BaseModelInfo(id=model, label=model_label),
-                task=TaskInfo(name=task, label=task), seed=0, status="completed",
-                budget=BudgetUsed(hours=0.0, gpus=0), provenance=Provenance(**provenance()), finished_at=time.time())
+                campaign="baselines",
+                trial_id=f"baseline-{slug}-{model_label}-{task}",
+                agent=AgentInfo(name=f"baseline-{slug}", label=agent_label),
+                base_model=BaseModelInfo(id=model, label=model_label),
+                task=TaskInfo(name=task, label=task),
+                seed=0,
+                status="completed",
+                budget=BudgetUsed(hours=0.0, gpus=0),
+                provenance=Provenance(**provenance()),
+                finished_at=time.time(),
+            )
             try:
-                m = evaluate(task, model, trial_dir / "eval", task_options=options, engine=eng, limit=limit, batch_size=batch_size)
+                m = evaluate(
+                    task,
+                    model,
+                    trial_dir / "eval",
+                    task_options=options,
+                    engine=eng,
+                    limit=limit,
+                    batch_size=batch_size,
+                )
             except EvaluationFailed as exc:
-                record.status, record.failure = "eval_failed", Failure(stage="evaluate", kind="eval_error", message=str(exc)[:500])
+                record.status, record.failure = (
+                    "eval_failed",
+                    Failure(stage="evaluate", kind="eval_error", message=str(exc)[:500]),
+                )
             else:
                 record.primary_metric = Metric(**m["primary"])
                 record.extra_metrics, record.evaluation = m["extra"], m["settings"]

@@ -31,8 +31,12 @@ from typing import Any
 from ptbench.tasks._common import BenchmarkTask, DatasetPin, load_rows
 from ptbench.tasks.base import Example, ScoredBatch, register_task
 
-PIN = DatasetPin(id="gorilla-llm/Berkeley-Function-Calling-Leaderboard", split="train", revision=None,
-                 data_files="BFCL_v3_exec_simple.json")
+PIN = DatasetPin(
+    id="gorilla-llm/Berkeley-Function-Calling-Leaderboard",
+    split="train",
+    revision=None,
+    data_files="BFCL_v3_exec_simple.json",
+)
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}
 _STUBS = Path(__file__).parent / "templates" / "bfcl_stubs.py.txt"
@@ -59,14 +63,14 @@ def parse_call(text: str, names: list[str]) -> tuple[str, dict[str, Any]] | None
     decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
         try:
-            obj, _ = decoder.raw_decode(text[match.start():])
+            obj, _ = decoder.raw_decode(text[match.start() :])
         except ValueError:
             continue
         call = _call_from_obj(obj)
         if call:
             return call
     for match in re.finditer(r"\b(" + "|".join(re.escape(n) for n in names) + r")\s*\(", text) if names else []:
-        call = _call_from_python(text[match.start():])
+        call = _call_from_python(text[match.start() :])
         if call:
             return call
     return None
@@ -119,14 +123,19 @@ def call_source(name: str, args: dict[str, Any]) -> str | None:
 
 def program_of(functions: list[dict], ground_truth: str, predicted: str | None, real_source: str = "") -> str:
     schemas = {f["name"]: f.get("parameters", {}) for f in functions}
-    return "\n".join([
-        _STUBS.read_text(),
-        real_source,
-        f"_install_stubs({schemas!r})",
-        f"_report('gt', lambda: {ground_truth})",
-        f"_report('pred', lambda: {predicted})" if predicted else "_report('pred', None)",
-        "_finish()",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                _STUBS.read_text(),
+                real_source,
+                f"_install_stubs({schemas!r})",
+                f"_report('gt', lambda: {ground_truth})",
+                f"_report('pred', lambda: {predicted})" if predicted else "_report('pred', None)",
+                "_finish()",
+            ]
+        )
+        + "\n"
+    )
 
 
 def results_match(gt: Any, pred: Any, kind: str) -> bool:
@@ -142,8 +151,14 @@ class BFCL(BenchmarkTask):
     primary_metric = "accuracy"
     base_stop = ("\n",)
 
-    def __init__(self, *, functions_module: str | None = None, timeout_s: float = 15.0, allow_unisolated: bool = False,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        functions_module: str | None = None,
+        timeout_s: float = 15.0,
+        allow_unisolated: bool = False,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         self.functions_module = functions_module
         self.timeout_s = timeout_s
@@ -166,8 +181,14 @@ class BFCL(BenchmarkTask):
 
                 prompt = render_template("bfcl_base.jinja", functions=json.dumps(r["function"]), messages=messages)
             kind = (r.get("execution_result_type") or ["exact_match"])[0]
-            out.append(Example(id=r["id"], prompt=prompt, reference=r["ground_truth"][0],
-                               meta={"tools": tools, "functions": r["function"], "result_type": kind}))
+            out.append(
+                Example(
+                    id=r["id"],
+                    prompt=prompt,
+                    reference=r["ground_truth"][0],
+                    meta={"tools": tools, "functions": r["function"], "result_type": kind},
+                )
+            )
         return out
 
     def score(self, example: Example, completion: str) -> float:
@@ -186,22 +207,40 @@ class BFCL(BenchmarkTask):
             programs.append(program_of(ex.meta["functions"], ex.reference, src, real))
         isolation = require_isolation(self.allow_unisolated)
         keys = [secrets.token_hex(32) for _ in programs]
-        results = run_many(programs, Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s))),
-                           isolation=isolation, secrets=keys)
+        results = run_many(
+            programs,
+            Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s))),
+            isolation=isolation,
+            secrets=keys,
+        )
         scores, details = [], []
         for ex, src, res, key in zip(examples, calls, results, keys):
             outcome = _outcome(res.report, key)
             gt, pred = outcome.get("gt"), outcome.get("pred")
-            ok = (src is not None and gt is not None and pred is not None and "value" in gt and "value" in pred
-                  and results_match(gt["value"], pred["value"], ex.meta["result_type"]))
+            ok = (
+                src is not None
+                and gt is not None
+                and pred is not None
+                and "value" in gt
+                and "value" in pred
+                and results_match(gt["value"], pred["value"], ex.meta["result_type"])
+            )
             scores.append(float(ok))
             details.append({"call": src, "ground_truth": ex.reference, "executed": outcome, "status": res.status})
         broken = sum(1 for d in details if not d["executed"].get("gt") or "error" in d["executed"]["gt"])
-        return ScoredBatch(scores=scores, details=details,
-                           settings={"sandbox": {"isolation": isolation, "timeout_s": self.timeout_s},
-                                     "functions": "real" if real else "schema stubs"},
-                           extra={"unparsed_calls": sum(c is None for c in calls), "ground_truth_errors": broken,
-                                  "isolation": isolation})
+        return ScoredBatch(
+            scores=scores,
+            details=details,
+            settings={
+                "sandbox": {"isolation": isolation, "timeout_s": self.timeout_s},
+                "functions": "real" if real else "schema stubs",
+            },
+            extra={
+                "unparsed_calls": sum(c is None for c in calls),
+                "ground_truth_errors": broken,
+                "isolation": isolation,
+            },
+        )
 
 
 def _outcome(report: bytes, secret: str) -> dict[str, Any]:

@@ -29,8 +29,12 @@ from ptbench.tasks.identity import scored_set_identity
 
 def render_prompts(chat: ChatFormat, engine: Engine, examples: list[Example]) -> list[str]:
     """Completion prompts as they are; chat prompts (and BFCL's tools) through the chosen chat format."""
-    return [ex.prompt if isinstance(ex.prompt, str) else chat.render(ex.prompt, ex.meta.get("tools"), engine.apply_chat_template)
-            for ex in examples]
+    return [
+        ex.prompt
+        if isinstance(ex.prompt, str)
+        else chat.render(ex.prompt, ex.meta.get("tools"), engine.apply_chat_template)
+        for ex in examples
+    ]
 
 
 def score_examples(task: Task, examples: list[Example], texts: list[str]) -> ScoredBatch:
@@ -113,22 +117,39 @@ def evaluate(
             scored = score_examples(task, examples, [c.text for c in completions])
             primary = primary_metric(task, scored)
             if not primary["n"] or not math.isfinite(primary["value"]):
-                raise EvaluationFailed(f"{task_name}: no example could be scored (n={primary['n']}, value={primary['value']})")
+                raise EvaluationFailed(
+                    f"{task_name}: no example could be scored (n={primary['n']}, value={primary['value']})"
+                )
         except Exception as exc:  # any failure is retried in the next phase, and recorded
             if isinstance(exc, UserError) and not isinstance(exc, EvaluationFailed):
                 raise  # a setup mistake (no template for the family, a bad option): no phase can fix it
             phases.append(_failed_phase(number, max_tokens, started, exc))
             last = exc
             continue
-        phases.append({"phase": number, "max_new_tokens": max_tokens, "ok": True, "seconds": round(time.monotonic() - started, 3)})
+        phases.append(
+            {"phase": number, "max_new_tokens": max_tokens, "ok": True, "seconds": round(time.monotonic() - started, 3)}
+        )
         break
     else:
         settings = _settings(task, eng, chat, examples, phases, limit)
         detail = getattr(last, "detail", {})
-        atomic_write_json(out / "failure.json", {"task": task_name, "error": f"{type(last).__name__}: {last}", **detail, "settings": settings})
-        raise EvaluationFailed(f"{task_name}: every evaluation phase failed ({len(phases)} phases); last: {last}",
-                               {"phases": phases, **detail})
-    _write_samples(out, examples, prompts, completions, scored.scores, scored.details or [{}] * len(examples), agent_view=agent_view)
+        atomic_write_json(
+            out / "failure.json",
+            {"task": task_name, "error": f"{type(last).__name__}: {last}", **detail, "settings": settings},
+        )
+        raise EvaluationFailed(
+            f"{task_name}: every evaluation phase failed ({len(phases)} phases); last: {last}",
+            {"phases": phases, **detail},
+        )
+    _write_samples(
+        out,
+        examples,
+        prompts,
+        completions,
+        scored.scores,
+        scored.details or [{}] * len(examples),
+        agent_view=agent_view,
+    )
     settings = _settings(task, eng, chat, examples, phases, limit)
     settings.update(scored.settings)
     if installation is not None:
@@ -138,9 +159,12 @@ def evaluate(
     metrics = {
         "task": {"name": task_name, "version": task.version, "options": task_options or {}},
         "primary": primary,
-        "extra": {"truncated": sum(c.finish_reason == "length" for c in completions),
-                  "prompt_too_long": sum(c.finish_reason == "prompt_too_long" for c in completions),
-                  "unscored": sum(s is None for s in scored.scores), **scored.extra},
+        "extra": {
+            "truncated": sum(c.finish_reason == "length" for c in completions),
+            "prompt_too_long": sum(c.finish_reason == "prompt_too_long" for c in completions),
+            "unscored": sum(s is None for s in scored.scores),
+            **scored.extra,
+        },
         "settings": settings,
     }
     atomic_write_json(out / "metrics.json", metrics)
@@ -148,16 +172,29 @@ def evaluate(
 
 
 def _failed_phase(number: int, max_tokens: int, started: float, exc: BaseException) -> dict[str, Any]:
-    return {"phase": number, "max_new_tokens": max_tokens, "ok": False, "error": f"{type(exc).__name__}: {exc}"[:1000],
-            "seconds": round(time.monotonic() - started, 3)}
+    return {
+        "phase": number,
+        "max_new_tokens": max_tokens,
+        "ok": False,
+        "error": f"{type(exc).__name__}: {exc}"[:1000],
+        "seconds": round(time.monotonic() - started, 3),
+    }
 
 
-def _settings(task: Task, eng: Engine | None, chat: ChatFormat, examples: list[Example], phases, limit) -> dict[str, Any]:
+def _settings(
+    task: Task, eng: Engine | None, chat: ChatFormat, examples: list[Example], phases, limit
+) -> dict[str, Any]:
     info = getattr(task, "settings_info", None)
-    return {"engine": getattr(eng, "name", None), "engine_settings": getattr(eng, "settings", {}), "phases": phases,
-            "generation": asdict(task.generation()), "limit": limit, "chat_template": _chat_record(chat, eng, examples),
-            **(info() if info else {}),
-            "test_set": scored_set_identity(examples, getattr(task, "dataset", {}))}
+    return {
+        "engine": getattr(eng, "name", None),
+        "engine_settings": getattr(eng, "settings", {}),
+        "phases": phases,
+        "generation": asdict(task.generation()),
+        "limit": limit,
+        "chat_template": _chat_record(chat, eng, examples),
+        **(info() if info else {}),
+        "test_set": scored_set_identity(examples, getattr(task, "dataset", {})),
+    }
 
 
 # What the agent's view of samples.jsonl keeps (an allow-list: references, rubric grades, judge
@@ -167,8 +204,18 @@ _AGENT_FIELDS = ("id", "completion", "finish_reason", "score")
 
 def _write_samples(out: Path, examples, prompts, completions, scores, details, *, agent_view: bool = False) -> None:
     # `prompt` is the text the model saw (after the chat template), so the template applied can be checked.
-    rows = [{"id": ex.id, "prompt": p, "reference": ex.reference, "completion": c.text, "finish_reason": c.finish_reason, "score": s, **d}
-            for ex, p, c, s, d in zip(examples, prompts, completions, scores, details)]
+    rows = [
+        {
+            "id": ex.id,
+            "prompt": p,
+            "reference": ex.reference,
+            "completion": c.text,
+            "finish_reason": c.finish_reason,
+            "score": s,
+            **d,
+        }
+        for ex, p, c, s, d in zip(examples, prompts, completions, scores, details)
+    ]
     if agent_view:
         rows = [{k: r[k] for k in _AGENT_FIELDS} for r in rows]
     atomic_write_text(out / "samples.jsonl", "".join(json.dumps(r, default=str) + "\n" for r in rows))

@@ -55,9 +55,14 @@ class GPQA(BenchmarkTask):
         examples = []
         for i, (row, (choices, pos)) in enumerate(zip(rows, shuffled_choices(rows, self.seed))):
             values = {"question": row["Question"].strip(), **dict(zip(LETTERS, choices))}
-            examples.append(Example(id=str(row.get("Record ID", i)), reference=LETTERS[pos],
-                                    prompt=self._prompt(INSTRUCTION.format(**values), "gpqa_base.jinja", **values),
-                                    meta={"choices": choices}))
+            examples.append(
+                Example(
+                    id=str(row.get("Record ID", i)),
+                    reference=LETTERS[pos],
+                    prompt=self._prompt(INSTRUCTION.format(**values), "gpqa_base.jinja", **values),
+                    meta={"choices": choices},
+                )
+            )
         return examples[:limit] if limit else examples
 
     def score(self, example: Example, completion: str) -> float:

@@ -83,9 +83,13 @@ class GSM8K(BenchmarkTask):
         rows = rows[:limit] if limit else rows
         shots = json.loads((TEMPLATES / "gsm8k_fewshot.txt").read_text())[: self.fewshot]
         return [
-            Example(id=f"gsm8k-{i}", reference=reference_answer(r["answer"]),
-                    prompt=self._prompt(INSTRUCTION.format(question=r["question"]), "gsm8k_base.jinja",
-                                        question=r["question"], shots=shots))
+            Example(
+                id=f"gsm8k-{i}",
+                reference=reference_answer(r["answer"]),
+                prompt=self._prompt(
+                    INSTRUCTION.format(question=r["question"]), "gsm8k_base.jinja", question=r["question"], shots=shots
+                ),
+            )
             for i, r in enumerate(rows)
         ]
 

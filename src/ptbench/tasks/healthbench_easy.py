@@ -17,14 +17,18 @@ from typing import Any
 
 from ptbench.tasks._common import DatasetPin, load_rows, render_template
 from ptbench.tasks._judged import JudgedTask
-from ptbench.tasks.subsets import read_ids, select_by_id
 from ptbench.tasks.base import Example, MetricValue, ScoredBatch, register_task
+from ptbench.tasks.subsets import read_ids, select_by_id
 
 # HealthBench's published file (simple-evals). The Easy subset's 245 prompt ids ship with ptbench
 # (tasks/data/healthbench_easy_prompt_ids.txt); its examples are taken from this file by id, and a
 # missing id is an error. A URL has no revision: the test-set hash in the metrics identifies it.
-PIN = DatasetPin(id="json", split="train", revision=None,
-                 data_files="https://openaipublic.blob.core.windows.net/simple-evals/healthbench/2025-05-07-06-14-12_oss_eval.jsonl")
+PIN = DatasetPin(
+    id="json",
+    split="train",
+    revision=None,
+    data_files="https://openaipublic.blob.core.windows.net/simple-evals/healthbench/2025-05-07-06-14-12_oss_eval.jsonl",
+)
 _JSON = re.compile(r"\{.*\}", re.S)
 
 
@@ -64,7 +68,9 @@ def parse_grade(text: str) -> bool | None:
 class HealthBenchEasy(JudgedTask):
     primary_metric = "score"
 
-    def __init__(self, *, subset_ids: list[str] | str | None = None, bootstrap_samples: int = 1000, **options: Any) -> None:
+    def __init__(
+        self, *, subset_ids: list[str] | str | None = None, bootstrap_samples: int = 1000, **options: Any
+    ) -> None:
         super().__init__(**options)
         self.subset_ids = subset_ids  # None: the shipped 245 prompt ids of HealthBench Easy
         self.bootstrap_samples = bootstrap_samples
@@ -72,13 +78,21 @@ class HealthBenchEasy(JudgedTask):
     def test_examples(self, limit: int | None = None) -> list[Example]:
         ids, subset = read_ids(self.subset_ids, "healthbench_easy_prompt_ids.txt")
         rows, self.dataset = load_rows("healthbench_easy", PIN, self.data_path)
-        rows = select_by_id(rows, "prompt_id", ids, "healthbench_easy", self.dataset.get("local_path") or PIN.data_files)
+        rows = select_by_id(
+            rows, "prompt_id", ids, "healthbench_easy", self.dataset.get("local_path") or PIN.data_files
+        )
         self.dataset.update(subset)
         rows = rows[:limit] if limit else rows
         out = []
         for r in rows:
-            prompt = r["prompt"] if self.prompt_format == "chat" else render_template("healthbench_base.jinja", conversation=r["prompt"])
-            out.append(Example(id=r["prompt_id"], prompt=prompt, reference=r["rubrics"], meta={"conversation": r["prompt"]}))
+            prompt = (
+                r["prompt"]
+                if self.prompt_format == "chat"
+                else render_template("healthbench_base.jinja", conversation=r["prompt"])
+            )
+            out.append(
+                Example(id=r["prompt_id"], prompt=prompt, reference=r["rubrics"], meta={"conversation": r["prompt"]})
+            )
         return out
 
     def score(self, example: Example, completion: str) -> float:
@@ -86,10 +100,17 @@ class HealthBenchEasy(JudgedTask):
         score = self.score_batch([example], [completion]).scores[0]
         return 0.0 if score is None else score
 
-    def grader_messages(self, conversation: list[dict[str, str]], response: str, rubric: dict[str, Any]) -> list[dict[str, str]]:
-        transcript = "\n\n".join(f"{m['role']}: {m['content']}" for m in [*conversation, {"role": "assistant", "content": response}])
-        text = render_template("healthbench_grader.jinja", conversation=transcript,
-                               rubric_item=f"[{rubric['points']}] {rubric['criterion']}")
+    def grader_messages(
+        self, conversation: list[dict[str, str]], response: str, rubric: dict[str, Any]
+    ) -> list[dict[str, str]]:
+        transcript = "\n\n".join(
+            f"{m['role']}: {m['content']}" for m in [*conversation, {"role": "assistant", "content": response}]
+        )
+        text = render_template(
+            "healthbench_grader.jinja",
+            conversation=transcript,
+            rubric_item=f"[{rubric['points']}] {rubric['criterion']}",
+        )
         return [{"role": "user", "content": text}]
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
@@ -105,14 +126,26 @@ class HealthBenchEasy(JudgedTask):
             grade = parse_grade(reply.text) if reply.ok else None
             unparsable += reply.ok and grade is None
             grades[i].append(grade)
-        scores = [example_score(ex.reference, g) if all(x is not None for x in g) else None
-                  for ex, g in zip(examples, grades)]
+        scores = [
+            example_score(ex.reference, g) if all(x is not None for x in g) else None for ex, g in zip(examples, grades)
+        ]
         details = [{"criteria_met": g} for g in grades]
-        record = self._judge_record(client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples))
+        record = self._judge_record(
+            client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples)
+        )
         self._check(record, "healthbench_easy")
         valid = [s for s in scores if s is not None]
         mean = sum(valid) / len(valid)  # not empty: _check refuses when every example failed
-        primary = MetricValue(name=self.primary_metric, value=mean, n=len(valid),
-                              stderr=bootstrap_stderr(valid, samples=self.bootstrap_samples, seed=self.seed))
-        return ScoredBatch(scores=scores, details=details, settings=record, primary=primary,
-                           extra={**self._judge_extra(record), "stderr_method": f"bootstrap ({self.bootstrap_samples} resamples)"})
+        primary = MetricValue(
+            name=self.primary_metric,
+            value=mean,
+            n=len(valid),
+            stderr=bootstrap_stderr(valid, samples=self.bootstrap_samples, seed=self.seed),
+        )
+        return ScoredBatch(
+            scores=scores,
+            details=details,
+            settings=record,
+            primary=primary,
+            extra={**self._judge_extra(record), "stderr_method": f"bootstrap ({self.bootstrap_samples} resamples)"},
+        )

@@ -51,8 +51,12 @@ def program_of(problem: dict[str, Any], completion: str, *, chat: bool) -> str:
 def checked_program(problem: dict[str, Any], completion: str, *, chat: bool):
     from ptbench.sandbox.checked import CheckedProgram
 
-    return CheckedProgram(prompt=problem["prompt"], test=problem["test"], entry_point=problem["entry_point"],
-                          program=program_of(problem, completion, chat=chat))
+    return CheckedProgram(
+        prompt=problem["prompt"],
+        test=problem["test"],
+        entry_point=problem["entry_point"],
+        program=program_of(problem, completion, chat=chat),
+    )
 
 
 def load_problems(data_path: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -69,8 +73,9 @@ class HumanEval(BenchmarkTask):
     primary_metric = "pass@1"
     base_stop = BASE_STOP
 
-    def __init__(self, *, timeout_s: float = 15.0, workers: int | None = None, allow_unisolated: bool = False,
-                 **options: Any) -> None:
+    def __init__(
+        self, *, timeout_s: float = 15.0, workers: int | None = None, allow_unisolated: bool = False, **options: Any
+    ) -> None:
         super().__init__(**options)
         self.timeout_s = timeout_s
         self.workers = workers
@@ -82,10 +87,17 @@ class HumanEval(BenchmarkTask):
         require_isolation(self.allow_unisolated)  # refuse before generating, not after
         problems, self.dataset = load_problems(self.data_path)
         problems = problems[:limit] if limit else problems
-        return [Example(id=p["task_id"], reference=p["canonical_solution"], meta={"problem": p},
-                        prompt=[{"role": "user", "content": INSTRUCTION.format(prompt=p["prompt"])}]
-                        if self.prompt_format == "chat" else p["prompt"])
-                for p in problems]
+        return [
+            Example(
+                id=p["task_id"],
+                reference=p["canonical_solution"],
+                meta={"problem": p},
+                prompt=[{"role": "user", "content": INSTRUCTION.format(prompt=p["prompt"])}]
+                if self.prompt_format == "chat"
+                else p["prompt"],
+            )
+            for p in problems
+        ]
 
     def score(self, example: Example, completion: str) -> float:
         return self.score_batch([example], [completion]).scores[0]
@@ -100,7 +112,9 @@ class HumanEval(BenchmarkTask):
         limits = Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s)))
         verdicts = run_checked_many(jobs, limits, workers=self.workers, isolation=isolation)
         details = [{"passed": v.passed, "reason": v.reason, "stderr_tail": v.stderr[-300:]} for v in verdicts]
-        return ScoredBatch(scores=[float(v.passed) for v in verdicts], details=details,
-                           settings={"sandbox": {"isolation": isolation, "timeout_s": self.timeout_s, "verdict": "checked"}},
-                           extra={"timeouts": sum(v.reason == "wall time limit" for v in verdicts),
-                                  "isolation": isolation})
+        return ScoredBatch(
+            scores=[float(v.passed) for v in verdicts],
+            details=details,
+            settings={"sandbox": {"isolation": isolation, "timeout_s": self.timeout_s, "verdict": "checked"}},
+            extra={"timeouts": sum(v.reason == "wall time limit" for v in verdicts), "isolation": isolation},
+        )

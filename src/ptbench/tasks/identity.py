@@ -26,5 +26,9 @@ def examples_sha256(examples: list[Example]) -> str:
 
 def scored_set_identity(examples: list[Example], dataset: dict[str, Any]) -> dict[str, Any]:
     """What the metrics record: the hash, the number of examples and the hub revision where pinned."""
-    return {"sha256": examples_sha256(examples), "n": len(examples),
-            "revision": (dataset or {}).get("revision"), "source": (dataset or {}).get("local_path") or (dataset or {}).get("id")}
+    return {
+        "sha256": examples_sha256(examples),
+        "n": len(examples),
+        "revision": (dataset or {}).get("revision"),
+        "source": (dataset or {}).get("local_path") or (dataset or {}).get("id"),
+    }

@@ -50,8 +50,11 @@ def check_task_options(name: str, options: dict[str, Any]) -> None:
             near = difflib.get_close_matches(key, fields, n=1)
             hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(fields))}"
             raise OptionProblem(key, f"not an option of task '{name}' ({hint})")
-    model = create_model(f"{cls.__name__}Options", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-                         **{k: v for k, v in fields.items() if k in options})
+    model = create_model(
+        f"{cls.__name__}Options",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **{k: v for k, v in fields.items() if k in options},
+    )
     try:
         model.model_validate(options)
     except ValidationError as exc:

@@ -19,8 +19,9 @@ TOKEN_PHASES: dict[str, tuple[int, ...]] = {
 }
 
 
-def token_phases(task_name: str, *, max_new_tokens: int | None, retry: list[int] | None,
-                 fallback: tuple[int, ...]) -> tuple[int, ...]:
+def token_phases(
+    task_name: str, *, max_new_tokens: int | None, retry: list[int] | None, fallback: tuple[int, ...]
+) -> tuple[int, ...]:
     """The phases for a task: the protocol's, unless the task options override them.
 
     An explicit `max_new_tokens` without `retry_max_new_tokens` keeps the protocol's lower phases

@@ -33,10 +33,20 @@ def default_reference_root() -> Path:
     return Path(root) / "references"
 
 
-def generate_references(task_name: str, model_path: str, out_root: str | Path | None = None, *, name: str | None = None,
-                        engine: str = "auto", batch_size: int = 32, limit: int | None = None,
-                        task_options: dict[str, Any] | None = None, chat_template: str = "model",
-                        base_model: str | None = None, replace: bool = False) -> Path:
+def generate_references(
+    task_name: str,
+    model_path: str,
+    out_root: str | Path | None = None,
+    *,
+    name: str | None = None,
+    engine: str = "auto",
+    batch_size: int = 32,
+    limit: int | None = None,
+    task_options: dict[str, Any] | None = None,
+    chat_template: str = "model",
+    base_model: str | None = None,
+    replace: bool = False,
+) -> Path:
     """Answer the task's questions with `model_path`; returns the references file."""
     task = get_task(task_name, **(task_options or {}))
     if not hasattr(task, "question_examples"):
@@ -55,19 +65,39 @@ def generate_references(task_name: str, model_path: str, out_root: str | Path | 
         try:
             completions = eng.generate(prompts, task.generation(), max_new_tokens=max_tokens)
         except Exception as exc:  # the next phase retries with fewer tokens, as evaluation does
-            phases.append({"phase": number, "max_new_tokens": max_tokens, "ok": False, "error": f"{type(exc).__name__}: {exc}"[:1000]})
+            phases.append(
+                {
+                    "phase": number,
+                    "max_new_tokens": max_tokens,
+                    "ok": False,
+                    "error": f"{type(exc).__name__}: {exc}"[:1000],
+                }
+            )
             continue
-        phases.append({"phase": number, "max_new_tokens": max_tokens, "ok": True, "seconds": round(time.monotonic() - started, 3)})
+        phases.append(
+            {"phase": number, "max_new_tokens": max_tokens, "ok": True, "seconds": round(time.monotonic() - started, 3)}
+        )
         break
     else:
         raise UserError(f"eval-references: every generation phase failed: {phases[-1]['error']}")
-    rows = [{"uid": ex.id, "answer": c.text, "model": name, "finish_reason": c.finish_reason, "n_tokens": c.n_tokens}
-            for ex, c in zip(examples, completions)]
+    rows = [
+        {"uid": ex.id, "answer": c.text, "model": name, "finish_reason": c.finish_reason, "n_tokens": c.n_tokens}
+        for ex, c in zip(examples, completions)
+    ]
     tokenizer = getattr(eng, "tokenizer", None)
-    meta = {"task": task_name, "model": name, "model_path": str(model_path), "engine": eng.name,
-            "engine_settings": getattr(eng, "settings", {}), "phases": phases, "limit": limit,
-            "chat_template": chat.record(getattr(tokenizer, "chat_template", None) if chat.source == "model" else None),
-            "questions_sha256": examples_sha256(examples), "questions": getattr(task, "dataset", {}), "made_at": time.time()}
+    meta = {
+        "task": task_name,
+        "model": name,
+        "model_path": str(model_path),
+        "engine": eng.name,
+        "engine_settings": getattr(eng, "settings", {}),
+        "phases": phases,
+        "limit": limit,
+        "chat_template": chat.record(getattr(tokenizer, "chat_template", None) if chat.source == "model" else None),
+        "questions_sha256": examples_sha256(examples),
+        "questions": getattr(task, "dataset", {}),
+        "made_at": time.time(),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     atomic_write_json(path.with_suffix(".meta.json"), meta)

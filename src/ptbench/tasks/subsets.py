@@ -21,7 +21,10 @@ def read_ids(option: list[str] | str | None, shipped: str) -> tuple[list[str], d
         path = Path(option).expanduser() if option else SHIPPED / shipped
         if not path.is_file():
             raise UserError(f"id file {path} does not exist (one id per line)")
-        ids, source = [line.strip() for line in path.read_text().splitlines() if line.strip()], str(path) if option else f"shipped {shipped}"
+        ids, source = (
+            [line.strip() for line in path.read_text().splitlines() if line.strip()],
+            str(path) if option else f"shipped {shipped}",
+        )
     if len(set(ids)) != len(ids):
         raise UserError(f"{source}: duplicate ids")
     digest = hashlib.sha256("\n".join(ids).encode()).hexdigest()
@@ -32,6 +35,8 @@ def select_by_id(rows: list[dict[str, Any]], key: str, ids: list[str], task: str
     by_id = {str(r.get(key)): r for r in rows}
     missing = [i for i in ids if i not in by_id]
     if missing:
-        raise UserError(f"{task}: {len(missing)} of {len(ids)} ids of the subset are not in {where} (e.g. {missing[0]}); "
-                        f"point data_path at the official data file, or pass the subset's ids explicitly")
+        raise UserError(
+            f"{task}: {len(missing)} of {len(ids)} ids of the subset are not in {where} (e.g. {missing[0]}); "
+            f"point data_path at the official data file, or pass the subset's ids explicitly"
+        )
     return [by_id[i] for i in ids]

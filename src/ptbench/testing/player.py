@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ptbench.testing.script import ApiError, Script, Turn
-from ptbench.testing.wire._common import estimate_tokens
 from ptbench.testing.tools import POLL_TOOLS, ToolCall, ToolSpec, can_act, find_cwd, poll_call, to_tool_call
+from ptbench.testing.wire._common import estimate_tokens
 
 
 @dataclass
@@ -42,14 +42,33 @@ class RequestView:
     input_tokens: int = 0
 
     @classmethod
-    def parsed(cls, api: str, body: dict[str, Any], *, tools: list[ToolSpec], history: list[AssistantItem], texts: list[str],
-               schema: dict[str, Any] | None, outputs: list[str], pending: str | None, model: str | None = None,
-               stream: bool | None = None) -> "RequestView":
+    def parsed(
+        cls,
+        api: str,
+        body: dict[str, Any],
+        *,
+        tools: list[ToolSpec],
+        history: list[AssistantItem],
+        texts: list[str],
+        schema: dict[str, Any] | None,
+        outputs: list[str],
+        pending: str | None,
+        model: str | None = None,
+        stream: bool | None = None,
+    ) -> RequestView:
         """The view a wire parser found; model and stream come from the body unless the URL says them (Gemini)."""
-        return cls(api=api, model=str(body.get("model", "")) if model is None else model,
-                   stream=bool(body.get("stream")) if stream is None else stream, tools=tools, history=history,
-                   text="\n".join(texts), json_schema=schema, tool_outputs=outputs, pending_output=pending,
-                   input_tokens=estimate_tokens(body))
+        return cls(
+            api=api,
+            model=str(body.get("model", "")) if model is None else model,
+            stream=bool(body.get("stream")) if stream is None else stream,
+            tools=tools,
+            history=history,
+            text="\n".join(texts),
+            json_schema=schema,
+            tool_outputs=outputs,
+            pending_output=pending,
+            input_tokens=estimate_tokens(body),
+        )
 
 
 @dataclass

@@ -31,7 +31,9 @@ ErrorKind = Literal["rate_limit", "overloaded", "auth", "quota", "context_length
 
 class WriteFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(description="Relative paths are made absolute against the agent's working directory when the request names it.")
+    path: str = Field(
+        description="Relative paths are made absolute against the agent's working directory when the request names it."
+    )
     content: str
 
 
@@ -50,11 +52,13 @@ class Turn(BaseModel):
     message: str | None = None
     error: ApiError | None = None
     times: int | None = Field(default=None, ge=1, description="error only: how many requests get it (default: all).")
-    timeout_s: float | None = Field(default=None, gt=0, description="shell only: passed as the tool's timeout where it has one.")
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="shell only: passed as the tool's timeout where it has one."
+    )
     delay_s: float = Field(default=0.0, ge=0, description="Seconds the provider waits before answering.")
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "Turn":
+    def _one_kind(self) -> Turn:
         kinds = [k for k in ("shell", "write_file", "message", "error") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(f"a turn needs exactly one of shell, write_file, message, error (got {kinds or 'none'})")
@@ -71,7 +75,9 @@ class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
     turns: list[Turn] = Field(min_length=1)
     after_end: str = Field(default="The scripted session is over.", description="Reply once every turn is played.")
-    side_reply: str = Field(default="Scripted session", description="Reply to side requests (titles, summaries, checks).")
+    side_reply: str = Field(
+        default="Scripted session", description="Reply to side requests (titles, summaries, checks)."
+    )
 
     def replies(self) -> list[Turn]:
         """The turns that produce a model reply, in order (error turns are not replies)."""
@@ -96,4 +102,6 @@ def load_script(path: str | Path) -> Script:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise UserError(f"script {path}: field {where}: {err['msg']}; see ptbench/testing/script.py for the format") from exc
+        raise UserError(
+            f"script {path}: field {where}: {err['msg']}; see ptbench/testing/script.py for the format"
+        ) from exc

@@ -26,8 +26,15 @@ from ptbench.testing.wire import anthropic, chat, gemini, responses
 from ptbench.testing.wire._common import WireResponse
 
 REDACTED = "[REDACTED]"
-_SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "proxy-authorization",
-                   "chatgpt-account-id"}
+_SECRET_HEADERS = {
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "api-key",
+    "cookie",
+    "proxy-authorization",
+    "chatgpt-account-id",
+}
 
 
 class ScriptedProvider:
@@ -56,11 +63,19 @@ class ScriptedProvider:
             text = text.replace(secret, REDACTED)
         return text
 
-    def _record(self, request: web.Request, body: Any, api: str, reply: dict[str, Any] | None, view: RequestView | None) -> None:
+    def _record(
+        self, request: web.Request, body: Any, api: str, reply: dict[str, Any] | None, view: RequestView | None
+    ) -> None:
         headers = {k: (REDACTED if k.lower() in _SECRET_HEADERS else v) for k, v in request.headers.items()}
         record: dict[str, Any] = {
-            "seq": len(self.requests), "time": time.time(), "method": request.method, "path": request.path,
-            "query": dict(parse_qsl(request.query_string)), "headers": headers, "api": api, "body": body,
+            "seq": len(self.requests),
+            "time": time.time(),
+            "method": request.method,
+            "path": request.path,
+            "query": dict(parse_qsl(request.query_string)),
+            "headers": headers,
+            "api": api,
+            "body": body,
             "reply": reply,
         }
         if view is not None:
@@ -99,13 +114,25 @@ class ScriptedProvider:
                     return await self._play(request, body, view, gemini, sse_stream=sse_stream)
         if method in ("GET", "HEAD"):
             if path.endswith("/models") and "v1beta" in path:
-                return await self._send(request, body, "gemini.models", WireResponse(body={"models": [{"name": "models/scripted"}]}))
+                return await self._send(
+                    request, body, "gemini.models", WireResponse(body={"models": [{"name": "models/scripted"}]})
+                )
             if path.endswith("/models"):
                 return await self._send(request, body, "openai.models", chat.models())
             return await self._send(request, body, "probe", WireResponse(body={}))
-        return await self._send(request, body, "unknown", WireResponse(status=404, body={"error": {"message": f"scripted provider: no route for {method} {path}", "type": "not_found"}}))
+        return await self._send(
+            request,
+            body,
+            "unknown",
+            WireResponse(
+                status=404,
+                body={"error": {"message": f"scripted provider: no route for {method} {path}", "type": "not_found"}},
+            ),
+        )
 
-    async def _play(self, request: web.Request, body: Any, view: RequestView, wire: Any, **kw: Any) -> web.StreamResponse:
+    async def _play(
+        self, request: web.Request, body: Any, view: RequestView, wire: Any, **kw: Any
+    ) -> web.StreamResponse:
         reply = self.player.decide(view)
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
@@ -115,12 +142,21 @@ class ScriptedProvider:
             out = wire.respond(reply, view, **kw)
         return await self._send(request, body, view.api, out, reply.summary(), view)
 
-    async def _send(self, request: web.Request, body: Any, api: str, out: WireResponse,
-                    reply: dict[str, Any] | None = None, view: RequestView | None = None) -> web.StreamResponse:
+    async def _send(
+        self,
+        request: web.Request,
+        body: Any,
+        api: str,
+        out: WireResponse,
+        reply: dict[str, Any] | None = None,
+        view: RequestView | None = None,
+    ) -> web.StreamResponse:
         self._record(request, body, api, reply, view)
         if not out.streamed:
             return web.json_response(out.body, status=out.status)
-        resp = web.StreamResponse(status=out.status, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        resp = web.StreamResponse(
+            status=out.status, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
         await resp.prepare(request)
         for frame in out.events:
             await resp.write(frame.encode())
@@ -139,7 +175,9 @@ class ScriptedProvider:
 
 
 @contextmanager
-def provider_in_thread(script: Script, record_path: str | Path | None = None, secrets: tuple[str, ...] = ()) -> Iterator[ScriptedProvider]:
+def provider_in_thread(
+    script: Script, record_path: str | Path | None = None, secrets: tuple[str, ...] = ()
+) -> Iterator[ScriptedProvider]:
     """Run a ScriptedProvider on a free port in a background thread; its `base_url` is set on entry."""
     provider = ScriptedProvider(script, record_path, secrets)
     with serve_in_thread(provider, name="scripted-provider"):

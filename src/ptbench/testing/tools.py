@@ -17,7 +17,16 @@ from typing import Any, Literal
 from ptbench.testing.script import Turn
 
 # Preference order: the first name present wins; then any name containing "shell" or "bash".
-_SHELL_NAMES = ("Bash", "bash", "run_shell_command", "shell", "exec_command", "shell_command", "execute_command", "terminal")
+_SHELL_NAMES = (
+    "Bash",
+    "bash",
+    "run_shell_command",
+    "shell",
+    "exec_command",
+    "shell_command",
+    "execute_command",
+    "terminal",
+)
 _WRITE_NAMES = ("Write", "write", "write_file", "create_file", "WriteFile")
 _PATCH_NAMES = ("apply_patch",)
 # Codex's exec_command returns after yield_time_ms with a session id while the command runs on;

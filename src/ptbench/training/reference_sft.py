@@ -27,7 +27,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--learning-rate", type=float, default=3e-3)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--max-examples", type=int, default=None)
-    p.add_argument("--threads", type=int, default=1, help="CPU threads for torch; part of the recipe (results depend on it)")
+    p.add_argument(
+        "--threads", type=int, default=1, help="CPU threads for torch; part of the recipe (results depend on it)"
+    )
     return p.parse_args(argv)
 
 
@@ -60,7 +62,9 @@ def train(args: argparse.Namespace) -> Path:
         rows = rows[: args.max_examples]
     tokenizer = AutoTokenizer.from_pretrained(args.base_model)
     # Plain prompt/completion text (no chat template): base models have none they were trained on.
-    dataset = Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"] + (tokenizer.eos_token or "")} for r in rows])
+    dataset = Dataset.from_list(
+        [{"prompt": r["prompt"], "completion": r["completion"] + (tokenizer.eos_token or "")} for r in rows]
+    )
     model = AutoModelForCausalLM.from_pretrained(args.base_model, dtype=torch.float32)
     use_gpu = torch.cuda.is_available()
     config = SFTConfig(

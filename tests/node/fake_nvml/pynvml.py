@@ -72,7 +72,11 @@ def nvmlDeviceGetUUID(h):
 
 def nvmlDeviceGetMemoryInfo(h):
     g = _gpus()[h]
-    return SimpleNamespace(total=int(g.get("total", 85e9)), used=int(g.get("used", 4e8)), free=int(g.get("total", 85e9) - g.get("used", 4e8)))
+    return SimpleNamespace(
+        total=int(g.get("total", 85e9)),
+        used=int(g.get("used", 4e8)),
+        free=int(g.get("total", 85e9) - g.get("used", 4e8)),
+    )
 
 
 def nvmlDeviceGetComputeRunningProcesses(h):

@@ -16,7 +16,17 @@ PARSERS = {
     "opencode-json": opencode.parse_run,
 }
 
-__all__ = ["PARSERS", "RUN_MARKER_KEY", "RunSummary", "Step", "ToolCall", "Trajectory", "Usage", "parse_native_log", "write_traces"]
+__all__ = [
+    "PARSERS",
+    "RUN_MARKER_KEY",
+    "RunSummary",
+    "Step",
+    "ToolCall",
+    "Trajectory",
+    "Usage",
+    "parse_native_log",
+    "write_traces",
+]
 
 
 def parse_native_log(text: str, trace_format: str, *, agent: str = "", model: str | None = None) -> Trajectory:

@@ -28,12 +28,16 @@ class Builder:
             tc.arguments = arguments if arguments not in (None, {}, "") else tc.arguments
             return tc
         tc = ToolCall(id=call_id, name=name, arguments=arguments)
-        self.traj.steps.append(Step(index=len(self.traj.steps), run=self.run, kind="tool_call", tool_call=tc, timestamp=timestamp))
+        self.traj.steps.append(
+            Step(index=len(self.traj.steps), run=self.run, kind="tool_call", tool_call=tc, timestamp=timestamp)
+        )
         if call_id:
             self.calls[call_id] = tc
         return tc
 
-    def result(self, call_id: str | None, output: str | None, *, error: bool = False, exit_code: int | None = None) -> None:
+    def result(
+        self, call_id: str | None, output: str | None, *, error: bool = False, exit_code: int | None = None
+    ) -> None:
         tc = self.calls.get(call_id or "")
         if tc is None:
             return
@@ -44,7 +48,9 @@ class Builder:
     def error(self, text: str, timestamp: Any = None) -> None:
         text = str(text)
         self.traj.errors.append(text)
-        self.traj.steps.append(Step(index=len(self.traj.steps), run=self.run, kind="error", text=text, timestamp=timestamp))
+        self.traj.steps.append(
+            Step(index=len(self.traj.steps), run=self.run, kind="error", text=text, timestamp=timestamp)
+        )
 
 
 def as_int(v: Any) -> int:
@@ -62,7 +68,9 @@ def content_text(content: Any) -> str:
         parts = []
         for block in content:
             if isinstance(block, dict):
-                parts.append(str(block.get("text", "")) if block.get("type") in (None, "text") else f"[{block.get('type')}]")
+                parts.append(
+                    str(block.get("text", "")) if block.get("type") in (None, "text") else f"[{block.get('type')}]"
+                )
             else:
                 parts.append(str(block))
         return "\n".join(p for p in parts if p)

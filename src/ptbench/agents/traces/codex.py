@@ -20,7 +20,12 @@ def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> 
             if kind == "command_execution":
                 b.call("shell", {"command": item.get("command")}, iid)
                 if done or item.get("status") in ("completed", "failed"):
-                    b.result(iid, item.get("aggregated_output"), error=item.get("status") == "failed", exit_code=item.get("exit_code"))
+                    b.result(
+                        iid,
+                        item.get("aggregated_output"),
+                        error=item.get("status") == "failed",
+                        exit_code=item.get("exit_code"),
+                    )
             elif kind == "file_change":
                 b.call("file_change", {"changes": item.get("changes")}, iid)
                 if done:
@@ -41,11 +46,15 @@ def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> 
                 b.traj.warnings.append(str(item.get("message")))  # codex reports warnings as error items
         elif typ == "turn.completed":
             u = ev.get("usage") or {}
-            summary.usage.add(Usage(
-                input_tokens=as_int(u.get("input_tokens")), output_tokens=as_int(u.get("output_tokens")),
-                cache_read_tokens=as_int(u.get("cached_input_tokens")), cache_write_tokens=as_int(u.get("cache_write_input_tokens")),
-                reasoning_tokens=as_int(u.get("reasoning_output_tokens")),
-            ))
+            summary.usage.add(
+                Usage(
+                    input_tokens=as_int(u.get("input_tokens")),
+                    output_tokens=as_int(u.get("output_tokens")),
+                    cache_read_tokens=as_int(u.get("cached_input_tokens")),
+                    cache_write_tokens=as_int(u.get("cache_write_input_tokens")),
+                    reasoning_tokens=as_int(u.get("reasoning_output_tokens")),
+                )
+            )
         elif typ == "turn.failed":
             summary.is_error = True
             b.error(str((ev.get("error") or {}).get("message") or "turn failed"))

@@ -43,11 +43,17 @@ def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> 
             b.traj.warnings.append(str(ev.get("message") or ev))
         elif typ == "result":
             stats = ev.get("stats") or {}
-            summary.usage.add(Usage(
-                input_tokens=as_int(stats.get("input_tokens")), output_tokens=as_int(stats.get("output_tokens")),
-                cache_read_tokens=as_int(stats.get("cached")),
-                by_model={m: {k: v for k, v in s.items() if isinstance(v, (int, float))} for m, s in (stats.get("models") or {}).items()},
-            ))
+            summary.usage.add(
+                Usage(
+                    input_tokens=as_int(stats.get("input_tokens")),
+                    output_tokens=as_int(stats.get("output_tokens")),
+                    cache_read_tokens=as_int(stats.get("cached")),
+                    by_model={
+                        m: {k: v for k, v in s.items() if isinstance(v, (int, float))}
+                        for m, s in (stats.get("models") or {}).items()
+                    },
+                )
+            )
             if ev.get("status") != "success":
                 summary.is_error = True
                 err = ev.get("error") or {}

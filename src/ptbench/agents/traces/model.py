@@ -42,7 +42,7 @@ class Usage(BaseModel):
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         for f in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
             setattr(self, f, getattr(self, f) + getattr(other, f))
         if other.cost_usd is not None:

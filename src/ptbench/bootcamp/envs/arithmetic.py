@@ -92,7 +92,9 @@ class Calculator(Tool):
         state["calls"] += 1
         expression = arguments.get("expression")
         if not isinstance(expression, str):
-            return ToolResult(text="error: pass {\"expression\": \"...\"}", error="bad_arguments", metrics={"calls": state["calls"]})
+            return ToolResult(
+                text='error: pass {"expression": "..."}', error="bad_arguments", metrics={"calls": state["calls"]}
+            )
         try:
             value = safe_eval(expression)
         except (ValueError, SyntaxError, ZeroDivisionError, OverflowError) as exc:

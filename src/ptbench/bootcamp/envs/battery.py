@@ -23,8 +23,11 @@ VARIABLES = {
     "negative_thickness_um": ("Negative electrode thickness [m]", 1e-6, (50.0, 120.0)),
     "positive_particle_radius_um": ("Positive particle radius [m]", 1e-6, (2.0, 10.0)),
 }
-LEVELS = {"easy": (["positive_thickness_um"], [1.0]), "medium": (["positive_thickness_um", "negative_thickness_um"], [1.0]),
-          "hard": (["positive_thickness_um", "negative_thickness_um", "positive_particle_radius_um"], [1.0, 2.0])}
+LEVELS = {
+    "easy": (["positive_thickness_um"], [1.0]),
+    "medium": (["positive_thickness_um", "negative_thickness_um"], [1.0]),
+    "hard": (["positive_thickness_um", "negative_thickness_um", "positive_particle_radius_um"], [1.0, 2.0]),
+}
 FULL_WITHIN, ZERO_AT = 0.005, 0.10
 
 _MODEL: Any = None
@@ -48,7 +51,11 @@ def simulate(design: dict[str, float], c_rate: float) -> dict[str, float]:
     pv["Current function [A]"] = current
     sol = pybamm.Simulation(_MODEL, parameter_values=pv).solve([0, 3600 * 1.3 / c_rate])
     t, v = sol["Time [s]"].entries, sol["Voltage [V]"].entries
-    return {"energy_Wh": float(np.trapezoid(v * current, t) / 3600), "capacity_Ah": float(current * t[-1] / 3600), "end_voltage_V": float(v[-1])}
+    return {
+        "energy_Wh": float(np.trapezoid(v * current, t) / 3600),
+        "capacity_Ah": float(current * t[-1] / 3600),
+        "end_voltage_V": float(v[-1]),
+    }
 
 
 def check_design(raw: Any, names: list[str]) -> dict[str, float]:
@@ -87,7 +94,9 @@ class BatteryDesign(Generator):
 
     def prompt(self, identity: Identity) -> str:
         bounds = ", ".join(f"{n} in [{VARIABLES[n][2][0]:g}, {VARIABLES[n][2][1]:g}]" for n in identity["variables"])
-        goals = "; ".join(f"{t['energy_Wh']:.3f} Wh when discharged at {t['c_rate']:g}C to 2.5 V" for t in identity["targets"])
+        goals = "; ".join(
+            f"{t['energy_Wh']:.3f} Wh when discharged at {t['c_rate']:g}C to 2.5 V" for t in identity["targets"]
+        )
         return (
             "Design a lithium-ion cell (single particle model, Chen2020 parameters, nominal 5 Ah). "
             f"Choose {bounds}; every other parameter stays at its default. Target energy: {goals}. "
@@ -105,8 +114,10 @@ class SimulateCell(HeavyTool):
     description = "Simulate a constant-current discharge of the cell with the given design; returns energy, capacity and end voltage."
     parameters = {
         "type": "object",
-        "properties": {"design": {"type": "object", "description": "variable -> value, e.g. {\"positive_thickness_um\": 75}"},
-                       "c_rate": {"type": "number", "description": "discharge rate in C (0.2 to 3)"}},
+        "properties": {
+            "design": {"type": "object", "description": 'variable -> value, e.g. {"positive_thickness_um": 75}'},
+            "c_rate": {"type": "number", "description": "discharge rate in C (0.2 to 3)"},
+        },
         "required": ["design", "c_rate"],
     }
 
@@ -123,8 +134,10 @@ class SimulateCell(HeavyTool):
             return ToolResult(text=f"error: {exc}", error="bad_arguments")
         state["sims"] += 1
         r = simulate(design, c_rate)
-        return ToolResult(text=f"energy {r['energy_Wh']:.3f} Wh, capacity {r['capacity_Ah']:.3f} Ah, end voltage {r['end_voltage_V']:.3f} V",
-                          metrics={"energy_Wh": r["energy_Wh"]})
+        return ToolResult(
+            text=f"energy {r['energy_Wh']:.3f} Wh, capacity {r['capacity_Ah']:.3f} Ah, end voltage {r['end_voltage_V']:.3f} V",
+            metrics={"energy_Wh": r["energy_Wh"]},
+        )
 
 
 _DESIGN = re.compile(r"(?i)design\s*:\s*(\{.*?\})")
@@ -142,7 +155,9 @@ class BatteryReward(HeavyReward):
         except (ValueError, TypeError):
             return 0.0
         try:
-            scores = [closeness(simulate(design, t["c_rate"])["energy_Wh"], t["energy_Wh"]) for t in identity["targets"]]
+            scores = [
+                closeness(simulate(design, t["c_rate"])["energy_Wh"], t["energy_Wh"]) for t in identity["targets"]
+            ]
         except Exception:  # a design the solver cannot discharge meets no target
             return 0.0
         return sum(scores) / len(scores)

@@ -13,7 +13,16 @@ import random
 import re
 from typing import Any
 
-from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, Tool, ToolResult, register_generator, register_reward, register_tool
+from ptbench.bootcamp.api import (
+    Generator,
+    Identity,
+    RewardCalculator,
+    Tool,
+    ToolResult,
+    register_generator,
+    register_reward,
+    register_tool,
+)
 
 
 def knapsack_optimum(values: list[int], weights: list[int], capacity: int) -> tuple[int, list[int]]:
@@ -52,7 +61,9 @@ def evaluate(identity: Identity, solution: Any) -> tuple[float | None, str]:
         weight = sum(identity["weights"][i] for i in solution)
         if weight > identity["capacity"]:
             return None, f"weight {weight} exceeds the capacity {identity['capacity']}"
-        return float(sum(identity["values"][i] for i in solution)), f"feasible: weight {weight}, value {sum(identity['values'][i] for i in solution)}"
+        return float(
+            sum(identity["values"][i] for i in solution)
+        ), f"feasible: weight {weight}, value {sum(identity['values'][i] for i in solution)}"
     if len(solution) != n:
         return None, f"a tour visits all {n} cities exactly once"
     length = tour_length(identity["points"], solution)
@@ -69,12 +80,23 @@ class Knapsack(Generator):
         weights = [rng.randint(1, int(self.params.get("max_weight", 30))) for _ in range(n)]
         capacity = max(max(weights), sum(weights) // 3)
         best, chosen = knapsack_optimum(values, weights, capacity)
-        return {"problem": "knapsack", "values": values, "weights": weights, "capacity": capacity, "optimum": best, "optimal_solution": chosen}
+        return {
+            "problem": "knapsack",
+            "values": values,
+            "weights": weights,
+            "capacity": capacity,
+            "optimum": best,
+            "optimal_solution": chosen,
+        }
 
     def prompt(self, identity: Identity) -> str:
-        items = ", ".join(f"{i}: value {v}, weight {w}" for i, (v, w) in enumerate(zip(identity["values"], identity["weights"])))
-        return (f"0/1 knapsack with capacity {identity['capacity']}. Items ({items}). Choose items of maximum total value "
-                "with total weight at most the capacity. The evaluate tool checks a selection. Finish with one line `Solution: [i, j, ...]`.")
+        items = ", ".join(
+            f"{i}: value {v}, weight {w}" for i, (v, w) in enumerate(zip(identity["values"], identity["weights"]))
+        )
+        return (
+            f"0/1 knapsack with capacity {identity['capacity']}. Items ({items}). Choose items of maximum total value "
+            "with total weight at most the capacity. The evaluate tool checks a selection. Finish with one line `Solution: [i, j, ...]`."
+        )
 
     def reference_completion(self, identity: Identity) -> str:
         return f"Solution: {json.dumps(identity['optimal_solution'])}"
@@ -94,8 +116,10 @@ class Tsp(Generator):
 
     def prompt(self, identity: Identity) -> str:
         cities = ", ".join(f"{i}: ({x}, {y})" for i, (x, y) in enumerate(identity["points"]))
-        return (f"Travelling salesman: visit every city once and return to the start, with the shortest total Euclidean length. "
-                f"Cities {cities}. The evaluate tool gives a tour's length. Finish with one line `Solution: [0, ...]` (a permutation).")
+        return (
+            f"Travelling salesman: visit every city once and return to the start, with the shortest total Euclidean length. "
+            f"Cities {cities}. The evaluate tool gives a tour's length. Finish with one line `Solution: [0, ...]` (a permutation)."
+        )
 
     def reference_completion(self, identity: Identity) -> str:
         return f"Solution: {json.dumps(identity['optimal_solution'])}"
@@ -103,15 +127,23 @@ class Tsp(Generator):
 
 @register_tool("evaluate")
 class Evaluate(Tool):
-    description = "Check a candidate solution: feasibility and its objective (value or tour length). Does not reveal the optimum."
-    parameters = {"type": "object", "properties": {"solution": {"type": "array", "items": {"type": "integer"}}}, "required": ["solution"]}
+    description = (
+        "Check a candidate solution: feasibility and its objective (value or tour length). Does not reveal the optimum."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"solution": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["solution"],
+    }
 
     def create_sync(self, identity: Identity) -> dict[str, Any]:
         return {k: v for k, v in identity.items() if k not in ("optimum", "optimal_solution")}
 
     def execute_sync(self, state: dict[str, Any], arguments: dict[str, Any]) -> ToolResult:
         value, why = evaluate(state, arguments.get("solution"))
-        return ToolResult(text=("infeasible: " + why) if value is None else why, error=None if value is not None else "infeasible")
+        return ToolResult(
+            text=("infeasible: " + why) if value is None else why, error=None if value is not None else "infeasible"
+        )
 
 
 _SOLUTION = re.compile(r"(?i)solution\s*:\s*(\[[^\]]*\])")

@@ -16,7 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, Tool, ToolResult, register_generator, register_reward, register_tool
+from ptbench.bootcamp.api import (
+    Generator,
+    Identity,
+    RewardCalculator,
+    Tool,
+    ToolResult,
+    register_generator,
+    register_reward,
+    register_tool,
+)
 
 
 def _stationary_ar(rng: random.Random, p: int) -> list[float]:
@@ -28,13 +37,17 @@ def _stationary_ar(rng: random.Random, p: int) -> list[float]:
             return ar
 
 
-def oracle_forecast(history: list[float], mean: float, ar: list[float], ma: list[float], shocks: list[float], horizon: int) -> list[float]:
+def oracle_forecast(
+    history: list[float], mean: float, ar: list[float], ma: list[float], shocks: list[float], horizon: int
+) -> list[float]:
     """E[y_{t+h} | history] with the true parameters: recursion on the AR part with known past shocks."""
     y = [v - mean for v in history]
     e = list(shocks)
     out = []
     for h in range(horizon):
-        value = sum(a * y[-1 - i] for i, a in enumerate(ar)) + sum(m * e[-1 - i] for i, m in enumerate(ma) if h == 0 or i >= h)
+        value = sum(a * y[-1 - i] for i, a in enumerate(ar)) + sum(
+            m * e[-1 - i] for i, m in enumerate(ma) if h == 0 or i >= h
+        )
         y.append(value)
         e.append(0.0)
         out.append(round(value + mean, 4))
@@ -47,7 +60,11 @@ class ArmaForecast(Generator):
 
     def case(self, rng: random.Random) -> Identity:
         p, q = int(self.params.get("ar", 1)), int(self.params.get("ma", 0))
-        length, horizon, sd = int(self.params.get("length", 60)), int(self.params.get("horizon", 5)), float(self.params.get("noise", 1.0))
+        length, horizon, sd = (
+            int(self.params.get("length", 60)),
+            int(self.params.get("horizon", 5)),
+            float(self.params.get("noise", 1.0)),
+        )
         ar = _stationary_ar(rng, p) if p else []
         ma = [round(rng.uniform(-0.8, 0.8), 2) for _ in range(q)]
         mean = round(rng.uniform(-5, 5), 1)
@@ -56,18 +73,30 @@ class ArmaForecast(Generator):
         e = gen.normal(0.0, sd, burn + length + horizon)
         y = np.zeros_like(e)
         for t in range(len(e)):
-            y[t] = e[t] + sum(a * y[t - 1 - i] for i, a in enumerate(ar) if t - 1 - i >= 0) + sum(m * e[t - 1 - i] for i, m in enumerate(ma) if t - 1 - i >= 0)
+            y[t] = (
+                e[t]
+                + sum(a * y[t - 1 - i] for i, a in enumerate(ar) if t - 1 - i >= 0)
+                + sum(m * e[t - 1 - i] for i, m in enumerate(ma) if t - 1 - i >= 0)
+            )
         series = [round(float(v) + mean, 3) for v in y[burn:]]
         history, future = series[:length], series[length:]
         shocks = [float(v) for v in e[burn : burn + length]]
         oracle = oracle_forecast(history, mean, ar, ma, shocks, horizon)
-        return {"history": history, "horizon": horizon, "future": future, "oracle": oracle, "process": {"mean": mean, "ar": ar, "ma": ma, "noise": sd}}
+        return {
+            "history": history,
+            "horizon": horizon,
+            "future": future,
+            "oracle": oracle,
+            "process": {"mean": mean, "ar": ar, "ma": ma, "noise": sd},
+        }
 
     def prompt(self, identity: Identity) -> str:
-        return (f"Here is a time series of {len(identity['history'])} observations from a stationary process:\n"
-                f"{' '.join(f'{v:g}' for v in identity['history'])}\n"
-                f"Forecast the next {identity['horizon']} values. Tools: fit_arima (fit an ARIMA(p,d,q) and forecast), autocorrelation. "
-                f"Finish with one line `Forecast: [v1, ..., v{identity['horizon']}]`. Scored by squared error against the realised values.")
+        return (
+            f"Here is a time series of {len(identity['history'])} observations from a stationary process:\n"
+            f"{' '.join(f'{v:g}' for v in identity['history'])}\n"
+            f"Forecast the next {identity['horizon']} values. Tools: fit_arima (fit an ARIMA(p,d,q) and forecast), autocorrelation. "
+            f"Finish with one line `Forecast: [v1, ..., v{identity['horizon']}]`. Scored by squared error against the realised values."
+        )
 
     def reference_completion(self, identity: Identity) -> str:
         return f"Forecast: {json.dumps(identity['oracle'])}"
@@ -82,8 +111,14 @@ class _HistoryTool(Tool):
 
 @register_tool("fit_arima")
 class FitArima(_HistoryTool):
-    description = "Fit ARIMA(p, d, q) with a constant to the series; returns parameters, AIC and the forecast for the horizon."
-    parameters = {"type": "object", "properties": {"p": {"type": "integer"}, "d": {"type": "integer"}, "q": {"type": "integer"}}, "required": ["p", "q"]}
+    description = (
+        "Fit ARIMA(p, d, q) with a constant to the series; returns parameters, AIC and the forecast for the horizon."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"p": {"type": "integer"}, "d": {"type": "integer"}, "q": {"type": "integer"}},
+        "required": ["p", "q"],
+    }
 
     def execute_sync(self, state: dict[str, Any], arguments: dict[str, Any]) -> ToolResult:
         import warnings
@@ -113,7 +148,9 @@ class Autocorrelation(_HistoryTool):
         from statsmodels.tsa.stattools import acf, pacf
 
         x = np.asarray(state["history"])
-        return ToolResult(text=f"acf {np.round(acf(x, nlags=10)[1:], 3).tolist()}; pacf {np.round(pacf(x, nlags=10)[1:], 3).tolist()}")
+        return ToolResult(
+            text=f"acf {np.round(acf(x, nlags=10)[1:], 3).tolist()}; pacf {np.round(pacf(x, nlags=10)[1:], 3).tolist()}"
+        )
 
 
 _FORECAST = re.compile(r"(?i)forecast\s*:\s*(\[[^\]]*\])")
@@ -130,7 +167,11 @@ class ForecastMse(RewardCalculator):
             values = json.loads(extracted)
         except ValueError:
             return 0.0
-        if not isinstance(values, list) or len(values) != identity["horizon"] or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        if (
+            not isinstance(values, list)
+            or len(values) != identity["horizon"]
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        ):
             return 0.0
         got = np.asarray(values, dtype=float)
         if not np.all(np.isfinite(got)):

@@ -45,7 +45,12 @@ class MastermindGenerator(Generator):
         if not 1 <= colors <= 9:
             raise ValueError("mastermind: colors must be 1..9")
         code = [rng.randint(1, colors) for _ in range(length)]
-        return {"code": code, "length": length, "colors": colors, "max_guesses": int(self.params.get("max_guesses", 10))}
+        return {
+            "code": code,
+            "length": length,
+            "colors": colors,
+            "max_guesses": int(self.params.get("max_guesses", 10)),
+        }
 
     def prompt(self, identity: Identity) -> str:
         n, c = identity["length"], identity["colors"]

@@ -13,7 +13,16 @@ import random
 import re
 from typing import Any
 
-from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, Tool, ToolResult, register_generator, register_reward, register_tool
+from ptbench.bootcamp.api import (
+    Generator,
+    Identity,
+    RewardCalculator,
+    Tool,
+    ToolResult,
+    register_generator,
+    register_reward,
+    register_tool,
+)
 
 RANKS, SUITS = "23456789TJQKA", "cdhs"
 DECK = [r + s for r in RANKS for s in SUITS]
@@ -24,8 +33,15 @@ STREETS = {"preflop": 0, "flop": 3, "turn": 4}
 def _state() -> Any:
     from pokerkit import Automation, FixedLimitTexasHoldem
 
-    autos = (Automation.ANTE_POSTING, Automation.BET_COLLECTION, Automation.BLIND_OR_STRADDLE_POSTING,
-             Automation.HOLE_CARDS_SHOWING_OR_MUCKING, Automation.HAND_KILLING, Automation.CHIPS_PUSHING, Automation.CHIPS_PULLING)
+    autos = (
+        Automation.ANTE_POSTING,
+        Automation.BET_COLLECTION,
+        Automation.BLIND_OR_STRADDLE_POSTING,
+        Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
+        Automation.HAND_KILLING,
+        Automation.CHIPS_PUSHING,
+        Automation.CHIPS_PULLING,
+    )
     return FixedLimitTexasHoldem.create_state(autos, True, 0, (1, 2), 2, 4, 200, 2)
 
 
@@ -131,8 +147,14 @@ class HandEquity(Tool):
     """Monte Carlo equity vs a uniformly random opponent hand; never looks at the opponent's real cards."""
 
     description = "Estimate the win probability of two hole cards with a board against a random hand."
-    parameters = {"type": "object", "properties": {"hole": {"type": "string", "description": "e.g. 'As Kd'"},
-                                                   "board": {"type": "string", "description": "e.g. 'Jc 3d 5c' or ''"}}, "required": ["hole"]}
+    parameters = {
+        "type": "object",
+        "properties": {
+            "hole": {"type": "string", "description": "e.g. 'As Kd'"},
+            "board": {"type": "string", "description": "e.g. 'Jc 3d 5c' or ''"},
+        },
+        "required": ["hole"],
+    }
     blocking = True
 
     def execute_sync(self, state: Any, arguments: dict[str, Any]) -> ToolResult:
@@ -142,7 +164,9 @@ class HandEquity(Tool):
         board = str(arguments.get("board", "")).split()
         known = hole + board
         if len(hole) != 2 or len(board) > 5 or len(set(known)) != len(known) or any(c not in DECK for c in known):
-            return ToolResult(text="error: give two distinct hole cards like 'As Kd' and up to 5 board cards", error="bad_arguments")
+            return ToolResult(
+                text="error: give two distinct hole cards like 'As Kd' and up to 5 board cards", error="bad_arguments"
+            )
         rng = random.Random(" ".join(known))  # same question, same answer
         rest = [c for c in DECK if c not in known]
         wins = 0.0
@@ -166,7 +190,9 @@ class PokerChips(RewardCalculator):
         return lines[-1].strip() if lines else None
 
     def verify(self, extracted: str, identity: Identity) -> float:
-        choice = {int(i): {"check": "call", "bet": "raise"}.get(a.lower(), a.lower()) for i, a in _DECISION.findall(extracted)}
+        choice = {
+            int(i): {"check": "call", "bet": "raise"}.get(a.lower(), a.lower()) for i, a in _DECISION.findall(extracted)
+        }
         won = best = worst = 0
         for i, deal in enumerate(identity["deals"]):
             action = choice.get(i + 1)

@@ -17,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, Tool, ToolResult, register_generator, register_reward, register_tool
+from ptbench.bootcamp.api import (
+    Generator,
+    Identity,
+    RewardCalculator,
+    Tool,
+    ToolResult,
+    register_generator,
+    register_reward,
+    register_tool,
+)
 
 STEP = 0.02  # radians between collision checks along a segment
 MAX_WAYPOINTS = 50
@@ -61,7 +70,11 @@ def parse_path(raw: Any, n_joints: int) -> list[np.ndarray]:
         raise ValueError(f"a path is a list of 1..{MAX_WAYPOINTS} waypoints")
     out = []
     for w in raw:
-        if not isinstance(w, list) or len(w) != n_joints or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in w):
+        if (
+            not isinstance(w, list)
+            or len(w) != n_joints
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in w)
+        ):
             raise ValueError(f"each waypoint is a list of {n_joints} joint angles")
         q = np.asarray(w, dtype=float)
         if not np.all(np.isfinite(q)) or np.any(np.abs(q) > math.pi):
@@ -112,8 +125,15 @@ class RobotArm(Generator):
                 break
         goal = [round(float(v), 3) for v in joint_positions(links, np.asarray(goal_q))[-1]]
         ref_len = float(np.linalg.norm(np.asarray(mid) - start) + np.linalg.norm(np.asarray(goal_q) - mid))
-        return {"links": links, "start": start, "goal": goal, "obstacles": obstacles, "tolerance": float(self.params.get("tolerance", 0.05)),
-                "reference_path": reference, "reference_length": round(ref_len, 6)}
+        return {
+            "links": links,
+            "start": start,
+            "goal": goal,
+            "obstacles": obstacles,
+            "tolerance": float(self.params.get("tolerance", 0.05)),
+            "reference_path": reference,
+            "reference_length": round(ref_len, 6),
+        }
 
     def prompt(self, identity: Identity) -> str:
         obs = "; ".join(f"centre ({x}, {y}) radius {r}" for x, y, r in identity["obstacles"])
@@ -132,7 +152,11 @@ class RobotArm(Generator):
 @register_tool("forward_kinematics")
 class ForwardKinematics(Tool):
     description = "Positions of every joint and the tip for joint angles q."
-    parameters = {"type": "object", "properties": {"q": {"type": "array", "items": {"type": "number"}}}, "required": ["q"]}
+    parameters = {
+        "type": "object",
+        "properties": {"q": {"type": "array", "items": {"type": "number"}}},
+        "required": ["q"],
+    }
 
     def create_sync(self, identity: Identity) -> dict[str, Any]:
         return {"links": identity["links"]}
@@ -149,7 +173,11 @@ class ForwardKinematics(Tool):
 @register_tool("check_path")
 class CheckPath(Tool):
     description = "Check a path (waypoints after the start) for collisions; reports the first colliding segment and where the tip ends."
-    parameters = {"type": "object", "properties": {"path": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}, "required": ["path"]}
+    parameters = {
+        "type": "object",
+        "properties": {"path": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}},
+        "required": ["path"],
+    }
 
     def create_sync(self, identity: Identity) -> dict[str, Any]:
         return {k: identity[k] for k in ("links", "start", "obstacles", "goal")}  # no reference path

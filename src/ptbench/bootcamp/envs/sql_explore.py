@@ -12,7 +12,24 @@ from typing import Any
 
 from ptbench.bootcamp.api import Generator, Identity, Tool, ToolResult, register_generator, register_tool
 
-_FIRST = ["Ada", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea", "Mo", "Nia", "Oto", "Pia"]
+_FIRST = [
+    "Ada",
+    "Ben",
+    "Cleo",
+    "Dev",
+    "Eli",
+    "Fay",
+    "Gus",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kai",
+    "Lea",
+    "Mo",
+    "Nia",
+    "Oto",
+    "Pia",
+]
 _LAST = ["Abe", "Berg", "Cruz", "Diaz", "Eno", "Fox", "Gray", "Holt", "Ito", "Jain", "Kerr", "Lund", "Moss", "Nagy"]
 _DEPTS = ["Sales", "Research", "Support", "Finance", "Legal", "Design", "Ops", "Security"]
 _CITIES = ["Oslo", "Lyon", "Porto", "Graz", "Turku", "Ghent"]
@@ -28,7 +45,9 @@ def build_db(seed: int, departments: int, employees: int) -> sqlite3.Connection:
         " salary INTEGER NOT NULL, hired INTEGER NOT NULL)"
     )
     names = rng.sample(_DEPTS, k=min(departments, len(_DEPTS)))
-    conn.executemany("INSERT INTO departments VALUES (?, ?, ?)", [(i + 1, n, rng.choice(_CITIES)) for i, n in enumerate(names)])
+    conn.executemany(
+        "INSERT INTO departments VALUES (?, ?, ?)", [(i + 1, n, rng.choice(_CITIES)) for i, n in enumerate(names)]
+    )
     people = set()
     rows = []
     while len(rows) < employees:
@@ -36,7 +55,15 @@ def build_db(seed: int, departments: int, employees: int) -> sqlite3.Connection:
         if name in people:
             continue
         people.add(name)
-        rows.append((len(rows) + 1, name, rng.randint(1, len(names)), rng.randrange(30_000, 150_000, 500), rng.randint(2005, 2024)))
+        rows.append(
+            (
+                len(rows) + 1,
+                name,
+                rng.randint(1, len(names)),
+                rng.randrange(30_000, 150_000, 500),
+                rng.randint(2005, 2024),
+            )
+        )
     conn.executemany("INSERT INTO employees VALUES (?, ?, ?, ?, ?)", rows)
     conn.commit()
     return conn
@@ -47,11 +74,14 @@ def _questions(conn: sqlite3.Connection, rng: random.Random) -> tuple[str, str, 
     kind = rng.choice(["count", "total_salary", "top_earner", "earliest_hire"])
     if kind == "count":
         q = f"How many employees work in the {dept} department?"
-        ans = conn.execute("SELECT COUNT(*) FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=?", (dept,)).fetchone()[0]
+        ans = conn.execute(
+            "SELECT COUNT(*) FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=?", (dept,)
+        ).fetchone()[0]
     elif kind == "total_salary":
         q = f"What is the total salary of all employees in the {dept} department?"
         ans = conn.execute(
-            "SELECT COALESCE(SUM(salary),0) FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=?", (dept,)
+            "SELECT COALESCE(SUM(salary),0) FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=?",
+            (dept,),
         ).fetchone()[0]
     elif kind == "top_earner":
         q = f"Who is the highest-paid employee in the {dept} department? (If nobody works there, answer none.)"
@@ -62,7 +92,9 @@ def _questions(conn: sqlite3.Connection, rng: random.Random) -> tuple[str, str, 
         ans = row[0] if row else "none"
     else:
         q = f"In which year was the earliest hire of the {dept} department? (If nobody works there, answer none.)"
-        ans = conn.execute("SELECT MIN(hired) FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=?", (dept,)).fetchone()[0]
+        ans = conn.execute(
+            "SELECT MIN(hired) FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=?", (dept,)
+        ).fetchone()[0]
         ans = "none" if ans is None else ans
     return kind, q, ans
 
@@ -72,7 +104,11 @@ class SqlExploreGenerator(Generator):
     """Params: departments (4), employees (30)."""
 
     def case(self, rng: random.Random) -> Identity:
-        db = {"seed": rng.randrange(2**31), "departments": int(self.params.get("departments", 4)), "employees": int(self.params.get("employees", 30))}
+        db = {
+            "seed": rng.randrange(2**31),
+            "departments": int(self.params.get("departments", 4)),
+            "employees": int(self.params.get("employees", 30)),
+        }
         conn = build_db(db["seed"], db["departments"], db["employees"])
         try:
             kind, question, answer = _questions(conn, rng)

@@ -30,7 +30,9 @@ from ptbench.integrity.report import Finding, Unchecked
 
 _EVAL_OUTPUT = re.compile(r"(^|/)eval_runs/\d+/(samples\.jsonl|metrics\.json|failure\.json|eval\.log)$")
 _PATHLIKE = re.compile(r"""(?:[\w.~-]*/)+[\w.-]+\.(?:jsonl|json|csv|tsv|parquet|arrow|txt|md|zip|tar|gz|tgz)\b""")
-_HUB_DATASET = re.compile(r"""load_dataset\(\s*['"]([\w.-]+/[\w.-]+)['"]|hf\s+download\s+([\w.-]+/[\w.-]+)\s+--repo-type[= ]dataset""")
+_HUB_DATASET = re.compile(
+    r"""load_dataset\(\s*['"]([\w.-]+/[\w.-]+)['"]|hf\s+download\s+([\w.-]+/[\w.-]+)\s+--repo-type[= ]dataset"""
+)
 
 
 def check(ctx: CheckContext) -> Finding:
@@ -40,7 +42,12 @@ def check(ctx: CheckContext) -> Finding:
     index.build()
     if index.size == 0:
         raise Unchecked(f"no usable n-grams in the test set of '{ctx.spec.task.name}' (every item is template text)")
-    excluded: dict[str, list[str]] = {"evaluate.sh outputs": [], "agent CLI state": [], "allowed": [], "harness training data": []}
+    excluded: dict[str, list[str]] = {
+        "evaluate.sh outputs": [],
+        "agent CLI state": [],
+        "allowed": [],
+        "harness training data": [],
+    }
     targets = _targets(ctx, excluded)
     harness_train = _harness_train_hash(ctx)
     hasher = Hasher()
@@ -69,19 +76,44 @@ def check(ctx: CheckContext) -> Finding:
             loc, k, entry = hits.where.get(seg, ("?", index.n, 0))
             if loc.startswith("byte ") and hits.label == label:
                 loc += f" (line {_line_of(path, int(loc.split()[1]))})"
-            evidence.append({"file": hits.label, "location": loc, "task": task, "item_id": item_id, "part": s.role,
-                             "ngrams_matched": hits.found[seg], "ngrams_in_part": int(index.kept[seg]),
-                             "whole_item": k < index.n, "overlap": index.overlap_text(k, entry)[:300]})
-    details = {"test_items": n_items, "ngram": index.n, "test_ngrams": index.size, "template_ngrams_dropped": index.dropped_shared,
-               "files_scanned": scanned_files, "bytes_scanned": scanned_bytes, "seconds": round(time.time() - started, 2),
-               "excluded": {k: v[:50] for k, v in excluded.items() if v}, "notes": notes[:50]}
+            evidence.append(
+                {
+                    "file": hits.label,
+                    "location": loc,
+                    "task": task,
+                    "item_id": item_id,
+                    "part": s.role,
+                    "ngrams_matched": hits.found[seg],
+                    "ngrams_in_part": int(index.kept[seg]),
+                    "whole_item": k < index.n,
+                    "overlap": index.overlap_text(k, entry)[:300],
+                }
+            )
+    details = {
+        "test_items": n_items,
+        "ngram": index.n,
+        "test_ngrams": index.size,
+        "template_ngrams_dropped": index.dropped_shared,
+        "files_scanned": scanned_files,
+        "bytes_scanned": scanned_bytes,
+        "seconds": round(time.time() - started, 2),
+        "excluded": {k: v[:50] for k, v in excluded.items() if v},
+        "notes": notes[:50],
+    }
     if evidence:
         items = {(e["task"], e["item_id"]) for e in evidence}
         files = {e["file"].split("[")[0] for e in evidence}
-        return Finding(verdict="flagged", reason=f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could train on",
-                       evidence=evidence, details=details)
-    return Finding(verdict="clean", reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes)",
-                   details=details)
+        return Finding(
+            verdict="flagged",
+            reason=f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could train on",
+            evidence=evidence,
+            details=details,
+        )
+    return Finding(
+        verdict="clean",
+        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes)",
+        details=details,
+    )
 
 
 def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[str, Path]]:

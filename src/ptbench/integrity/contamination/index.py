@@ -39,7 +39,9 @@ class TestIndex:
     hashes: dict[int, np.ndarray] = field(default_factory=dict)  # window length -> sorted unique hashes
     seg_of: dict[int, np.ndarray] = field(default_factory=dict)  # window length -> segment of each hash
     pos_of: dict[int, np.ndarray] = field(default_factory=dict)  # window length -> token position in the segment
-    kept: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # n-grams per segment after dropping shared ones
+    kept: np.ndarray = field(
+        default_factory=lambda: np.empty(0, np.int64)
+    )  # n-grams per segment after dropping shared ones
     dropped_shared: int = 0
 
     def add_item(self, task: str, item_id: str, parts: list[tuple[str, str]]) -> None:
@@ -135,7 +137,7 @@ def scan_stream(index: TestIndex, stream: Stream, hasher: Hasher) -> StreamHits:
                     a = int(at[i])
                     loc = chunk.locate(int(starts[max(a, 0)])) + ("" if a >= 0 else " (across a chunk edge)")
                     hits.where[seg] = (loc, k, int(entries[i]))
-        carry = toks[-(max_k - 1):] if max_k > 1 else np.empty(0, np.uint64)
+        carry = toks[-(max_k - 1) :] if max_k > 1 else np.empty(0, np.uint64)
     for k, parts in matched.items():
         if parts:
             entries = np.unique(np.concatenate(parts))

@@ -19,8 +19,10 @@ import numpy as np
 
 _SPACE = 0x20
 _NON_ALNUM = re.compile(r"[\W_]+")
-_ASCII_TABLE = bytes((c + 32 if 65 <= c <= 90 else c) if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) else _SPACE
-                     for c in range(256))
+_ASCII_TABLE = bytes(
+    (c + 32 if 65 <= c <= 90 else c) if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) else _SPACE
+    for c in range(256)
+)
 # JSON / Python string escapes that would otherwise glue a letter onto the next word ("\nThen" -> "nthen").
 _ESCAPES = (b"\\n", b"\\t", b"\\r", b'\\"', b"\\/", b"\\\\")
 _UNICODE_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")

@@ -21,8 +21,32 @@ CHUNK = 8 << 20
 _CUT_SLACK = 1 << 20  # look this far past a chunk end for whitespace to cut at
 TABLE_EXT = (".parquet", ".arrow", ".feather")
 ARCHIVE_EXT = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
-BINARY_EXT = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx", ".npy", ".npz", ".so", ".pyc", ".png",
-              ".jpg", ".jpeg", ".gif", ".pdf", ".whl", ".mp4", ".wav", ".msgpack", ".h5", ".lock", ".sqlite", ".db"}
+BINARY_EXT = {
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".gguf",
+    ".onnx",
+    ".npy",
+    ".npz",
+    ".so",
+    ".pyc",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".pdf",
+    ".whl",
+    ".mp4",
+    ".wav",
+    ".msgpack",
+    ".h5",
+    ".lock",
+    ".sqlite",
+    ".db",
+}
 MAX_MEMBER = 2 << 30  # archive members bigger than this are noted, not read
 
 

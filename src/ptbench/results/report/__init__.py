@@ -29,8 +29,13 @@ from ptbench.results.tables import (
     rule_summary,
 )
 
-_env = Environment(loader=PackageLoader("ptbench.results.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
-                   undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+_env = Environment(
+    loader=PackageLoader("ptbench.results.report", "templates"),
+    autoescape=select_autoescape(["html", "j2"]),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
 def page_name(campaign: str, trial_id: str) -> str:
@@ -58,22 +63,53 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
             shutil.copyfile(pdf, out / "plots" / pdf.name)
     trial_page = _env.get_template("trial.html.j2")
     rows = []
-    for t in sorted(c.trials, key=lambda t: (t.record.agent.label, t.record.base_model.label, t.record.task.label, t.record.seed, t.record.campaign)):
+    for t in sorted(
+        c.trials,
+        key=lambda t: (
+            t.record.agent.label,
+            t.record.base_model.label,
+            t.record.task.label,
+            t.record.seed,
+            t.record.campaign,
+        ),
+    ):
         r = t.record
         name = page_name(r.campaign, r.trial_id)
         trial_dir = result.loaded.trial_dirs.get((r.campaign, r.trial_id))
         if trial_dir is not None:
             page = load_trial_page(Path(trial_dir), t, out / "trials")
             atomic_write_text(out / "trials" / name, trial_page.render(p=page, score=_score(t.value), meaning=MEANING))
-        rows.append({"href": f"trials/{name}", "id": r.trial_id, "campaign": r.campaign, "agent": r.agent.label,
-                     "base": r.base_model.label, "task": r.task.label, "seed": r.seed, "status": r.status,
-                     "integrity": integrity_of(r), "rule": t.rule, "reason": t.reason, "score": _score(t.value),
-                     "hours": f"{r.budget.solve_seconds_used / 3600:.2f}"})
+        rows.append(
+            {
+                "href": f"trials/{name}",
+                "id": r.trial_id,
+                "campaign": r.campaign,
+                "agent": r.agent.label,
+                "base": r.base_model.label,
+                "task": r.task.label,
+                "seed": r.seed,
+                "status": r.status,
+                "integrity": integrity_of(r),
+                "rule": t.rule,
+                "reason": t.reason,
+                "score": _score(t.value),
+                "hours": f"{r.budget.solve_seconds_used / 3600:.2f}",
+            }
+        )
     index = _env.get_template("index.html.j2").render(
-        c=c, costs=result.costs, warnings=result.warnings, plots=plots, trials=rows,
-        main_rows=benchmark_rows(c, lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0, with_std=False)),
+        c=c,
+        costs=result.costs,
+        warnings=result.warnings,
+        plots=plots,
+        trials=rows,
+        main_rows=benchmark_rows(
+            c, lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0, with_std=False)
+        ),
         base_rows=per_base_rows(c, lambda s: md_cell(s, 100.0)),
-        summary=rule_summary(c), legend=legend(c), marks=MARKS, rules=RULE_ORDER)
+        summary=rule_summary(c),
+        legend=legend(c),
+        marks=MARKS,
+        rules=RULE_ORDER,
+    )
     atomic_write_text(out / "index.html", index)
     return out / "index.html"
-

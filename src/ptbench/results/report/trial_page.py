@@ -21,8 +21,21 @@ PREVIEW_CHARS = 600  # shown inline
 FULL_CHARS = 8_000  # behind the expander; the raw file has the rest
 MAX_STEPS = 1_000
 MAX_SAMPLES = 50
-RAW_FILES = ("result.json", "trial.json", "state.json", "events.jsonl", "prompt.txt", "agent/native.log", "agent/trajectory.json",
-             "agent/usage.json", "agent/calls.jsonl", "eval/metrics.json", "eval/samples.jsonl", "eval/eval.log", "checks/verdicts.json")
+RAW_FILES = (
+    "result.json",
+    "trial.json",
+    "state.json",
+    "events.jsonl",
+    "prompt.txt",
+    "agent/native.log",
+    "agent/trajectory.json",
+    "agent/usage.json",
+    "agent/calls.jsonl",
+    "eval/metrics.json",
+    "eval/samples.jsonl",
+    "eval/eval.log",
+    "checks/verdicts.json",
+)
 
 
 @dataclass
@@ -84,13 +97,23 @@ def _steps(trajectory: Any) -> tuple[list[dict], int, str]:
         if not isinstance(s, dict):
             continue
         call = s.get("tool_call") if isinstance(s.get("tool_call"), dict) else None
-        steps.append({
-            "index": s.get("index"), "run": s.get("run"), "kind": str(s.get("kind", "")),
-            "text": clip(s["text"]) if s.get("text") else None,
-            "tool": None if call is None else {
-                "name": str(call.get("name", "")), "status": str(call.get("status", "")), "exit_code": call.get("exit_code"),
-                "arguments": clip(call.get("arguments")), "output": clip(call["output"]) if call.get("output") is not None else None},
-        })
+        steps.append(
+            {
+                "index": s.get("index"),
+                "run": s.get("run"),
+                "kind": str(s.get("kind", "")),
+                "text": clip(s["text"]) if s.get("text") else None,
+                "tool": None
+                if call is None
+                else {
+                    "name": str(call.get("name", "")),
+                    "status": str(call.get("status", "")),
+                    "exit_code": call.get("exit_code"),
+                    "arguments": clip(call.get("arguments")),
+                    "output": clip(call["output"]) if call.get("output") is not None else None,
+                },
+            }
+        )
     return steps, max(0, len(trajectory["steps"]) - MAX_STEPS), ""
 
 
@@ -108,22 +131,36 @@ def _samples(path: Path) -> tuple[list[dict], int]:
             except json.JSONDecodeError:
                 continue
             if isinstance(row, dict):
-                rows.append({"id": str(row.get("id", "")), "prompt": clip(row["prompt"]) if "prompt" in row else None,
-                             "completion": clip(row.get("completion", "")), "reference": clip(row.get("reference", "")),
-                             "score": row.get("score")})
+                rows.append(
+                    {
+                        "id": str(row.get("id", "")),
+                        "prompt": clip(row["prompt"]) if "prompt" in row else None,
+                        "completion": clip(row.get("completion", "")),
+                        "reference": clip(row.get("reference", "")),
+                        "score": row.get("score"),
+                    }
+                )
     return rows, total
 
 
 def _checks(trial_dir: Path, integrity: dict) -> list[dict]:
     """Every verdict in the record, with the evidence its checks/<check>.json holds (if any)."""
     out = []
-    names = sorted(set(integrity) | {p.stem for p in (trial_dir / "checks").glob("*.json") if p.name != "verdicts.json"})
+    names = sorted(
+        set(integrity) | {p.stem for p in (trial_dir / "checks").glob("*.json") if p.name != "verdicts.json"}
+    )
     for name in names:
         detail = _read_json(trial_dir / "checks" / f"{name}.json")
         detail = detail if isinstance(detail, dict) else {}
         evidence = detail.get("evidence") if isinstance(detail.get("evidence"), list) else []
-        out.append({"name": name, "verdict": str(integrity.get(name, detail.get("verdict", "unchecked"))),
-                    "reason": clip(detail.get("reason", "")), "evidence": [clip(e) for e in evidence[:50]]})
+        out.append(
+            {
+                "name": name,
+                "verdict": str(integrity.get(name, detail.get("verdict", "unchecked"))),
+                "reason": clip(detail.get("reason", "")),
+                "evidence": [clip(e) for e in evidence[:50]],
+            }
+        )
     return out
 
 

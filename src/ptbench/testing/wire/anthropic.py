@@ -32,13 +32,21 @@ def parse(body: dict[str, Any]) -> RequestView:
             elif kind == "text":
                 texts.append(b.get("text", ""))
     schema = ((body.get("output_format") or {}).get("schema")) if isinstance(body.get("output_format"), dict) else None
-    return RequestView.parsed("anthropic", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
-                              pending=pending)
+    return RequestView.parsed(
+        "anthropic", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs, pending=pending
+    )
 
 
 def _blocks(reply: Reply) -> list[dict[str, Any]]:
     if reply.tool_call is not None:
-        return [{"type": "tool_use", "id": new_id("toolu_"), "name": reply.tool_call.name, "input": reply.tool_call.arguments or {}}]
+        return [
+            {
+                "type": "tool_use",
+                "id": new_id("toolu_"),
+                "name": reply.tool_call.name,
+                "input": reply.tool_call.arguments or {},
+            }
+        ]
     return [{"type": "text", "text": reply.text or ""}]
 
 
@@ -46,25 +54,55 @@ def respond(reply: Reply, view: RequestView) -> WireResponse:
     blocks = _blocks(reply)
     stop = "tool_use" if reply.tool_call is not None else "end_turn"
     out_tokens = estimate_tokens(blocks)
-    usage = {"input_tokens": view.input_tokens, "output_tokens": out_tokens,
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    message = {"id": new_id("msg_"), "type": "message", "role": "assistant", "model": view.model,
-               "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    usage = {
+        "input_tokens": view.input_tokens,
+        "output_tokens": out_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    message = {
+        "id": new_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": view.model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     if not view.stream:
         return WireResponse(body=message)
     start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
     events = [sse({"type": "message_start", "message": start}, "message_start")]
     for i, b in enumerate(blocks):
         if b["type"] == "text":
-            events.append(sse({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}, "content_block_start"))
+            events.append(
+                sse(
+                    {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}},
+                    "content_block_start",
+                )
+            )
             delta = {"type": "text_delta", "text": b["text"]}
         else:
-            events.append(sse({"type": "content_block_start", "index": i, "content_block": dict(b, input={})}, "content_block_start"))
+            events.append(
+                sse(
+                    {"type": "content_block_start", "index": i, "content_block": dict(b, input={})},
+                    "content_block_start",
+                )
+            )
             delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
         events.append(sse({"type": "content_block_delta", "index": i, "delta": delta}, "content_block_delta"))
         events.append(sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
-    events.append(sse({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                       "usage": {"output_tokens": out_tokens}}, "message_delta"))
+    events.append(
+        sse(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": out_tokens},
+            },
+            "message_delta",
+        )
+    )
     events.append(sse({"type": "message_stop"}, "message_stop"))
     return WireResponse(events=events)
 
@@ -74,10 +112,18 @@ def count_tokens(body: dict[str, Any]) -> WireResponse:
 
 
 _ERRORS = {
-    "rate_limit": (429, "rate_limit_error", "This request would exceed the rate limit for your organization of 50 requests per minute."),
+    "rate_limit": (
+        429,
+        "rate_limit_error",
+        "This request would exceed the rate limit for your organization of 50 requests per minute.",
+    ),
     "overloaded": (529, "overloaded_error", "Overloaded"),
     "auth": (401, "authentication_error", "invalid x-api-key"),
-    "quota": (400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."),
+    "quota": (
+        400,
+        "invalid_request_error",
+        "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
+    ),
     "context_length": (400, "invalid_request_error", "prompt is too long: 212345 tokens > 200000 maximum"),
     "server": (500, "api_error", "Internal server error"),
 }

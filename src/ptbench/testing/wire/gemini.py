@@ -35,8 +35,18 @@ def parse(body: dict[str, Any], model: str, stream: bool) -> RequestView:
     schema = cfg.get("responseJsonSchema") or cfg.get("responseSchema")
     if schema is None and cfg.get("responseMimeType") == "application/json":
         schema = {"type": "object"}
-    return RequestView.parsed("gemini", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
-                              pending=pending, model=model, stream=stream)
+    return RequestView.parsed(
+        "gemini",
+        body,
+        tools=tools,
+        history=history,
+        texts=texts,
+        schema=schema,
+        outputs=outputs,
+        pending=pending,
+        model=model,
+        stream=stream,
+    )
 
 
 def _response(reply: Reply, view: RequestView) -> dict[str, Any]:
@@ -47,8 +57,11 @@ def _response(reply: Reply, view: RequestView) -> dict[str, Any]:
     out_tokens = estimate_tokens(part)
     return {
         "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": view.input_tokens, "candidatesTokenCount": out_tokens,
-                          "totalTokenCount": view.input_tokens + out_tokens},
+        "usageMetadata": {
+            "promptTokenCount": view.input_tokens,
+            "candidatesTokenCount": out_tokens,
+            "totalTokenCount": view.input_tokens + out_tokens,
+        },
         "modelVersion": view.model,
         "responseId": new_id(""),
     }
@@ -71,9 +84,21 @@ _ERRORS = {
     "rate_limit": (429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
     "overloaded": (503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
     "auth": (400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."),
-    "quota": (429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."),
-    "context_length": (400, "INVALID_ARGUMENT", "The input token count (1212345) exceeds the maximum number of tokens allowed (1048576)."),
-    "server": (500, "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"),
+    "quota": (
+        429,
+        "RESOURCE_EXHAUSTED",
+        "You exceeded your current quota, please check your plan and billing details.",
+    ),
+    "context_length": (
+        400,
+        "INVALID_ARGUMENT",
+        "The input token count (1212345) exceeds the maximum number of tokens allowed (1048576).",
+    ),
+    "server": (
+        500,
+        "INTERNAL",
+        "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+    ),
 }
 
 

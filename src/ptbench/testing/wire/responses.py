@@ -46,15 +46,21 @@ def parse(body: dict[str, Any]) -> RequestView:
             texts.append(text_of(item.get("content")))
     fmt = (body.get("text") or {}).get("format") or {}
     schema = fmt.get("schema") if fmt.get("type") == "json_schema" else None
-    return RequestView.parsed("responses", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs,
-                              pending=pending)
+    return RequestView.parsed(
+        "responses", body, tools=tools, history=history, texts=texts, schema=schema, outputs=outputs, pending=pending
+    )
 
 
 def _item(reply: Reply) -> dict[str, Any]:
     tc = reply.tool_call
     if tc is None:
-        return {"type": "message", "id": new_id("msg_"), "status": "completed", "role": "assistant",
-                "content": [{"type": "output_text", "text": reply.text or "", "annotations": []}]}
+        return {
+            "type": "message",
+            "id": new_id("msg_"),
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": reply.text or "", "annotations": []}],
+        }
     base = {"id": new_id("fc_"), "call_id": new_id("call_"), "status": "completed"}
     if tc.kind == "custom":
         return dict(base, type="custom_tool_call", name=tc.name, input=tc.raw_input or "")
@@ -66,11 +72,24 @@ def _item(reply: Reply) -> dict[str, Any]:
 def respond(reply: Reply, view: RequestView) -> WireResponse:
     item = _item(reply)
     out_tokens = estimate_tokens(item)
-    usage = {"input_tokens": view.input_tokens, "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens": out_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": view.input_tokens + out_tokens}
-    response = {"id": new_id("resp_"), "object": "response", "created_at": now(), "status": "completed",
-                "model": view.model, "output": [item], "usage": usage, "error": None, "incomplete_details": None}
+    usage = {
+        "input_tokens": view.input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": out_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": view.input_tokens + out_tokens,
+    }
+    response = {
+        "id": new_id("resp_"),
+        "object": "response",
+        "created_at": now(),
+        "status": "completed",
+        "model": view.model,
+        "output": [item],
+        "usage": usage,
+        "error": None,
+        "incomplete_details": None,
+    }
     if not view.stream:
         return WireResponse(body=response)
     seq = iter(range(1_000_000))
@@ -85,17 +104,21 @@ def respond(reply: Reply, view: RequestView) -> WireResponse:
         empty = dict(item, status="in_progress", content=[])
         part = {"type": "output_text", "text": "", "annotations": []}
         at = {"item_id": item["id"], "output_index": 0, "content_index": 0}
-        events += [ev("response.output_item.added", output_index=0, item=empty),
-                   ev("response.content_part.added", part=part, **at),
-                   ev("response.output_text.delta", delta=text, **at),
-                   ev("response.output_text.done", text=text, **at),
-                   ev("response.content_part.done", part=dict(part, text=text), **at)]
+        events += [
+            ev("response.output_item.added", output_index=0, item=empty),
+            ev("response.content_part.added", part=part, **at),
+            ev("response.output_text.delta", delta=text, **at),
+            ev("response.output_text.done", text=text, **at),
+            ev("response.content_part.done", part=dict(part, text=text), **at),
+        ]
     else:
         events.append(ev("response.output_item.added", output_index=0, item=dict(item, status="in_progress")))
         if item["type"] == "function_call":
             at = {"item_id": item["id"], "output_index": 0}
-            events += [ev("response.function_call_arguments.delta", delta=item["arguments"], **at),
-                       ev("response.function_call_arguments.done", arguments=item["arguments"], **at)]
+            events += [
+                ev("response.function_call_arguments.delta", delta=item["arguments"], **at),
+                ev("response.function_call_arguments.done", arguments=item["arguments"], **at),
+            ]
     events.append(ev("response.output_item.done", output_index=0, item=item))
     events.append(ev("response.completed", response=response))
     return WireResponse(events=events)
