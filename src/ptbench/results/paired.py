@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from dataclasses import dataclass
-
-import numpy as np
 
 BOOTSTRAP_REPS = 10_000
 PERMUTATIONS = 20_000  # Monte Carlo sign flips when 2**n is larger than this
@@ -74,6 +73,8 @@ class PairedResult:
 def paired_difference(units: list[Unit], *, reps: int = BOOTSTRAP_REPS, seed: int = SEED) -> PairedResult:
     """Mean over seeds of A − B; percentile-bootstrap 95 % CI over seeds (and over items within each
     cell that has them); two-sided sign-flip permutation p-value over seeds."""
+    import numpy as np  # here, not at the top: `collate` without --compare never pays for the import
+
     if not units:
         raise ValueError("no paired seeds")
     diffs = np.array([u.diff for u in units])
@@ -109,6 +110,8 @@ def paired_difference(units: list[Unit], *, reps: int = BOOTSTRAP_REPS, seed: in
 
 def sign_flip_p(diffs: list[float], *, seed: int = SEED, permutations: int = PERMUTATIONS) -> float:
     """Two-sided p-value of mean(diffs) under random signs: exact when 2**n <= `permutations`."""
+    import numpy as np
+
     d = np.asarray(diffs, dtype=float)
     observed = abs(d.mean()) - 1e-12 * max(1.0, abs(d).max())  # ties count as extreme
     if 2 ** len(d) <= permutations:
@@ -123,8 +126,8 @@ def mean_ci(values: list[float]) -> tuple[float, float] | None:
     """Student-t 95 % interval of a mean over runs; None for fewer than two runs (or a nan)."""
     if len(values) < 2 or any(math.isnan(v) for v in values):
         return None
-    m = float(np.mean(values))
-    half = t975(len(values) - 1) * float(np.std(values, ddof=1)) / math.sqrt(len(values))
+    m = statistics.fmean(values)
+    half = t975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
     return m - half, m + half
 
 
