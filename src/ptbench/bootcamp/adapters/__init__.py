@@ -2,7 +2,7 @@
 
 An adapter module registers its generators, interactions and rewards (importing its library only
 when a case is made or scored) and names its environments: `rg.<dataset>` (reasoning-gym) and
-`spiel.<game>` (OpenSpiel). Such a name stands wherever a bootcamp YAML path is accepted
+`spiel.<game>` (OpenSpiel), `ta.<game>` (TextArena). Such a name stands wherever a bootcamp YAML path is accepted
 (`ptbench bootcamp generate rg.leg_counting`), and `ptbench bootcamp list` shows them all.
 """
 
@@ -12,7 +12,11 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-ADAPTERS = {"rg.": "ptbench.bootcamp.adapters.reasoning_gym", "spiel.": "ptbench.bootcamp.adapters.openspiel"}
+ADAPTERS = {
+    "rg.": "ptbench.bootcamp.adapters.reasoning_gym",
+    "spiel.": "ptbench.bootcamp.adapters.openspiel",
+    "ta.": "ptbench.bootcamp.adapters.textarena",
+}
 
 
 def adapter_for(name: str) -> ModuleType | None:
@@ -33,5 +37,7 @@ def config_dict(name: str) -> dict[str, Any] | None:
 
 def register_all() -> None:
     """Import every adapter module, so their generators, interactions and rewards are registered."""
+    importlib.import_module("ptbench.bootcamp.adapters.outcome")
+    importlib.import_module("ptbench.bootcamp.adapters.internbootcamp")
     for module in ADAPTERS.values():
         importlib.import_module(module)

@@ -21,11 +21,9 @@ from ptbench.bootcamp.api import (
     Identity,
     Interaction,
     InteractionResult,
-    RewardCalculator,
     RewardResult,
     register_generator,
     register_interaction,
-    register_reward,
 )
 from ptbench.core.errors import UserError
 
@@ -191,18 +189,6 @@ class OpenSpielInteraction(Interaction):
         """The episode's reward: the game's outcome for the model's seat (not any text)."""
         score = state.score()
         return RewardResult(score=score, extracted=None, correct=score >= 1.0)
-
-
-@register_reward("game_outcome")
-class GameOutcome(RewardCalculator):
-    """For environments whose interaction keeps the outcome (`Interaction.outcome`): the episode
-    takes its reward from there. A final message on its own proves nothing: it scores 0."""
-
-    def extract(self, text: str) -> str | None:
-        return None
-
-    def verify(self, extracted: str, identity: Identity) -> float:
-        return 0.0
 
 
 def bootcamp_dict(game: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:

@@ -108,10 +108,13 @@ def levels(dataset: str) -> tuple[int | None, ...]:
     below their own minimum); (None,) where it has no curriculum or no valid level."""
     if not _library().has_curriculum(dataset):
         return (None,)
+    config_class = _library().DATASETS[dataset][1]
     ok = []
     for lv in LEVELS:
-        try:
-            _entry(dataset, lv, "{}", 0)
+        try:  # the config's own checks, as the dataset runs them, without making any data
+            config = config_class(**level_config(dataset, lv), seed=0, size=1)
+            if callable(getattr(config, "validate", None)):
+                config.validate()
         except Exception:  # noqa: BLE001 - the library refuses its own level: leave the level out
             continue
         ok.append(lv)
