@@ -167,3 +167,24 @@ def test_shards_of_an_adapted_environment_give_the_same_bytes(tmp_path: Path) ->
         generate(cfg, tmp_path / "two", shard=Shard(i, 2))
     generate(cfg, tmp_path / "two", workers=2)
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
+
+
+def test_a_curriculum_level_named_in_a_yaml_changes_the_cases(tmp_path: Path) -> None:
+    base = config_dict("rg.leg_counting")
+    hard = dict(base, name="legs-hard", levels=[{"name": "l2", "generator": "reasoning_gym",
+                                                 "params": {"dataset": "leg_counting", "level": 2}}])  # fmt: skip
+    assert rg_adapter.levels("leg_counting") == (0, 1, 2)
+    assert rg_adapter.level_config("leg_counting", 2) != rg_adapter.level_config("leg_counting", None)
+    path = tmp_path / "hard.yaml"
+    path.write_text(yaml.safe_dump(hard | {"splits": {"test": 3, "train": 3}}))
+    cfg = load_bootcamp(path)
+    generate(cfg, tmp_path / "d", workers=1)
+    env = build_environment(cfg)
+    for line in (tmp_path / "d" / "test.jsonl").read_text().splitlines():
+        identity = json.loads(json.loads(line)["reward_model"]["ground_truth"])
+        assert identity["level"] == 2
+        assert env.reward.score(f"<answer>{identity['answer']}</answer>", identity).score == 1.0
+    bad = dict(hard, levels=[{"name": "x", "generator": "reasoning_gym", "params": {"dataset": "leg_countin"}}])
+    path.write_text(yaml.safe_dump(bad))
+    with pytest.raises(UserError, match="no dataset 'leg_countin' \\(did you mean leg_counting"):
+        load_bootcamp(path)

@@ -2,9 +2,10 @@
 
 Each of its dataset generators is a single-turn environment `rg.<dataset>`: the question is the user
 turn, the answer goes in `<answer>…</answer>` (the library's own convention and system prompt), and
-the library's own `score_answer` is the reward. Levels are its curricula: level L sets every
-attribute of the dataset's curriculum to min(L, its top level); without a curriculum there is one
-level, the dataset's default configuration.
+the library's own `score_answer` is the reward. The environment's config uses the dataset's default
+configuration; its curricula are levels a YAML names (`params: {dataset: D, level: L}` sets every
+attribute of the dataset's curriculum to min(L, its top level)); `bootcamp list` shows which levels
+the library's own config validation accepts.
 
 Determinism: case k draws a 32-bit seed from ptbench's per-case `random.Random` and builds a
 one-item dataset with it; reasoning-gym derives that item from `random.Random(seed + index)` only,
@@ -74,7 +75,7 @@ def describe(dataset: str) -> dict[str, str]:
     return {
         "domain": f"reasoning-gym: {module[1] if len(module) > 2 else 'misc'}",
         "tools": "-",
-        "levels": ", ".join("default" if lv is None else f"l{lv}" for lv in levels(dataset)),
+        "levels": "default" + "".join(f", level {lv}" for lv in levels(dataset) if lv is not None),
     }
 
 
@@ -207,12 +208,9 @@ def bootcamp_dict(dataset: str, seed: int = 1234, test: int = 50, train: int = 5
     return {
         "name": f"{PREFIX}{dataset}",
         "seed": seed,
-        "levels": [
-            {"name": "default", "generator": "reasoning_gym", "params": {"dataset": dataset}}
-            if lv is None
-            else {"name": f"l{lv}", "generator": "reasoning_gym", "params": {"dataset": dataset, "level": lv}}
-            for lv in levels(dataset)
-        ],
+        # the library's default configuration (broad): curriculum levels 0-2 are narrow at the bottom
+        # (level 0 of leg_counting has under 200 distinct cases), so a YAML names them (params.level)
+        "levels": [{"name": "default", "generator": "reasoning_gym", "params": {"dataset": dataset}}],
         "splits": {"test": test, "train": train},
         "reward": {"name": "reasoning_gym"},
         "limits": {"max_assistant_turns": 1, "max_tool_calls": 0},
