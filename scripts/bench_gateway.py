@@ -215,12 +215,14 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average {load_before[0]:.2f} before, {load[0]:.2f} after ({os.cpu_count()} cores)")
     print(
-        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
-        f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)"
+        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway "
+        f"{statistics.median(via) * 1000:.2f} ms, added {added_ms:.2f} ms (median of {args.calls} paired differences; "
+        "target < 2 ms)"
     )
     print(
-        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
-        f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded"
+        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median "
+        f"{statistics.median(cpu):.3f} ms over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls "
+        "recorded"
     )
     if floor:
         print(

@@ -72,8 +72,8 @@ def main() -> None:
     )
     ok = len(calls) <= 2 and times["total"] < 0.5
     print(
-        f"status on {n} jobs: {times['total']:.3f} s ({times['scheduler']:.3f} s in Slurm), {len(calls)} scheduler call(s) — "
-        + ("within target (<= 2 calls, < 0.5 s)" if ok else "MISSES the target (<= 2 calls, < 0.5 s)"),
+        f"status on {n} jobs: {times['total']:.3f} s ({times['scheduler']:.3f} s in Slurm), {len(calls)} scheduler "
+        "call(s) — " + ("within target (<= 2 calls, < 0.5 s)" if ok else "MISSES the target (<= 2 calls, < 0.5 s)"),
         file=sys.stderr,
     )
 

@@ -126,8 +126,8 @@ def main() -> None:
     print(json.dumps(report))
     ok = report["scheduler_calls"] == 1 and len(tasks) == n and seconds < 3.0
     print(
-        f"submit {n} trials: {seconds:.2f} s ({cli_seconds:.2f} s as `ptbench submit` with start-up), {len(calls)} scheduler call(s), "
-        f"one array of {len(tasks)} tasks — "
+        f"submit {n} trials: {seconds:.2f} s ({cli_seconds:.2f} s as `ptbench submit` with start-up), {len(calls)} "
+        f"scheduler call(s), one array of {len(tasks)} tasks — "
         + ("within target (1 array, < 3 s)" if ok else "MISSES the target (1 array, < 3 s)"),
         file=sys.stderr,
     )

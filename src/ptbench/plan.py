@@ -89,7 +89,8 @@ def check_writable(directory: Path) -> None:
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise UserError(
-            f"results directory {directory} is not writable ({probe} does not allow writing); set results_dir to a folder you own"
+            f"results directory {directory} is not writable ({probe} does not allow writing); set results_dir to a "
+            "folder you own"
         )
 
 
@@ -98,7 +99,8 @@ def check_unique_ids(campaign: Campaign, specs: list[TrialSpec]) -> None:
     for s in specs:
         if s.trial_id in seen:
             raise UserError(
-                f"campaign '{campaign.name}': two trials get the id '{s.trial_id}' (give the agents, models or tasks distinct labels)"
+                f"campaign '{campaign.name}': two trials get the id '{s.trial_id}' (give the agents, models or tasks "
+                "distinct labels)"
             )
         seen.add(s.trial_id)
 
@@ -129,7 +131,8 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
         other = _campaign_of(old)
         if other != campaign.name:
             raise UserError(
-                f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another results_dir or campaign name)"
+                f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another "
+                "results_dir or campaign name)"
             )
         changed.append(s.trial_id)
     if changed and replace:
@@ -140,7 +143,8 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
             with trial.try_lock() as idle:
                 if not idle or runner_alive(trial):
                     raise UserError(
-                        f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before --replace"
+                        f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before "
+                        "--replace"
                     )
     if changed and not replace:
         raise UserError(

@@ -138,7 +138,8 @@ def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
     The control without the call shows the read works otherwise."""
     holder_code = (
         "import sys, time\nfrom ptbench.core.procsec import make_not_dumpable\n"
-        "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\ntime.sleep(60)"
+        "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\n"
+        "time.sleep(60)"
     )
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": SRC, "SOME_KEY": REAL}
     reads = {

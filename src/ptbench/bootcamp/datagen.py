@@ -238,8 +238,8 @@ def generate(
     existing = _read_manifest(out)
     if existing and existing.get("data_hash") != config.data_hash() and not force:
         raise UserError(
-            f"{out} holds data from a different bootcamp config (data_hash {existing.get('data_hash')}, now {config.data_hash()}); "
-            "pick another --out or pass --force to overwrite"
+            f"{out} holds data from a different bootcamp config (data_hash {existing.get('data_hash')}, now "
+            f"{config.data_hash()}); pick another --out or pass --force to overwrite"
         )
     if shard is not None:
         new = fill_cache(env, out, shard)

@@ -154,8 +154,9 @@ class ReplicaPool:
                     return
                 self._gave_up = True
                 raise ToolError(
-                    f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited {self.wait_s if wait_s is None else wait_s:g} s; "
-                    "are the replica jobs running? see their logs there)",
+                    f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited "
+                    f"{self.wait_s if wait_s is None else wait_s:g} s; are the replica jobs running? see their logs "
+                    "there)",
                     kind="tool_server",
                 )
             await asyncio.sleep(0.5)

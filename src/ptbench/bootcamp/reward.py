@@ -58,7 +58,8 @@ def compute_score(
     name = extra_info.get("reward_fn")
     if not name:
         raise ValueError(
-            f"row of data source '{data_source}' has no extra_info.reward_fn; regenerate it with `ptbench bootcamp generate`"
+            f"row of data source '{data_source}' has no extra_info.reward_fn; regenerate it with `ptbench bootcamp "
+            "generate`"
         )
     spec_imports = EpisodeSpec.from_extra_info(extra_info).imports if extra_info.get("ptbench") else []
     _import_modules(tuple(spec_imports))

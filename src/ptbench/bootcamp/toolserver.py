@@ -359,7 +359,8 @@ def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:
         except (FileNotFoundError, ValueError, KeyError):
             if time.monotonic() > deadline:
                 raise UserError(
-                    f"{path}: no tool server found; start one with `ptbench bootcamp serve-tools --dir {directory}` or pass --tool-server URL"
+                    f"{path}: no tool server found; start one with `ptbench bootcamp serve-tools --dir {directory}` or "
+                    "pass --tool-server URL"
                 ) from None
             time.sleep(0.5)
 

@@ -74,9 +74,7 @@ def rollout(
     split: str = typer.Option("test", help="which split to play"),
     data: Path | None = typer.Option(None, help="generated data folder (default: generate into OUT/data)"),
     shards: int = typer.Option(1, min=1, help="number of shards"),
-    backend: str | None = typer.Option(
-        None, help="local | slurm | htcondor (default: --backend-config's, else local)"
-    ),
+    backend: str | None = typer.Option(None, help="local | slurm | htcondor (default: --backend-config's, else local)"),
     backend_config: Path | None = typer.Option(
         None, help="YAML with `backend: {name, options}` (a campaign file works): the same options trials take"
     ),
@@ -99,9 +97,7 @@ def rollout(
         None, help="environment variable that holds the API key (the key is never written)"
     ),
     wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
-    slurm_partition: str | None = typer.Option(
-        None, help="Slurm partition (shortcut for backend.options.partition)"
-    ),
+    slurm_partition: str | None = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
     slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
     force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
     extra_body: str | None = typer.Option(
@@ -218,7 +214,8 @@ def rollout(
         res = launch.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
         if tool_replicas:
             console.print(
-                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)"
+                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every "
+                "shard finished)"
             )
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
@@ -254,7 +251,8 @@ def rollout(
     if failed:
         first = next(iter(failed))
         raise UserError(
-            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume"
+            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same "
+            "command to resume"
         )
 
 
@@ -270,11 +268,13 @@ def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> N
         )
     if backend not in ("local", "slurm", "htcondor"):
         raise UserError(
-            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor"
+            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or "
+            "htcondor"
         )
     if not wait and backend != "htcondor":  # on HTCondor the replicas end by themselves when every shard finished
         raise UserError(
-            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards"
+            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its "
+            "shards"
         )
 
 
@@ -360,13 +360,9 @@ def sft(
         "--format",
         help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
     ),
-    from_traces: Path | None = typer.Option(
-        None, help="rollout folder: export its episodes as TRL `messages` instead"
-    ),
+    from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
-    min_score: float | None = typer.Option(
-        None, help="with --from-traces: keep only episodes scoring at least this"
-    ),
+    min_score: float | None = typer.Option(None, help="with --from-traces: keep only episodes scoring at least this"),
     expand_turns: bool = typer.Option(
         False, help="with --from-traces: one example per assistant turn (prompt = history, completion = that turn)"
     ),
@@ -402,10 +398,12 @@ def export_verl(
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
         print(
-            f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
+            f"{split}: {info['n']} rows "
+            f"({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
         )
     print(
-        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}"
+        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl "
+        f"config): {out / 'trainer.yaml'}"
     )
 
 
@@ -449,9 +447,7 @@ def serve_tools(
 
 @app.command("list")
 def list_components(
-    campaigns: Path | None = typer.Option(
-        None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"
-    ),
+    campaigns: Path | None = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
     as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
 ) -> None:
     """The environment catalogue (domain, tools, levels, extra to install), then the registered parts."""

@@ -50,7 +50,8 @@ def plan(
 
     p = commands.plan(campaign, replace=replace)
     print(
-        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, {len(p.replaced)} replaced"
+        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, "
+        f"{len(p.replaced)} replaced"
     )
 
 

@@ -226,8 +226,9 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     out = []
     if "api_usage" in checks:
         out.append(
-            "integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will be "
-            "unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score clean runs"
+            "integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will "
+            "be unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score "
+            "clean runs"
         )
     if "judge" in checks:
         out.append(
@@ -236,14 +237,15 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     local = [m for m in campaign.integrity.forbidden_models if "/" not in m or m.startswith(("/", ".", "~"))]
     if local:
         out.append(
-            f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity will be "
-            "unchecked there; name hub ids instead"
+            f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity "
+            "will be unchecked there; name hub ids instead"
         )
     with_data = sorted({t.name for t in campaign.tasks if t.options.get("data_path")})
     if with_data:
         out.append(
-            f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load their "
-            "test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from the hub"
+            f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load "
+            "their test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from "
+            "the hub"
         )
     local_bases = [b.id for b in campaign.base_models if b.path]
     if local_bases:

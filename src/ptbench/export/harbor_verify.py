@@ -52,7 +52,8 @@ _LOG_LIMIT = 20000
 # verdict here rests on the final workspace and final_model only.
 NOT_SEEN = [
     "the agent's trajectory (api_usage is unchecked; contamination cannot follow files it names)",
-    "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to see)",
+    "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to "
+    "see)",
 ]
 
 

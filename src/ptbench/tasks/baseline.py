@@ -78,7 +78,8 @@ def run_baseline(
             trial_dir.mkdir(parents=True, exist_ok=True)
             if (trial_dir / "result.json").exists():  # a recorded result is never overwritten
                 print(
-                    f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it aside to redo)"
+                    f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it "
+                    "aside to redo)"
                 )
                 continue
             record = ResultRecord(

@@ -95,7 +95,8 @@ class Knapsack(Generator):
         )
         return (
             f"0/1 knapsack with capacity {identity['capacity']}. Items ({items}). Choose items of maximum total value "
-            "with total weight at most the capacity. The evaluate tool checks a selection. Finish with one line `Solution: [i, j, ...]`."
+            "with total weight at most the capacity. The evaluate tool checks a selection. Finish with one line "
+            "`Solution: [i, j, ...]`."
         )
 
     def reference_completion(self, identity: Identity) -> str:
@@ -117,8 +118,9 @@ class Tsp(Generator):
     def prompt(self, identity: Identity) -> str:
         cities = ", ".join(f"{i}: ({x}, {y})" for i, (x, y) in enumerate(identity["points"]))
         return (
-            f"Travelling salesman: visit every city once and return to the start, with the shortest total Euclidean length. "
-            f"Cities {cities}. The evaluate tool gives a tour's length. Finish with one line `Solution: [0, ...]` (a permutation)."
+            "Travelling salesman: visit every city once and return to the start, with the shortest total Euclidean "
+            f"length. Cities {cities}. The evaluate tool gives a tour's length. Finish with one line `Solution: [0, "
+            "...]` (a permutation)."
         )
 
     def reference_completion(self, identity: Identity) -> str:

@@ -94,8 +94,9 @@ class ArmaForecast(Generator):
         return (
             f"Here is a time series of {len(identity['history'])} observations from a stationary process:\n"
             f"{' '.join(f'{v:g}' for v in identity['history'])}\n"
-            f"Forecast the next {identity['horizon']} values. Tools: fit_arima (fit an ARIMA(p,d,q) and forecast), autocorrelation. "
-            f"Finish with one line `Forecast: [v1, ..., v{identity['horizon']}]`. Scored by squared error against the realised values."
+            f"Forecast the next {identity['horizon']} values. Tools: fit_arima (fit an ARIMA(p,d,q) and forecast), "
+            f"autocorrelation. Finish with one line `Forecast: [v1, ..., v{identity['horizon']}]`. Scored by squared "
+            "error against the realised values."
         )
 
     def reference_completion(self, identity: Identity) -> str:

@@ -138,11 +138,12 @@ class RobotArm(Generator):
     def prompt(self, identity: Identity) -> str:
         obs = "; ".join(f"centre ({x}, {y}) radius {r}" for x, y, r in identity["obstacles"])
         return (
-            f"A planar arm with {len(identity['links'])} revolute joints and link lengths {identity['links']} stands at the origin; "
-            f"joint angles are relative to the previous link, in radians within [-pi, pi]. It starts at q = {identity['start']}. "
-            f"Move the tip to within {identity['tolerance']} of ({identity['goal'][0]}, {identity['goal'][1]}) without any link touching "
-            f"the circular obstacles: {obs}. Motion between waypoints is linear in joint space. Tools: forward_kinematics, check_path. "
-            "Shorter joint-space paths score higher. Finish with one line `Path: [[...], [...]]` (waypoints after the start)."
+            f"A planar arm with {len(identity['links'])} revolute joints and link lengths {identity['links']} stands "
+            "at the origin; joint angles are relative to the previous link, in radians within [-pi, pi]. It starts at "
+            f"q = {identity['start']}. Move the tip to within {identity['tolerance']} of ({identity['goal'][0]}, "
+            f"{identity['goal'][1]}) without any link touching the circular obstacles: {obs}. Motion between waypoints "
+            "is linear in joint space. Tools: forward_kinematics, check_path. Shorter joint-space paths score higher. "
+            "Finish with one line `Path: [[...], [...]]` (waypoints after the start)."
         )
 
     def reference_completion(self, identity: Identity) -> str:
