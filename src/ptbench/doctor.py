@@ -226,7 +226,8 @@ def check_caches() -> list[Check]:
             "ready",
             "HF_HUB_OFFLINE=1: only the caches are used"
             if offline
-            else f"online ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')}); set HF_HUB_OFFLINE=1 on nodes without network",
+            else f"online ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')}); "
+            "set HF_HUB_OFFLINE=1 on nodes without network",
         )
     )
     return out

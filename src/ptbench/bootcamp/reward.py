@@ -1,4 +1,5 @@
-"""verl's custom reward entry point: `compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs)`.
+"""verl's custom reward entry point:
+`compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs)`.
 
 Point verl at it with `reward.custom_reward_function.path=<this file>` and `.name=compute_score`
 (`ptbench bootcamp export-verl` writes that). The contract, which holds for any chat template:

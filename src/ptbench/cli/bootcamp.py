@@ -29,7 +29,8 @@ def generate(
     parquet: bool = typer.Option(True, help="also write <split>.parquet"),
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
 ) -> None:
-    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
+    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json.
+    Deterministic and resumable."""
     from rich.console import Console
     from rich.table import Table
 
@@ -91,7 +92,10 @@ def rollout(
     tool_replicas: int | None = typer.Option(
         None,
         min=1,
-        help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends",
+        help=(
+            "run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), "
+            "stopped when the rollout ends"
+        ),
     ),
     api_key_env: str | None = typer.Option(
         None, help="environment variable that holds the API key (the key is never written)"
@@ -358,7 +362,10 @@ def sft(
     fmt: str = typer.Option(
         "chat",
         "--format",
-        help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
+        help=(
+            "chat: TRL conversational (prompt/completion messages, tools); "
+            "text: plain prompt/completion strings (base models, the reference agent)"
+        ),
     ),
     from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
@@ -377,7 +384,10 @@ def sft(
         rows, counts = sft_from_traces(
             from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns
         )
-        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+        note = (
+            f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, "
+            f"{counts['skipped_bad_calls']} with malformed tool calls)"
+        )
     else:
         rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -421,7 +431,10 @@ def serve_tools(
     replica: int | None = typer.Option(
         None,
         min=0,
-        help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)",
+        help=(
+            "serve as replica I of the rollout in --dir "
+            "(announced in tool-servers/replica-I.json; needs the rollout's token)"
+        ),
     ),
     idle_exit: float | None = typer.Option(None, help="replica: exit after this many seconds without a request"),
     shards: int | None = typer.Option(

@@ -106,7 +106,10 @@ def _test_set_problem(metrics: dict[str, Any], expected: dict[str, Any] | None) 
         return None
     got = (metrics.get("settings") or {}).get("test_set") or {}
     if got.get("sha256") != expected.get("sha256"):
-        return f"the test set evaluated (sha256 {got.get('sha256')}) is not the one exported (sha256 {expected.get('sha256')})"
+        return (
+            f"the test set evaluated (sha256 {got.get('sha256')}) is not the one exported "
+            f"(sha256 {expected.get('sha256')})"
+        )
     return None
 
 

@@ -4,8 +4,8 @@ prepare -> solve -> collect -> integrity -> evaluate -> record. Each stage leave
 state.json; a restarted job (requeue, eviction, kill -9) continues at the first unfinished stage,
 and the solve stage gets only the budget that is left.
 
-Exit codes: 0 a result is recorded; 75 interrupted, failed retryably or the trial locked (runner/lease.py), run again to resume;
-2 a user error (bad trial directory, corrupt state).
+Exit codes: 0 a result is recorded; 75 interrupted, failed retryably or the trial locked
+(runner/lease.py), run again to resume; 2 a user error (bad trial directory, corrupt state).
 """
 
 from __future__ import annotations

@@ -23,11 +23,11 @@ creates a user namespace and RLIMIT_NPROC is set inside it, so the count is per 
 and otherwise raises `IsolationUnavailable` (one line: why, and how to fix) -- unless the caller
 passes `allow_unisolated=True` (the task option `allow_unisolated: true`, in a campaign or in
 `ptbench eval --task-options`), which gives isolation "none": rlimits and the watchdog only, as
-the caller's user; the network, the filesystem and the harness's processes are *not* fenced off. Tasks record the isolation in
-their metrics' settings so tables can mark such results. Whether bwrap works is probed by running
-the `bwrap` found on PATH once (cached per executable): tests simulate a node where namespaces are
-forbidden by putting a failing `bwrap` first on PATH, which is exactly what such a node's real
-bwrap does.
+the caller's user; the network, the filesystem and the harness's processes are *not* fenced off.
+Tasks record the isolation in their metrics' settings so tables can mark such results. Whether
+bwrap works is probed by running the `bwrap` found on PATH once (cached per executable): tests
+simulate a node where namespaces are forbidden by putting a failing `bwrap` first on PATH, which
+is exactly what such a node's real bwrap does.
 
 Verdicts: a program's exit status is not a verdict (a completion can `os._exit(0)`). HumanEval
 goes through `checked.py` (trusted checker + untrusted candidate); BFCL programs report over a

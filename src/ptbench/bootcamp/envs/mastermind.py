@@ -83,7 +83,10 @@ class MastermindInteraction(Interaction):
         if guess is None:
             return InteractionResult(
                 terminate=left <= 0,
-                feedback=f"I could not read a guess. Reply with `Guess: ` and {identity['length']} digits. Guesses left: {left}.",
+                feedback=(
+                    f"I could not read a guess. Reply with `Guess: ` and {identity['length']} digits. "
+                    f"Guesses left: {left}."
+                ),
                 turn_score=0.0,
                 extra={"valid": False},
             )

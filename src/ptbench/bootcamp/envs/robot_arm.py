@@ -173,7 +173,10 @@ class ForwardKinematics(Tool):
 
 @register_tool("check_path")
 class CheckPath(Tool):
-    description = "Check a path (waypoints after the start) for collisions; reports the first colliding segment and where the tip ends."
+    description = (
+        "Check a path (waypoints after the start) for collisions; reports the first colliding segment and where "
+        "the tip ends."
+    )
     parameters = {
         "type": "object",
         "properties": {"path": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}},

@@ -54,7 +54,10 @@ class Text:
         html = f"<pre>{escape(self.preview)}</pre>"
         if self.rest:
             cut = f" (the last {self.cut} are only in the raw file)" if self.cut else ""
-            html += f"<details><summary>{self.size} characters: show all{cut}</summary><pre>{escape(self.rest)}</pre></details>"
+            html += (
+                f"<details><summary>{self.size} characters: show all{cut}</summary>"
+                f"<pre>{escape(self.rest)}</pre></details>"
+            )
         return html
 
 
