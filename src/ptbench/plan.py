@@ -114,7 +114,7 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
     texts = [s.model_dump_json(indent=2) + "\n" for s in specs]
     changed = []
     exists = cdir.is_dir()
-    for s, text in zip(specs, texts):
+    for s, text in zip(specs, texts, strict=True):
         tdir = cdir / s.trial_id
         trial = TrialDir(tdir)
         plan.trials.append(trial)
@@ -157,7 +157,7 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
         {"name": campaign.name, "source": source, "planned_at": time.time(), "spec": campaign.model_dump(mode="json")},
     )
     changed_set = set(changed)
-    for trial, s, text in zip(plan.trials, specs, texts):
+    for trial, s, text in zip(plan.trials, specs, texts, strict=True):
         if s.trial_id in changed_set:
             _move_aside(trial)
             plan.replaced.append(s.trial_id)

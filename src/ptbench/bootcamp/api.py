@@ -76,10 +76,12 @@ class ToolError(Exception):
         self.kind = kind
 
 
-class Tool(ABC):
+class Tool:
     """A tool with per-episode state: `create` once per episode, `execute` per call, `release` at
     the end. Subclasses that block (SQLite, simulations) set `blocking = True` and implement the
-    `*_sync` methods; the harness then runs them in a worker thread, off the event loop."""
+    `*_sync` methods; the harness then runs them in a worker thread, off the event loop. Every hook
+    has a default (no state, nothing to close), so the class is a base, not an ABC: a tool that
+    overrides neither `execute` nor `execute_sync` is told so at its first call."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""

@@ -126,7 +126,7 @@ class ReplicaPool:
         found = [r for r in map(_parse, replicas.read_replicas(self.out, self._token)) if r is not None]
         fresh = [r for r in found if r.generation not in self.dead and self.healthy.get(r.index) != r]
         checks = await asyncio.gather(*(self.is_healthy(r) for r in fresh))
-        for r, ok in zip(fresh, checks):
+        for r, ok in zip(fresh, checks, strict=True):
             if ok:
                 self.healthy[r.index] = r
         announced = {r.generation for r in found}

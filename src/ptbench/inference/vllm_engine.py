@@ -108,7 +108,7 @@ class VLLMEngine:
                 raise GenerationFailed(f"vLLM failed at max_new_tokens={limit}: {exc}") from exc
             raise
         results = [Completion(text="", finish_reason="prompt_too_long", n_tokens=0) for _ in prompts]
-        for i, out in zip(runnable, outputs):
+        for i, out in zip(runnable, outputs, strict=True):
             o = out.outputs[0]
             finish = "length" if o.finish_reason == "length" else "stop"
             results[i] = Completion(text=o.text, finish_reason=finish, n_tokens=len(o.token_ids))

@@ -147,7 +147,7 @@ def check(ctx: CheckContext) -> Finding:
         base_d = to_base if len(sub) == len(plan) else distances(fin, ref, sub)
         d = distances(fin, other, sub)
         details["distance_to_forbidden"][name] = _public(d)
-        closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"]))
+        closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"], strict=True))
         if d["l2"] <= base_d["l2"]:
             evidence.append(
                 {

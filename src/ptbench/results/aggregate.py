@@ -125,7 +125,7 @@ def collate(
     for key, values in base_seed_values.items():
         per_base[key].values = values
     bench_run: dict[tuple[str, str, int], float] = {k: statistics.fmean(v) for k, v in seed_values.items()}
-    for (agent, task, seed), v in sorted(bench_run.items()):
+    for (agent, task, _seed), v in sorted(bench_run.items()):
         per_bench[(agent, task)].values.append(v)
 
     agents = sorted(runs)

@@ -352,5 +352,5 @@ def run_trial(path: str) -> int:
     trial = TrialDir(path)
     if not trial.path.is_dir():
         raise UserError(f"{path}: no such trial directory")
-    trial.spec  # validates trial.json
+    _ = trial.spec  # validates trial.json
     return Runner(trial).run()

@@ -371,5 +371,8 @@ def run_many(
     keys = secrets or [None] * len(programs)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(
-            pool.map(lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]), zip(programs, keys))
+            pool.map(
+                lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]),
+                zip(programs, keys, strict=True),
+            )
         )

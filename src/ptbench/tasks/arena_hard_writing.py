@@ -194,7 +194,7 @@ class ArenaHardWriting(JudgedTask):
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         conversations, cut = [], 0
-        for ex, raw in zip(examples, completions):
+        for ex, raw in zip(examples, completions, strict=True):
             question = ex.meta["question"]
             answer, was_cut = clean_answer(raw)
             reference, _ = clean_answer(ex.reference)

@@ -199,7 +199,7 @@ class BFCL(BenchmarkTask):
 
         real = Path(self.functions_module).read_text() if self.functions_module else ""
         calls, programs = [], []
-        for ex, text in zip(examples, completions):
+        for ex, text in zip(examples, completions, strict=True):
             names = [f["name"] for f in ex.meta["functions"]]
             call = parse_call(text, names)
             src = call_source(*call) if call and call[0] in names else None
@@ -214,7 +214,7 @@ class BFCL(BenchmarkTask):
             secrets=keys,
         )
         scores, details = [], []
-        for ex, src, res, key in zip(examples, calls, results, keys):
+        for ex, src, res, key in zip(examples, calls, results, keys, strict=True):
             outcome = _outcome(res.report, key)
             gt, pred = outcome.get("gt"), outcome.get("pred")
             ok = (

@@ -42,7 +42,7 @@ def score_examples(task: Task, examples: list[Example], texts: list[str]) -> Sco
     batch = getattr(task, "score_batch", None)
     if batch is not None:
         return batch(examples, texts)
-    return ScoredBatch(scores=[task.score(ex, t) for ex, t in zip(examples, texts)])
+    return ScoredBatch(scores=[task.score(ex, t) for ex, t in zip(examples, texts, strict=True)])
 
 
 def primary_metric(task: Task, scored: ScoredBatch) -> dict[str, Any]:
@@ -214,7 +214,7 @@ def _write_samples(out: Path, examples, prompts, completions, scores, details, *
             "score": s,
             **d,
         }
-        for ex, p, c, s, d in zip(examples, prompts, completions, scores, details)
+        for ex, p, c, s, d in zip(examples, prompts, completions, scores, details, strict=True)
     ]
     if agent_view:
         rows = [{k: r[k] for k in _AGENT_FIELDS} for r in rows]

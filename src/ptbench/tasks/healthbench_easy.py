@@ -37,7 +37,7 @@ def example_score(rubrics: list[dict[str, Any]], met: list[bool]) -> float:
     possible = sum(r["points"] for r in rubrics if r["points"] > 0)
     if possible <= 0:
         return 0.0
-    achieved = sum(r["points"] for r, m in zip(rubrics, met) if m)
+    achieved = sum(r["points"] for r, m in zip(rubrics, met, strict=True) if m)
     return min(1.0, max(0.0, achieved / possible))
 
 
@@ -115,19 +115,20 @@ class HealthBenchEasy(JudgedTask):
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         index, conversations = [], []
-        for i, (ex, response) in enumerate(zip(examples, completions)):
+        for i, (ex, response) in enumerate(zip(examples, completions, strict=True)):
             for rubric in ex.reference:
                 index.append(i)
                 conversations.append(self.grader_messages(ex.meta["conversation"], response, rubric))
         client, replies = self._judge(conversations)
         grades: list[list[bool | None]] = [[] for _ in examples]
         unparsable = 0
-        for i, reply in zip(index, replies):
+        for i, reply in zip(index, replies, strict=True):
             grade = parse_grade(reply.text) if reply.ok else None
             unparsable += reply.ok and grade is None
             grades[i].append(grade)
         scores = [
-            example_score(ex.reference, g) if all(x is not None for x in g) else None for ex, g in zip(examples, grades)
+            example_score(ex.reference, g) if all(x is not None for x in g) else None
+            for ex, g in zip(examples, grades, strict=True)
         ]
         details = [{"criteria_met": g} for g in grades]
         record = self._judge_record(

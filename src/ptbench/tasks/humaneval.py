@@ -108,7 +108,7 @@ class HumanEval(BenchmarkTask):
 
         isolation = require_isolation(self.allow_unisolated)  # fails closed without bwrap
         chat = self.prompt_format == "chat"
-        jobs = [checked_program(ex.meta["problem"], c, chat=chat) for ex, c in zip(examples, completions)]
+        jobs = [checked_program(ex.meta["problem"], c, chat=chat) for ex, c in zip(examples, completions, strict=True)]
         limits = Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s)))
         verdicts = run_checked_many(jobs, limits, workers=self.workers, isolation=isolation)
         details = [{"passed": v.passed, "reason": v.reason, "stderr_tail": v.stderr[-300:]} for v in verdicts]

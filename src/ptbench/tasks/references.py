@@ -82,7 +82,7 @@ def generate_references(
         raise UserError(f"eval-references: every generation phase failed: {phases[-1]['error']}")
     rows = [
         {"uid": ex.id, "answer": c.text, "model": name, "finish_reason": c.finish_reason, "n_tokens": c.n_tokens}
-        for ex, c in zip(examples, completions)
+        for ex, c in zip(examples, completions, strict=True)
     ]
     tokenizer = getattr(eng, "tokenizer", None)
     meta = {

@@ -35,7 +35,7 @@ def knapsack_optimum(values: list[int], weights: list[int], capacity: int) -> tu
 
 
 def tour_length(points: list[list[float]], tour: list[int]) -> float:
-    return sum(math.dist(points[a], points[b]) for a, b in zip(tour, tour[1:] + tour[:1]))
+    return sum(math.dist(points[a], points[b]) for a, b in zip(tour, tour[1:] + tour[:1], strict=True))
 
 
 def tsp_optimum(points: list[list[float]]) -> tuple[float, list[int]]:
@@ -91,7 +91,8 @@ class Knapsack(Generator):
 
     def prompt(self, identity: Identity) -> str:
         items = ", ".join(
-            f"{i}: value {v}, weight {w}" for i, (v, w) in enumerate(zip(identity["values"], identity["weights"]))
+            f"{i}: value {v}, weight {w}"
+            for i, (v, w) in enumerate(zip(identity["values"], identity["weights"], strict=True))
         )
         return (
             f"0/1 knapsack with capacity {identity['capacity']}. Items ({items}). Choose items of maximum total value "

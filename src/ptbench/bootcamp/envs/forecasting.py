@@ -135,7 +135,7 @@ class FitArima(_HistoryTool):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = ARIMA(np.asarray(state["history"]), order=order, trend="c" if order[1] == 0 else "n").fit()
-        params = ", ".join(f"{n} {v:.3f}" for n, v in zip(fit.model.param_names, fit.params))
+        params = ", ".join(f"{n} {v:.3f}" for n, v in zip(fit.model.param_names, fit.params, strict=True))
         fc = ", ".join(f"{v:.3f}" for v in fit.forecast(state["horizon"]))
         return ToolResult(text=f"ARIMA{order}: {params}; AIC {fit.aic:.2f}; forecast [{fc}]")
 

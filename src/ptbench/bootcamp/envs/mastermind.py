@@ -30,7 +30,7 @@ def parse_guess(text: str, length: int) -> list[int] | None:
 
 def score_guess(code: list[int], guess: list[int]) -> tuple[int, int]:
     """(exact matches, right colour in the wrong place)."""
-    exact = sum(c == g for c, g in zip(code, guess))
+    exact = sum(c == g for c, g in zip(code, guess, strict=True))
     common = sum(min(code.count(v), guess.count(v)) for v in set(guess))
     return exact, common - exact
 

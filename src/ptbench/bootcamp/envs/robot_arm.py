@@ -92,7 +92,9 @@ def score_path(case: Identity, path: list[np.ndarray]) -> float:
     gap = float(np.hypot(*(tip - goal)))
     if gap > case["tolerance"]:
         return 0.5 * max(0.0, 1.0 - gap / start_gap) * 0.99  # short of the goal stays below any reaching path
-    length = sum(float(np.linalg.norm(q - p)) for p, q in zip([np.asarray(case["start"])] + path[:-1], path))
+    length = sum(
+        float(np.linalg.norm(q - p)) for p, q in zip([np.asarray(case["start"])] + path[:-1], path, strict=True)
+    )
     if length <= case["reference_length"] + 1e-6:  # the stored reference length is rounded
         return 1.0
     return 0.5 + 0.5 * case["reference_length"] / length
@@ -108,7 +110,7 @@ class RobotArm(Generator):
         while True:
             start = [round(rng.uniform(-2.5, 2.5), 2) for _ in range(n)]
             goal_q = [round(rng.uniform(-2.5, 2.5), 2) for _ in range(n)]
-            mid = [round((a + b) / 2 + rng.uniform(-0.8, 0.8), 2) for a, b in zip(start, goal_q)]
+            mid = [round((a + b) / 2 + rng.uniform(-0.8, 0.8), 2) for a, b in zip(start, goal_q, strict=True)]
             mid = [max(-3.0, min(3.0, v)) for v in mid]
             reference = [mid, goal_q]
             reach = sum(links)
