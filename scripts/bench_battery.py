@@ -253,8 +253,10 @@ def main() -> None:
     # behind each other in the client and the endpoint. Reported apart from the steady state.
     order = sorted(range(len(STARTS)), key=STARTS.__getitem__)
     steady = sorted(LATENCIES[i] for i in order[args.concurrency :])
-    upper = sorted(x - w for x, (w, _) in zip(LATENCIES, RUN_QUEUE))  # the shard's own share is at most this
-    lower = sorted(max(0.0, x - w) for x, (_, w) in zip(LATENCIES, RUN_QUEUE))  # ... and at least this
+    upper = sorted(
+        x - w for x, (w, _) in zip(LATENCIES, RUN_QUEUE, strict=True)
+    )  # the shard's own share is at most this
+    lower = sorted(max(0.0, x - w) for x, (_, w) in zip(LATENCIES, RUN_QUEUE, strict=True))  # ... and at least this
     q = lambda xs, p: round(xs[min(len(xs) - 1, int(p * len(xs)))] * 1000, 2)  # noqa: E731
     print(
         json.dumps(

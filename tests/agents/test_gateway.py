@@ -78,7 +78,8 @@ def _flaky_upstream(fails: int, retry_after: str, seen: list[tuple[float, str]])
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await resp.write(
-            b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
+            b'event: message_start\ndata: {"type":"message_start",'
+            b'"message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
         )
         await resp.write(b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":5}}\n\n')
         await resp.write_eof()

@@ -423,7 +423,10 @@ def check_reward_loader(out: Path) -> None:
     fn = get_custom_reward_fn(trainer)
     row = rows(out, "arithmetic")[0]
     answer = json.loads(row["reward_model"]["ground_truth"])["answer"]
-    decoded = f"system\nuser\nassistant\nMaybe \\boxed{{{answer}}}\nuser\n<tool_response>\n{answer}\n</tool_response>\nassistant\nnot sure"
+    decoded = (
+        f"system\nuser\nassistant\nMaybe \\boxed{{{answer}}}\n"
+        f"user\n<tool_response>\n{answer}\n</tool_response>\nassistant\nnot sure"
+    )
     kw = {"reward_router_address": "http://127.0.0.1:1", "reward_model_tokenizer": None}
     extra = dict(row["extra_info"], ptbench_final_text="not sure")
     assert (
