@@ -112,9 +112,12 @@ def rollout(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ptbench.backends import htcondor_replicas as condor_tool_servers
-    from ptbench.backends import shards as launch
-    from ptbench.backends.tool_replicas import render_slurm as render_tool_servers
+    from ptbench.backends.htcondor import replicas as condor_tool_servers
+    from ptbench.backends.htcondor import shards as condor_shards
+    from ptbench.backends.htcondor.options import parse_options as condor_options
+    from ptbench.backends.local.shards import run_local
+    from ptbench.backends.slurm import shards as slurm_shards
+    from ptbench.backends.slurm.replicas import render_slurm as render_tool_servers
     from ptbench.backends.tool_replicas import tool_replicas as tool_servers
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
@@ -165,11 +168,11 @@ def rollout(
     if slurm_partition:
         options = {**options, "partition": slurm_partition}
     if backend == "slurm":
-        launch.slurm_parameters(
+        slurm_shards.slurm_parameters(
             Path("."), shards, options, slurm_time
         )  # bad options: one line before anything is written
     elif backend == "htcondor":
-        launch.parse_options(options)
+        condor_options(options)
     cfg = load_bootcamp(config)
     body = _parse_extra_body(extra_body)
     if tool_replicas:
@@ -201,13 +204,13 @@ def rollout(
     total = min(n_rows, limit) if limit else n_rows
     if render:
         if backend == "slurm":
-            console.print(str(launch.render_slurm(out, shards, options, minutes=slurm_time)))
+            console.print(str(slurm_shards.render_slurm(out, shards, options, minutes=slurm_time)))
             if tool_replicas:
                 console.print(str(render_tool_servers(out, tool_replicas, options, minutes=slurm_time)))
         elif backend == "htcondor":
             path = out / "condor" / "shards.sub"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(launch.condor_submit_description(out, shards, options))
+            path.write_text(condor_shards.condor_submit_description(out, shards, options))
             console.print(str(path))
             if tool_replicas:
                 console.print(str(condor_tool_servers.render(out, tool_replicas, shards, options)))
@@ -215,7 +218,7 @@ def rollout(
             raise UserError("--render: the local backend has no submit file; use --backend slurm or htcondor")
         return
     if backend == "htcondor":
-        res = launch.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
+        res = condor_shards.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
         if tool_replicas:
             console.print(
                 f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every "
@@ -242,9 +245,9 @@ def rollout(
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
         update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
         if backend == "local":
-            codes = launch.run_local(out, shards, progress=update)
+            codes = run_local(out, shards, progress=update)
         else:
-            codes = launch.run_slurm(out, shards, options, minutes=slurm_time, wait=wait, progress=update)
+            codes = slurm_shards.run_slurm(out, shards, options, minutes=slurm_time, wait=wait, progress=update)
             if not wait:
                 console.print(f"submitted {shards} Slurm array tasks; when done: ptbench bootcamp merge {out}")
                 return
