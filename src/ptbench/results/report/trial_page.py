@@ -123,7 +123,8 @@ def _steps(trajectory: Any) -> tuple[list[dict], int, str]:
 def _samples(path: Path) -> tuple[list[dict], int]:
     if not path.is_file():
         return [], 0
-    rows, total = [], 0
+    rows: list[dict] = []
+    total = 0
     with path.open(errors="replace") as f:
         for line in f:
             total += 1
@@ -155,7 +156,9 @@ def _checks(trial_dir: Path, integrity: dict) -> list[dict]:
     for name in names:
         detail = _read_json(trial_dir / "checks" / f"{name}.json")
         detail = detail if isinstance(detail, dict) else {}
-        evidence = detail.get("evidence") if isinstance(detail.get("evidence"), list) else []
+        evidence = detail.get("evidence")
+        if not isinstance(evidence, list):
+            evidence = []
         out.append(
             {
                 "name": name,
