@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import psutil
@@ -238,7 +238,7 @@ def _process(pid: int) -> psutil.Process | None:
         return None
 
 
-def _spare_from_term(procs: list[psutil.Process | None]) -> list[psutil.Process]:
+def _spare_from_term(procs: Sequence[psutil.Process | None]) -> list[psutil.Process]:
     """The processes the deadline's SIGTERM goes to: all but bubblewrap's own (the outer one and the
     sandbox's init). SIGTERM ends bwrap and the sandbox then dies at once (--die-with-parent), before
     the agent inside could use its grace period; so the agent gets the SIGTERM itself, bwrap ends

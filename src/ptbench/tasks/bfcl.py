@@ -192,7 +192,9 @@ class BFCL(BenchmarkTask):
         return out
 
     def score(self, example: Example, completion: str) -> float:
-        return self.score_batch([example], [completion]).scores[0]
+        (score,) = self.score_batch([example], [completion]).scores
+        assert score is not None  # an executed task scores every example (None is for failed judge calls)
+        return score
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         from ptbench.sandbox.codeexec import Limits, require_isolation, run_many
@@ -213,7 +215,8 @@ class BFCL(BenchmarkTask):
             isolation=isolation,
             secrets=keys,
         )
-        scores, details = [], []
+        scores: list[float | None] = []
+        details: list[dict[str, Any]] = []
         for ex, src, res, key in zip(examples, calls, results, keys, strict=True):
             outcome = _outcome(res.report, key)
             gt, pred = outcome.get("gt"), outcome.get("pred")

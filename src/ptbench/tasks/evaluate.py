@@ -110,6 +110,7 @@ def evaluate(
         started = time.monotonic()
         try:
             if eng is None:
+                assert isinstance(engine, str)  # no engine object was passed in
                 eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {}))
             if prompts is None:
                 prompts = render_prompts(chat, eng, examples)

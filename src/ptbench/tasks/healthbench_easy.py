@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ptbench.tasks._common import DatasetPin, load_rows, render_template
@@ -32,8 +33,8 @@ PIN = DatasetPin(
 _JSON = re.compile(r"\{.*\}", re.S)
 
 
-def example_score(rubrics: list[dict[str, Any]], met: list[bool]) -> float:
-    """Points met over positive points, clipped to [0, 1]."""
+def example_score(rubrics: list[dict[str, Any]], met: Sequence[bool | None]) -> float:
+    """Points met over positive points, clipped to [0, 1] (callers pass only complete grades)."""
     possible = sum(r["points"] for r in rubrics if r["points"] > 0)
     if possible <= 0:
         return 0.0
@@ -79,7 +80,7 @@ class HealthBenchEasy(JudgedTask):
         ids, subset = read_ids(self.subset_ids, "healthbench_easy_prompt_ids.txt")
         rows, self.dataset = load_rows("healthbench_easy", PIN, self.data_path)
         rows = select_by_id(
-            rows, "prompt_id", ids, "healthbench_easy", self.dataset.get("local_path") or PIN.data_files
+            rows, "prompt_id", ids, "healthbench_easy", str(self.dataset.get("local_path") or PIN.data_files)
         )
         self.dataset.update(subset)
         rows = rows[:limit] if limit else rows

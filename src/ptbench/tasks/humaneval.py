@@ -100,7 +100,9 @@ class HumanEval(BenchmarkTask):
         ]
 
     def score(self, example: Example, completion: str) -> float:
-        return self.score_batch([example], [completion]).scores[0]
+        (score,) = self.score_batch([example], [completion]).scores
+        assert score is not None  # an executed task scores every example (None is for failed judge calls)
+        return score
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         from ptbench.sandbox.checked import run_checked_many
