@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text
@@ -35,7 +36,7 @@ def trial_id(spec_parts: tuple[str, str, str, int]) -> str:
 def expand(campaign: Campaign) -> list[TrialSpec]:
     """Every (agent, base model, task, seed) combination as a resolved trial spec."""
     specs = []
-    common = dict(
+    common: dict[str, Any] = dict(
         campaign=campaign.name,
         budget=campaign.budget,
         sandbox=campaign.sandbox,

@@ -5,12 +5,16 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel, ConfigDict
 
 from ptbench.core.errors import UserError
 from ptbench.spec import Backend
+
+if TYPE_CHECKING:  # imported by the commands that use it (start-up time)
+    from ptbench.bootcamp.config import BootcampConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -263,7 +267,7 @@ def rollout(
         )
 
 
-def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> None:  # type: ignore[no-untyped-def]
+def _check_replicas(cfg: BootcampConfig, backend: str, tool_server: str | None, wait: bool) -> None:
     """--tool-replicas: refuse what cannot work before anything is written or submitted."""
     if not any(t.remote for t in cfg.tools):
         raise UserError(

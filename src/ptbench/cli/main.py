@@ -59,7 +59,7 @@ def plan(
 def run(
     campaign: str = typer.Argument(..., help="campaign YAML file"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
-    parallelism: int = typer.Option(None, help="override the campaign's parallelism"),
+    parallelism: int | None = typer.Option(None, help="override the campaign's parallelism"),
     rehearse: bool = typer.Option(
         False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
     ),
@@ -547,7 +547,7 @@ def _register_subapps(args: list[str]) -> None:
     """Add the sub-command groups, unless the command line names a command of this module: importing
     them costs a quarter of a second that `ptbench collate` and the other commands here never use."""
     first = next((a for a in args if not a.startswith("-")), None)
-    own = {(c.name or c.callback.__name__).replace("_", "-") for c in app.registered_commands}
+    own = {str(c.name or getattr(c.callback, "__name__", "")).replace("_", "-") for c in app.registered_commands}
     if first in own - set(SUBAPPS) or first in {g.name for g in app.registered_groups}:
         return
     from ptbench.cli.bootcamp import app as bootcamp_app

@@ -62,6 +62,7 @@ def reward_for(rule: str, own: float | None, base: float | None) -> tuple[str, f
     base_fallback has no base score."""
     flags = {"counted": 1, "base_fallback": 0, "nan": 0}
     if rule in ("scored", "shown"):
+        assert own is not None  # choose_rule scores only a trial with its own valid score
         return rule, float(own), flags
     if rule == "base_fallback" and base is not None:
         return rule, base, {**flags, "base_fallback": 1}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ptbench.core.errors import UserError
-from ptbench.results.schema import ResultRecord
+from ptbench.results.schema import BaseModelInfo, ResultRecord, TaskInfo
 
 Policy = Literal["base_fallback", "exclude", "nan"]
 POLICIES: tuple[str, ...] = ("base_fallback", "exclude", "nan")
@@ -69,10 +69,10 @@ def is_instruct(record: ResultRecord) -> bool:
     return record.agent.name == "baseline-instruct"
 
 
-def _model_keys(record: ResultRecord) -> list[str]:
+def _model_keys(base_model: BaseModelInfo) -> list[str]:
     """Ways a baseline's model may name a campaign's base model: label, hub id, folder name."""
-    ident = record.base_model.id.rstrip("/")
-    return [f"label:{record.base_model.label}", f"id:{ident}", f"name:{ident.rsplit('/', 1)[-1].lower()}"]
+    ident = base_model.id.rstrip("/")
+    return [f"label:{base_model.label}", f"id:{ident}", f"name:{ident.rsplit('/', 1)[-1].lower()}"]
 
 
 class BaselineIndex:
@@ -91,15 +91,18 @@ class BaselineIndex:
             score = own_score(r)
             if source is None or score is None:
                 continue
-            for key in _model_keys(r):
+            for key in _model_keys(r.base_model):
                 for task in {r.task.name, r.task.label}:
                     self._scores[source][(key, task)].append(score)
         self.sources_used: set[str] = set()
 
     def lookup(self, trial: ResultRecord) -> float | None:
+        return self.lookup_for(trial.base_model, trial.task)
+
+    def lookup_for(self, base_model: BaseModelInfo, task_info: TaskInfo) -> float | None:
         for source, scores in self._scores.items():
-            for key in _model_keys(trial):
-                for task in (trial.task.label, trial.task.name):
+            for key in _model_keys(base_model):
+                for task in (task_info.label, task_info.name):
                     if values := scores.get((key, task)):
                         self.sources_used.add(source)
                         return statistics.fmean(values)

@@ -48,8 +48,8 @@ def build_db(seed: int, departments: int, employees: int) -> sqlite3.Connection:
     conn.executemany(
         "INSERT INTO departments VALUES (?, ?, ?)", [(i + 1, n, rng.choice(_CITIES)) for i, n in enumerate(names)]
     )
-    people = set()
-    rows = []
+    people: set[str] = set()
+    rows: list[tuple[int, str, int, int, int]] = []
     while len(rows) < employees:
         name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
         if name in people:
