@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,7 +86,7 @@ def create_app(
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
-    async def lifespan(app: Any):  # type: ignore[no-untyped-def]
+    async def lifespan(app: Any) -> AsyncIterator[None]:
         task = asyncio.create_task(reaper())
         yield
         task.cancel()
@@ -285,9 +285,10 @@ def _serve_until_stopped(
         while not server.should_exit:
             await asyncio.sleep(0.5)
             now = time.monotonic()
+            assert directory is not None  # a replica always has its rollout's folder
             if replicas.rollout_finished(directory, shards) or (
                 idle_exit_s and now - app.state.last_request > idle_exit_s
-            ):  # type: ignore[arg-type]
+            ):
                 server.should_exit = True
             elif now - beat >= 10 and marker is not None:
                 beat = now
