@@ -52,6 +52,10 @@ def generate(
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
+
+        def progress(msg: str, name: str = cfg.name) -> None:
+            err.print(f"[dim]{name}: {msg}[/]")
+
         result = _generate(
             cfg,
             target,
@@ -59,7 +63,7 @@ def generate(
             parquet=parquet,
             force=force,
             workers=workers or None,
-            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+            progress=progress,
         )
         if shard:
             console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
