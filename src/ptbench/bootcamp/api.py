@@ -248,3 +248,6 @@ def tool_schema(name: str) -> dict[str, Any]:
 
 def _load_builtin_envs() -> None:
     import ptbench.bootcamp.envs  # noqa: F401  (registers the shipped environments)
+    from ptbench.bootcamp.adapters import register_all
+
+    register_all()  # the adapters' parts (each imports its library only when used)
