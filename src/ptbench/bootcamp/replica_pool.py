@@ -234,7 +234,7 @@ class PooledRemoteTool(Tool):
 
     def __init__(self, local: Tool, pool: ReplicaPool, *, params: dict[str, Any], timeout_s: float) -> None:
         super().__init__(**params)
-        self.name = local.name  # type: ignore[misc]
+        self.name = local.name  # type: ignore[misc]  # a proxy is named per instance (a ClassVar on tools)
         self._schema = local.schema()
         self.pool = pool
         self.timeout_s = timeout_s
