@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# E402 below: these imports need the sys.path entry made above
 from bench_slurm_submit import SlurmCallLog, submit, write_campaign  # noqa: E402
 
 

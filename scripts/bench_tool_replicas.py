@@ -30,6 +30,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+# E402 below: these imports need the sys.path entry made above
 from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
 from tests.bootcamp.policies import sql_policy  # noqa: E402
 

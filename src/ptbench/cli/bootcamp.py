@@ -261,7 +261,10 @@ def rollout(
         ) as bar,
     ):
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
-        update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
+
+        def update(n: int) -> None:
+            bar.update(task, completed=min(n, total))
+
         if backend == "local":
             codes = run_local(out, shards, progress=update)
         else:

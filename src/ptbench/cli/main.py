@@ -196,8 +196,11 @@ def status(
     cdir, campaign = commands.resolve_campaign_dir(target)
     if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
         from ptbench.backends.shards import shard_status_rows
+        from ptbench.status import TrialStatus
 
-        rows_of_shards = lambda: shard_status_rows(cdir)  # noqa: E731
+        def rows_of_shards() -> list[TrialStatus]:
+            return shard_status_rows(cdir)
+
         if watch:
             from ptbench.cli.watch import watch_status
 
