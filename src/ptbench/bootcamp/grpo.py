@@ -74,7 +74,7 @@ def train(args: argparse.Namespace) -> Path:
         [{"prompt": r["prompt"][-1]["content"], "ground_truth": r["reward_model"]["ground_truth"]} for r in rows]
     )
 
-    def reward(completions: list[str], ground_truth: list[str], **_: object) -> list[float]:
+    def reward(completions: list[str], ground_truth: list[str], **_: object) -> list[float | None]:
         return [env.reward.score(c, json.loads(gt)).score for c, gt in zip(completions, ground_truth, strict=True)]
 
     start = args.base_model
