@@ -44,6 +44,29 @@ CANNOT_SEE_NONE = [
 ]
 
 
+_TORCH_LEGACY = bytes.fromhex("800a8a0a6cfc9c46f9206aa8501970")[1:]
+
+
+def weight_kind(head: bytes) -> str | None:
+    """The tensor format a file's first bytes announce, if any (a name proves nothing)."""
+    if head.startswith(b"GGUF"):
+        return "gguf"
+    if len(head) >= 9 and head[8:9] == b"{" and 2 <= int.from_bytes(head[:8], "little") < 1 << 30:
+        return "safetensors"
+    if head.startswith(b"\x93NUMPY"):
+        return "numpy"
+    if head.startswith(b"\x89HDF\r\n\x1a\n"):
+        return "hdf5"
+    if head.startswith(b"PK\x03\x04") and len(head) > 30:
+        n = int.from_bytes(head[26:28], "little")
+        name = head[30 : 30 + n]
+        if name.endswith((b"/data.pkl", b"/.format_version", b"/byteorder", b"/version")):
+            return "torch"
+    if head[2:].startswith(_TORCH_LEGACY[1:12]):
+        return "torch"
+    return None
+
+
 def label_of(trial_dir: Path, path: Path) -> str:
     """How evidence names a file the agent wrote: its path as the agent saw it where that differs."""
     try:
@@ -58,7 +81,7 @@ def label_of(trial_dir: Path, path: Path) -> str:
 
 @dataclass
 class JournalView:
-    targets: list[tuple[str, Path]] = field(default_factory=list)  # (label, object) to scan
+    targets: list[tuple[list[str], Path]] = field(default_factory=list)  # (names written under, copy) to scan
     gaps: list[str] = field(default_factory=list)  # why the journal may lack evidence
     details: dict[str, Any] = field(default_factory=dict)
     notice: str = ""  # said in the check's reason (what the journal could not see)
@@ -98,8 +121,7 @@ def read_journal(trial_dir: Path) -> JournalView:
         if not obj.is_file():
             view.gaps.append(f"the journal's copy of {labels[0]} is gone")
             continue
-        more = f" (+{len(labels) - 1} more names)" if len(labels) > 1 else ""
-        view.targets.append((f"journal:{labels[0]}{more}", obj))
+        view.targets.append((sorted(set(labels)), obj))
     for run in runs:
         view.gaps += [f"run {run.get('run')}: {g}" for g in run.get("gaps") or []]
     if skipped:

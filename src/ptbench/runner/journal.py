@@ -22,6 +22,7 @@ import errno
 import hashlib
 import os
 import stat
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ from ptbench.integrity.journal import (
     RECORDS,
     SUMMARY,
     label_of,
+    weight_kind,
 )
 from ptbench.node import inotify as ino
 from ptbench.node.inotify import Event, Inotify
@@ -55,27 +57,6 @@ _DIR_MASK = (
     | ino.ONLYDIR
     | ino.DONT_FOLLOW
 )
-_TORCH_LEGACY = bytes.fromhex("800a8a0a6cfc9c46f9206aa8501970")[1:]
-
-
-def weight_kind(head: bytes) -> str | None:
-    """The tensor format a file's first bytes announce, if any (a name proves nothing)."""
-    if head.startswith(b"GGUF"):
-        return "gguf"
-    if len(head) >= 9 and head[8:9] == b"{" and 2 <= int.from_bytes(head[:8], "little") < 1 << 30:
-        return "safetensors"
-    if head.startswith(b"\x93NUMPY"):
-        return "numpy"
-    if head.startswith(b"\x89HDF\r\n\x1a\n"):
-        return "hdf5"
-    if head.startswith(b"PK\x03\x04") and len(head) > 30:
-        n = int.from_bytes(head[26:28], "little")
-        name = head[30 : 30 + n]
-        if name.endswith((b"/data.pkl", b"/.format_version", b"/byteorder", b"/version")):
-            return "torch"
-    if head[2:].startswith(_TORCH_LEGACY[1:12]):
-        return "torch"
-    return None
 
 
 class RunJournal:
@@ -99,14 +80,15 @@ class RunJournal:
         self.names: dict[tuple[int, str], int] = {}  # (watch, name) -> inode held or captured
         self.held: dict[int, Path] = {}  # inode -> its link in pending/
         self._labels: dict[int, str] = {}  # inode -> the name it was held under
-        self.unlinked: set[tuple[int, str]] = set()  # created, but gone before it could be linked
+        self.early: dict[tuple[int, str], int] = {}  # linked by the drain thread as the event arrived
+        self.lost: dict[tuple[int, str], bool] = {}  # names gone before they could be linked -> written to?
+        self.moving: dict[int, tuple[bool, str]] = {}  # rename cookie -> (written, old label) of such a name
         self.queue: collections.deque[Event] = collections.deque()
         self.cond = threading.Condition()
         self.bytes_kept = self.files_kept = self.skipped = self.missed = 0
         self.busy_s = 0.0
         self.overflow = False
         self._stop = self._busy = False
-        self._flushing = 0
         self.private = {os.path.realpath(p) for p in private or []}  # login files the harness copied in: never kept
         self._wake_r, self._wake_w = os.pipe()
         self.notify = Inotify()
@@ -123,6 +105,8 @@ class RunJournal:
             threading.Thread(target=self._drain, name="journal-drain", daemon=True),
             threading.Thread(target=self._work, name="journal-work", daemon=True),
         ]
+        self._switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch, 0.0005))  # the drain thread must get the GIL at once
         for t in self._threads:
             t.start()
         self.started = time.time()
@@ -136,10 +120,13 @@ class RunJournal:
         os.write(self._wake_w, b"x")
         for t in self._threads:
             t.join()
+        sys.setswitchinterval(self._switch)
         try:
             self._process(self._take(block=False))
             for inode, link in list(self.held.items()):
                 self._capture(inode, link, self._labels.get(inode, label_of(self.trial.path, link)))
+            self._unresolved()
+            self._release_leftovers()  # linked early, never claimed: kept too
         except Exception as exc:  # noqa: BLE001
             self.gaps.append(f"the journal failed while closing: {type(exc).__name__}: {exc}")
         self.notify.close()
@@ -179,19 +166,41 @@ class RunJournal:
         atomic_write_json(path, {"schema_version": 1, "runs": [*runs, run]})
 
     def _release_leftovers(self) -> None:
-        """Links left by a runner killed -9: what they hold is kept first (it is evidence)."""
+        """Links not claimed (left by a runner killed -9, or linked early under a name gone since):
+        what they hold is kept (it is evidence)."""
         for link in sorted(self.pending.iterdir()):
-            self._copy(link, f"{link.name} (left pending by an earlier run)", os.lstat(link).st_ino)
+            inode = os.lstat(link).st_ino
+            self._copy(link, self._labels.get(inode, f"(inode {inode}, name unknown)"), inode)
             link.unlink(missing_ok=True)
 
     # --- threads ------------------------------------------------------------------------------
     def _drain(self) -> None:
         while not self._stop:
             events = self.notify.read(1.0, self._wake_r)
+            for ev in events:  # the race with a quick delete is won or lost here: link first, think later
+                if ev.mask & (ino.CREATE | ino.MOVED_TO) and ev.name and ev.wd in self.wds:
+                    self._early(ev)
             if events:
                 with self.cond:
                     self.queue.extend(events)
                     self.cond.notify_all()
+
+    def _early(self, ev: Event) -> None:
+        path = self.wds[ev.wd] / ev.name
+        try:
+            if ino.ISDIR in ev:
+                self.wds[self.notify.add_watch(str(path), _DIR_MASK)] = path
+                return
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and os.path.realpath(path) not in self.private:
+                try:
+                    os.link(path, self.pending / str(st.st_ino), follow_symlinks=False)
+                except FileExistsError:
+                    pass
+                self.early[(ev.wd, ev.name)] = st.st_ino
+                self._labels.setdefault(st.st_ino, label_of(self.trial.path, path))
+        except OSError:
+            pass  # gone already, or not ours to link: the worker finds out and says so
 
     def _take(self, *, block: bool) -> list[Event]:
         with self.cond:
@@ -235,37 +244,56 @@ class RunJournal:
                     self._watch_tree(path, capture=True)
                 continue
             if ev.mask & (ino.CREATE | ino.MOVED_TO):
-                self.unlinked.discard(key)
-                self._hold(key, path, moved=ino.MOVED_TO in ev)
+                written = self.moving.pop(ev.cookie, (False, ""))[0] if ino.MOVED_TO in ev else False
+                self.lost.pop(key, None)
+                if not self._hold(key, path, moved=ino.MOVED_TO in ev):
+                    self.lost[key] = written
+            elif ev.mask & (ino.MODIFY | ino.CLOSE_WRITE) and key in self.lost:
+                self.lost[key] = True  # written under a name the journal could not link (yet)
             elif ino.MODIFY in ev:
-                if key in self.unlinked:
-                    self._missed(path, "written, then removed before the journal could link it")
-                    self.unlinked.discard(key)
-                elif self.names.get(key) not in self.held:
-                    self._hold(key, path, moved=False)
+                if self.names.get(key) not in self.held and not self._hold(key, path, moved=False):
+                    self.lost[key] = True
             elif ino.CLOSE_WRITE in ev:
                 inode = self.names.get(key)
                 link = self.held.get(inode) if inode is not None else None
-                if link is None:
-                    if key in self.unlinked:
-                        self._missed(path, "written, then removed before the journal could link it")
-                        self.unlinked.discard(key)
-                    continue
-                self._capture(inode, link, label_of(self.trial.path, path), later=events[i + 1 :])  # type: ignore[arg-type]
+                if inode is not None and link is not None:
+                    self._capture(inode, link, label_of(self.trial.path, path), later=events[i + 1 :])
             elif ev.mask & (ino.DELETE | ino.MOVED_FROM):
-                self.unlinked.discard(key)
                 self.names.pop(key, None)
+                written = self.lost.pop(key, None)
+                if ino.MOVED_FROM in ev and written is not None:  # followed to its new name (MOVED_TO)
+                    self.moving[ev.cookie] = (written, label_of(self.trial.path, path))
+                elif written:
+                    self._missed(path, "written, then removed before the journal could link it")
 
-    def _hold(self, key: tuple[int, str], path: Path, *, moved: bool) -> None:
+    def _unresolved(self) -> None:
+        """At the end: names written but never linked, and files moved out of sight."""
+        for (wd, name), written in self.lost.items():
+            if written:
+                self._missed(self.wds.get(wd, Path("?")) / name, "written under a name the journal could not link")
+        for written, label in self.moving.values():
+            if written:
+                self._missed(self.trial.path / label, "written, then moved where the journal does not look")
+        self.lost.clear()
+        self.moving.clear()
+
+    def _hold(self, key: tuple[int, str], path: Path, *, moved: bool) -> bool:
+        """Link the file at `path` into pending/ (False: it is gone already, and was not linked early)."""
+        early = self.early.pop(key, None)
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            self.unlinked.add(key)
-            return
+            link = self.pending / str(early)
+            if early is None or not link.exists():
+                return False
+            self.names[key], self.held[early], self._labels[early] = early, link, label_of(self.trial.path, path)
+            if moved and link.stat().st_size:
+                self._capture(early, link, label_of(self.trial.path, path))
+            return True
         except OSError:
-            return
+            return True
         if not stat.S_ISREG(st.st_mode):
-            return
+            return True
         if os.path.realpath(path) in self.private:
             if key not in self.names:
                 self._record(
@@ -278,18 +306,17 @@ class RunJournal:
                     }
                 )
             self.names[key] = -1
-            return
+            return True
         self.names[key] = st.st_ino
         if st.st_ino in self.held:
-            return
+            return True
         link = self.pending / str(st.st_ino)
         try:
             os.link(path, link, follow_symlinks=False)
         except FileExistsError:
             pass
         except FileNotFoundError:
-            self.unlinked.add(key)
-            return
+            return False
         except OSError as exc:  # another file system (a user's extra writable folder): read by name at close
             if exc.errno != errno.EXDEV:
                 raise
@@ -298,6 +325,7 @@ class RunJournal:
         self._labels[st.st_ino] = label_of(self.trial.path, path)
         if moved and st.st_size:  # moved in with its content: no close will follow
             self._capture(st.st_ino, link, label_of(self.trial.path, path))
+        return True
 
     def _capture(self, inode: int, link: Path, label: str, *, later: list[Event] | None = None) -> None:
         self._copy(link, label, inode)
@@ -320,10 +348,8 @@ class RunJournal:
         """Return once every event queued so far is processed (the agent has stopped: nothing new comes)."""
         with self.cond:
             self.queue.extend(self.notify.read(0))
-            self._flushing += 1
             while self.queue or self._busy:
                 self.cond.wait(0.2)
-            self._flushing -= 1
 
     def _copy(self, link: Path, label: str, inode: int) -> None:
         started = time.monotonic()

@@ -113,7 +113,11 @@ def check(ctx: CheckContext) -> Finding:
             details=details,
         )
     if journal.gaps:  # evidence the run journal knows it lost: not clean
-        raise Unchecked(f"no test item found, but the run journal is incomplete: {'; '.join(journal.gaps[:3])}")
+        return Finding(
+            verdict="unchecked",
+            reason=f"no test item found, but the run journal is incomplete: {'; '.join(journal.gaps[:3])}",
+            details=details,
+        )
     notice = f"; {journal.notice}" if journal.notice else ""
     return Finding(
         verdict="clean",
@@ -158,22 +162,25 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
 
 
 def _journal_targets(
-    ctx: CheckContext, copies: list[tuple[str, Path]], excluded: dict[str, list[str]]
+    ctx: CheckContext, copies: list[tuple[list[str], Path]], excluded: dict[str, list[str]]
 ) -> list[tuple[str, Path]]:
-    """The run journal's copies of files written during the run, under the final scan's exclusions
-    (the labels are the files' names as written: workspace/..., home/..., /tmp/...)."""
+    """The run journal's copies of files written during the run, under the final scan's exclusions:
+    a copy is scanned unless every name it was written under is excluded (names as the agent
+    wrote them: workspace/..., home/..., /tmp/...)."""
     named = {str(p) for p in _named_in_trajectory(ctx)}
     out = []
-    for label, path in copies:
-        name = label.removeprefix("journal:").split(" (+")[0]
-        if name.startswith("workspace/") and _EVAL_OUTPUT.search(name):
-            excluded["evaluate.sh outputs"].append(label)
-            continue
-        scaffold = any(name.startswith(f"home/{s}/") for s in SCAFFOLD_STATE)
-        if scaffold and str(ctx.trial_dir / name) not in named:
-            excluded["agent CLI state"].append(label)
-            continue
-        out.append((label, path))
+    for names, path in copies:
+        kept = []
+        for name in names:
+            if name.startswith("workspace/") and _EVAL_OUTPUT.search(name):
+                excluded["evaluate.sh outputs"].append(f"journal:{name}")
+            elif any(name.startswith(f"home/{s}/") for s in SCAFFOLD_STATE) and str(ctx.trial_dir / name) not in named:
+                excluded["agent CLI state"].append(f"journal:{name}")
+            else:
+                kept.append(name)
+        if kept:
+            more = f" (+{len(kept) - 3} more)" if len(kept) > 3 else ""
+            out.append((f"journal:{', '.join(kept[:3])}{more}", path))
     return out
 
 
@@ -222,6 +229,9 @@ def _allowed(ctx: CheckContext, path: Path, label: str, harness_train: str | Non
         if rule.startswith("sha256:") and rule[7:] == digest:
             return rule
         if fnmatch.fnmatch(label, rule) or fnmatch.fnmatch(str(path), rule):
+            return rule
+        names = label.removeprefix("journal:").split(" (+")[0].split(", ") if label.startswith("journal:") else []
+        if names and all(fnmatch.fnmatch(n, rule) for n in names):  # a copy the run journal kept
             return rule
     return None
 
