@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity.journal import weight_kind
+from ptbench.runner.cache_layer import overlay_problem
 from tests.conftest import ptbench
 from tests.support import require
 
@@ -40,9 +41,17 @@ results_dir: "@RESULTS@"
 """
 
 
-def _run(write_campaign, tmp_path: Path, sandbox: str, labels: list[str] | None = None) -> dict[str, dict]:
+def _run(
+    write_campaign,
+    tmp_path: Path,
+    sandbox: str,
+    labels: list[str] | None = None,
+    *,
+    text: str = CAMPAIGN,
+    env: dict[str, str] | None = None,
+) -> dict[str, dict]:
     (tmp_path / "empty-model").mkdir(exist_ok=True)
-    text = CAMPAIGN.replace("SANDBOX", sandbox).replace("EMPTY", str(tmp_path / "empty-model"))
+    text = text.replace("SANDBOX", sandbox).replace("EMPTY", str(tmp_path / "empty-model"))
     text = text.replace("PROBE", "1" if sandbox == "bwrap" else "0")  # unsandboxed, / and /dev are the host's
     if labels is not None:
         text = "\n".join(
@@ -50,7 +59,7 @@ def _run(write_campaign, tmp_path: Path, sandbox: str, labels: list[str] | None 
             for line in text.splitlines()
             if "journal-cheat" not in line or any(f"label: {x}," in line for x in labels)
         )
-    out = ptbench("run", str(write_campaign(text)), cwd=tmp_path)
+    out = ptbench("run", str(write_campaign(text)), cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     found = {}
     for trial in (tmp_path / "results" / "jr").glob("*/trial.json"):
@@ -113,6 +122,25 @@ def test_under_bwrap_nothing_the_agent_cleans_up_ends_clean(write_campaign, test
         assert not any((run["dir"] / "journal" / "pending").iterdir())
         launch = json.loads((run["dir"] / "agent" / "launch.json").read_text())
         assert launch["journal"] is True and str(run["dir"] / "journal") not in " ".join(launch["argv"])
+
+
+@pytest.mark.slow
+def test_items_hidden_in_the_hf_cache_layer_and_deleted_are_flagged(
+    write_campaign, test_agents, tmp_path: Path
+) -> None:
+    """Under bwrap the HF cache is the trial's copy-on-write layer (runner/cache_layer.py), whose
+    upper folder the journal watches: a "dataset" the agent put there and removed is still evidence."""
+    require(shutil.which("bwrap") is not None, "bwrap is not installed: apt-get install bubblewrap")
+    require(overlay_problem() is None, f"fuse-overlayfs cannot mount here: {overlay_problem()}")
+    shared = tmp_path / "hf"
+    (shared / "hub").mkdir(parents=True)
+    text = CAMPAIGN.replace("label: delete, options: {mode: delete}", "label: hfcache, options: {mode: hfcache}")
+    runs = _run(write_campaign, tmp_path, "bwrap", ["hfcache"], text=text, env={"HF_HOME": str(shared)})
+    check = runs["hfcache"]["check"]
+    assert check["verdict"] == "flagged", check
+    assert {e["file"] for e in check["evidence"]} == {"journal:hf-cache/hub/datasets--me--stash/items.jsonl"}
+    assert "hf-cache" in check["details"]["journal"]["watched"]
+    assert list((shared / "hub").iterdir()) == []  # the shared cache never saw it
 
 
 @pytest.mark.slow
