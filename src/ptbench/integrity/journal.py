@@ -36,6 +36,11 @@ CANNOT_SEE_ALWAYS = [
     "model weights (safetensors, GGUF, torch and numpy tensors, HDF5) of 1 MiB or more: kept out by content "
     "type; the model is judged by the memorization and identity checks",
     "what the agent sends over the network (the gateway transcript covers model calls)",
+    "a file (or a version of one) that exists for less than the journal's reaction time — removed or rewritten "
+    "within about a millisecond of being written; such a file is no better a hiding place than memory, and "
+    "each one is counted in missed_short_lived",
+    "the login files the harness copies into HOME for login-credential agents (never copied: they hold "
+    "credentials)",
 ]
 CANNOT_SEE_NONE = [
     "sandbox none: writes outside workspace/ and home/ (e.g. /tmp, /dev/shm, the shared HF cache, anywhere "
@@ -106,7 +111,8 @@ def read_journal(trial_dir: Path) -> JournalView:
     records = _records(root / RECORDS, view.gaps)
     by_sha: dict[str, list[str]] = {}
     skipped: list[dict[str, Any]] = []
-    missed: list[dict[str, Any]] = []
+    missed: list[dict[str, Any]] = []  # not readable: a gap
+    raced: list[dict[str, Any]] = []  # lived shorter than the journal's reaction time: counted, said
     for r in records:
         if r.get("kind") == "kept" and r.get("sha256"):
             if not _in_place(trial_dir, r):
@@ -115,7 +121,7 @@ def read_journal(trial_dir: Path) -> JournalView:
             if r.get("why") != "weights" and not _in_place(trial_dir, r):
                 skipped.append(r)
         elif r.get("kind") == "missed":
-            missed.append(r)
+            (raced if r.get("race") else missed).append(r)
     for sha, labels in sorted(by_sha.items(), key=lambda kv: kv[1][0]):
         obj = root / OBJECTS / sha
         if not obj.is_file():
@@ -129,7 +135,9 @@ def read_journal(trial_dir: Path) -> JournalView:
         view.gaps.append(f"{len(skipped)} written file(s) were not kept and are gone or changed since: {names}")
     if missed:
         names = ", ".join(f"{r['label']} ({r.get('why')})" for r in missed[:5])
-        view.gaps.append(f"{len(missed)} written file version(s) the journal could not copy: {names}")
+        view.gaps.append(f"{len(missed)} written file version(s) the journal could not read: {names}")
+    if raced:
+        view.notice = f"the run journal missed {len(raced)} file version(s) that lived shorter than its reaction time"
     cannot = sorted({c for run in runs for c in run.get("cannot_see") or []})
     sandboxes = sorted({str(run.get("sandbox")) for run in runs})
     view.details = {
@@ -144,10 +152,13 @@ def read_journal(trial_dir: Path) -> JournalView:
         "skipped_weights": sum(1 for r in records if r.get("kind") == "skipped" and r.get("why") == "weights"),
         "skipped_cap": sum(1 for r in records if r.get("kind") == "skipped" and r.get("why") == "cap"),
         "missed": len(missed),
+        "missed_short_lived": len(raced),
+        "missed_short_lived_names": [f"{r.get('label')} ({r.get('why')})" for r in raced[:20]],
         "gaps": view.gaps[:20],
     }
     if "none" in sandboxes:
-        view.notice = "sandbox none: the run journal saw only workspace/ and home/ (details.journal.cannot_see)"
+        none = "sandbox none: the run journal saw only workspace/ and home/ (details.journal.cannot_see)"
+        view.notice = f"{none}; {view.notice}" if view.notice else none
     return view
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import collections
 import errno
 import hashlib
+import itertools
+import json
 import os
 import stat
 import sys
@@ -30,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ptbench.core.files import append_jsonl, atomic_write_json
+from ptbench.core.files import atomic_write_json
 from ptbench.integrity.journal import (
     CANNOT_SEE_ALWAYS,
     CANNOT_SEE_NONE,
@@ -46,6 +48,7 @@ from ptbench.node.inotify import Event, Inotify
 from ptbench.trial import TrialDir
 
 DEFAULT_MAX_GB = 16.0
+_IN_MEMORY = 8 << 20  # files up to this size are read whole, hashed, then written (if new)
 WEIGHT_MIN = 1 << 20  # weights smaller than this are copied like anything else (cheap; could hold text)
 _DIR_MASK = (
     ino.CREATE
@@ -89,6 +92,7 @@ class RunJournal:
         self.busy_s = 0.0
         self.overflow = False
         self._stop = self._busy = False
+        self._records_fd = -1
         self.private = {os.path.realpath(p) for p in private or []}  # login files the harness copied in: never kept
         self._wake_r, self._wake_w = os.pipe()
         self.notify = Inotify()
@@ -130,6 +134,9 @@ class RunJournal:
         except Exception as exc:  # noqa: BLE001
             self.gaps.append(f"the journal failed while closing: {type(exc).__name__}: {exc}")
         self.notify.close()
+        if self._records_fd >= 0:
+            os.close(self._records_fd)
+            self._records_fd = -1
         os.close(self._wake_r)
         os.close(self._wake_w)
         if self.overflow:
@@ -155,8 +162,6 @@ class RunJournal:
         return run
 
     def _append_summary(self, run: dict[str, Any]) -> None:
-        import json
-
         path = self.dir / SUMMARY
         try:
             runs = list(json.loads(path.read_text())["runs"])
@@ -228,6 +233,7 @@ class RunJournal:
 
     # --- events -------------------------------------------------------------------------------
     def _process(self, events: list[Event]) -> None:
+        last_write = {(ev.wd, ev.name): i for i, ev in enumerate(events) if ev.mask & ino.MODIFY}
         for i, ev in enumerate(events):
             if ino.Q_OVERFLOW in ev:
                 self.overflow = True
@@ -257,7 +263,7 @@ class RunJournal:
                 inode = self.names.get(key)
                 link = self.held.get(inode) if inode is not None else None
                 if inode is not None and link is not None:
-                    self._capture(inode, link, label_of(self.trial.path, path), later=events[i + 1 :])
+                    self._capture(inode, link, label_of(self.trial.path, path), later=last_write.get(key, -1) > i)
             elif ev.mask & (ino.DELETE | ino.MOVED_FROM):
                 self.names.pop(key, None)
                 written = self.lost.pop(key, None)
@@ -327,22 +333,23 @@ class RunJournal:
             self._capture(st.st_ino, link, label_of(self.trial.path, path))
         return True
 
-    def _capture(self, inode: int, link: Path, label: str, *, later: list[Event] | None = None) -> None:
+    def _capture(self, inode: int, link: Path, label: str, *, later: bool | None = None) -> None:
+        """Keep the file's content now. `later` (at a close): whether a write to the same name
+        follows in the events at hand; then, or if one is queued by the time the copy is done, the
+        copy may be of a later version and the closed one lost (the agent rewrote it within the
+        journal's reaction time)."""
         self._copy(link, label, inode)
-        if later is not None and self._changed_since(inode, later):
+        if later is not None and (later or self._written_since(inode)):
             self._missed(link, f"{label}: written again before the journal had copied the closed version")
         self.held.pop(inode, None)
         if link.parent == self.pending:
             link.unlink(missing_ok=True)
 
-    def _changed_since(self, inode: int, later: list[Event]) -> bool:
-        """Whether a write to this inode is queued after the close being captured (then the copy may
-        be of a later version, and the closed one is lost). Every write made before the copy ended
-        is in `later`, the queue, or the kernel's queue, which is drained into ours here."""
+    def _written_since(self, inode: int) -> bool:
         with self.cond:
             self.queue.extend(self.notify.read(0))
-            more = later + list(self.queue)
-        return any(ev.mask & ino.MODIFY and self.names.get((ev.wd, ev.name)) == inode for ev in more)
+            ahead = list(itertools.islice(self.queue, 512))
+        return any(ev.mask & ino.MODIFY and self.names.get((ev.wd, ev.name)) == inode for ev in ahead)
 
     def flush(self) -> None:
         """Return once every event queued so far is processed (the agent has stopped: nothing new comes)."""
@@ -354,9 +361,9 @@ class RunJournal:
     def _copy(self, link: Path, label: str, inode: int) -> None:
         started = time.monotonic()
         try:
-            fd = os.open(link, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            self._missed(link, f"{label}: could not be opened")
+            fd = self._open(link)
+        except OSError as exc:
+            self._missed(link, f"{label}: could not be opened ({exc.strerror})", race=False)
             return
         try:
             st = os.fstat(fd)
@@ -372,7 +379,7 @@ class RunJournal:
                 self._record({**rec, "kind": "skipped", "why": "cap"})
                 self.skipped += 1
                 return
-            sha, size = self._store(fd)
+            sha, size = self._store(fd, st.st_size)
             self.bytes_kept += size
             self.files_kept += 1
             self._record({**rec, "kind": "kept", "sha256": sha, "size": size})
@@ -380,31 +387,52 @@ class RunJournal:
             os.close(fd)
             self.busy_s += time.monotonic() - started
 
-    def _store(self, fd: int) -> tuple[str, int]:
-        h = hashlib.sha256()
-        tmp = self.objects / f".tmp-{threading.get_ident()}"
-        size = 0
-        with open(tmp, "wb") as out:
-            while block := os.read(fd, 4 << 20):
-                h.update(block)
-                out.write(block)
-                size += len(block)
-        sha = h.hexdigest()
-        final = self.objects / sha
-        if final.exists():
-            tmp.unlink()
-        else:
-            os.replace(tmp, final)
-        return sha, size
+    @staticmethod
+    def _open(link: Path) -> int:
+        try:
+            return os.open(link, os.O_RDONLY | os.O_NOFOLLOW)
+        except PermissionError:  # the agent made its file unreadable: it is ours to read all the same
+            os.chmod(link, os.lstat(link).st_mode | 0o400, follow_symlinks=False)
+            return os.open(link, os.O_RDONLY | os.O_NOFOLLOW)
 
-    def _missed(self, path: Path, why: str) -> None:
+    def _store(self, fd: int, size: int) -> tuple[str, int]:
+        """Copy into objects/<sha256> (once per content): small files through memory, hashed before
+        anything is written (a content kept already costs no write), large ones streamed."""
+        tmp = str(self.objects / f".tmp-{threading.get_ident()}")
+        if size <= _IN_MEMORY:
+            data = b"".join(iter(lambda: os.read(fd, size + 65536), b""))
+            sha = hashlib.sha256(data).hexdigest()
+            if (self.objects / sha).exists():
+                return sha, len(data)
+            blocks: Iterator[bytes] = iter([data])
+        else:
+            h, sha = hashlib.sha256(), ""
+            blocks = iter(lambda: os.read(fd, 4 << 20), b"")
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        written = 0
+        try:
+            for block in blocks:
+                if not sha:
+                    h.update(block)
+                written += os.write(out, block)
+        finally:
+            os.close(out)
+        sha = sha or h.hexdigest()
+        os.replace(tmp, self.objects / sha)
+        return sha, written
+
+    def _missed(self, path: Path, why: str, *, race: bool = True) -> None:
+        """A version the journal could not keep: lost to its reaction time (`race`), or not readable."""
         self.missed += 1
-        self._record({"t": time.time(), "label": label_of(self.trial.path, path), "kind": "missed", "why": why})
+        rec = {"t": time.time(), "label": label_of(self.trial.path, path), "kind": "missed", "why": why, "race": race}
+        self._record(rec)
 
     def _record(self, rec: dict[str, Any]) -> None:
         if rec.get("path", "").startswith(str(self.pending)):
             rec["path"] = ""
-        append_jsonl(self.dir / RECORDS, rec)
+        if self._records_fd < 0:
+            self._records_fd = os.open(self.dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self._records_fd, (json.dumps(rec) + "\n").encode())  # one write(2): a reader never sees half
 
     def _watch_tree(self, root: Path, *, capture: bool) -> None:
         for dirpath, dirs, files in os.walk(root):
