@@ -110,9 +110,11 @@ def test_under_bwrap_nothing_the_agent_cleans_up_ends_clean(write_campaign, test
     # The sandbox's own root and /dev are not a place to hide anything.
     assert "ROOT-WRITABLE" not in runs["outside"]["log"] and "DEV-WRITABLE" not in runs["outside"]["log"]
     assert "JOURNAL-VISIBLE" not in runs["outside"]["log"]  # the journal is not in the sandbox's view
-    # Deleted within microseconds: caught, or unchecked with the journal saying what it lost.
+    # Deleted by the next command (rm: a fork and exec later), and unlinked by its writer before the close:
+    # the drain thread links each file as its creation is read, so both are kept.
     fast = runs["delete-fast"]["check"]
-    assert fast["verdict"] == "flagged" or "journal" in fast["reason"], fast
+    assert fast["verdict"] == "flagged", fast
+    assert {e["file"] for e in fast["evidence"]} <= {"journal:workspace/stash.txt", "journal:workspace/quick.txt"}
     # Past the cap: the large file holding the items was not kept, is gone, and that is the verdict.
     flood = runs["flood"]["check"]
     assert flood["verdict"] == "unchecked" and "cap" in flood["reason"], flood
@@ -163,3 +165,47 @@ def test_weights_are_known_by_content_not_by_name() -> None:
     assert weight_kind(zip_head[:26] + (16).to_bytes(2, "little") + bytes(2) + b"archive/data.pkl") == "torch"
     assert weight_kind(b'{"question": "13+54"}') is None
     assert weight_kind(b"PK\x03\x04" + bytes(22) + (9).to_bytes(2, "little") + bytes(2) + b"items.txt") is None
+
+
+def test_the_journal_keeps_what_a_process_hides_and_never_a_login_file(tmp_path: Path) -> None:
+    """RunJournal directly, with a real writer process: a file made unreadable and deleted, a file
+    written into a folder made after the watch began, a login file the harness copied in."""
+    import subprocess
+    import sys
+
+    from ptbench.integrity.journal import read_journal
+    from ptbench.runner.journal import RunJournal, sandbox_dirs
+    from ptbench.trial import TrialDir
+
+    trial = TrialDir(tmp_path / "t")
+    for d in ("workspace", "home/.codex"):
+        (trial.path / d).mkdir(parents=True)
+    login = trial.home / ".codex" / "auth.json"
+    roots = [trial.workspace, trial.home, *sandbox_dirs(trial)]
+    journal = RunJournal(trial, roots, sandbox="bwrap", max_bytes=1 << 30, cannot_see=[], private=[login])
+    journal.start()
+    script = f"""
+import os, time
+os.chdir({str(trial.workspace)!r})
+open("locked.txt", "w").write("13 + 54 = 67")
+os.chmod("locked.txt", 0)
+os.makedirs("a/b/c")
+open("a/b/c/deep.txt", "w").write("26 + 16 = 42")
+open({str(login)!r}, "w").write('{{"token": "sk-login-canary-0123456789abcdef"}}')
+time.sleep(0.3)
+os.unlink("locked.txt")
+os.unlink("a/b/c/deep.txt")
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    journal.flush()
+    run = journal.stop()
+    assert run["gaps"] == [], run
+    kept = {}
+    for labels, obj in read_journal(trial.path).targets:
+        for label in labels:
+            kept[label] = obj.read_text()
+    assert kept == {"workspace/locked.txt": "13 + 54 = 67", "workspace/a/b/c/deep.txt": "26 + 16 = 42"}, kept
+    assert not any(
+        "sk-login-canary" in p.read_text(errors="replace") for p in (trial.path / "journal").rglob("*") if p.is_file()
+    )
+    assert list((trial.path / "journal" / "pending").iterdir()) == []
