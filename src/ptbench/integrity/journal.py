@@ -39,8 +39,7 @@ CANNOT_SEE_ALWAYS = [
     "a file (or a version of one) that exists for less than the journal's reaction time — removed or rewritten "
     "within about a millisecond of being written; such a file is no better a hiding place than memory, and "
     "each one is counted in missed_short_lived",
-    "the login files the harness copies into HOME for login-credential agents (never copied: they hold "
-    "credentials)",
+    "the login files the harness copies into HOME for login-credential agents (never copied: they hold credentials)",
 ]
 CANNOT_SEE_NONE = [
     "sandbox none: writes outside workspace/ and home/ (e.g. /tmp, /dev/shm, the shared HF cache, anywhere "
@@ -50,6 +49,10 @@ CANNOT_SEE_NONE = [
 
 
 _TORCH_LEGACY = bytes.fromhex("800a8a0a6cfc9c46f9206aa8501970")[1:]
+
+CANNOT_SEE_APPTAINER = [
+    "sandbox apptainer: the container's /tmp, /dev/shm and writable tmpfs live in its memory and are not journaled",
+]
 
 
 def weight_kind(head: bytes) -> str | None:

@@ -35,6 +35,7 @@ from typing import Any
 from ptbench.core.files import atomic_write_json
 from ptbench.integrity.journal import (
     CANNOT_SEE_ALWAYS,
+    CANNOT_SEE_APPTAINER,
     CANNOT_SEE_NONE,
     JOURNAL,
     OBJECTS,
@@ -477,6 +478,7 @@ def run_journal(
 ) -> Iterator[RunJournal | None]:
     """The journal for one solve stage; None (and an event saying why) where inotify is unavailable."""
     cannot = list(CANNOT_SEE_ALWAYS) + (list(CANNOT_SEE_NONE) if sandbox == "none" else [])
+    cannot += list(CANNOT_SEE_APPTAINER) if sandbox == "apptainer" else []
     roots = [trial.workspace, trial.home] if sandbox == "none" else journal_roots(trial, cache_upper, extra or [])
     max_gb = float(trial.spec.sandbox_options.get("journal_max_gb", DEFAULT_MAX_GB))
     try:
