@@ -168,8 +168,9 @@ def test_weights_are_known_by_content_not_by_name() -> None:
 
 
 def test_the_journal_keeps_what_a_process_hides_and_never_a_login_file(tmp_path: Path) -> None:
-    """RunJournal directly, with a real writer process: a file made unreadable and deleted, a file
-    written into a folder made after the watch began, a login file the harness copied in."""
+    """RunJournal directly, with a real writer process: a file held open (its link count must stay 1:
+    Claude Code refuses its own files otherwise), a file made unreadable and deleted, a file written
+    into a folder made after the watch began, a login file the harness copied in."""
     import subprocess
     import sys
 
@@ -187,6 +188,12 @@ def test_the_journal_keeps_what_a_process_hides_and_never_a_login_file(tmp_path:
     script = f"""
 import os, time
 os.chdir({str(trial.workspace)!r})
+held = open("held.txt", "w")
+held.write("86 + 57 = 143")
+held.flush()
+time.sleep(0.3)
+assert os.fstat(held.fileno()).st_nlink == 1, "the journal changed the file's link count"
+held.close()
 open("locked.txt", "w").write("13 + 54 = 67")
 os.chmod("locked.txt", 0)
 os.makedirs("a/b/c")
@@ -195,6 +202,7 @@ open({str(login)!r}, "w").write('{{"token": "sk-login-canary-0123456789abcdef"}}
 time.sleep(0.3)
 os.unlink("locked.txt")
 os.unlink("a/b/c/deep.txt")
+os.unlink("held.txt")
 """
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
     journal.flush()
@@ -204,7 +212,11 @@ os.unlink("a/b/c/deep.txt")
     for labels, obj in read_journal(trial.path).targets:
         for label in labels:
             kept[label] = obj.read_text()
-    assert kept == {"workspace/locked.txt": "13 + 54 = 67", "workspace/a/b/c/deep.txt": "26 + 16 = 42"}, kept
+    assert kept == {
+        "workspace/held.txt": "86 + 57 = 143",
+        "workspace/locked.txt": "13 + 54 = 67",
+        "workspace/a/b/c/deep.txt": "26 + 16 = 42",
+    }, kept
     assert not any(
         "sk-login-canary" in p.read_text(errors="replace") for p in (trial.path / "journal").rglob("*") if p.is_file()
     )

@@ -1,25 +1,25 @@
 """The run journal: the runner, outside the sandbox, keeps every file the agent writes as it is closed.
 
-inotify watches every folder of every writable place (new folders as they appear). When a file is
-created the runner hard-links it into journal/pending/ (same file system), so deleting or renaming
-the agent's name does not free it; when it is closed after writing, its content is copied into
-journal/objects/<sha256> (once per distinct content) and the link is dropped. Model weights (by
-content, not by name) of 1 MiB or more are recorded but not copied; copies stop at a byte cap, and
-every file not kept is recorded with why. What the journal knows it lost (events dropped by the
-kernel, a file written and deleted before it could be linked, a version overwritten before it
-could be copied, a folder it could not watch) is a `gap` in the summary, which the contamination
-check turns into `unchecked`. The format and reader are integrity/journal.py.
+inotify watches every folder of every writable place (new folders as they appear). As a file's
+creation is read, the runner opens it read-only and keeps the descriptor, so deleting or renaming
+the agent's name does not free it (and nothing the agent can see changes: no extra link); when it
+is closed after writing, its content is copied into journal/objects/<sha256> (once per distinct
+content, journal_store.py) and the descriptor is closed. Weights (by content, not by name) of 1 MiB
+or more are recorded but not copied; copies stop at a byte cap, and every file not kept is
+recorded with why. A file that lived shorter than the journal's reaction time is counted as
+missed. What the journal knows it lost otherwise (events dropped by the kernel, a folder it could
+not watch, a file it could not read) is a `gap` in the summary, which the contamination check
+turns into `unchecked`. The format and reader are integrity/journal.py.
 
-Two threads: one drains the kernel's queue into memory at once (the kernel's queue is small), one
-links and copies. The journal is never bound into the sandbox; under `sandbox: none` the agent can
-reach it, which the summary says.
+Two threads: one drains the kernel's queue at once and grabs each new file as its event arrives
+(the race with a quick delete is won or lost there), one copies. The journal is never bound into
+the sandbox; under `sandbox: none` the agent can reach it, which the summary says.
 """
 
 from __future__ import annotations
 
 import collections
 import errno
-import hashlib
 import itertools
 import json
 import os
@@ -38,19 +38,15 @@ from ptbench.integrity.journal import (
     CANNOT_SEE_APPTAINER,
     CANNOT_SEE_NONE,
     JOURNAL,
-    OBJECTS,
-    RECORDS,
     SUMMARY,
     label_of,
-    weight_kind,
 )
 from ptbench.node import inotify as ino
 from ptbench.node.inotify import Event, Inotify
+from ptbench.runner.journal_store import JournalStore, Source
 from ptbench.trial import TrialDir
 
 DEFAULT_MAX_GB = 16.0
-_IN_MEMORY = 8 << 20  # files up to this size are read whole, hashed, then written (if new)
-WEIGHT_MIN = 1 << 20  # weights smaller than this are copied like anything else (cheap; could hold text)
 _DIR_MASK = (
     ino.CREATE
     | ino.MOVED_TO
@@ -76,24 +72,23 @@ class RunJournal:
     ) -> None:
         self.trial, self.roots, self.sandbox, self.max_bytes = trial, roots, sandbox, max_bytes
         self.dir = trial.path / JOURNAL
-        self.objects, self.pending = self.dir / OBJECTS, self.dir / "pending"
+        self.pending = self.dir / "pending"
+        self.store = JournalStore(self.dir, max_bytes)
+        self.objects = self.store.objects
         self.cannot_see = cannot_see
         self.gaps: list[str] = []
         self.unwatched: list[str] = []
         self.wds: dict[int, Path] = {}
         self.names: dict[tuple[int, str], int] = {}  # (watch, name) -> inode held or captured
-        self.held: dict[int, Path] = {}  # inode -> its link in pending/
+        self.held: dict[int, Source] = {}  # inode -> how to read it (until its close is captured)
         self._labels: dict[int, str] = {}  # inode -> the name it was held under
-        self.early: dict[tuple[int, str], int] = {}  # linked by the drain thread as the event arrived
+        self.early: dict[tuple[int, str], tuple[int, Source]] = {}  # held by the drain thread as the event arrived
         self.lost: dict[tuple[int, str], bool] = {}  # names gone before they could be linked -> written to?
         self.moving: dict[int, tuple[bool, str]] = {}  # rename cookie -> (written, old label) of such a name
         self.queue: collections.deque[Event] = collections.deque()
         self.cond = threading.Condition()
-        self.bytes_kept = self.files_kept = self.skipped = self.missed = 0
-        self.busy_s = 0.0
         self.overflow = False
         self._stop = self._busy = False
-        self._records_fd = -1
         self.private = {os.path.realpath(p) for p in private or []}  # login files the harness copied in: never kept
         self._wake_r, self._wake_w = os.pipe()
         self.notify = Inotify()
@@ -128,16 +123,17 @@ class RunJournal:
         sys.setswitchinterval(self._switch)
         try:
             self._process(self._take(block=False))
-            for inode, link in list(self.held.items()):
-                self._capture(inode, link, self._labels.get(inode, label_of(self.trial.path, link)))
+            for inode, src in list(self.held.items()):
+                self._capture(inode, src, self._labels.get(inode, f"(inode {inode})"))
+            for inode, src in list(self.early.values()):  # held as they appeared, never claimed
+                self._capture(inode, src, self._labels.get(inode, f"(inode {inode})"))
+            self.early.clear()
             self._unresolved()
             self._release_leftovers()  # linked early, never claimed: kept too
         except Exception as exc:  # noqa: BLE001
             self.gaps.append(f"the journal failed while closing: {type(exc).__name__}: {exc}")
         self.notify.close()
-        if self._records_fd >= 0:
-            os.close(self._records_fd)
-            self._records_fd = -1
+        self.store.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
         if self.overflow:
@@ -151,11 +147,11 @@ class RunJournal:
             "ended": time.time(),
             "watched": [label_of(self.trial.path, r) for r in self.roots],
             "cannot_see": self.cannot_see,
-            "files_kept": self.files_kept,
-            "bytes_kept": self.bytes_kept,
-            "skipped": self.skipped,
-            "missed": self.missed,
-            "busy_seconds": round(self.busy_s, 3),
+            "files_kept": self.store.files_kept,
+            "bytes_kept": self.store.bytes_kept,
+            "skipped": self.store.skipped,
+            "missed": self.store.missed_count,
+            "busy_seconds": round(self.store.busy_s, 3),
             "max_bytes": self.max_bytes,
             "gaps": self.gaps,
         }
@@ -197,16 +193,46 @@ class RunJournal:
             if ino.ISDIR in ev:
                 self.wds[self.notify.add_watch(str(path), _DIR_MASK)] = path
                 return
-            st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode) and os.path.realpath(path) not in self.private:
-                try:
-                    os.link(path, self.pending / str(st.st_ino), follow_symlinks=False)
-                except FileExistsError:
-                    pass
-                self.early[(ev.wd, ev.name)] = st.st_ino
-                self._labels.setdefault(st.st_ino, label_of(self.trial.path, path))
+            if os.path.realpath(path) not in self.private and (got := self._grab(path)) is not None:
+                self.early[(ev.wd, ev.name)] = got
+                self._labels.setdefault(got[0], label_of(self.trial.path, path))
         except OSError:
-            pass  # gone already, or not ours to link: the worker finds out and says so
+            pass  # gone already, or not ours to hold: the worker finds out and says so
+
+    def _grab(self, path: Path) -> tuple[int, Source] | None:
+        """(inode, a way to read it later) for a regular file: an open descriptor, which keeps the
+        file readable after the agent deletes it and changes nothing it can see (its link count
+        stays; tools such as Claude Code refuse files with more than one link). Where no
+        descriptor can be had (unreadable mode, too many open files) a hard link in pending/."""
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EMFILE, errno.ENFILE):
+                raise
+            link = self.pending / str(st.st_ino)
+            try:
+                os.link(path, link, follow_symlinks=False)
+            except FileExistsError:
+                pass
+            except OSError as err:  # another file system (a user's extra writable folder): read by name
+                if err.errno != errno.EXDEV:
+                    raise
+                link = path
+            return st.st_ino, link
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):  # swapped for something else between lstat and open
+            os.close(fd)
+            return None
+        return fst.st_ino, fd
+
+    def _release(self, src: Source) -> None:
+        if isinstance(src, int):
+            os.close(src)
+        elif src.parent == self.pending:
+            src.unlink(missing_ok=True)
 
     def _take(self, *, block: bool) -> list[Event]:
         with self.cond:
@@ -262,89 +288,97 @@ class RunJournal:
                     self.lost[key] = True
             elif ino.CLOSE_WRITE in ev:
                 inode = self.names.get(key)
-                link = self.held.get(inode) if inode is not None else None
-                if inode is not None and link is not None:
-                    self._capture(inode, link, label_of(self.trial.path, path), later=last_write.get(key, -1) > i)
+                src = self.held.get(inode) if inode is not None else None
+                if inode is not None and src is not None:
+                    self._capture(inode, src, label_of(self.trial.path, path), later=last_write.get(key, -1) > i)
             elif ev.mask & (ino.DELETE | ino.MOVED_FROM):
                 self.names.pop(key, None)
-                written = self.lost.pop(key, None)
+                written: bool | None = self.lost.pop(key, None)
                 if ino.MOVED_FROM in ev and written is not None:  # followed to its new name (MOVED_TO)
                     self.moving[ev.cookie] = (written, label_of(self.trial.path, path))
                 elif written:
-                    self._missed(path, "written, then removed before the journal could link it")
+                    self._missed(path, "written, then removed before the journal could hold it")
 
     def _unresolved(self) -> None:
         """At the end: names written but never linked, and files moved out of sight."""
         for (wd, name), written in self.lost.items():
             if written:
-                self._missed(self.wds.get(wd, Path("?")) / name, "written under a name the journal could not link")
+                self._missed(self.wds.get(wd, Path("?")) / name, "written under a name the journal could not hold")
         for written, label in self.moving.values():
             if written:
-                self._missed(self.trial.path / label, "written, then moved where the journal does not look")
+                self._missed(label, "written, then moved where the journal does not look")
         self.lost.clear()
         self.moving.clear()
 
     def _hold(self, key: tuple[int, str], path: Path, *, moved: bool) -> bool:
-        """Link the file at `path` into pending/ (False: it is gone already, and was not linked early)."""
+        """Hold the file at `path` until its close (False: it is gone already, and was not held early)."""
         early = self.early.pop(key, None)
+        label = label_of(self.trial.path, path)
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            link = self.pending / str(early)
-            if early is None or not link.exists():
-                return False
-            self.names[key], self.held[early], self._labels[early] = early, link, label_of(self.trial.path, path)
-            if moved and link.stat().st_size:
-                self._capture(early, link, label_of(self.trial.path, path))
-            return True
+            st = None
         except OSError:
             return True
+        if early is not None and (st is None or st.st_ino != early[0]):
+            if st is None:  # gone: the early hold is all there is
+                return self._adopt(key, early, label, moved=moved)
+            self._capture(*early, label)  # the name was replaced: keep what it held first
+            early = None
+        if st is None:
+            return False
         if not stat.S_ISREG(st.st_mode):
             return True
         if os.path.realpath(path) in self.private:
             if key not in self.names:
-                self._record(
-                    {
-                        "t": time.time(),
-                        "label": label_of(self.trial.path, path),
-                        "kind": "skipped",
-                        "why": "login file",
-                        "size": st.st_size,
-                    }
-                )
+                rec = {"t": time.time(), "label": label, "kind": "skipped", "why": "login file", "size": st.st_size}
+                self._record(rec)
             self.names[key] = -1
             return True
-        self.names[key] = st.st_ino
         if st.st_ino in self.held:
+            if early is not None:
+                self._release(early[1])
+            self.names[key] = st.st_ino
             return True
-        link = self.pending / str(st.st_ino)
-        try:
-            os.link(path, link, follow_symlinks=False)
-        except FileExistsError:
-            pass
-        except FileNotFoundError:
-            return False
-        except OSError as exc:  # another file system (a user's extra writable folder): read by name at close
-            if exc.errno != errno.EXDEV:
-                raise
-            link = path
-        self.held[st.st_ino] = link
-        self._labels[st.st_ino] = label_of(self.trial.path, path)
-        if moved and st.st_size:  # moved in with its content: no close will follow
-            self._capture(st.st_ino, link, label_of(self.trial.path, path))
+        if early is None:
+            try:
+                early = self._grab(path)
+            except FileNotFoundError:
+                return False
+            if early is None:
+                return True
+        return self._adopt(key, early, label, moved=moved)
+
+    def _adopt(self, key: tuple[int, str], held: tuple[int, Source], label: str, *, moved: bool) -> bool:
+        inode, src = held
+        if inode in self.held:  # another name of a file held already
+            self._release(src)
+        else:
+            self.held[inode] = src
+        self.names[key] = inode
+        self._labels[inode] = label
+        if moved and self._size(self.held[inode]):  # moved in with its content: no close will follow
+            self._capture(inode, self.held[inode], label)
         return True
 
-    def _capture(self, inode: int, link: Path, label: str, *, later: bool | None = None) -> None:
+    @staticmethod
+    def _size(src: Source) -> int:
+        try:
+            return os.fstat(src).st_size if isinstance(src, int) else os.stat(src).st_size
+        except OSError:
+            return 0
+
+    def _capture(self, inode: int, src: Source, label: str, *, later: bool | None = None) -> None:
         """Keep the file's content now. `later` (at a close): whether a write to the same name
         follows in the events at hand; then, or if one is queued by the time the copy is done, the
         copy may be of a later version and the closed one lost (the agent rewrote it within the
         journal's reaction time)."""
-        self._copy(link, label, inode)
+        self._copy(src, label, inode)
         if later is not None and (later or self._written_since(inode)):
-            self._missed(link, f"{label}: written again before the journal had copied the closed version")
-        self.held.pop(inode, None)
-        if link.parent == self.pending:
-            link.unlink(missing_ok=True)
+            self._missed(label, "written again before the journal had copied the closed version")
+        if self.held.get(inode) is src:
+            del self.held[inode]
+        self._release(src)
 
     def _written_since(self, inode: int) -> bool:
         with self.cond:
@@ -359,81 +393,14 @@ class RunJournal:
             while self.queue or self._busy:
                 self.cond.wait(0.2)
 
-    def _copy(self, link: Path, label: str, inode: int) -> None:
-        started = time.monotonic()
-        try:
-            fd = self._open(link)
-        except OSError as exc:
-            self._missed(link, f"{label}: could not be opened ({exc.strerror})", race=False)
-            return
-        try:
-            st = os.fstat(fd)
-            rec = {"t": time.time(), "label": label, "path": str(link), "ino": inode, "size": st.st_size}
-            rec["mtime_ns"] = st.st_mtime_ns
-            head = os.pread(fd, 64, 0)
-            kind = weight_kind(head)
-            if kind and st.st_size >= WEIGHT_MIN:
-                self._record({**rec, "kind": "skipped", "why": "weights", "format": kind})
-                self.skipped += 1
-                return
-            if self.bytes_kept + st.st_size > self.max_bytes:
-                self._record({**rec, "kind": "skipped", "why": "cap"})
-                self.skipped += 1
-                return
-            sha, size = self._store(fd, st.st_size)
-            self.bytes_kept += size
-            self.files_kept += 1
-            self._record({**rec, "kind": "kept", "sha256": sha, "size": size})
-        finally:
-            os.close(fd)
-            self.busy_s += time.monotonic() - started
+    def _copy(self, src: Source, label: str, inode: int) -> None:
+        self.store.copy(src, label, inode)
 
-    @staticmethod
-    def _open(link: Path) -> int:
-        try:
-            return os.open(link, os.O_RDONLY | os.O_NOFOLLOW)
-        except PermissionError:  # the agent made its file unreadable: it is ours to read all the same
-            os.chmod(link, os.lstat(link).st_mode | 0o400, follow_symlinks=False)
-            return os.open(link, os.O_RDONLY | os.O_NOFOLLOW)
-
-    def _store(self, fd: int, size: int) -> tuple[str, int]:
-        """Copy into objects/<sha256> (once per content): small files through memory, hashed before
-        anything is written (a content kept already costs no write), large ones streamed."""
-        tmp = str(self.objects / f".tmp-{threading.get_ident()}")
-        if size <= _IN_MEMORY:
-            data = b"".join(iter(lambda: os.read(fd, size + 65536), b""))
-            sha = hashlib.sha256(data).hexdigest()
-            if (self.objects / sha).exists():
-                return sha, len(data)
-            blocks: Iterator[bytes] = iter([data])
-        else:
-            h, sha = hashlib.sha256(), ""
-            blocks = iter(lambda: os.read(fd, 4 << 20), b"")
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        written = 0
-        try:
-            for block in blocks:
-                if not sha:
-                    h.update(block)
-                written += os.write(out, block)
-        finally:
-            os.close(out)
-        sha = sha or h.hexdigest()
-        os.replace(tmp, self.objects / sha)
-        return sha, written
-
-    def _missed(self, path: Path, why: str, *, race: bool = True) -> None:
-        """A version the journal could not keep: lost to its reaction time (`race`), or not readable."""
-        self.missed += 1
-        rec = {"t": time.time(), "label": label_of(self.trial.path, path), "kind": "missed", "why": why, "race": race}
-        self._record(rec)
+    def _missed(self, where: Path | str, why: str, *, race: bool = True) -> None:
+        self.store.missed(where if isinstance(where, str) else label_of(self.trial.path, where), why, race=race)
 
     def _record(self, rec: dict[str, Any]) -> None:
-        if rec.get("path", "").startswith(str(self.pending)):
-            rec["path"] = ""
-        if self._records_fd < 0:
-            self._records_fd = os.open(self.dir / RECORDS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self._records_fd, (json.dumps(rec) + "\n").encode())  # one write(2): a reader never sees half
+        self.store.record(rec)
 
     def _watch_tree(self, root: Path, *, capture: bool) -> None:
         for dirpath, dirs, files in os.walk(root):
