@@ -336,7 +336,7 @@ class RunJournal:
             self.names[key] = -1
             return True
         if st.st_ino in self.held:
-            if early is not None:
+            if early is not None and early[1] != self.held[st.st_ino]:
                 self._release(early[1])
             self.names[key] = st.st_ino
             return True
@@ -352,7 +352,8 @@ class RunJournal:
     def _adopt(self, key: tuple[int, str], held: tuple[int, Source], label: str, *, moved: bool) -> bool:
         inode, src = held
         if inode in self.held:  # another name of a file held already
-            self._release(src)
+            if src != self.held[inode]:
+                self._release(src)
         else:
             self.held[inode] = src
         self.names[key] = inode
@@ -430,7 +431,7 @@ def sandbox_dirs(trial: TrialDir) -> list[Path]:
     out = [trial.path / SANDBOX_TMP, trial.path / SANDBOX_SHM]
     for d in out:
         d.mkdir(parents=True, exist_ok=True)
-        d.chmod(0o1777)
+        d.chmod(0o700)  # the agent's own, like its HOME (not a shared /tmp other users could write)
     return out
 
 
