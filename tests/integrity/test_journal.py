@@ -222,3 +222,5 @@ os.unlink("held.txt")
         "sk-login-canary" in p.read_text(errors="replace") for p in (trial.path / "journal").rglob("*") if p.is_file()
     )
     assert list((trial.path / "journal" / "pending").iterdir()) == []
+    runs = json.loads((trial.path / "journal" / "summary.json").read_text())["runs"]
+    assert len(runs) == 1 and runs[0]["ended"] is not None  # the placeholder written at start was closed

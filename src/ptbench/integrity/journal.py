@@ -133,6 +133,9 @@ def read_journal(trial_dir: Path) -> JournalView:
         view.targets.append((sorted(set(labels)), obj))
     for run in runs:
         view.gaps += [f"run {run.get('run')}: {g}" for g in run.get("gaps") or []]
+    # A runner killed during the solve left its run open: what it had copied is in records.jsonl;
+    # only files still being written then, and deleted by the agent before it died, may be missing.
+    unclosed = [r.get("run") for r in runs if r.get("ended") is None]
     if skipped:
         names = ", ".join(f"{r['label']} ({r.get('size', '?')} bytes, {r.get('why')})" for r in skipped[:5])
         view.gaps.append(f"{len(skipped)} written file(s) were not kept and are gone or changed since: {names}")
@@ -158,6 +161,7 @@ def read_journal(trial_dir: Path) -> JournalView:
         "missed_short_lived": len(raced),
         "missed_short_lived_names": [f"{r.get('label')} ({r.get('why')})" for r in raced[:20]],
         "gaps": view.gaps[:20],
+        "runs_not_closed": unclosed,
     }
     if "none" in sandboxes:
         none = "sandbox none: the run journal saw only workspace/ and home/ (details.journal.cannot_see)"

@@ -107,9 +107,10 @@ class RunJournal:
         ]
         self._switch = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch, 0.0005))  # the drain thread must get the GIL at once
+        self.started = time.time()
+        self._append_summary({"sandbox": self.sandbox, "started": self.started, "ended": None})
         for t in self._threads:
             t.start()
-        self.started = time.time()
 
     def stop(self) -> dict[str, Any]:
         """Process what is queued, keep what is still held (open at the deadline, deleted before its
@@ -159,11 +160,15 @@ class RunJournal:
         return run
 
     def _append_summary(self, run: dict[str, Any]) -> None:
+        """This run's entry; the placeholder written at start (`ended: null`) is replaced, so a run
+        whose runner was killed stays in the summary as not closed."""
         path = self.dir / SUMMARY
         try:
             runs = list(json.loads(path.read_text())["runs"])
         except (OSError, ValueError, KeyError, TypeError):
             runs = []
+        if runs and runs[-1].get("ended") is None and runs[-1].get("started") == run["started"]:
+            runs.pop()
         run["run"] = len(runs) + 1
         atomic_write_json(path, {"schema_version": 1, "runs": [*runs, run]})
 
