@@ -287,7 +287,7 @@ class RunJournal:
                 if not self._hold(key, path, moved=ino.MOVED_TO in ev):
                     self.lost[key] = written
             elif ev.mask & (ino.MODIFY | ino.CLOSE_WRITE) and key in self.lost:
-                self.lost[key] = True  # written under a name the journal could not link (yet)
+                self.lost[key] = True  # written under a name the journal could not hold (yet)
             elif ino.MODIFY in ev:
                 if self.names.get(key) not in self.held and not self._hold(key, path, moved=False):
                     self.lost[key] = True
@@ -298,10 +298,10 @@ class RunJournal:
                     self._capture(inode, src, label_of(self.trial.path, path), later=last_write.get(key, -1) > i)
             elif ev.mask & (ino.DELETE | ino.MOVED_FROM):
                 self.names.pop(key, None)
-                written: bool | None = self.lost.pop(key, None)
-                if ino.MOVED_FROM in ev and written is not None:  # followed to its new name (MOVED_TO)
-                    self.moving[ev.cookie] = (written, label_of(self.trial.path, path))
-                elif written:
+                was = self.lost.pop(key, None)  # None: held (or never written)
+                if ino.MOVED_FROM in ev and was is not None:  # followed to its new name (MOVED_TO)
+                    self.moving[ev.cookie] = (was, label_of(self.trial.path, path))
+                elif was:
                     self._missed(path, "written, then removed before the journal could hold it")
 
     def _unresolved(self) -> None:
