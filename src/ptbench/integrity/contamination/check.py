@@ -26,6 +26,7 @@ from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.sources import kind_of, streams_of, walk_files
 from ptbench.integrity.contamination.testsets import add_test_set
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
+from ptbench.integrity.journal import read_journal
 from ptbench.integrity.report import Finding, Unchecked
 
 _EVAL_OUTPUT = re.compile(r"(^|/)eval_runs/\d+/(samples\.jsonl|metrics\.json|failure\.json|eval\.log)$")
@@ -48,7 +49,8 @@ def check(ctx: CheckContext) -> Finding:
         "allowed": [],
         "harness training data": [],
     }
-    targets = _targets(ctx, excluded)
+    journal = read_journal(ctx.trial_dir)
+    targets = _targets(ctx, excluded) + _journal_targets(ctx, journal.targets, excluded)
     harness_train = _harness_train_hash(ctx)
     hasher = Hasher()
     evidence: list[dict] = []
@@ -99,6 +101,7 @@ def check(ctx: CheckContext) -> Finding:
         "seconds": round(time.time() - started, 2),
         "excluded": {k: v[:50] for k, v in excluded.items() if v},
         "notes": notes[:50],
+        "journal": journal.details,
     }
     if evidence:
         items = {(e["task"], e["item_id"]) for e in evidence}
@@ -112,9 +115,16 @@ def check(ctx: CheckContext) -> Finding:
             evidence=evidence,
             details=details,
         )
+    if journal.gaps:  # evidence the run journal knows it lost: not clean
+        return Finding(
+            verdict="unchecked",
+            reason=f"no test item found, but the run journal is incomplete: {'; '.join(journal.gaps[:3])}",
+            details=details,
+        )
+    notice = f"; {journal.notice}" if journal.notice else ""
     return Finding(
         verdict="clean",
-        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes)",
+        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes){notice}",
         details=details,
     )
 
@@ -152,6 +162,29 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
             for f in walk_files(p, lambda q: kind_of(q) is None and q.is_file()):
                 out.setdefault(str(f.resolve()), (str(f), f))
     return sorted(out.values())
+
+
+def _journal_targets(
+    ctx: CheckContext, copies: list[tuple[list[str], Path]], excluded: dict[str, list[str]]
+) -> list[tuple[str, Path]]:
+    """The run journal's copies of files written during the run, under the final scan's exclusions:
+    a copy is scanned unless every name it was written under is excluded (names as the agent
+    wrote them: workspace/..., home/..., /tmp/...)."""
+    named = {str(p) for p in _named_in_trajectory(ctx)}
+    out = []
+    for names, path in copies:
+        kept = []
+        for name in names:
+            if name.startswith("workspace/") and _EVAL_OUTPUT.search(name):
+                excluded["evaluate.sh outputs"].append(f"journal:{name}")
+            elif any(name.startswith(f"home/{s}/") for s in SCAFFOLD_STATE) and str(ctx.trial_dir / name) not in named:
+                excluded["agent CLI state"].append(f"journal:{name}")
+            else:
+                kept.append(name)
+        if kept:
+            more = f" (+{len(kept) - 3} more)" if len(kept) > 3 else ""
+            out.append((f"journal:{', '.join(kept[:3])}{more}", path))
+    return out
 
 
 def _named_in_trajectory(ctx: CheckContext) -> set[Path]:
@@ -199,6 +232,9 @@ def _allowed(ctx: CheckContext, path: Path, label: str, harness_train: str | Non
         if rule.startswith("sha256:") and rule[7:] == digest:
             return rule
         if fnmatch.fnmatch(label, rule) or fnmatch.fnmatch(str(path), rule):
+            return rule
+        names = label.removeprefix("journal:").split(" (+")[0].split(", ") if label.startswith("journal:") else []
+        if names and all(fnmatch.fnmatch(n, rule) for n in names):  # a copy the run journal kept
             return rule
     return None
 
