@@ -150,6 +150,7 @@ sql() { mariadb --no-defaults --socket="$DIR/run/mysql.sock" -u root -N -e "$1";
 
 # MariaDB (its own datadir, loopback only) and slurmdbd; the cluster, an account and the users who
 # submit here (root and $SUDO_USER) registered, so associations are enforced as on a real cluster.
+# Runs on every start: an existing database keeps its records; what is missing is added.
 start_accounting() {
     [[ $PTBENCH_SLURM_ACCOUNTING == 1 ]] || return 0
     mkdir -p "$DIR/mysql"
@@ -193,14 +194,19 @@ EOF
     fi
     SLURM_CONF=$CONF sacctmgr -n show cluster >/dev/null 2>&1 || die "slurmdbd did not come up; see $DIR/log/slurmdbd.log"
     local users="root ${SUDO_USER:-}"
-    SLURM_CONF=$CONF sacctmgr -n show cluster format=cluster | grep -qw ptbench-dev \
+    SLURM_CONF=$CONF sacctmgr -n -P show cluster format=cluster | grep -qx ptbench-dev \
         || SLURM_CONF=$CONF sacctmgr -i add cluster ptbench-dev >/dev/null
-    SLURM_CONF=$CONF sacctmgr -n show account format=account | grep -qw ptbench \
-        || SLURM_CONF=$CONF sacctmgr -i add account ptbench description=dev organization=ptbench >/dev/null
-    for u in $users; do
-        SLURM_CONF=$CONF sacctmgr -n show assoc where user="$u" account=ptbench format=user | grep -qw "$u" \
-            || SLURM_CONF=$CONF sacctmgr -i add user "$u" account=ptbench defaultaccount=ptbench >/dev/null
+    # ptbench: everyone's default; ptbench-test: the account the tests name in backend.options
+    local a u
+    for a in ptbench ptbench-test; do
+        SLURM_CONF=$CONF sacctmgr -n -P show account format=account | grep -qx "$a" \
+            || SLURM_CONF=$CONF sacctmgr -i add account "$a" description=dev organization=ptbench >/dev/null
+        for u in $users; do
+            SLURM_CONF=$CONF sacctmgr -n -P show assoc where user="$u" account="$a" format=user | grep -qx "$u" \
+                || SLURM_CONF=$CONF sacctmgr -i add user "$u" account="$a" >/dev/null
+        done
     done
+    for u in $users; do SLURM_CONF=$CONF sacctmgr -i modify user "$u" set defaultaccount=ptbench >/dev/null || true; done
 }
 
 pid_alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -219,6 +225,7 @@ start() {
     fi
     if pid_alive "$DIR/run/slurmctld.pid" && pid_alive "$DIR/run/slurmd.pid" && ctld_up; then
         say "already running ($DIR)"
+        start_accounting  # idempotent: adds what an older script did not register
     else
         is_root || die "slurmctld and slurmd must be started as root (sudo $0 start)"
         write_config

@@ -129,10 +129,10 @@ class JobsFile(BaseModel):
 
 
 def write_jobs(
-    folder: Path, backend: BackendName, kind: Kind, job_id: str, unit_jobs: dict[str, str], **info: Any
+    where: Path, backend: BackendName, kind: Kind, job_id: str, unit_jobs: dict[str, str], **info: Any
 ) -> JobsFile:
     """A new table with one submission (a rollout's shards or replicas: each run starts afresh)."""
-    with JobsFile.locked(folder, backend, kind, fresh=True) as table:
+    with JobsFile.locked(where, backend, kind, fresh=True) as table:
         table.add_submission(job_id, unit_jobs, **info)
     return table
 
