@@ -139,7 +139,7 @@ class HTCondorBackend:
 
     def _read_views(self, cdir: Path) -> dict[str, JobView]:
         jobs = load_jobs(cdir)
-        log = Path(jobs.log) if jobs else job_log(cdir)
+        log = Path(jobs.log) if jobs and jobs.log else job_log(cdir)
         try:
             views = read_job_log(log) if log.exists() else None
         except (ImportError, OSError):

@@ -49,9 +49,9 @@ def render(backend: SlurmBackend, array: UnitArray, path: Path | None) -> Path:
 
 
 def submit(backend: SlurmBackend, array: UnitArray) -> Submitted:
-    jobs, _ = backend.submit_arrays(
-        array.folder / "slurm", ArgvJob(), [[u.argv for u in array.units]], parameters(backend, array)
-    )
+    # the nodes' python (backend.options.python) runs what this one would
+    argvs = [[backend.python, *u.argv[1:]] if u.argv[0] == sys.executable else u.argv for u in array.units]
+    jobs, _ = backend.submit_arrays(array.folder / "slurm", ArgvJob(), [argvs], parameters(backend, array))
     ids = {u.id: j.job_id for u, j in zip(array.units, jobs, strict=True)}
     arrays = sorted({j.split("_")[0] for j in ids.values()})
     write_jobs(array.folder, "slurm", array.kind, arrays[0], ids, folder=str(array.folder / "slurm"))
