@@ -27,6 +27,7 @@ def generate(
     ),
     parquet: bool = typer.Option(True, help="also write <split>.parquet"),
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
+    workers: int = typer.Option(0, help="worker processes (0: one per CPU this process may use)"),
 ) -> None:
     """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
     from rich.console import Console
@@ -43,11 +44,19 @@ def generate(
     else:
         cfg = load_bootcamp(config)
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
-    console = Console()
+    console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
-        result = _generate(cfg, target, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+        result = _generate(
+            cfg,
+            target,
+            shard=Shard.parse(shard) if shard else None,
+            parquet=parquet,
+            force=force,
+            workers=workers or None,
+            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+        )
         if shard:
-            console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {target}/.cache")
+            console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
             continue
         table = Table(title=f"{cfg.name} -> {target}")
         for col in ("split", "rows", "levels", "sha256"):
