@@ -57,6 +57,10 @@ def _cli(args: list[str], tmp_path: Path, bindir: Path) -> subprocess.CompletedP
 def test_more_trials_than_max_jobs_per_submission_go_as_several_clusters(tmp_path: Path, htcondor2) -> None:
     bindir = _bin(tmp_path)
     path = write_campaign(tmp_path, seeds=[0, 1, 2, 3])  # 2 agents x 4 seeds = 8 trials
+    assert _cli(["render", str(path)], tmp_path, bindir).returncode == 0
+    submit_dir = tmp_path / "results" / "ct" / "submit"
+    rendered = [submit_dir / "htcondor.sub", submit_dir / "htcondor.2.sub", submit_dir / "htcondor.3.sub"]
+    assert [len(list(htcondor2.Submit(p.read_text()).itemdata())) for p in rendered] == [3, 3, 2]
     res = _cli(["submit", str(path)], tmp_path, bindir)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "submitted 8 trial(s) to htcondor as clusters 701, 702, 703" in res.stdout

@@ -66,13 +66,18 @@ class HTCondorBackend:
 
     # ---- render / submit -------------------------------------------------------------------
     def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
+        """The description `submit` would hand to the schedd; one per MAX_JOBS_PER_SUBMISSION trials
+        (htcondor.sub, htcondor.2.sub, ...) when the schedd's limit splits the campaign."""
         todo, skipped = unfinished_specs(campaign, specs)
-        rendered = render_trials(campaign, todo, self.opts, skipped=skipped)
+        size = htcondor_schedd.max_jobs_per_submission()
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)] or [[]]
         path = Path(out) if out else campaign.campaign_dir / "submit" / "htcondor.sub"
         path.parent.mkdir(parents=True, exist_ok=True)
         if campaign.campaign_dir.is_dir():
             condor_dir(campaign.campaign_dir).mkdir(exist_ok=True)  # condor_submit needs the log's folder
-        atomic_write_text(path, rendered.text)
+        for k, chunk in enumerate(chunks):
+            rendered = render_trials(campaign, chunk, self.opts, skipped=skipped)
+            atomic_write_text(path if k == 0 else path.with_name(f"{path.stem}.{k + 1}{path.suffix}"), rendered.text)
         return str(path)
 
     def submit(self, plan: Plan, trials: list[TrialDir]) -> Submitted:
