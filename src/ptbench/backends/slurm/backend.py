@@ -261,6 +261,11 @@ class SlurmBackend:
                     continue
                 refused = exc.why
                 break
+            except UserError as exc:  # slurmctld stopped answering between two arrays
+                if not (jobs and partial):
+                    raise
+                refused = str(exc)
+                break
             if on_array is not None:
                 on_array(start, got)
             jobs.extend(got)
