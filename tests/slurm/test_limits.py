@@ -112,6 +112,9 @@ def test_a_submit_limit_refuses_part_and_a_second_submit_continues(
         events = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
         assert not any(e["event"] == "submitted" for e in events)  # a trial left over was never submitted
 
+        shown = ptbench("status", str(camp))
+        assert shown.returncode == 0 and "3 trial(s) not submitted yet" in shown.stdout, shown.stdout + shown.stderr
+
         full = ptbench("submit", str(camp))  # the limit is still full: nothing goes, one line, nothing written
         assert full.returncode == 2 and full.stderr.count("\n") == 1, full.stderr
         assert "nothing was submitted" in full.stderr and "submit limit" in full.stderr

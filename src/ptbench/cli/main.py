@@ -226,6 +226,13 @@ def status(
 
         raise typer.Exit(watch_status(cdir, rows, interval))
     commands.print_status(cdir, rows())
+    from ptbench.backends.jobs import JobsFile
+
+    left = [u for u in (getattr(JobsFile.load(cdir), "left", None) or []) if not (cdir / u / "result.json").exists()]
+    if left:
+        commands.console.print(
+            f"{len(left)} trial(s) not submitted yet (a scheduler limit refused them): `ptbench submit` sends them"
+        )
 
 
 def _backend_of(cdir, campaign) -> str:  # type: ignore[no-untyped-def]
