@@ -97,10 +97,10 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(args.keep or tempfile.mkdtemp(prefix="ptbench-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
-    import submitit  # noqa: F401
+    import submitit  # noqa: F401  (imported before timing, as below)
 
     import ptbench.backends.slurm.backend  # noqa: F401  (imports are not submission work; the CLI figure below includes them)
-    import ptbench.commands  # noqa: F401
+    import ptbench.commands  # noqa: F401  (likewise)
 
     seconds, calls, arrays, n = submit(write_campaign(folder, args.trials), SlurmCallLog())
     try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -29,7 +31,8 @@ def generate(
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
     workers: int = typer.Option(0, help="worker processes (0: one per CPU this process may use)"),
 ) -> None:
-    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
+    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json.
+    Deterministic and resumable."""
     from rich.console import Console
     from rich.table import Table
 
@@ -46,6 +49,10 @@ def generate(
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
+
+        def progress(msg: str, name: str = cfg.name) -> None:
+            err.print(f"[dim]{name}: {msg}[/]")
+
         result = _generate(
             cfg,
             target,
@@ -53,7 +60,7 @@ def generate(
             parquet=parquet,
             force=force,
             workers=workers or None,
-            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+            progress=progress,
         )
         if shard:
             console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
@@ -99,7 +106,10 @@ def rollout(
     tool_replicas: int | None = typer.Option(
         None,
         min=1,
-        help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends",
+        help=(
+            "run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), "
+            "stopped when the rollout ends"
+        ),
     ),
     api_key_env: str | None = typer.Option(
         None, help="environment variable that holds the API key (the key is never written)"
@@ -309,7 +319,10 @@ def sft(
     fmt: str = typer.Option(
         "chat",
         "--format",
-        help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
+        help=(
+            "chat: TRL conversational (prompt/completion messages, tools); "
+            "text: plain prompt/completion strings (base models, the reference agent)"
+        ),
     ),
     from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
@@ -328,7 +341,10 @@ def sft(
         rows, counts = sft_from_traces(
             from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns
         )
-        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+        note = (
+            f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, "
+            f"{counts['skipped_bad_calls']} with malformed tool calls)"
+        )
     else:
         rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -349,10 +365,12 @@ def export_verl(
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
         print(
-            f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
+            f"{split}: {info['n']} rows "
+            f"({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
         )
     print(
-        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}"
+        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl "
+        f"config): {out / 'trainer.yaml'}"
     )
 
 
@@ -370,7 +388,10 @@ def serve_tools(
     replica: int | None = typer.Option(
         None,
         min=0,
-        help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)",
+        help=(
+            "serve as replica I of the rollout in --dir "
+            "(announced in tool-servers/replica-I.json; needs the rollout's token)"
+        ),
     ),
     idle_exit: float | None = typer.Option(None, help="replica: exit after this many seconds without a request"),
     shards: int | None = typer.Option(
@@ -407,7 +428,8 @@ def list_components(
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
     from ptbench.bootcamp.catalogue import rows
 
-    entries = rows(campaigns)
+    with contextlib.redirect_stdout(sys.stderr):  # libraries that print while loading never corrupt the JSON
+        entries = rows(campaigns)
     if as_json:
         print(json.dumps(entries, indent=2))
         return

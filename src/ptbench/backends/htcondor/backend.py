@@ -287,7 +287,10 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         if trial.result_json.exists():
             return True
         state = trial.load_state()
-        message = f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        message = (
+            f"HTCondor held job {job.job_id}: {reason or 'time limit'} "
+            f"(HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        )
         result = record.scheduler_time_limit(trial, state, message)
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:

@@ -39,7 +39,10 @@ from ptbench.spec.campaign import Budget, Campaign, Strict
 from ptbench.trial import TrialDir, TrialSpec
 
 # The sbatch comment every submission carries, so a reader of the script knows what runs.
-_WHAT_RUNS = "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission (listed in {listing})"
+_WHAT_RUNS = (
+    "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission "
+    "(listed in {listing})"
+)
 
 
 class SlurmOptions(Strict):
@@ -197,7 +200,8 @@ class SlurmBackend:
             executor = SlurmExecutor(folder=folder, python=self.python)
         except RuntimeError:
             raise UserError(
-                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another "
+                "backend)"
             ) from None
         executor.update_parameters(**params)
         try:
@@ -339,7 +343,8 @@ class SlurmBackend:
         except slurm_cmd.SlurmUnavailable as exc:
             if strict:
                 raise UserError(
-                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue answers)"
+                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue "
+                    "answers)"
                 ) from None
             print(f"warning: no scheduler states ({exc}); showing what the trial folders say", file=sys.stderr)
             return {}
