@@ -15,10 +15,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from ptbench.integrity.contamination.decode import MAX_DEPTH, container_of
 from ptbench.integrity.contamination.ngrams import normalize_bytes, normalize_text
 
 CHUNK = 8 << 20
-_CUT_SLACK = 1 << 20  # look this far past a chunk end for whitespace to cut at
+MAX_SLACK = 64 << 20  # look this far past a chunk end for a place to cut (a blob longer than this is split)
+# Where a chunk may be cut: not inside a token, a base64/hex blob or an escape.
+_CUT = np.ones(256, bool)
+_CUT[list(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-\\%")] = False
+_CUT[128:] = False  # never inside a UTF-8 sequence
 TABLE_EXT = (".parquet", ".arrow", ".feather")
 ARCHIVE_EXT = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 BINARY_EXT = {
@@ -55,6 +62,8 @@ class Chunk:
     norm: bytes
     exact: bool  # offsets in norm are byte offsets in the original
     locate: Callable[[int], str]
+    raw: bytes | None = None  # the text before normalisation, searched for encoded blobs
+    raw_exact: bool | None = None  # offsets in norm are offsets in raw (None: same as `exact`)
 
 
 @dataclass
@@ -78,17 +87,28 @@ def kind_of(path: Path) -> str | None:
 
 def streams_of(path: Path, label: str, notes: list[str]) -> Iterator[Stream]:
     kind = kind_of(path)
+    if kind in ("text", None):  # a compressed file or an archive under any name is opened
+        with open(path, "rb") as fh:
+            sniffed = container_of(fh.read(512))
+        if sniffed in ("zip", "tar"):
+            kind = "archive"
+        elif sniffed in ("gzip", "bz2", "xz"):
+            kind = sniffed
     if kind == "table":
         yield from _table_streams(path, label, notes)
     elif kind == "archive":
         yield from _archive_streams(path, label, notes)
-    elif kind == "gzip":
+    elif kind in ("gzip", "bz2", "xz"):
+        import bz2
         import gzip
+        import lzma
 
-        with gzip.open(path, "rb") as fh:
+        with {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind](path, "rb") as fh:
             head = fh.read(8192)
             if _looks_text(head):
                 yield Stream(label, _raw_chunks(_Prefixed(head, fh), label))
+            else:  # a compressed archive (or a compressed compressed file): opened from a temporary copy
+                yield from _nested(_Prefixed(head, fh), label, notes)
     elif kind == "text":
         with open(path, "rb") as fh:
             if _looks_text(fh.read(8192)):
@@ -96,26 +116,78 @@ def streams_of(path: Path, label: str, notes: list[str]) -> Iterator[Stream]:
                 yield Stream(label, _raw_chunks(fh, label))
 
 
+def scannable(path: Path) -> bool:
+    """Whether a file may hold text: by its name, or by its first bytes (gzip, zip, tar, ...)."""
+    return kind_of(path) is not None or sniff(path) is not None
+
+
+def sniff(path: Path) -> str | None:
+    """What the first bytes of a file say it is (gzip, zip, tar, ...), whatever its name."""
+    try:
+        with open(path, "rb") as fh:
+            return container_of(fh.read(512))
+    except OSError:
+        return None
+
+
+def _nested(fh, label: str, notes: list[str]) -> Iterator[Stream]:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile() as tmp:
+        while block := fh.read(CHUNK):
+            tmp.write(block)
+        tmp.flush()
+        if container_of(open(tmp.name, "rb").read(512)) is not None:
+            yield from streams_of(Path(tmp.name), label, notes)
+
+
 def _looks_text(head: bytes) -> bool:
     return b"\0" not in head
+
+
+def cut_point(block: bytes) -> int | None:
+    """The first offset (>= 1) in `block` where a chunk may end: a byte in neither a token, a
+    base64/hex blob nor an escape (\\n, %41), so that none is split across chunks."""
+    a = np.frombuffer(block, np.uint8)
+    ok = np.flatnonzero(_CUT[a[1:]] & (a[:-1] != 0x5C))
+    return int(ok[0]) + 1 if ok.size else None
+
+
+def read_to_cut(fh, prev: bytes, max_slack: int = MAX_SLACK) -> tuple[bytes, bytes]:
+    """(bytes up to the next cut point, bytes read past it) from a stream whose previous byte was
+    `prev`; a run longer than `max_slack` is cut where the limit falls."""
+    got = bytearray()
+    step = 1 << 16
+    while len(got) < max_slack:
+        more = fh.read(min(step, max_slack - len(got)))
+        if not more:
+            break
+        at = cut_point(prev + more)
+        if at is not None:
+            at -= len(prev)
+            return bytes(got + more[:at]), more[at:]
+        got += more
+        prev = more[-1:]
+        step *= 4
+    return bytes(got), b""
 
 
 def _raw_chunks(fh: io.BufferedIOBase, label: str) -> Iterator[Chunk]:
     base = 0
     pending = b""
     while True:
-        data = pending + fh.read(CHUNK)
+        data = pending + fh.read(CHUNK - len(pending)) if len(pending) < CHUNK else pending
         pending = b""
         if not data:
             return
-        more = fh.read(_CUT_SLACK) if len(data) >= CHUNK else b""
-        if more:
-            found = [x for x in (more.find(b" "), more.find(b"\n")) if x >= 0]
-            cut = min(found) if found else len(more)
-            data, pending = data + more[:cut], more[cut:]
+        if len(data) >= CHUNK:
+            more, pending = read_to_cut(fh, data[-1:])
+            data += more
         norm, exact = normalize_bytes(data)
         start = base
-        yield Chunk(norm, exact, (lambda off, s=start, e=exact: f"byte {s + off}" if e else f"near byte {s + off}"))
+        yield Chunk(
+            norm, exact, (lambda off, s=start, e=exact: f"byte {s + off}" if e else f"near byte {s + off}"), data
+        )
         base += len(data)
 
 
@@ -167,7 +239,13 @@ def _column_chunks(arrays) -> Iterator[Chunk]:
             pos += len(p) + 1
         norm = b" ".join(parts)
         r0 = first_row
-        yield Chunk(norm, True, lambda off, s=starts, r=r0: f"row {r + bisect.bisect_right(s, off) - 1}")
+        yield Chunk(
+            norm,
+            True,
+            lambda off, s=starts, r=r0: f"row {r + bisect.bisect_right(s, off) - 1}",
+            "\n".join(values).encode("utf-8", "surrogateescape"),
+            False,
+        )
         first_row += len(values)
 
 
@@ -210,18 +288,21 @@ def _member_streams(name: str, opener, label: str, notes: list[str]) -> Iterator
     sub = Path(name)
     kind = kind_of(sub)
     mlabel = f"{label}!{name}"
-    if kind == "text":
-        with opener() as fh:
-            head = fh.read(8192)
-            if _looks_text(head):
-                yield Stream(mlabel, _raw_chunks(_Prefixed(head, fh), mlabel))
-    elif kind in ("table", "archive", "gzip"):
-        # Nested containers need a real file (Parquet footers, zip directories): extract to a temp file.
-        with opener() as fh, tempfile.NamedTemporaryFile(suffix="".join(sub.suffixes[-2:])) as tmp:
-            while block := fh.read(CHUNK):
-                tmp.write(block)
-            tmp.flush()
-            yield from streams_of(Path(tmp.name), mlabel, notes)
+    with opener() as fh:
+        head = fh.read(8192)
+        if kind in ("table", "archive", "gzip") or container_of(head):
+            if mlabel.count("!") > MAX_DEPTH:
+                notes.append(f"{mlabel}: archives nested deeper than {MAX_DEPTH}; not opened")
+                return
+            # Nested containers need a real file (Parquet footers, zip directories): extract to a temp file.
+            with tempfile.NamedTemporaryFile(suffix="".join(sub.suffixes[-2:])) as tmp:
+                tmp.write(head)
+                while block := fh.read(CHUNK):
+                    tmp.write(block)
+                tmp.flush()
+                yield from streams_of(Path(tmp.name), mlabel, notes)
+        elif _looks_text(head):
+            yield Stream(mlabel, _raw_chunks(_Prefixed(head, fh), mlabel))
 
 
 class _Prefixed(io.RawIOBase):
@@ -253,3 +334,58 @@ def walk_files(root: Path, skip: Callable[[Path], bool]) -> Iterator[Path]:
             p = Path(dirpath) / f
             if not skip(p) and p.is_file():
                 yield p
+
+
+def transcript_stream(path: Path, label: str) -> Stream:
+    """The model's side of a gateway transcript (record/transcript.jsonl): every reply's text,
+    reasoning and tool-call arguments, located by call. What the agent sent (tool outputs, test
+    questions it was allowed to look at) is not contamination and is not read."""
+    import bisect
+    import json
+
+    def chunks() -> Iterator[Chunk]:
+        parts: list[bytes] = []
+        calls: list[str] = []
+        size = 0
+
+        def flush() -> Chunk:
+            norms = [normalize_text(p.decode("utf-8", "replace")) for p in parts]
+            s, pos = [], 0
+            for n in norms:
+                s.append(pos)
+                pos += len(n) + 1
+            c = list(calls)
+            return Chunk(
+                b" ".join(norms),
+                True,
+                lambda off: f"call {c[max(0, bisect.bisect_right(s, off) - 1)]}",
+                b"\n".join(parts),
+                False,
+            )
+
+        with open(path, "rb") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(rec, dict) or rec.get("dir") != "response":
+                    continue
+                texts = [rec.get("text"), rec.get("reasoning")]
+                for call in rec.get("tool_calls") or []:
+                    if isinstance(call, dict):
+                        texts += [call.get("name"), call.get("arguments")]
+                body = "\n".join(t if isinstance(t, str) else json.dumps(t) for t in texts if t)
+                if not body:
+                    continue
+                data = body.encode("utf-8", "surrogateescape")
+                calls.append(str(rec.get("call", "?")))
+                parts.append(data)
+                size += len(data) + 1
+                if size >= CHUNK:
+                    yield flush()
+                    parts, calls, size = [], [], 0
+        if parts:
+            yield flush()
+
+    return Stream(label, chunks())
