@@ -21,12 +21,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ptbench.integrity.contamination.decode import Budget
 from ptbench.integrity.contamination.index import (
     TestIndex,
-    scan_stream,
     contaminated_segments,
+    scan_stream,
 )
-from ptbench.integrity.contamination.decode import Budget
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.scan import FileScan, scan_files
 from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
@@ -109,10 +109,14 @@ def check(ctx: CheckContext) -> Finding:
     }
     if evidence:
         items = {(e["task"], e["item_id"]) for e in evidence}
-        files = {e["file"].split("[")[0] for e in evidence}
+        files = {e["file"].split("[")[0].split("@")[0] for e in evidence}
+        said = TRANSCRIPT_LABEL in files
         return Finding(
             verdict="flagged",
-            reason=f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could train on",
+            reason=(
+                f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could "
+                "train on" + (" (the model's own output in the gateway transcript among them)" if said else "")
+            ),
             evidence=evidence,
             details=details,
         )

@@ -123,7 +123,7 @@ def _texty(data: bytes) -> bool:
 def _container(data: bytes) -> str | None:
     if data[:2] == b"\x1f\x8b":
         return "gzip"
-    if len(data) > 2 and data[0] == 0x78 and data[1] in (0x01, 0x5E, 0x9C, 0xDA) and (data[0] * 256 + data[1]) % 31 == 0:
+    if len(data) > 2 and data[0] == 0x78 and data[1] in (0x01, 0x5E, 0x9C, 0xDA):
         return "zlib"
     if data[:3] == b"BZh":
         return "bz2"

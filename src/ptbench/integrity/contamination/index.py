@@ -147,7 +147,7 @@ class StreamHits:
             entries, at = pos[ok], cand[ok] - lead
             self.matched.setdefault(k, []).append(entries)
             segs, first = np.unique(index.seg_of[k][entries], return_index=True)
-            for seg, i in zip(segs.tolist(), first.tolist()):
+            for seg, i in zip(segs.tolist(), first.tolist(), strict=True):
                 if seg not in self.where:
                     a = int(at[i])
                     loc = locate(int(starts[max(a, 0)])) + ("" if a >= 0 else " (across a chunk edge)")
@@ -159,7 +159,8 @@ class StreamHits:
             self.matched.setdefault(k, []).extend(parts)
         for seg, w in other.where.items():
             self.where.setdefault(seg, w)
-        self.children += other.children
+        seen = {c.label for c in self.children}  # a blob in the overlap of two ranges is decoded by both
+        self.children += [c for c in other.children if c.label not in seen]
 
     def finish(self, index: TestIndex) -> StreamHits:
         for k, parts in self.matched.items():
@@ -180,9 +181,16 @@ class StreamHits:
 
 
 def scan_stream(
-    index: TestIndex, stream: Stream, hasher: Hasher, budget: Budget | None = None, depth: int = 0
+    index: TestIndex,
+    stream: Stream,
+    hasher: Hasher,
+    budget: Budget | None = None,
+    depth: int = 0,
+    *,
+    finish: bool = True,
 ) -> StreamHits:
-    """Scan a stream, and (through `budget`) every blob decoded out of it, in `children`."""
+    """Scan a stream, and (through `budget`) every blob decoded out of it, in `children`.
+    Unfinished hits (`finish=False`) can be merged with those of the stream's other parts."""
     hits = StreamHits(stream.label)
     budget = budget if budget is not None else Budget()
     carry = np.empty(0, np.uint64)  # the last tokens of the previous chunk: n-grams across chunk edges
@@ -196,7 +204,7 @@ def scan_stream(
             for piece in pieces_in(chunk.raw, starts, lengths, raw_exact, chunk.locate, budget, depth):
                 hits.children.append(scan_piece(index, piece, stream.label, hasher, budget))
         carry = toks[-(max_k - 1) :] if max_k > 1 else np.empty(0, np.uint64)
-    return hits.finish(index)
+    return hits.finish(index) if finish else hits
 
 
 def scan_piece(index: TestIndex, piece: Piece, label: str, hasher: Hasher, budget: Budget) -> StreamHits:

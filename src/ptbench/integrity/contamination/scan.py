@@ -8,6 +8,7 @@ what the overlap matches twice counts once (matches are sets of index entries).
 
 from __future__ import annotations
 
+import io
 import multiprocessing as mp
 import os
 import threading
@@ -15,13 +16,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ptbench.integrity.contamination.decode import Budget, pieces_in
-from ptbench.integrity.contamination.index import StreamHits, TestIndex, scan_piece, scan_stream
-from ptbench.integrity.contamination.ngrams import Hasher, normalize_bytes
-from ptbench.integrity.contamination.sources import CHUNK, cut_point, kind_of, read_to_cut, sniff, streams_of
+from ptbench.integrity.contamination.decode import Budget
+from ptbench.integrity.contamination.index import StreamHits, TestIndex, scan_stream
+from ptbench.integrity.contamination.ngrams import Hasher
+from ptbench.integrity.contamination.sources import (
+    CHUNK,
+    Stream,
+    cut_point,
+    kind_of,
+    raw_chunks,
+    read_to_cut,
+    sniff,
+    streams_of,
+)
 
-OVERLAP = 1 << 20  # bytes of the previous range read again (n-grams across the cut)
-RANGE = 4 * CHUNK  # bytes of a large text file per parallel job
+OVERLAP = 256 << 10  # bytes of the previous range read again (n-grams across the cut)
+RANGE = 16 * CHUNK  # bytes of a large text file per parallel job
 _POOL_MIN_BYTES = 32 << 20  # less than this is scanned in the calling process
 
 
@@ -81,6 +91,7 @@ def scan_files(index: TestIndex, targets: list[tuple[str, Path]], workers: int |
 def _collect(index: TestIndex, targets: list[tuple[str, Path]], results: Iterator) -> Iterator[FileScan]:
     current: FileScan | None = None
     merged: StreamHits | None = None
+    current_i = -1
     for i, kind, payload in results:
         if current is not None and i != current_i:
             yield _done(index, current, merged)
@@ -146,15 +157,5 @@ def _scan_range(index: TestIndex, label: str, path: str, a: int, b: int, size: i
     if lead_from > 0:  # the overlap starts where a chunk could: no token is cut in half
         at = cut_point(data[: start - lead_from]) or (start - lead_from)
         data, lead_from = data[at:], lead_from + at
-    norm, exact = normalize_bytes(data)
-    hasher = Hasher()
-    th, starts, lengths = hasher.spans(norm)
-
-    def locate(off: int, base=lead_from, e=exact) -> str:
-        return f"byte {base + off}" if e else f"near byte {base + off}"
-
-    hits = StreamHits(label)
-    hits.add(index, th, starts, 0, locate)
-    for piece in pieces_in(data, starts, lengths, exact, locate, budget, 0, skip_before=start - lead_from):
-        hits.children.append(scan_piece(index, piece, label, hasher, budget))
-    return hits
+    chunks = raw_chunks(io.BytesIO(data), label, CHUNK, base=lead_from)
+    return scan_stream(index, Stream(label, chunks), Hasher(), budget, finish=False)

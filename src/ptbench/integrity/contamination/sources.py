@@ -20,7 +20,7 @@ import numpy as np
 from ptbench.integrity.contamination.decode import MAX_DEPTH, container_of
 from ptbench.integrity.contamination.ngrams import normalize_bytes, normalize_text
 
-CHUNK = 8 << 20
+CHUNK = 1 << 20  # the arrays of a chunk stay in cache: larger chunks scan slower
 MAX_SLACK = 64 << 20  # look this far past a chunk end for a place to cut (a blob longer than this is split)
 # Where a chunk may be cut: not inside a token, a base64/hex blob or an escape.
 _CUT = np.ones(256, bool)
@@ -106,14 +106,14 @@ def streams_of(path: Path, label: str, notes: list[str]) -> Iterator[Stream]:
         with {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind](path, "rb") as fh:
             head = fh.read(8192)
             if _looks_text(head):
-                yield Stream(label, _raw_chunks(_Prefixed(head, fh), label))
+                yield Stream(label, raw_chunks(_Prefixed(head, fh), label))
             else:  # a compressed archive (or a compressed compressed file): opened from a temporary copy
                 yield from _nested(_Prefixed(head, fh), label, notes)
     elif kind == "text":
         with open(path, "rb") as fh:
             if _looks_text(fh.read(8192)):
                 fh.seek(0)
-                yield Stream(label, _raw_chunks(fh, label))
+                yield Stream(label, raw_chunks(fh, label))
 
 
 def scannable(path: Path) -> bool:
@@ -172,15 +172,14 @@ def read_to_cut(fh, prev: bytes, max_slack: int = MAX_SLACK) -> tuple[bytes, byt
     return bytes(got), b""
 
 
-def _raw_chunks(fh: io.BufferedIOBase, label: str) -> Iterator[Chunk]:
-    base = 0
+def raw_chunks(fh, label: str, size: int = CHUNK, base: int = 0) -> Iterator[Chunk]:
     pending = b""
     while True:
-        data = pending + fh.read(CHUNK - len(pending)) if len(pending) < CHUNK else pending
+        data = pending + fh.read(size - len(pending)) if len(pending) < size else pending
         pending = b""
         if not data:
             return
-        if len(data) >= CHUNK:
+        if len(data) >= size:
             more, pending = read_to_cut(fh, data[-1:])
             data += more
         norm, exact = normalize_bytes(data)
@@ -302,7 +301,7 @@ def _member_streams(name: str, opener, label: str, notes: list[str]) -> Iterator
                 tmp.flush()
                 yield from streams_of(Path(tmp.name), mlabel, notes)
         elif _looks_text(head):
-            yield Stream(mlabel, _raw_chunks(_Prefixed(head, fh), mlabel))
+            yield Stream(mlabel, raw_chunks(_Prefixed(head, fh), mlabel))
 
 
 class _Prefixed(io.RawIOBase):
@@ -337,7 +336,7 @@ def walk_files(root: Path, skip: Callable[[Path], bool]) -> Iterator[Path]:
 
 
 def transcript_stream(path: Path, label: str) -> Stream:
-    """The model's side of a gateway transcript (record/transcript.jsonl): every reply's text,
+    """The agent model's side of a gateway transcript (record/transcript.jsonl): every reply's text,
     reasoning and tool-call arguments, located by call. What the agent sent (tool outputs, test
     questions it was allowed to look at) is not contamination and is not read."""
     import bisect
@@ -369,7 +368,9 @@ def transcript_stream(path: Path, label: str) -> Stream:
                     rec = json.loads(line)
                 except ValueError:
                     continue
-                if not isinstance(rec, dict) or rec.get("dir") != "response":
+                # The judge route's replies (the agent's evaluate.sh grading its outputs) quote test
+                # prompts by design: only the agent's own model is evidence.
+                if not isinstance(rec, dict) or rec.get("dir") != "response" or rec.get("route") != "agent":
                     continue
                 texts = [rec.get("text"), rec.get("reasoning")]
                 for call in rec.get("tool_calls") or []:
