@@ -30,6 +30,8 @@ _ESCAPED[list(b'ntrbf"/\\')] = True
 _UNICODE_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 _URL_ESCAPE = re.compile(rb"%([0-9a-fA-F]{2})")
 _BACKSLASH, _PERCENT = 0x5C, 0x25
+_HEXDIGIT = np.zeros(256, bool)
+_HEXDIGIT[list(b"0123456789abcdefABCDEF")] = True
 
 _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _rng = np.random.Generator(np.random.PCG64(20261201))
@@ -54,8 +56,9 @@ def normalize_bytes(raw: bytes) -> tuple[bytes, bool]:
         bs = np.flatnonzero(a[:-1] == _BACKSLASH)
         after = a[bs + 1]
         pc = np.flatnonzero(a[:-2] == _PERCENT)
-        # Ordinary text has a stray "%"; URL-encoded text has runs of %XX%XX.
-        if not ((after == 0x75).any() or (pc.size >= 2 and (np.diff(pc) == 3).any())):
+        # Ordinary text has a stray "%" ("50% off"); URL-encoded text has many %XX.
+        url = pc.size >= 3 and int((_HEXDIGIT[a[pc + 1]] & _HEXDIGIT[a[pc + 2]]).sum()) >= max(3, pc.size // 2)
+        if not ((after == 0x75).any() or url):
             break
         decoded = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "replace"), raw)
         decoded = _URL_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), decoded)

@@ -261,7 +261,7 @@ def _flatten(v) -> str:
 
 
 def _archive_streams(path: Path, label: str, notes: list[str]) -> Iterator[Stream]:
-    if path.name.lower().endswith(".zip"):
+    if path.name.lower().endswith(".zip") or sniff(path) == "zip":
         with zipfile.ZipFile(path) as zf:
             for info in zf.infolist():
                 if info.is_dir():
@@ -348,7 +348,7 @@ def transcript_stream(path: Path, label: str) -> Stream:
         size = 0
 
         def flush() -> Chunk:
-            norms = [normalize_text(p.decode("utf-8", "replace")) for p in parts]
+            norms = [normalize_bytes(p)[0] for p in parts]  # tool arguments are JSON: escapes decoded
             s, pos = [], 0
             for n in norms:
                 s.append(pos)
