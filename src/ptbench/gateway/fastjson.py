@@ -8,9 +8,12 @@ import json
 from typing import Any
 
 try:
+    from orjson import OPT_SORT_KEYS
+    from orjson import dumps as _orjson_dumps
     from orjson import loads as _fast_loads
 except ImportError:
     _fast_loads = json.loads
+    _orjson_dumps = None
 
 
 def load_json(raw: bytes) -> Any:
@@ -27,3 +30,14 @@ def record_line(rec: dict[str, Any]) -> bytes:
     """One calls.jsonl line, in ASCII: not orjson, which writes U+2028 and the like raw, and a reader
     that splits on them (str.splitlines) would find a torn line in a name the agent chose."""
     return (json.dumps(rec) + "\n").encode()
+
+
+def canonical(obj: Any) -> bytes:
+    """Compact JSON with sorted keys, for comparing values (the transcript's message fingerprints):
+    orjson where installed, else the standard library (the two need not agree: a process uses one)."""
+    if _orjson_dumps is not None:
+        try:
+            return _orjson_dumps(obj, option=OPT_SORT_KEYS)
+        except TypeError:  # a value orjson refuses (an integer beyond 64 bits)
+            pass
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()

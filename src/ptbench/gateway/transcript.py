@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ptbench.gateway.fastjson import load_json, record_line
+from ptbench.gateway.fastjson import canonical, load_json, record_line
 from ptbench.gateway.wire import SSE_DATA
 
 RECORDED_APIS = {"anthropic", "responses", "chat", "gemini"}
@@ -41,8 +41,10 @@ _CACHE_CONTROL = re.compile(rb'"cache_control"\s*:\s*\{[^{}]*\}\s*,?')
 
 def _fingerprint(obj: Any) -> bytes:
     """A message's identity for the comparison: its JSON without cache markers (the CLIs move them)."""
-    raw = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.blake2b(_CACHE_CONTROL.sub(b"", raw), digest_size=16).digest()
+    raw = canonical(obj)
+    if b'"cache_control"' in raw:
+        raw = _CACHE_CONTROL.sub(b"", raw)
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 def split_request(api: str, body: Any) -> tuple[Any, Any, list[Any]]:
@@ -197,7 +199,7 @@ def parse_reply(api: str, body: bytes, sse: bool) -> dict[str, Any]:
             if not line.startswith(SSE_DATA):
                 continue
             try:
-                obj = json.loads(line[len(SSE_DATA) :])
+                obj = load_json(line[len(SSE_DATA) :])
             except ValueError:
                 continue
             if isinstance(obj, dict):
