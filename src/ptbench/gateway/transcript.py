@@ -130,9 +130,9 @@ def _chat(obj: dict, r: _Reply) -> None:
         m = choice.get("delta") or choice.get("message") or {}
         if isinstance(m.get("content"), str):
             r.text.append(m["content"])
-        for key in ("reasoning_content", "reasoning"):
-            if isinstance(m.get(key), str):
-                r.reasoning.append(m[key])
+        for field in ("reasoning_content", "reasoning"):
+            if isinstance(m.get(field), str):
+                r.reasoning.append(m[field])
         for j, tc in enumerate(m.get("tool_calls") or []):
             fn = tc.get("function") or {}
             key = (choice.get("index", 0), tc.get("index", j))

@@ -194,13 +194,13 @@ def _members(kind: str, data: bytes, where: str, budget: Budget) -> Iterator[tup
     except (tarfile.TarError, OSError, EOFError):
         return
     for m in members:
-        fh = tf.extractfile(m)
+        member = tf.extractfile(m)
         cap = min(MAX_PIECE, budget.total)
-        if fh is None:
+        if member is None:
             continue
         if m.size > cap:
             budget.cut.append(f"{where} > member {m.name}: more than {cap} bytes; the rest was not read")
-        body = fh.read(cap)
+        body = member.read(cap)
         if budget.take(len(body), where):
             yield m.name, body
 

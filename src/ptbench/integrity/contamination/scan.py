@@ -125,13 +125,14 @@ def _job(job: tuple) -> tuple[int, str, tuple]:
     if kind == "error":
         return i, kind, ([], [], [], job[2])
     assert _INDEX is not None
-    budget, notes = Budget(), []
+    budget, notes = Budget(), list[str]()
     try:
         if kind == "file":
             _, _, label, path = job
             hits = [scan_stream(_INDEX, s, Hasher(), budget) for s in streams_of(Path(path), label, notes)]
         else:
-            hits = [_scan_range(_INDEX, *job[2:], budget)]
+            _, _, label, path, a, b, size = job
+            hits = [_scan_range(_INDEX, label, path, a, b, size, budget)]
     except Exception as exc:  # noqa: BLE001  (an unreadable file is not a clean file, whatever the error)
         return i, kind, ([], budget.cut, notes, f"{type(exc).__name__}: {exc}")
     return i, kind, (hits, budget.cut, notes, None)

@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,8 @@ def streams_of(path: Path, label: str, notes: list[str]) -> Iterator[Stream]:
         import gzip
         import lzma
 
-        with {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind](path, "rb") as fh:
+        openers: dict[str, Callable[..., Any]] = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}
+        with openers[kind](path, "rb") as fh:
             head = fh.read(8192)
             if _looks_text(head):
                 yield Stream(label, raw_chunks(_Prefixed(head, fh), label))
