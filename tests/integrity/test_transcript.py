@@ -20,12 +20,41 @@ import pytest
 import yaml
 
 from ptbench.core.files import read_jsonl
-from ptbench.integrity.contamination.check import TRANSCRIPT_LABEL
+from ptbench.integrity.contamination.check import TRANSCRIPT_LABEL, check
+from ptbench.integrity.context import CheckContext
+from ptbench.integrity.report import Unchecked
 from ptbench.tasks import get_task
 from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, _require_clis
 
+from .conftest import FIXTURES
+
 TASK = {"name": "arithmetic", "options": {"digits": 2, "n_test": 20}}
+GSM = [json.loads(line) for line in (FIXTURES / "gsm8k" / "test.jsonl").read_text().splitlines()]
+
+
+def _write_transcript(trial: TrialDir, lines: list[dict]) -> None:
+    (trial.path / "record").mkdir(exist_ok=True)
+    (trial.path / "record" / "transcript.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def test_what_the_check_reads_of_a_transcript(trial_factory) -> None:
+    """Only the agent model's replies are evidence; a reply the gateway could not record is a gap."""
+    trial = trial_factory(task="gsm8k")
+    q = GSM[0]["question"]
+    asked = {"call": 1, "dir": "request", "route": "agent", "messages": [{"role": "user", "content": q}]}
+    judged = {"call": 2, "dir": "response", "route": "judge", "status": 200, "text": f"The prompt was: {q}"}
+    _write_transcript(trial, [asked, judged])  # the agent looked at a test item; its judge quoted it
+    assert check(CheckContext(trial_dir=trial.path, spec=trial.spec)).verdict == "clean"
+    wrote = {"name": "Bash", "arguments": json.dumps({"command": f"cat >> /dev/shm/x <<EOF\n{q}\nEOF"})}
+    said = {"call": 3, "dir": "response", "route": "agent", "status": 200, "text": "", "tool_calls": [wrote]}
+    _write_transcript(trial, [asked, judged, said])
+    f = check(CheckContext(trial_dir=trial.path, spec=trial.spec))
+    assert f.verdict == "flagged" and {(e["file"], e["location"]) for e in f.evidence} == {(TRANSCRIPT_LABEL, "call 3")}
+    gap = {"call": 4, "dir": "response", "route": "agent", "unrecorded": "ValueError: odd"}
+    _write_transcript(trial, [asked, gap])
+    with pytest.raises(Unchecked, match="gap in the gateway transcript"):
+        check(CheckContext(trial_dir=trial.path, spec=trial.spec))
 
 
 def _items() -> list[str]:

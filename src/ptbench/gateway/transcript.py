@@ -258,16 +258,24 @@ class Transcript:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self.failed:  # the contamination check reads this: a transcript with holes is not clean evidence
+            try:
+                self.path.with_name(self.path.name + ".failed").write_text(self.failed + "\n")
+            except OSError:
+                pass
 
     # ----- the thread ---------------------------------------------------------------------------
     def _run(self) -> None:
         while (item := self._queue.get()) is not None:
             try:
                 rec = self._request(*item[1:]) if item[0] == "request" else self._response(*item[1:])
-                self._write(rec)
             except Exception as exc:  # noqa: BLE001  (one odd body must not end the record of the others)
                 self.failed = f"{type(exc).__name__}: {exc}"
-                self._write({"call": item[1], "dir": item[0], "unrecorded": self.failed[:300]})
+                rec = {"call": item[1], "dir": item[0], "route": item[2], "unrecorded": self.failed[:300]}
+            try:
+                self._write(rec)
+            except OSError as exc:  # a full disk: what follows is lost, and the check is told by its absence
+                self.failed = f"{type(exc).__name__}: {exc}"
 
     def _write(self, rec: dict[str, Any]) -> None:
         if self._fd is None:

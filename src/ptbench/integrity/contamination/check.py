@@ -122,8 +122,8 @@ def check(ctx: CheckContext) -> Finding:
         )
     if cut:
         raise Unchecked(
-            f"{len(cut)} encoded or compressed blob(s) were larger than the scanner opens "
-            f"(a zip bomb?), first: {cut[0]}"
+            f"{len(cut)} part(s) could not be read whole (a decoding bound, e.g. a zip bomb, or a gap in the "
+            f"gateway transcript); first: {cut[0]}"
         )
     return Finding(
         verdict="clean",
@@ -140,11 +140,16 @@ def _scans(ctx: CheckContext, index: TestIndex, targets: list[tuple[str, Path]])
     if path.is_file():
         scan = FileScan(TRANSCRIPT_LABEL, path)
         budget = Budget()
+        problems: list[str] = []
         try:
-            scan.hits = [scan_stream(index, transcript_stream(path, TRANSCRIPT_LABEL), Hasher(), budget)]
+            stream = transcript_stream(path, TRANSCRIPT_LABEL, problems)
+            scan.hits = [scan_stream(index, stream, Hasher(), budget)]
         except (OSError, ValueError) as exc:
             scan.error = f"{type(exc).__name__}: {exc}"
-        scan.cut = budget.cut
+        failed = path.with_name(path.name + ".failed")
+        if failed.is_file():
+            problems.append(f"{TRANSCRIPT_LABEL}: the gateway could not write all of it ({failed.read_text()[:200]})")
+        scan.cut = budget.cut + problems  # a reply not recorded whole cannot be called clean
         yield scan
 
 

@@ -337,10 +337,11 @@ def walk_files(root: Path, skip: Callable[[Path], bool]) -> Iterator[Path]:
                 yield p
 
 
-def transcript_stream(path: Path, label: str) -> Stream:
+def transcript_stream(path: Path, label: str, problems: list[str]) -> Stream:
     """The agent model's side of a gateway transcript (record/transcript.jsonl): every reply's text,
     reasoning and tool-call arguments, located by call. What the agent sent (tool outputs, test
-    questions it was allowed to look at) is not contamination and is not read."""
+    questions it was allowed to look at) is not contamination and is not read. A reply the gateway
+    could not record whole is named in `problems`."""
     import bisect
     import json
 
@@ -374,7 +375,9 @@ def transcript_stream(path: Path, label: str) -> Stream:
                 # prompts by design: only the agent's own model is evidence.
                 if not isinstance(rec, dict) or rec.get("dir") != "response" or rec.get("route") != "agent":
                     continue
-                texts = [rec.get("text"), rec.get("reasoning")]
+                if rec.get("unrecorded") or rec.get("cut"):
+                    problems.append(f"{label}: call {rec.get('call')}: {rec.get('unrecorded') or rec.get('cut')}")
+                texts = [rec.get("text"), rec.get("reasoning"), rec.get("unparsed")]
                 for call in rec.get("tool_calls") or []:
                     if isinstance(call, dict):
                         texts += [call.get("name"), call.get("arguments")]
