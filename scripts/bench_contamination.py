@@ -9,7 +9,7 @@ The real test sets cannot be downloaded offline, so they are synthesized at thei
 BFCL 100, Arena-Hard writing 250 (with ~700-word reference answers), HealthBench Easy 245. The
 JSONL holds 20 planted test items; the scan must find exactly those.
 
-    python scripts/bench_contamination.py [--size 1G] [--workers 2] [--keep FILE]
+    python scripts/bench_contamination.py [--size 1G] [--workers 2] [--unicode] [--keep FILE]
 """
 
 from __future__ import annotations
@@ -61,10 +61,13 @@ def build_index(rng, vocab) -> tuple[TestIndex, list[str]]:
     return index.build(), planted
 
 
-def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str]) -> None:
+def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str], unicode: bool = False) -> None:
     block_rows = []
-    for _ in range(40_000):
-        block_rows.append(json.dumps({"instruction": words(rng, vocab, 60), "output": words(rng, vocab, 200)}))
+    for i in range(40_000):
+        out = words(rng, vocab, 200)
+        if unicode and i % 2:  # UTF-8 as written with ensure_ascii=False: accents, dashes, quotes, CJK
+            out = f"“{out[:40]}” — café naïve 日本語 {out[40:]}"
+        block_rows.append(json.dumps({"instruction": words(rng, vocab, 60), "output": out}, ensure_ascii=not unicode))
     block = ("\n".join(block_rows) + "\n").encode()
     target = int(gb * (1 << 30))
     with open(path, "wb") as fh:
@@ -97,6 +100,7 @@ def main() -> None:
     ap.add_argument("--size", default="1G", help="size of the JSONL (1G, 256M, ...)")
     ap.add_argument("--gb", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--unicode", action="store_true", help="every other row holds non-ASCII text (UTF-8)")
     ap.add_argument("--keep", help="write the JSONL here and keep it (default: a temporary file)")
     args = ap.parse_args()
     size_wanted = int(args.gb * (1 << 30)) if args.gb else parse_size(args.size)
@@ -109,7 +113,7 @@ def main() -> None:
     t_index = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep) if args.keep else Path(tmp) / "train.jsonl"
-        write_jsonl(path, size_wanted / (1 << 30), rng, vocab, planted)
+        write_jsonl(path, size_wanted / (1 << 30), rng, vocab, planted, args.unicode)
         size = path.stat().st_size
         with open(path, "rb") as fh:  # in the page cache, as a file just written by the agent is
             while fh.read(64 << 20):

@@ -135,3 +135,18 @@ def test_ordinary_text_with_hashes_ids_and_binary_blobs_stays_clean(trial_factor
     (trial.workspace / "honest.jsonl").write_text("\n".join(rows) + "\n")
     f = run(trial)
     assert f.verdict == "clean", f.evidence
+
+
+def test_mostly_ascii_text_normalises_like_the_general_path():
+    """The word-by-word path for text with a few non-ASCII characters gives the tokens of the
+    general path (NFKC over the whole text), over random mixes of scripts, marks and punctuation."""
+    import random
+
+    from ptbench.integrity.contamination.ngrams import normalize_bytes, normalize_text
+
+    rng = random.Random(7)
+    alphabet = list("abcXYZ019 .,;-_'\"\n\t") + list("éÉßİıﬁ①—’“”\u00a0\u0301\u200b日本Ωσ🙂\ufffd")
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+        norm, _ = normalize_bytes(text.encode())
+        assert norm.split() == normalize_text(text).split(), repr(text)

@@ -30,6 +30,8 @@ _ESCAPED[list(b'ntrbf"/\\')] = True
 _UNICODE_ESCAPE = re.compile(rb"\\u([0-9a-fA-F]{4})")
 _URL_ESCAPE = re.compile(rb"%([0-9a-fA-F]{2})")
 _BACKSLASH, _PERCENT = 0x5C, 0x25
+_ALNUM = [chr(c).isascii() and chr(c).isalnum() for c in range(256)]  # ASCII letters and digits
+_HIGH_KEPT = bytes(_ASCII_TABLE[:128]) + bytes(range(128, 256))  # ASCII normalised, other bytes as they are
 _HEXDIGIT = np.zeros(256, bool)
 _HEXDIGIT[list(b"0123456789abcdefABCDEF")] = True
 
@@ -79,7 +81,46 @@ def normalize_bytes(raw: bytes) -> tuple[bytes, bool]:
         buf = np.frombuffer(bytearray(raw), np.uint8)
         buf[esc] = _SPACE
         raw = buf.tobytes()
-    return normalize_text(raw.decode("utf-8", errors="replace")), False
+    norm, words_exact = _mixed(raw)
+    return norm, exact and words_exact
+
+
+def _mixed(raw: bytes) -> tuple[bytes, bool]:
+    """Text that is mostly ASCII: the ASCII fast path, and the general one word by word for the
+    words that hold a non-ASCII character (a word: a run of ASCII letters and digits and non-ASCII
+    bytes, so NFKC sees each whole, combining marks included). A normalised word no longer than the
+    original is padded with spaces, keeping every offset in place."""
+    a = np.frombuffer(raw, np.uint8)
+    out = raw.translate(_HIGH_KEPT)
+    hp = np.flatnonzero(a >= 0x80)
+    if not hp.size:
+        return out, True
+    cut = np.flatnonzero(np.diff(hp) > 1)
+    run_starts = hp[np.concatenate(([0], cut + 1))].tolist()
+    run_ends = (hp[np.concatenate((cut, [hp.size - 1]))] + 1).tolist()
+    pieces, pos, exact, n, i = [], 0, True, len(raw), 0
+    while i < len(run_starts):
+        s, e = run_starts[i], run_ends[i]
+        while s > pos and _ALNUM[raw[s - 1]]:
+            s -= 1
+        while True:  # through ASCII letters and digits, and the next non-ASCII run if it touches
+            while e < n and _ALNUM[raw[e]]:
+                e += 1
+            if i + 1 < len(run_starts) and run_starts[i + 1] == e:
+                i += 1
+                e = run_ends[i]
+                continue
+            break
+        i += 1
+        word = normalize_text(raw[s:e].decode("utf-8", errors="replace"))
+        if len(word) <= e - s:
+            word += b" " * (e - s - len(word))
+        else:
+            exact = False
+        pieces += [out[pos:s], word]
+        pos = e
+    pieces.append(out[pos:])
+    return b"".join(pieces), exact
 
 
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
