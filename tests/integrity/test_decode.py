@@ -150,3 +150,45 @@ def test_mostly_ascii_text_normalises_like_the_general_path():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
         norm, _ = normalize_bytes(text.encode())
         assert norm.split() == normalize_text(text).split(), repr(text)
+
+
+def test_a_large_file_scanned_in_ranges_on_worker_processes_finds_items_across_every_cut(trial_factory, monkeypatch):
+    """The parallel path (ranges of a large file on forked workers) with ranges made small, so that
+    planted items (plain, and base64) straddle the cuts: the same evidence as one pass."""
+    from ptbench.integrity.contamination import scan
+
+    trial = trial_factory(task="gsm8k")
+    data = bytearray()
+    for k in range(1, 7):  # an item (plain, then base64) across each cut of 64 KiB
+        i = k % len(GSM)
+        value = GSM[i]["question"] if k % 2 else HIDDEN["base64"](GSM[i]["question"].encode())
+        start = k * 65_536 - len(value) // 2
+        while len(data) < start - 200:
+            data += (json.dumps({"instruction": f"honest row {len(data)}", "output": "nothing to see"}) + "\n").encode()
+        data += (json.dumps({"pad": "p" * max(0, start - len(data) - 30)}) + "\n").encode()
+        data += (json.dumps({"instruction": value, "output": "x"}) + "\n").encode()
+    data += b'{"end": 1}\n' * 5000
+    (trial.workspace / "big.jsonl").write_bytes(bytes(data))
+    one_pass = run(trial)
+    monkeypatch.setattr(scan, "RANGE", 65_536)
+    monkeypatch.setattr(scan, "OVERLAP", 4096)
+    monkeypatch.setattr(scan, "_POOL_MIN_BYTES", 0)
+    ranged = run(trial)
+    assert one_pass.verdict == ranged.verdict == "flagged"
+    key = lambda f: sorted((e["file"].split("@")[0], e["item_id"], e["part"]) for e in f.evidence)  # noqa: E731
+    assert key(ranged) == key(one_pass), (key(ranged), key(one_pass))
+    assert {e["item_id"] for e in ranged.evidence} == {f"gsm8k-{i}" for i in range(len(GSM))}
+
+
+def test_a_wrapped_base64_gzip_larger_than_a_chunk_is_read_whole(trial_factory):
+    """`gzip | base64` (lines of 76) of more than a chunk: no chunk may end between its lines."""
+    import random
+
+    trial = trial_factory(task="gsm8k")
+    rng = random.Random(3)
+    noise = "".join(json.dumps({"t": "".join(rng.choices("abcdefghij ", k=200))}) + "\n" for _ in range(12_000))
+    blob = base64.encodebytes(gzip.compress(noise.encode() + ITEMS, compresslevel=1)).decode()
+    assert len(blob) > 1 << 20 and blob.count("\n") > 1000
+    (trial.workspace / "notes.txt").write_text("see below\n" + blob + "end\n")
+    f = run(trial)
+    assert {e["item_id"] for e in f.evidence} == {f"gsm8k-{i}" for i in range(len(GSM))}, f.reason

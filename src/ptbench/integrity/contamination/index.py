@@ -188,9 +188,11 @@ def scan_stream(
     depth: int = 0,
     *,
     finish: bool = True,
+    blobs_from: int = 0,
 ) -> StreamHits:
     """Scan a stream, and (through `budget`) every blob decoded out of it, in `children`.
-    Unfinished hits (`finish=False`) can be merged with those of the stream's other parts."""
+    Unfinished hits (`finish=False`) can be merged with those of the stream's other parts; blobs
+    that start before `blobs_from` (a part another scan reads too) are left to that scan."""
     hits = StreamHits(stream.label)
     budget = budget if budget is not None else Budget()
     carry = np.empty(0, np.uint64)  # the last tokens of the previous chunk: n-grams across chunk edges
@@ -201,7 +203,8 @@ def scan_stream(
         hits.add(index, toks, starts, carry.size, chunk.locate)
         if chunk.raw is not None:
             raw_exact = chunk.exact if chunk.raw_exact is None else chunk.raw_exact
-            for piece in pieces_in(chunk.raw, starts, lengths, raw_exact, chunk.locate, budget, depth):
+            skip = max(0, blobs_from - chunk.base)
+            for piece in pieces_in(chunk.raw, starts, lengths, raw_exact, chunk.locate, budget, depth, skip):
                 hits.children.append(scan_piece(index, piece, stream.label, hasher, budget))
         carry = toks[-(max_k - 1) :] if max_k > 1 else np.empty(0, np.uint64)
     return hits.finish(index) if finish else hits

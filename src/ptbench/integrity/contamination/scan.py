@@ -21,6 +21,7 @@ from ptbench.integrity.contamination.index import StreamHits, TestIndex, scan_st
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.sources import (
     CHUNK,
+    CUT_CONTEXT,
     Stream,
     cut_point,
     kind_of,
@@ -84,7 +85,13 @@ def scan_files(index: TestIndex, targets: list[tuple[str, Path]], workers: int |
         return
     # fork shares the index without a copy; a process with threads forks unsafely: then spawn.
     ctx = mp.get_context("fork" if threading.active_count() == 1 else "spawn")
-    with ctx.Pool(workers, initializer=_init, initargs=(index,)) as pool:
+    try:
+        pool = ctx.Pool(workers, initializer=_init, initargs=(index,))
+    except (AssertionError, OSError):  # a daemonic process, or no processes left: the same scan, here
+        _init(index)
+        yield from _collect(index, targets, map(_job, jobs))
+        return
+    with pool:
         yield from _collect(index, targets, pool.imap(_job, jobs, chunksize=1))
 
 
@@ -142,8 +149,8 @@ def _cut_after(fh, at: int, size: int) -> int:
     """Where a range that nominally ends at `at` really ends (same answer for the range after it)."""
     if at <= 0 or at >= size:
         return min(max(at, 0), size)
-    fh.seek(at - 1)
-    prev = fh.read(1)
+    fh.seek(max(0, at - CUT_CONTEXT))
+    prev = fh.read(at - max(0, at - CUT_CONTEXT))
     body, _ = read_to_cut(fh, prev)
     return at + len(body)
 
@@ -159,4 +166,5 @@ def _scan_range(index: TestIndex, label: str, path: str, a: int, b: int, size: i
         at = cut_point(data[: start - lead_from]) or (start - lead_from)
         data, lead_from = data[at:], lead_from + at
     chunks = raw_chunks(io.BytesIO(data), label, CHUNK, base=lead_from)
-    return scan_stream(index, Stream(label, chunks), Hasher(), budget, finish=False)
+    # the overlap's blobs are the previous range's (a cut never falls inside a blob)
+    return scan_stream(index, Stream(label, chunks), Hasher(), budget, finish=False, blobs_from=start)

@@ -27,6 +27,9 @@ MAX_SLACK = 64 << 20  # look this far past a chunk end for a place to cut (a blo
 _CUT = np.ones(256, bool)
 _CUT[list(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-\\%")] = False
 _CUT[128:] = False  # never inside a UTF-8 sequence
+_BLOB_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"
+_WRAPPED = 60
+CUT_CONTEXT = _WRAPPED + 4  # bytes before a place that decide whether a chunk may end there
 TABLE_EXT = (".parquet", ".arrow", ".feather")
 ARCHIVE_EXT = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 BINARY_EXT = {
@@ -65,6 +68,7 @@ class Chunk:
     locate: Callable[[int], str]
     raw: bytes | None = None  # the text before normalisation, searched for encoded blobs
     raw_exact: bool | None = None  # offsets in norm are offsets in raw (None: same as `exact`)
+    base: int = 0  # offset of raw in its stream
 
 
 @dataclass
@@ -147,29 +151,36 @@ def _looks_text(head: bytes) -> bool:
     return b"\0" not in head
 
 
-def cut_point(block: bytes) -> int | None:
-    """The first offset (>= 1) in `block` where a chunk may end: a byte in neither a token, a
-    base64/hex blob nor an escape (\\n, %41), so that none is split across chunks."""
+def cut_point(block: bytes, start: int = 1) -> int | None:
+    """The first offset (>= start, >= 1) in `block` where a chunk may end: a byte in neither a token, a
+    base64/hex blob nor an escape (\\n, %41), so that none is split across chunks. A line end
+    after 60 or more blob characters is no place either: `base64` wraps its output in lines."""
     a = np.frombuffer(block, np.uint8)
-    ok = np.flatnonzero(_CUT[a[1:]] & (a[:-1] != 0x5C))
-    return int(ok[0]) + 1 if ok.size else None
+    start = max(start, 1)
+    found = np.flatnonzero(_CUT[a[start:]] & (a[start - 1 : -1] != 0x5C)) + start
+    for at in range(0, found.size, 64):  # ordinary text: the first candidate
+        for i in found[at : at + 64].tolist():
+            if a[i] in (0x0A, 0x0D) and i >= _WRAPPED and not block[i - _WRAPPED : i].translate(None, _BLOB_BYTES):
+                continue
+            return i
+    return None
 
 
 def read_to_cut(fh, prev: bytes, max_slack: int = MAX_SLACK) -> tuple[bytes, bytes]:
-    """(bytes up to the next cut point, bytes read past it) from a stream whose previous byte was
-    `prev`; a run longer than `max_slack` is cut where the limit falls."""
+    """(bytes up to the next cut point, bytes read past it) from a stream whose previous bytes
+    (up to CUT_CONTEXT of them) were `prev`; a run longer than `max_slack` is cut where the limit falls."""
     got = bytearray()
     step = 1 << 16
     while len(got) < max_slack:
         more = fh.read(min(step, max_slack - len(got)))
         if not more:
             break
-        at = cut_point(prev + more)
+        at = cut_point(prev + more, len(prev))
         if at is not None:
             at -= len(prev)
             return bytes(got + more[:at]), more[at:]
         got += more
-        prev = more[-1:]
+        prev = bytes(got[-CUT_CONTEXT:])
         step *= 4
     return bytes(got), b""
 
@@ -182,12 +193,16 @@ def raw_chunks(fh, label: str, size: int = CHUNK, base: int = 0) -> Iterator[Chu
         if not data:
             return
         if len(data) >= size:
-            more, pending = read_to_cut(fh, data[-1:])
+            more, pending = read_to_cut(fh, data[-CUT_CONTEXT:])
             data += more
         norm, exact = normalize_bytes(data)
         start = base
         yield Chunk(
-            norm, exact, (lambda off, s=start, e=exact: f"byte {s + off}" if e else f"near byte {s + off}"), data
+            norm,
+            exact,
+            (lambda off, s=start, e=exact: f"byte {s + off}" if e else f"near byte {s + off}"),
+            data,
+            base=start,
         )
         base += len(data)
 
