@@ -192,3 +192,14 @@ def test_a_wrapped_base64_gzip_larger_than_a_chunk_is_read_whole(trial_factory):
     (trial.workspace / "notes.txt").write_text("see below\n" + blob + "end\n")
     f = run(trial)
     assert {e["item_id"] for e in f.evidence} == {f"gsm8k-{i}" for i in range(len(GSM))}, f.reason
+
+
+def test_items_written_as_utf16_are_flagged(trial_factory):
+    """UTF-16 (with and without a BOM) has a zero in every other byte of Latin text: not skipped as binary."""
+    trial = trial_factory(task="gsm8k")
+    (trial.workspace / "a.txt").write_bytes(ITEMS.decode().encode("utf-16"))
+    (trial.workspace / "b.jsonl").write_text(jsonl_with(HIDDEN["base64"](ITEMS.decode().encode("utf-16-le"))))
+    f = run(trial)
+    files = {e["file"].split("@")[0] for e in f.evidence}
+    assert files == {"workspace/a.txt (utf-16)", "workspace/b.jsonl"}, files
+    assert {e["item_id"] for e in f.evidence} == {f"gsm8k-{i}" for i in range(len(GSM))}

@@ -90,7 +90,7 @@ def decode_blob(text: bytes) -> tuple[str, bytes] | None:
     text = _WRAP.sub(b"", text)
     if len(text) >= 32 and len(text) % 2 == 0 and _HEX.fullmatch(text):
         out = bytes.fromhex(text.decode())
-        if _container(out) or _texty(out):
+        if _container(out) or _texty(out) or utf16_of(out[:8192]):
             return "hex", out
     body = text.rstrip(b"=")
     if b"-" in body or b"_" in body:
@@ -102,7 +102,7 @@ def decode_blob(text: bytes) -> tuple[str, bytes] | None:
             out = binascii.a2b_base64(part)
         except (binascii.Error, ValueError):
             continue
-        if _container(out) or _texty(out):
+        if _container(out) or _texty(out) or utf16_of(out[:8192]):
             return "base64", out
     return None
 
@@ -118,6 +118,22 @@ def _texty(data: bytes) -> bool:
     except UnicodeDecodeError as exc:
         return exc.start >= 65536 - 4
     return True
+
+
+def utf16_of(head: bytes) -> str | None:
+    """The UTF-16 codec of bytes that look like UTF-16 text (a BOM, or zeros in every other byte
+    of mostly Latin text), else None."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    sample = np.frombuffer(head[: 8192 - 8192 % 2], np.uint8)
+    if sample.size < 16:
+        return None
+    even, odd = (sample[0::2] == 0).mean(), (sample[1::2] == 0).mean()
+    if odd > 0.4 and even < 0.05:
+        return "utf-16-le"
+    if even > 0.4 and odd < 0.05:
+        return "utf-16-be"
+    return None
 
 
 def _container(data: bytes) -> str | None:
@@ -220,6 +236,8 @@ def unpack(data: bytes, where: str, budget: Budget, depth: int = 0) -> Iterator[
             yield from unpack(body, f"{where} > {kind} member {name}", budget, depth + 1)
     elif _texty(data):
         yield Piece(where, data, depth)
+    elif (codec := utf16_of(data[:8192])) is not None:
+        yield Piece(f"{where} > utf-16", data.decode(codec, errors="replace").encode(), depth)
 
 
 def pieces_in(

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ptbench.integrity.contamination.decode import MAX_DEPTH, container_of
+from ptbench.integrity.contamination.decode import MAX_DEPTH, container_of, utf16_of
 from ptbench.integrity.contamination.ngrams import normalize_bytes, normalize_text
 
 CHUNK = 1 << 20  # the arrays of a chunk stay in cache: larger chunks scan slower
@@ -117,9 +117,12 @@ def streams_of(path: Path, label: str, notes: list[str]) -> Iterator[Stream]:
                 yield from _nested(_Prefixed(head, fh), label, notes)
     elif kind == "text":
         with open(path, "rb") as fh:
-            if _looks_text(fh.read(8192)):
-                fh.seek(0)
+            head = fh.read(8192)
+            fh.seek(0)
+            if _looks_text(head):
                 yield Stream(label, raw_chunks(fh, label))
+            elif (codec := utf16_of(head)) is not None:  # text written as UTF-16: read as UTF-8
+                yield Stream(f"{label} (utf-16)", raw_chunks(_Utf8Of(fh, codec), label))
 
 
 def scannable(path: Path) -> bool:
@@ -319,6 +322,22 @@ def _member_streams(name: str, opener, label: str, notes: list[str]) -> Iterator
                 yield from streams_of(Path(tmp.name), mlabel, notes)
         elif _looks_text(head):
             yield Stream(mlabel, raw_chunks(_Prefixed(head, fh), mlabel))
+        elif (codec := utf16_of(head)) is not None:
+            yield Stream(f"{mlabel} (utf-16)", raw_chunks(_Utf8Of(_Prefixed(head, fh), codec), mlabel))
+
+
+class _Utf8Of:
+    """A UTF-16 byte stream read as UTF-8 bytes (offsets are those of the UTF-8 text)."""
+
+    def __init__(self, fh, codec: str) -> None:
+        import codecs
+
+        self._decoder = codecs.getincrementaldecoder(codec)(errors="replace")
+        self._fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        block = self._fh.read(n if n < 0 else 2 * n)
+        return self._decoder.decode(block, final=not block).encode("utf-8", "surrogateescape")
 
 
 class _Prefixed(io.RawIOBase):
