@@ -212,6 +212,14 @@ def parse_reply(api: str, body: bytes, sse: bool) -> dict[str, Any]:
     return r.to_json()
 
 
+def _last_call(path: Path) -> int:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return 0
+    return max((int(n) for n in re.findall(rb'\{"call": (\d+)', data)), default=0)
+
+
 class Transcript:
     """Writes record/transcript.jsonl from a thread of its own (see the module's docstring)."""
 
@@ -221,7 +229,7 @@ class Transcript:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._next = 0
+        self._next = _last_call(self.path)  # a resumed solve stage goes on numbering where the last one stopped
         self._fd: int | None = None
         self._conversations: OrderedDict[bytes, tuple[list[bytes], bytes, bytes]] = OrderedDict()
         self.failed: str | None = None  # why the transcript stopped being written, if it did
