@@ -81,10 +81,12 @@ def start_upstream() -> subprocess.Popen:
 GATEWAY = """
 import sys, time
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread
-from ptbench.gateway.transcript import Transcript
-transcript = Transcript({transcript!r}) if {transcript!r} else None
+extra = {{}}
+if {transcript!r}:  # (an older ptbench, without a transcript, runs with --no-transcript: the figures before)
+    from ptbench.gateway.transcript import Transcript
+    extra["transcript"] = Transcript({transcript!r})
 gw = Gateway({token!r}, Upstream("agent", {upstream!r}, "sk-real-bench-key", cost_cap_usd=1e9), calls_path={calls!r},
-             transcript=transcript)
+             **extra)
 with gateway_in_thread(gw):
     print(gw.base_url, flush=True)
     sys.stdin.read()
