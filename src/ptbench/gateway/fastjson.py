@@ -5,12 +5,18 @@ where orjson refuses them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+_fast_loads: Callable[[bytes], Any]
+_orjson_dumps: Callable[..., bytes] | None
+_SORT_KEYS = 0
 try:
-    from orjson import OPT_SORT_KEYS
-    from orjson import dumps as _orjson_dumps
-    from orjson import loads as _fast_loads
+    import orjson
+
+    _fast_loads = orjson.loads
+    _orjson_dumps = orjson.dumps
+    _SORT_KEYS = orjson.OPT_SORT_KEYS
 except ImportError:
     _fast_loads = json.loads
     _orjson_dumps = None
@@ -37,7 +43,7 @@ def canonical(obj: Any) -> bytes:
     orjson where installed, else the standard library (the two need not agree: a process uses one)."""
     if _orjson_dumps is not None:
         try:
-            return _orjson_dumps(obj, option=OPT_SORT_KEYS)
+            return _orjson_dumps(obj, option=_SORT_KEYS)
         except TypeError:  # a value orjson refuses (an integer beyond 64 bits)
             pass
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()

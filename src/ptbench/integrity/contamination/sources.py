@@ -14,7 +14,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -69,6 +69,12 @@ class Chunk:
     raw: bytes | None = None  # the text before normalisation, searched for encoded blobs
     raw_exact: bool | None = None  # offsets in norm are offsets in raw (None: same as `exact`)
     base: int = 0  # offset of raw in its stream
+
+
+class _Reads(Protocol):
+    """A binary file open for reading (a file, a gzip member, a `_Prefixed`)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 @dataclass
@@ -169,7 +175,7 @@ def cut_point(block: bytes, start: int = 1) -> int | None:
     return None
 
 
-def read_to_cut(fh, prev: bytes, max_slack: int = MAX_SLACK) -> tuple[bytes, bytes]:
+def read_to_cut(fh: _Reads, prev: bytes, max_slack: int = MAX_SLACK) -> tuple[bytes, bytes]:
     """(bytes up to the next cut point, bytes read past it) from a stream whose previous bytes
     (up to CUT_CONTEXT of them) were `prev`; a run longer than `max_slack` is cut where the limit falls."""
     got = bytearray()
@@ -188,7 +194,7 @@ def read_to_cut(fh, prev: bytes, max_slack: int = MAX_SLACK) -> tuple[bytes, byt
     return bytes(got), b""
 
 
-def raw_chunks(fh, label: str, size: int = CHUNK, base: int = 0) -> Iterator[Chunk]:
+def raw_chunks(fh: _Reads, label: str, size: int = CHUNK, base: int = 0) -> Iterator[Chunk]:
     pending = b""
     while True:
         data = pending + fh.read(size - len(pending)) if len(pending) < size else pending
@@ -200,13 +206,11 @@ def raw_chunks(fh, label: str, size: int = CHUNK, base: int = 0) -> Iterator[Chu
             data += more
         norm, exact = normalize_bytes(data)
         start = base
-        yield Chunk(
-            norm,
-            exact,
-            (lambda off, s=start, e=exact: f"byte {s + off}" if e else f"near byte {s + off}"),
-            data,
-            base=start,
-        )
+
+        def byte_at(off: int, s: int = start, e: bool = exact) -> str:
+            return f"byte {s + off}" if e else f"near byte {s + off}"
+
+        yield Chunk(norm, exact, byte_at, data, base=start)
         base += len(data)
 
 
@@ -257,14 +261,11 @@ def _column_chunks(arrays) -> Iterator[Chunk]:
             starts.append(pos)
             pos += len(p) + 1
         norm = b" ".join(parts)
-        r0 = first_row
-        yield Chunk(
-            norm,
-            True,
-            lambda off, s=starts, r=r0: f"row {r + bisect.bisect_right(s, off) - 1}",
-            "\n".join(values).encode("utf-8", "surrogateescape"),
-            False,
-        )
+
+        def row_at(off: int, s: list[int] = starts, r: int = first_row) -> str:
+            return f"row {r + bisect.bisect_right(s, off) - 1}"
+
+        yield Chunk(norm, True, row_at, "\n".join(values).encode("utf-8", "surrogateescape"), False)
         first_row += len(values)
 
 
@@ -346,7 +347,7 @@ class _Prefixed(io.RawIOBase):
     def __init__(self, head: bytes, rest) -> None:
         self._head, self._rest = head, rest
 
-    def read(self, n: int = -1) -> bytes:
+    def read(self, n: int = -1, /) -> bytes:
         if self._head:
             out, self._head = self._head[:n] if n >= 0 else self._head, self._head[n:] if n >= 0 else b""
             if n < 0 or len(out) < n:
