@@ -81,3 +81,28 @@ def agreement(verdicts: Sequence[Sequence[Hashable]], judges: int) -> dict[str, 
         "kappa": kappa,
         "kappa_kind": kind,
     }
+
+
+def trial_text(extra: dict[str, Any]) -> str:
+    """One trial's judge agreement as a table cell (from its result's extra_metrics); "" with one judge."""
+    if not extra.get("judge_count"):
+        return ""
+    kappa = extra.get("judge_kappa")
+    kind = "Cohen" if extra.get("judge_kappa_kind") == "cohen" else "Fleiss"
+    k = f"κ {kappa:.2f} ({kind})" if isinstance(kappa, (int, float)) else "κ undefined"
+    pa = extra.get("judge_agreement")
+    p = f"{pa * 100:.0f} % agree" if isinstance(pa, (int, float)) else "no item"
+    return f"{k}, {p}, {extra['judge_count']} judges"
+
+
+def mean_text(extras: list[dict[str, Any]]) -> str:
+    """Several trials' judge agreement as one cell: mean kappa and mean percent agreement over the
+    trials judged by several judges (n = those trials); "" when none was."""
+    rows = [e for e in extras if e.get("judge_count")]
+    if not rows:
+        return ""
+    kappas = [e["judge_kappa"] for e in rows if isinstance(e.get("judge_kappa"), (int, float))]
+    pas = [e["judge_agreement"] for e in rows if isinstance(e.get("judge_agreement"), (int, float))]
+    k = f"κ {sum(kappas) / len(kappas):.2f}" if kappas else "κ undefined"
+    p = f", {sum(pas) / len(pas) * 100:.0f} % agree" if pas else ""
+    return f"{k}{p} (n={len(rows)})"
