@@ -98,3 +98,22 @@ def test_a_judge_failing_fails_the_example(judge, tmp_path: Path):
     with pytest.raises(EvaluationFailed, match="every example failed") as info:
         task.score_batch(examples, ["an answer"] * 3)
     assert info.value.detail["judge_failed_calls"] == 7 and info.value.detail["judge_calls"] == 14
+
+
+@pytest.mark.slow
+def test_evaluate_writes_agreement_into_metrics(judge, tmp_path: Path, tiny_model):
+    """`evaluate` with the tiny model through transformers: the agreement lands in metrics.json's
+    `extra` (which the runner copies into result.json's extra_metrics) and the judges in settings."""
+    import json
+
+    from ptbench.inference.hf import TransformersEngine
+    from ptbench.tasks.evaluate import evaluate
+
+    options = {**HEALTHBENCH_FIXTURE, "max_new_tokens": 8, **several(judge, tmp_path, THREE)}
+    out = tmp_path / "eval"
+    evaluate("healthbench_easy", str(tiny_model), out, task_options=options, engine=TransformersEngine(str(tiny_model)))
+    metrics = json.loads((out / "metrics.json").read_text())
+    # the scripted grades do not depend on the answer: the same kappa as computed by hand above
+    assert metrics["extra"]["judge_kappa"] == pytest.approx(-13 / 36) and metrics["extra"]["judge_count"] == 3
+    assert metrics["settings"]["judges"] == THREE
+    assert metrics["primary"]["value"] == pytest.approx((1.25 / 3 + 2 / 3) / 3)
