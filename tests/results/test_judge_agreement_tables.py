@@ -50,3 +50,26 @@ def test_report_shows_agreement_in_index_and_trial_page(tmp_path):
     assert "κ 0.10 (Fleiss), 60 % agree, 3 judges" in page
     other = (tmp_path / "site" / "trials" / "c1__y__A__gsm8k__s0.html").read_text()
     assert "judge agreement" not in other
+
+
+def test_a_different_set_of_judges_is_not_comparable():
+    """Scores averaged over three judges are another metric than one judge's, even when the first
+    judge is the same: collate refuses to put them in one column."""
+    import pytest
+
+    from ptbench.core.errors import UserError
+    from ptbench.results.comparable import check_comparable
+
+    def rec(trial: str, judges: list[str] | None) -> ResultRecord:
+        r = synthetic.record("x", "A", "healthbench_easy", int(trial[-1]), 0.5)
+        r["trial_id"] = trial
+        r["evaluation"] = {
+            "test_set": {"sha256": "a" * 64},
+            "judge": {"base_url": "https://j/v1", "model": "gpt-5-mini"},
+            **({"judges": judges} if judges else {}),
+        }
+        return ResultRecord(**r)
+
+    assert check_comparable([rec("t1", ["gpt-5-mini", "o4-mini"]), rec("t2", ["gpt-5-mini", "o4-mini"])]) == []
+    with pytest.raises(UserError, match="judge differs"):
+        check_comparable([rec("t1", None), rec("t2", ["gpt-5-mini", "o4-mini"])])
