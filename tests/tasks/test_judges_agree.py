@@ -117,3 +117,19 @@ def test_evaluate_writes_agreement_into_metrics(judge, tmp_path: Path, tiny_mode
     assert metrics["extra"]["judge_kappa"] == pytest.approx(-13 / 36) and metrics["extra"]["judge_count"] == 3
     assert metrics["settings"]["judges"] == THREE
     assert metrics["primary"]["value"] == pytest.approx((1.25 / 3 + 2 / 3) / 3)
+
+
+def test_the_trial_gateway_judge_route_allows_every_listed_judge(monkeypatch):
+    """The agent's own evaluate.sh judges through the trial gateway: its judge route must let each
+    listed judge model through and no other. (The trial is a stand-in holding only the task spec
+    `_judge_upstream` reads: building a whole trial adds nothing to this check.)"""
+    from types import SimpleNamespace
+
+    from ptbench.runner.trial_gateway import _judge_upstream
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-judge-route-test")
+    task = SimpleNamespace(name="healthbench_easy", options={"judge_models": ["gpt-5-mini", "o4-mini"]})
+    keep: set[str] = set()
+    upstream = _judge_upstream(SimpleNamespace(spec=SimpleNamespace(task=task)), {}, keep)
+    assert upstream is not None and upstream.models == {"gpt-5-mini": "gpt-5-mini", "o4-mini": "o4-mini"}
+    assert keep == {"OPENAI_API_KEY"}
