@@ -190,7 +190,7 @@ def build(root: Path, tokenizer_dir: Path) -> dict[str, Path]:
     other = [{"prompt": f"<|user|>spell {w}\n<|assistant|>", "completion": "-".join(w)} for w in WORDS]
     other += [{"prompt": f"<|user|>reverse {w}\n<|assistant|>", "completion": w[::-1]} for w in WORDS]
     instr = _data(root, "instructions", other)
-    _sft(root, base, chat, "instruct", 40, 3e-3, 0)
+    _sft(root, base, chat, "instruct", 120, 3e-3, 0)
     _sft(root, base, instr, "sft_long", 120, 3e-3, 1)
     lora(base, instr, root / "lora")
     tok = AutoTokenizer.from_pretrained(str(root / "sft_long"))
