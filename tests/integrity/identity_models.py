@@ -9,7 +9,8 @@ Used by tests/integrity/test_identity_disguises.py and scripts/bench_model_ident
   with plain torch and merged back: peft is not installed here), added_tokens (sft_long + 2 tokens);
 - cheats: merge_<a> (a * instruct + (1 - a) * base), permuted (hidden, MLP and head units of the
   instruct model permuted), rescaled (SwiGLU up rows * c, down columns / c, some c < 0),
-  disguised (permuted + rescaled + a little noise), merge_0.45_permuted.
+  disguised (permuted + rescaled + a little noise), merge_0.45_permuted, merge_0.45_sft (the 0.45
+  merge, then the same long SFT as sft_long).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 MERGES = (0.1, 0.25, 0.45, 0.7, 0.9)
 HONEST = ("sft_long", "lora", "added_tokens")
-CHEATS = (*(f"merge_{a}" for a in MERGES), "permuted", "rescaled", "disguised", "merge_0.45_permuted")
+CHEATS = (*(f"merge_{a}" for a in MERGES), "merge_0.45_sft", "permuted", "rescaled", "disguised", "merge_0.45_permuted")
 WORDS = "red green blue cat dog sun moon tree fish bird star lake".split()
 
 
@@ -202,6 +203,7 @@ def build(root: Path, tokenizer_dir: Path) -> dict[str, Path]:
     instruct = root / "instruct"
     for a in MERGES:
         merge(base, instruct, a, root / f"merge_{a}")
+    _sft(root, root / "merge_0.45", instr, "merge_0.45_sft", 120, 3e-3, 1)  # the merge, then the honest SFT
     permute(instruct, root / "permuted", 1)
     permute(instruct, root / "rescaled", 2, rescale=True, perm=False)
     permute(instruct, root / "disguised", 3, rescale=True, noise=0.01)

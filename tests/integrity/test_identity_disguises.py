@@ -80,7 +80,9 @@ def test_merges_and_reparametrized_copies_are_flagged(tmp_path, models, submitte
     e = f.evidence[0]
     assert e["forbidden"] == str(models["instruct"])
     proj = f.details["projection"][str(models["instruct"])]
-    if submitted.startswith("merge_"):
+    if submitted == "merge_0.45_sft":  # trained on after the merge: the instruct model's share stays
+        assert proj["matrices_alpha"] > 0.4 and proj["matrices_cosine"] > 0.4, proj
+    elif submitted.startswith("merge_"):
         a = float(submitted.split("_")[1])
         # the mixing weight, read back through any permutation
         assert abs(proj["matrices_alpha"] - a) < 0.05 and proj["matrices_cosine"] > 0.95, proj
