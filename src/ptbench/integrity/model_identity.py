@@ -265,7 +265,7 @@ def _functional(
                 }
             )
     details["functional_seconds"] = round(time.perf_counter() - t0, 2)
-    details["probes"] = {"inputs": len(inputs), "positions": sum(len(i) - 0 for i in inputs)}
+    details["probes"] = {"inputs": len(inputs), "positions": sum(len(i) for i in inputs)}
     return out
 
 
