@@ -37,12 +37,10 @@ def probes(base: Path, seed: int, vocab: int) -> list[list[int]]:
     tok = AutoTokenizer.from_pretrained(str(base))
     texts = list(TEXTS)
     if tok.chat_template:
-        texts.append(
-            tok.apply_chat_template(
-                [{"role": "user", "content": "Name three primary colors."}], tokenize=False, add_generation_prompt=True
-            )
-            + "Red, yellow and blue."
+        turn = tok.apply_chat_template(
+            [{"role": "user", "content": "Name three primary colors."}], tokenize=False, add_generation_prompt=True
         )
+        texts.append(str(turn) + "Red, yellow and blue.")
     out = [[i for i in tok(t, add_special_tokens=True)["input_ids"] if i < vocab][:PROBE_TOKENS] for t in texts]
     special = set(tok.all_special_ids)
     ordinary = [i for i in range(min(len(tok), vocab)) if i not in special]

@@ -162,7 +162,7 @@ def check(ctx: CheckContext) -> Finding:
                 raise Unchecked(f"forbidden model {name} has no tensors comparable with final_model")
             details["forbidden_skipped"][name] = f"other architecture ({', '.join(why_not) or 'no comparable tensors'})"
             continue
-        assert other is not None
+        assert other is not None  # sub is empty without it
         oa = Aligned(other, align(other, ref, cfg, seed))
         base_d = to_base if len(sub) == len(plan) else distances(fa, ref, sub)
         d = distances(fa, oa, sub)
