@@ -22,6 +22,7 @@ from typing import Literal
 import jinja2
 from pydantic import BaseModel, ValidationError
 
+from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch
 from ptbench.core.errors import UserError
 from ptbench.integrity.context import CheckContext
@@ -65,7 +66,7 @@ def check(ctx: CheckContext) -> Finding:
     prompt = _prompt(ctx, has_trajectory=(evidence / "trajectory.json").exists())
     (work / "prompt.txt").write_text(prompt)
     try:
-        launch = build_launch(judge_trial, prompt=prompt)
+        launch = build_launch(AgentRun.resolve(judge_trial), prompt=prompt)
     except UserError as exc:
         raise Unchecked(f"judge could not start: {exc}") from None
     if not launch.argv or not launch.argv[0]:
