@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import time
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch
 from ptbench.core.errors import UserError
+from ptbench.core.procgroup import stop_group
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
 from ptbench.spec.campaign import AgentRef, Budget
@@ -175,11 +175,7 @@ def _run(launch, log_path: Path, limit: float) -> int:
         except subprocess.TimeoutExpired:
             rc = 124
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the CLI's own children too
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            stop_group(proc)  # the CLI's own children too
     text = log_path.read_text(errors="replace")
     for secret in sorted((s for s in launch.secrets.values() if len(s) >= 4), key=len, reverse=True):
         text = text.replace(secret, "[REDACTED]")
