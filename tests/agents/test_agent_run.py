@@ -102,3 +102,22 @@ def test_agent_options_are_merged_in_one_place() -> None:
         if inline.search(line)
     ]
     assert offenders == []
+
+
+def test_keys_come_from_the_environment_first_then_dotenv(tmp_path: Path, monkeypatch) -> None:
+    from ptbench.agents.launcher import read_secrets
+
+    (tmp_path / ".env").write_text(
+        "# a comment\n"
+        "export A_KEY='sk-a-quoted'\n"
+        'B_KEY="sk-b" # trailing comment\n'
+        "C_KEY=\n"
+        "D_KEY=sk-d-from-file\n"
+        "OTHER=not-asked-for\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("D_KEY", "sk-d-from-env")
+    for name in ("A_KEY", "B_KEY", "C_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    found = read_secrets(["A_KEY", "B_KEY", "C_KEY", "D_KEY"])
+    assert found == {"A_KEY": "sk-a-quoted", "B_KEY": "sk-b", "D_KEY": "sk-d-from-env"}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+from dotenv import dotenv_values
 
 from ptbench.agents.spec import AgentSpec, agent_folder
 from ptbench.core.errors import UserError
@@ -150,12 +151,12 @@ def read_secrets(names: list[str]) -> dict[str, str]:
     """Values of the named keys from the environment, else from a git-ignored `.env` in the current directory."""
     found = {n: os.environ[n] for n in names if os.environ.get(n)}
     dotenv = Path(".env")
-    if dotenv.is_file():
-        for line in dotenv.read_text().splitlines():
-            key, sep, val = line.strip().partition("=")
-            key = key.removeprefix("export ").strip()
-            if sep and key in names and key not in found and val.strip():
-                found[key] = val.strip().strip("'\"")
+    if dotenv.is_file() and any(n not in found for n in names):
+        values = dotenv_values(dotenv, interpolate=False)  # `export`, quotes and comments as python-dotenv reads them
+        for key in names:
+            value = (values.get(key) or "").strip()
+            if key not in found and value:
+                found[key] = value
     return found
 
 
