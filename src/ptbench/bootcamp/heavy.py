@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from ptbench.bootcamp.api import Identity, RewardCalculator, RewardResult, Tool, ToolResult, canonical_json
 from ptbench.core.prctl import set_parent_death_signal
+from ptbench.core.private_api import stop_multiprocessing_helpers
 
 
 def default_workers() -> int:
@@ -153,15 +154,10 @@ class WorkerPool:
 def _stop_helpers() -> None:
     """Stop the forkserver and resource tracker too, so nothing this pool started outlives it
     (both restart on demand if anything needs them again)."""
-    from multiprocessing import forkserver, resource_tracker
-
-    for helper in (getattr(forkserver, "_forkserver", None), getattr(resource_tracker, "_resource_tracker", None)):
-        stop = getattr(helper, "_stop", None)
-        if stop is not None:
-            try:
-                stop()
-            except Exception:  # pragma: no cover (already gone)
-                pass
+    try:
+        stop_multiprocessing_helpers()
+    except Exception:  # pragma: no cover (already gone)
+        pass
 
 
 def describe_failure(exc: BaseException, timeout_s: float | None) -> ToolResult:
