@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -11,16 +10,14 @@ from pathlib import Path
 
 from ptbench.backends.units import replica_command
 from ptbench.bootcamp import replicas
-
-_PR_SET_PDEATHSIG = 1
+from ptbench.core.prctl import set_parent_death_signal
+from ptbench.core.procgroup import stop_groups
 
 
 def _die_with_parent() -> None:
-    """In the replica, before exec: SIGTERM when the rollout process dies, even SIGKILLed (Linux)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover (not Linux): the idle exit still ends it
-        pass
+    """In the replica, before exec: SIGTERM when the rollout process dies, even SIGKILLed (Linux;
+    elsewhere the idle exit still ends it)."""
+    set_parent_death_signal(signal.SIGTERM)
 
 
 def start_local(out: Path, n: int) -> list[subprocess.Popen[bytes]]:
@@ -45,16 +42,6 @@ def stop_local(procs: list[subprocess.Popen[bytes]], grace_s: float = 5.0) -> No
     """The replicas saw `done`; give them `grace_s` to leave, then SIGTERM (with SIGCONT, for a
     stopped one, as Slurm does), then SIGKILL their whole session."""
     deadline = time.monotonic() + grace_s
-    for sigs in ((), (signal.SIGTERM, signal.SIGCONT), (signal.SIGKILL,)):
-        for p in procs:
-            for sig in sigs:
-                if p.poll() is None:
-                    try:
-                        os.killpg(p.pid, sig)  # the replica and anything it started (heavy-tool workers)
-                    except ProcessLookupError:
-                        pass
-        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        deadline = time.monotonic() + 5.0
-    for p in procs:
-        p.wait()
+    while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop_groups(procs, grace_s=5.0)  # the replicas and anything they started (heavy-tool workers)
