@@ -59,6 +59,13 @@ def parse_versioned(
     Raises UserError (one line) for a newer version, a file that is not a JSON object, or one that
     does not validate.
     """
+    if not isinstance(raw, Mapping):  # the fast path (collating 10,000 records): a current file, parsed once
+        try:
+            obj = model.model_validate_json(raw)
+            if "schema_version" in obj.model_fields_set and getattr(obj, "schema_version", None) == current:
+                return obj
+        except ValidationError:
+            pass
     if isinstance(raw, Mapping):
         data: Any = dict(raw)
     else:
