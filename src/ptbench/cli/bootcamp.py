@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -464,7 +465,8 @@ def list_components(
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
     from ptbench.bootcamp.catalogue import rows
 
-    entries = rows(campaigns)
+    with contextlib.redirect_stdout(sys.stderr):  # libraries that print while loading never corrupt the JSON
+        entries = rows(campaigns)
     if as_json:
         print(json.dumps(entries, indent=2))
         return
