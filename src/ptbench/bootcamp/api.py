@@ -76,10 +76,12 @@ class ToolError(Exception):
         self.kind = kind
 
 
-class Tool(ABC):
+class Tool:
     """A tool with per-episode state: `create` once per episode, `execute` per call, `release` at
     the end. Subclasses that block (SQLite, simulations) set `blocking = True` and implement the
-    `*_sync` methods; the harness then runs them in a worker thread, off the event loop."""
+    `*_sync` methods; the harness then runs them in a worker thread, off the event loop. Every hook
+    has a default (no state, nothing to close), so the class is a base, not an ABC: a tool that
+    overrides neither `execute` nor `execute_sync` is told so at its first call."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -212,6 +214,12 @@ register_generator = GENERATORS.register
 register_tool = TOOLS.register
 register_interaction = INTERACTIONS.register
 register_reward = REWARDS.register
+
+
+def tool_schema(name: str) -> dict[str, Any]:
+    """A registered tool's schema, without running its constructor (its parameters come per episode)."""
+    cls: type[Tool] = TOOLS.get(name)
+    return cls.__new__(cls).schema()
 
 
 def _load_builtin_envs() -> None:

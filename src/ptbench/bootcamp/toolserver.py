@@ -262,7 +262,8 @@ def _serve_until_stopped(
         request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports, token=token, identity=ident
     )
     if replica is not None:
-        marker: Path | None = replicas.replica_file(directory, replica)  # type: ignore[arg-type]
+        assert directory is not None  # refused above without --dir
+        marker: Path | None = replicas.replica_file(directory, replica)
         announcement = {
             "url": url,
             "replica": replica,
@@ -355,8 +356,10 @@ def _serve_until_stopped(
 
 
 def _same_run(directory: str | Path | None, token: str | None) -> bool:
+    if directory is None:
+        return False
     try:
-        return replicas.read_token(directory) == token  # type: ignore[arg-type]
+        return replicas.read_token(directory) == token
     except UserError:
         return False
 
@@ -383,7 +386,7 @@ class RemoteTool(Tool):
 
     def __init__(self, local: Tool, url: str, *, params: dict[str, Any], timeout_s: float) -> None:
         super().__init__(**params)
-        self.name = local.name  # type: ignore[misc]
+        self.name = local.name  # type: ignore[misc]  # a proxy is named per instance (a ClassVar on tools)
         self._schema = local.schema()
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s

@@ -6,12 +6,16 @@ import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel, ConfigDict
 
 from ptbench.core.errors import UserError
 from ptbench.spec import Backend
+
+if TYPE_CHECKING:  # imported by the commands that use it (start-up time)
+    from ptbench.bootcamp.config import BootcampConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -31,7 +35,8 @@ def generate(
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
     workers: int = typer.Option(0, help="worker processes (0: one per CPU this process may use)"),
 ) -> None:
-    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
+    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json.
+    Deterministic and resumable."""
     from rich.console import Console
     from rich.table import Table
 
@@ -48,6 +53,10 @@ def generate(
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
+
+        def progress(msg: str, name: str = cfg.name) -> None:
+            err.print(f"[dim]{name}: {msg}[/]")
+
         result = _generate(
             cfg,
             target,
@@ -55,7 +64,7 @@ def generate(
             parquet=parquet,
             force=force,
             workers=workers or None,
-            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+            progress=progress,
         )
         if shard:
             console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
@@ -101,7 +110,10 @@ def rollout(
     tool_replicas: int | None = typer.Option(
         None,
         min=1,
-        help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends",
+        help=(
+            "run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), "
+            "stopped when the rollout ends"
+        ),
     ),
     api_key_env: str | None = typer.Option(
         None, help="environment variable that holds the API key (the key is never written)"
@@ -227,7 +239,8 @@ def rollout(
         res = condor_shards.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
         if tool_replicas:
             console.print(
-                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)"
+                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every "
+                "shard finished)"
             )
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
@@ -248,7 +261,10 @@ def rollout(
         ) as bar,
     ):
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
-        update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
+
+        def update(n: int) -> None:
+            bar.update(task, completed=min(n, total))
+
         if backend == "local":
             codes = run_local(out, shards, progress=update)
         else:
@@ -263,11 +279,12 @@ def rollout(
     if failed:
         first = next(iter(failed))
         raise UserError(
-            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume"
+            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same "
+            "command to resume"
         )
 
 
-def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> None:  # type: ignore[no-untyped-def]
+def _check_replicas(cfg: BootcampConfig, backend: str, tool_server: str | None, wait: bool) -> None:
     """--tool-replicas: refuse what cannot work before anything is written or submitted."""
     if not any(t.remote for t in cfg.tools):
         raise UserError(
@@ -279,11 +296,13 @@ def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> N
         )
     if backend not in ("local", "slurm", "htcondor"):
         raise UserError(
-            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor"
+            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or "
+            "htcondor"
         )
     if not wait and backend != "htcondor":  # on HTCondor the replicas end by themselves when every shard finished
         raise UserError(
-            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards"
+            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its "
+            "shards"
         )
 
 
@@ -367,7 +386,10 @@ def sft(
     fmt: str = typer.Option(
         "chat",
         "--format",
-        help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
+        help=(
+            "chat: TRL conversational (prompt/completion messages, tools); "
+            "text: plain prompt/completion strings (base models, the reference agent)"
+        ),
     ),
     from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
@@ -386,7 +408,10 @@ def sft(
         rows, counts = sft_from_traces(
             from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns
         )
-        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+        note = (
+            f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, "
+            f"{counts['skipped_bad_calls']} with malformed tool calls)"
+        )
     else:
         rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -407,10 +432,12 @@ def export_verl(
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
         print(
-            f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
+            f"{split}: {info['n']} rows "
+            f"({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
         )
     print(
-        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}"
+        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl "
+        f"config): {out / 'trainer.yaml'}"
     )
 
 
@@ -428,7 +455,10 @@ def serve_tools(
     replica: int | None = typer.Option(
         None,
         min=0,
-        help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)",
+        help=(
+            "serve as replica I of the rollout in --dir "
+            "(announced in tool-servers/replica-I.json; needs the rollout's token)"
+        ),
     ),
     idle_exit: float | None = typer.Option(None, help="replica: exit after this many seconds without a request"),
     shards: int | None = typer.Option(

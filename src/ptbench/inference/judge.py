@@ -208,11 +208,11 @@ class JudgeClient:
                         error = "bad_response: no choices[0].message.content"
                     elif not retryable_status(resp.status_code):
                         # Not transient: retrying cannot help (bad model name, bad key, bad request).
-                        body = resp.text[:200]
+                        said = resp.text[:200]
                         key = os.environ.get(self.config.api_key_env, "")
                         if len(key) >= 8:  # an endpoint that echoes the key must not put it into results
-                            body = body.replace(key, f"[REDACTED:{self.config.api_key_env}]")
-                        return JudgeReply(text=None, error=f"http_{resp.status_code}: {body}", attempts=attempt)
+                            said = said.replace(key, f"[REDACTED:{self.config.api_key_env}]")
+                        return JudgeReply(text=None, error=f"http_{resp.status_code}: {said}", attempts=attempt)
                     else:
                         error = f"http_{resp.status_code}"
                         wait = parse_retry_after(resp.headers.get("retry-after"))

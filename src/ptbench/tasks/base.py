@@ -74,11 +74,11 @@ def _load_builtin_tasks() -> None:
             importlib.import_module(f"ptbench.tasks.{mod.name}")
 
 
-def _name_task(name: str, cls: Callable[..., Task]) -> None:
-    cls.name = name  # type: ignore[attr-defined]
+def _name_task(name: str, cls: type[Task]) -> None:
+    cls.name = name
 
 
-TASKS: Registry[Callable[..., Task]] = Registry("task", load=_load_builtin_tasks, on_register=_name_task)
+TASKS: Registry[type[Task]] = Registry("task", load=_load_builtin_tasks, on_register=_name_task)
 
 
 def register_task(name: str) -> Callable[[Any], Any]:
@@ -90,7 +90,7 @@ def available_tasks() -> list[str]:
     return TASKS.names()
 
 
-def task_class(name: str) -> Callable[..., Task]:
+def task_class(name: str) -> type[Task]:
     return TASKS.get(name)
 
 
