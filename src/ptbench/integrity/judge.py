@@ -28,7 +28,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.procgroup import stop_group
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
-from ptbench.spec.campaign import AgentRef, Budget
+from ptbench.spec.campaign import AgentRef, Budget, JudgeSettings
 from ptbench.trial import TrialDir
 
 VERDICT_FILE = "verdict.json"
@@ -46,11 +46,19 @@ class JudgeVerdict(BaseModel):
     disallowed_model_use: Answer
 
 
-def check(ctx: CheckContext) -> Finding:
-    settings = ctx.config.judge
-    if settings is None:
+def check(ctx: CheckContext, settings: JudgeSettings | None = None, work_name: str = "judge") -> Finding:
+    """One judge (`integrity.judge` a mapping, or `settings`); a list of several goes to integrity.judges."""
+    configured = settings or ctx.config.judge
+    if configured is None:
         raise Unchecked("no integrity.judge settings")
-    work = _fresh_dir(ctx.trial_dir / "judge")
+    if isinstance(configured, list):
+        if len(configured) > 1:
+            from ptbench.integrity.judges import majority
+
+            return majority(ctx, configured, check)
+        configured = configured[0]
+    settings = configured
+    work = _fresh_dir(ctx.trial_dir / work_name)
     evidence = work / "workspace" / "evidence"
     skipped = _copy_evidence(ctx, evidence)
     spec = ctx.spec.model_copy(

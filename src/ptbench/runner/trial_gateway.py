@@ -88,7 +88,7 @@ def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) ->
         "judge",
         config.base_url,
         key,
-        models={config.model: config.model},
+        models={c.model: c.model for c in task.judge_configs},  # several judges share one endpoint and key
         cost_cap_usd=_float(options, "judge_cost_cap_usd"),
     )
 
