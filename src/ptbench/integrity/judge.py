@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import time
@@ -23,8 +22,10 @@ from typing import Literal
 import jinja2
 from pydantic import BaseModel, ValidationError
 
+from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch
 from ptbench.core.errors import UserError
+from ptbench.core.procgroup import stop_group
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
 from ptbench.spec.campaign import AgentRef, Budget, JudgeSettings
@@ -78,7 +79,7 @@ def check(ctx: CheckContext, settings: JudgeSettings | None = None, work_name: s
     )
     (work / "prompt.txt").write_text(prompt)
     try:
-        launch = build_launch(judge_trial, prompt=prompt)
+        launch = build_launch(AgentRun.resolve(judge_trial), prompt=prompt)
     except UserError as exc:
         raise Unchecked(f"judge could not start: {exc}") from None
     if not launch.argv or not launch.argv[0]:
@@ -201,11 +202,7 @@ def _run(launch, log_path: Path, limit: float) -> int:
         except subprocess.TimeoutExpired:
             rc = 124
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the CLI's own children too
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            stop_group(proc)  # the CLI's own children too
     text = log_path.read_text(errors="replace")
     for secret in sorted((s for s in launch.secrets.values() if len(s) >= 4), key=len, reverse=True):
         text = text.replace(secret, "[REDACTED]")
