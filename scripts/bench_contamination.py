@@ -5,7 +5,7 @@ The real test sets cannot be downloaded offline, so they are synthesized at thei
 BFCL 100, Arena-Hard writing 250 (with ~700-word reference answers), HealthBench Easy 245. The
 JSONL holds 20 planted test items; the scan must find exactly those.
 
-    python scripts/bench_contamination.py [--gb 1] [--keep FILE]
+    python scripts/bench_contamination.py [--gb 1] [--keep FILE] [--tiny]
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ def words(rng, vocab, n: int) -> str:
     return " ".join(vocab[i] for i in ids)
 
 
-def build_index(rng, vocab) -> tuple[TestIndex, list[str]]:
+def build_index(rng, vocab, scale: float = 1.0) -> tuple[TestIndex, list[str]]:
     index = TestIndex(n=13)
     planted = []
     for task, (n_items, parts) in SIZES.items():
-        for i in range(n_items):
+        for i in range(max(4, int(n_items * scale))):
             texts = [(role, words(rng, vocab, n)) for role, n in parts]
             index.add_item(task, f"{task}-{i}", texts)
             if len(planted) < 20 and i % 97 == 3:
@@ -62,9 +62,9 @@ def build_index(rng, vocab) -> tuple[TestIndex, list[str]]:
     return index.build(), planted
 
 
-def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str]) -> None:
+def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str], rows: int = 40_000) -> None:
     block_rows = []
-    for _ in range(40_000):
+    for _ in range(rows):
         block_rows.append(json.dumps({"instruction": words(rng, vocab, 60), "output": words(rng, vocab, 200)}))
     block = ("\n".join(block_rows) + "\n").encode()
     target = int(gb * (1 << 30))
@@ -87,17 +87,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gb", type=float, default=1.0)
     ap.add_argument("--keep", help="write the JSONL here and keep it (default: a temporary file)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    scale, rows, vocab_size = (0.02, 500, 2_000) if args.tiny else (1.0, 40_000, 50_000)
+    if args.tiny:
+        args.gb = 0.0005
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
     rng = np.random.default_rng(0)
-    vocab = vocabulary(rng)
+    vocab = vocabulary(rng, vocab_size)
     t0 = time.perf_counter()
-    index, planted = build_index(rng, vocab)
+    index, planted = build_index(rng, vocab, scale)
     t_index = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep) if args.keep else Path(tmp) / "train.jsonl"
-        write_jsonl(path, args.gb, rng, vocab, planted)
+        write_jsonl(path, args.gb, rng, vocab, planted, rows)
         size = path.stat().st_size
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0, c0 = time.perf_counter(), time.process_time()

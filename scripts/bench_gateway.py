@@ -1,6 +1,6 @@
 """Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
 
-    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor]
+    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor] [--tiny]
 
 The upstream is a local SSE server in its own process streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
@@ -171,7 +171,12 @@ def main() -> None:
         "--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds"
     )
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.calls, args.concurrency, args.rounds = 20, 4, 1
     if args.serve_upstream:
         return serve_upstream()
     BODY["body_kb"] = args.body_kb

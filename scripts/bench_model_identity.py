@@ -5,7 +5,7 @@ as the hub writes them): a "base", a "final_model" derived from it and a forbidd
 model further from it. Runs the real check (config, vocabulary,
 sampled-slice distances to base and forbidden) and prints its time and peak memory.
 
-    python scripts/bench_model_identity.py [--dir DIR] [--keep]
+    python scripts/bench_model_identity.py [--dir DIR] [--keep] [--tiny]
 """
 
 from __future__ import annotations
@@ -148,7 +148,13 @@ def main() -> None:
     ap.add_argument("--dir", help="where to write the checkpoints (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--check-only", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--tiny", action="store_true", help="a few-MiB checkpoint (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:  # the same layout (shards, index, config, tokenizer) at a few MiB
+        global HIDDEN, INTER, LAYERS, VOCAB, KV
+        HIDDEN, INTER, LAYERS, VOCAB, KV = 256, 512, 2, 1000, 128
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
     if args.check_only:

@@ -5,7 +5,7 @@ Needs the dev cluster (`eval "$(scripts/slurm-dev-cluster.sh start)"`). The jobs
 held (`sbatch --hold`) and cancelled at the end, so the node never runs them.
 Target: one array (one sbatch call), under 3 s.
 
-    python scripts/bench_slurm_submit.py [--trials 1000] [--keep DIR]
+    python scripts/bench_slurm_submit.py [--trials 1000] [--keep DIR] [--tiny]
 """
 
 from __future__ import annotations
@@ -26,13 +26,18 @@ import yaml
 def write_campaign(folder: Path, trials: int, name: str = "bench-submit") -> Path:
     """A realistic matrix: 10 agent settings x 2 base models x 5 tasks x (trials / 100) seeds."""
     seeds = max(1, trials // 100)
+    for i in range(2):  # validate looks for a local base model's path
+        (folder / f"model{i}").mkdir(parents=True, exist_ok=True)
     data = {
         "name": name,
         "agents": [{"name": "base-model", "label": f"agent{i}"} for i in range(10)],
         "base_models": [
             {"id": f"local/model{i}", "path": str(folder / f"model{i}"), "label": f"model{i}"} for i in range(2)
         ],
-        "tasks": [{"name": "arithmetic", "label": f"arith{d}", "options": {"digits": d}} for d in range(1, 6)],
+        "tasks": [
+            {"name": "arithmetic", "label": f"arith{d}", "options": {"digits": 1 + d % 3, "n_test": 100 + d}}
+            for d in range(1, 6)
+        ],
         "seeds": list(range(seeds)),
         "budget": {"hours": 10, "gpus": 1, "gpu_type": "H100"},
         "backend": {
@@ -89,7 +94,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--keep", help="folder to keep the campaign in (default: a temp folder)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.trials = 100  # the campaign's smallest matrix
     folder = Path(args.keep or tempfile.mkdtemp(prefix="ptbench-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     import submitit  # noqa: F401
