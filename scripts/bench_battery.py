@@ -180,7 +180,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.tiny:
-        args.episodes, args.concurrency, args.cases = 2, 2, 2
+        args.episodes, args.concurrency, args.cases = 4, 2, 4
     ctx = multiprocessing.get_context("fork")
     here, there = ctx.Pipe()
     monitor = ctx.Process(target=_monitor, args=(os.getpid(), there), daemon=True)
