@@ -122,8 +122,21 @@ for trial in sorted(campaign.glob("*__s*")):
         state = json.loads((trial / "state.json").read_text())
         gpus = str(state["stages"].get("prepare", {}).get("detail", {}).get("gpus", ""))
         rows.append(("reference: GPU check before the agent", "CUDA write ok" in gpus, gpus[:80]))
-        used = (mon.get("gpu_memory_peak_bytes") or 0) > 0
-        rows.append(("reference: trained on CUDA (GPU memory used)", used, f"GPU-hours {mon.get('gpu_hours')}"))
+        solve = [
+            g
+            for line in (trial / "monitor.jsonl").read_text().splitlines()
+            if '"solve"' in line
+            for g in json.loads(line).get("gpus", [])
+        ] if (trial / "monitor.jsonl").exists() else []
+        mem = max((g.get("memory_tree_bytes") or 0 for g in solve), default=0)
+        util = max((g.get("util_percent") or 0 for g in solve), default=0)
+        rows.append(
+            (
+                "reference: trained on CUDA (solve-stage samples)",
+                mem > 0 or util > 0,
+                f"{len(solve)} GPU samples, trial's GPU memory max {mem} B, util max {util}%",
+            )
+        )
 width = max(len(r[0]) for r in rows)
 print(f"\n| {'check':<{width}} | ok | detail |\n|{'-' * (width + 2)}|----|--------|")
 for name, ok, detail in rows:
