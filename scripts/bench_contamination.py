@@ -117,7 +117,8 @@ def main() -> None:
     print(f"test sets: {len(index.items)} items, {index.size} n-grams (n=13), index built in {t_index:.1f} s")
     print(
         f"scanned {size / 2**30:.2f} GiB of JSONL in {t_scan:.1f} s ({size / 2**20 / t_scan:.0f} MiB/s) on "
-        f"{len(os.sched_getaffinity(0))} cores, {c_scan:.1f} CPU s ({size / 2**20 / c_scan:.0f} MiB per CPU s); peak RSS {peak:.0f} MiB (before the scan {rss_before / 1024:.0f} MiB)"
+        f"{len(os.sched_getaffinity(0))} cores, {c_scan:.1f} CPU s ({size / 2**20 / c_scan:.0f} MiB per CPU s); peak "
+        f"RSS {peak:.0f} MiB (before the scan {rss_before / 1024:.0f} MiB)"
     )
     print(f"planted {len(planted)} items, found {len(found)}; load average {os.getloadavg()[0]:.1f}")
     if len(found) != len(planted):

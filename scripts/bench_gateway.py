@@ -30,9 +30,13 @@ _DELTA = (
     + b"x" * 60
     + b'"}}\n\n'
 )
-_START = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":1200,"output_tokens":1}}}\n\n'
+_START = (
+    b'event: message_start\ndata: {"type":"message_start",'
+    b'"message":{"id":"m","usage":{"input_tokens":1200,"output_tokens":1}}}\n\n'
+)
 _END = (
-    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta",'
+    b'"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
     b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 )
 TOKEN = "ptb-trial-bench-token"
@@ -94,7 +98,8 @@ async def main():
     session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), skip_auto_headers=("User-Agent",))
     async def handle(request):
         raw = await request.read()
-        reply = await session.post({upstream!r} + request.path, data=raw, headers={{"content-type": "application/json", "x-api-key": "k"}})
+        headers = {{"content-type": "application/json", "x-api-key": "k"}}
+        reply = await session.post({upstream!r} + request.path, data=raw, headers=headers)
         out = web.StreamResponse(status=reply.status, headers={{"Content-Type": reply.headers.get("Content-Type", "")}})
         await out.prepare(request)
         while chunk := await reply.content.readany():
@@ -192,7 +197,7 @@ def main() -> None:
         try:
             gw = proc.stdout.readline().strip()
             direct, via = asyncio.run(paired(upstream, gw, args.calls))
-            added_ms = statistics.median(v - d for d, v in zip(direct, via)) * 1000
+            added_ms = statistics.median(v - d for d, v in zip(direct, via, strict=True)) * 1000
             n = args.calls * 2
             cpu, floor = [], []
             if args.floor:
@@ -220,12 +225,14 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average {load_before[0]:.2f} before, {load[0]:.2f} after ({os.cpu_count()} cores)")
     print(
-        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
-        f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)"
+        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway "
+        f"{statistics.median(via) * 1000:.2f} ms, added {added_ms:.2f} ms (median of {args.calls} paired differences; "
+        "target < 2 ms)"
     )
     print(
-        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
-        f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded"
+        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median "
+        f"{statistics.median(cpu):.3f} ms over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls "
+        "recorded"
     )
     if floor:
         print(

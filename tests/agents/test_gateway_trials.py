@@ -93,7 +93,10 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         [
             {"shell": spy},
             {
-                "shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} offline=${HF_HUB_OFFLINE:-unset}"
+                "shell": (
+                    "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} "
+                    "offline=${HF_HUB_OFFLINE:-unset}"
+                )
             },
             {"shell": reach},
             {"message": "done"},

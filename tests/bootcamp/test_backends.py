@@ -52,7 +52,10 @@ def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> Non
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.slurm
-def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: str) -> None:
+def test_four_slurm_shards_equal_one_local_shard(
+    tmp_path: Path,
+    slurm_cluster: str,  # noqa: F811  (the fixture imported above: pytest passes it by name)
+) -> None:
     cfg = small_config(tmp_path, "sql_explore", test=16)
     merged = {}
     with serve_in_thread(sql_policy) as (url, _):

@@ -130,7 +130,8 @@ def _standin_condor(tmp_path: Path, out: Path, *, fail_on: str = "") -> tuple[Pa
         + f"""
 token = {str(replica_dir(out) / ".token")!r}
 mode = oct(stat.S_IMODE(os.stat(token).st_mode)) if os.path.exists(token) else None
-calls.write(json.dumps({{"prog": "condor_submit", "description": os.path.basename(sys.argv[-1]), "token_mode": mode}}) + "\\n")
+record = {{"prog": "condor_submit", "description": os.path.basename(sys.argv[-1]), "token_mode": mode}}
+calls.write(json.dumps(record) + "\\n")
 if {fail_on!r} and sys.argv[-1].endswith({fail_on!r}):
     sys.stderr.write("ERROR: Failed to connect to local queue manager\\n")
     sys.exit(1)

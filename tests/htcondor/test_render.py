@@ -177,8 +177,8 @@ def test_golden_bootcamp_shards_description(htcondor2, monkeypatch, tmp_path: Pa
     sub = htcondor2.Submit(text)
     assert sub.getQArgs().strip() == "8"
     assert (
-        sub["arguments"]
-        == "\"-m ptbench bootcamp rollout-shard '/shared/ptbench/results/bootcamp/sql/rollout-test' --shard $(Process)/8\""
+        sub["arguments"] == "\"-m ptbench bootcamp rollout-shard '/shared/ptbench/results/bootcamp/sql/rollout-test' "
+        '--shard $(Process)/8"'
     )
 
 

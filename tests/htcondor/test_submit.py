@@ -62,7 +62,10 @@ def test_submit_records_cluster_and_procs_and_never_twice(tmp_path: Path, htcond
 
 
 def test_failing_condor_submit_is_one_line_and_records_nothing(tmp_path: Path) -> None:
-    err = "\nERROR: Parse error in expression:\n\tRequirements = (TARGET.Foo ==\n\nERROR: Failed to commit job submission into the queue.\n"
+    err = (
+        "\nERROR: Parse error in expression:\n\tRequirements = (TARGET.Foo ==\n\n"
+        "ERROR: Failed to commit job submission into the queue.\n"
+    )
     bindir = standin_bin(tmp_path, submit_rc=1, submit_err=err)
     path = write_campaign(tmp_path)
     proc = _cli(["submit", str(path)], tmp_path, bindir)
@@ -94,7 +97,7 @@ def test_cancel_removes_live_jobs_and_records_cancelled(tmp_path: Path, htcondor
     assert proc.returncode == 0, proc.stderr
     rm = [c for c in read_calls(bindir) if c["prog"] == "condor_rm"]
     assert len(rm) == 1 and rm[0]["argv"] == ["51.0", "51.1", "51.2"]
-    for tid, p in procs.items():
+    for tid in procs:
         if tid == done:
             continue
         assert (cdir / tid / "cancel_requested").exists()

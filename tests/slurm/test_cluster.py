@@ -186,7 +186,8 @@ def test_time_limit_kill_is_recorded_with_the_stage_reached(slurm_campaign, test
 def test_unreachable_controller_is_one_line_and_nothing_is_recorded(
     slurm_campaign, test_agents, tmp_path: Path, slurm_cluster: str
 ) -> None:
-    """A copy of the cluster's config pointing at a port where no slurmctld listens: what a client sees when the controller is down."""
+    """A copy of the cluster's config pointing at a port where no slurmctld listens: what a client
+    sees when the controller is down."""
     down = tmp_path / "down"
     down.mkdir()
     text = Path(slurm_cluster).read_text()

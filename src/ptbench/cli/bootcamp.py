@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel, ConfigDict
 
 from ptbench.core.errors import UserError
 from ptbench.spec import Backend
+
+if TYPE_CHECKING:  # imported by the commands that use it (start-up time)
+    from ptbench.bootcamp.config import BootcampConfig
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 
@@ -30,7 +35,8 @@ def generate(
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
     workers: int = typer.Option(0, help="worker processes (0: one per CPU this process may use)"),
 ) -> None:
-    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
+    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json.
+    Deterministic and resumable."""
     from rich.console import Console
     from rich.table import Table
 
@@ -47,6 +53,10 @@ def generate(
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
+
+        def progress(msg: str, name: str = cfg.name) -> None:
+            err.print(f"[dim]{name}: {msg}[/]")
+
         result = _generate(
             cfg,
             target,
@@ -54,7 +64,7 @@ def generate(
             parquet=parquet,
             force=force,
             workers=workers or None,
-            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+            progress=progress,
         )
         if shard:
             console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
@@ -100,7 +110,10 @@ def rollout(
     tool_replicas: int | None = typer.Option(
         None,
         min=1,
-        help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends",
+        help=(
+            "run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), "
+            "stopped when the rollout ends"
+        ),
     ),
     api_key_env: str | None = typer.Option(
         None, help="environment variable that holds the API key (the key is never written)"
@@ -226,7 +239,8 @@ def rollout(
         res = condor_shards.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
         if tool_replicas:
             console.print(
-                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)"
+                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every "
+                "shard finished)"
             )
         console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
         return
@@ -247,7 +261,10 @@ def rollout(
         ) as bar,
     ):
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
-        update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
+
+        def update(n: int) -> None:
+            bar.update(task, completed=min(n, total))
+
         if backend == "local":
             codes = run_local(out, shards, progress=update)
         else:
@@ -262,11 +279,12 @@ def rollout(
     if failed:
         first = next(iter(failed))
         raise UserError(
-            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume"
+            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same "
+            "command to resume"
         )
 
 
-def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> None:  # type: ignore[no-untyped-def]
+def _check_replicas(cfg: BootcampConfig, backend: str, tool_server: str | None, wait: bool) -> None:
     """--tool-replicas: refuse what cannot work before anything is written or submitted."""
     if not any(t.remote for t in cfg.tools):
         raise UserError(
@@ -278,11 +296,13 @@ def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> N
         )
     if backend not in ("local", "slurm", "htcondor"):
         raise UserError(
-            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor"
+            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or "
+            "htcondor"
         )
     if not wait and backend != "htcondor":  # on HTCondor the replicas end by themselves when every shard finished
         raise UserError(
-            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards"
+            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its "
+            "shards"
         )
 
 
@@ -366,7 +386,10 @@ def sft(
     fmt: str = typer.Option(
         "chat",
         "--format",
-        help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
+        help=(
+            "chat: TRL conversational (prompt/completion messages, tools); "
+            "text: plain prompt/completion strings (base models, the reference agent)"
+        ),
     ),
     from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
@@ -385,7 +408,10 @@ def sft(
         rows, counts = sft_from_traces(
             from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns
         )
-        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+        note = (
+            f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, "
+            f"{counts['skipped_bad_calls']} with malformed tool calls)"
+        )
     else:
         rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -406,10 +432,12 @@ def export_verl(
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
         print(
-            f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
+            f"{split}: {info['n']} rows "
+            f"({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
         )
     print(
-        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}"
+        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl "
+        f"config): {out / 'trainer.yaml'}"
     )
 
 
@@ -427,7 +455,10 @@ def serve_tools(
     replica: int | None = typer.Option(
         None,
         min=0,
-        help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)",
+        help=(
+            "serve as replica I of the rollout in --dir "
+            "(announced in tool-servers/replica-I.json; needs the rollout's token)"
+        ),
     ),
     idle_exit: float | None = typer.Option(None, help="replica: exit after this many seconds without a request"),
     shards: int | None = typer.Option(
@@ -464,7 +495,8 @@ def list_components(
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
     from ptbench.bootcamp.catalogue import rows
 
-    entries = rows(campaigns)
+    with contextlib.redirect_stdout(sys.stderr):  # libraries that print while loading never corrupt the JSON
+        entries = rows(campaigns)
     if as_json:
         print(json.dumps(entries, indent=2))
         return

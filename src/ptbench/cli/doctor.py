@@ -12,7 +12,8 @@ def doctor(
     gpus: int = typer.Option(0, "--gpus", help="GPUs this node must offer (a compute node's check)"),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap | apptainer: which sandbox must work"),
 ) -> None:
-    """Check a login or compute node: sandboxes, user namespaces, fuse-overlayfs, GPUs, images, caches, scheduler, keys."""
+    """Check a login or compute node: sandboxes, user namespaces, fuse-overlayfs, GPUs, images, caches,
+    scheduler, keys."""
     from ptbench.core.errors import UserError
     from ptbench.doctor import run_checks
 

@@ -50,7 +50,8 @@ def plan(
 
     p = commands.plan(campaign, replace=replace)
     print(
-        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, {len(p.replaced)} replaced"
+        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, "
+        f"{len(p.replaced)} replaced"
     )
 
 
@@ -58,7 +59,7 @@ def plan(
 def run(
     campaign: str = typer.Argument(..., help="campaign YAML file"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
-    parallelism: int = typer.Option(None, help="override the campaign's parallelism"),
+    parallelism: int | None = typer.Option(None, help="override the campaign's parallelism"),
     rehearse: bool = typer.Option(
         False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
     ),
@@ -195,8 +196,11 @@ def status(
     cdir, campaign = commands.resolve_campaign_dir(target)
     if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
         from ptbench.backends.shards import shard_status_rows
+        from ptbench.status import TrialStatus
 
-        rows_of_shards = lambda: shard_status_rows(cdir)  # noqa: E731
+        def rows_of_shards() -> list[TrialStatus]:
+            return shard_status_rows(cdir)
+
         if watch:
             from ptbench.cli.watch import watch_status
 
@@ -546,7 +550,7 @@ def _register_subapps(args: list[str]) -> None:
     """Add the sub-command groups, unless the command line names a command of this module: importing
     them costs a quarter of a second that `ptbench collate` and the other commands here never use."""
     first = next((a for a in args if not a.startswith("-")), None)
-    own = {(c.name or c.callback.__name__).replace("_", "-") for c in app.registered_commands}
+    own = {str(c.name or getattr(c.callback, "__name__", "")).replace("_", "-") for c in app.registered_commands}
     if first in own - set(SUBAPPS) or first in {g.name for g in app.registered_groups}:
         return
     from ptbench.cli.bootcamp import app as bootcamp_app

@@ -5,10 +5,14 @@ where orjson refuses them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+_fast_loads: Callable[[bytes], Any]
 try:
-    from orjson import loads as _fast_loads
+    import orjson
+
+    _fast_loads = orjson.loads
 except ImportError:
     _fast_loads = json.loads
 

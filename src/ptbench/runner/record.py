@@ -142,9 +142,8 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(
         stage, "agent_failed"
     )
-    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip(
-        "; "
-    )
+    last_message = last.get("message", "")
+    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last_message}".strip("; ")
     return _base(
         trial, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable")))
     )
@@ -177,7 +176,8 @@ def finish(
 
     The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
     already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
-    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with
+    result.json whoever wrote it."""
     if result.monitor is None and (summary := monitor_summary(trial.path)):
         result.monitor = MonitorSummary(**summary)
     written = write_record(trial.result_json, result, secrets=secrets)

@@ -138,7 +138,8 @@ class HTCondorBackend:
         for t in todo:
             t.event("submitted", scheduler="htcondor", job_id=f"{cluster}.{procs[t.id]}", via=via)
         print(
-            f"{cdir.name}: submitted {len(todo)} trial(s) as HTCondor cluster {cluster} (via {via}); log {job_log(cdir)}"
+            f"{cdir.name}: submitted {len(todo)} trial(s) as HTCondor cluster {cluster} (via {via}); log "
+            f"{job_log(cdir)}"
         )
         return {tid: f"{cluster}.{p}" for tid, p in procs.items()}
 
@@ -292,7 +293,10 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         if trial.result_json.exists():
             return True
         state = trial.load_state()
-        message = f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        message = (
+            f"HTCondor held job {job.job_id}: {reason or 'time limit'} "
+            f"(HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        )
         result = record.scheduler_time_limit(trial, state, message)
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:

@@ -30,7 +30,10 @@ from ptbench.spec.campaign import Budget, Campaign, Strict
 from ptbench.trial import TrialDir, TrialSpec
 
 # The sbatch comment every submission carries, so a reader of the script knows what runs.
-_WHAT_RUNS = "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission (listed in {listing})"
+_WHAT_RUNS = (
+    "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission "
+    "(listed in {listing})"
+)
 
 
 class SlurmOptions(Strict):
@@ -165,7 +168,8 @@ class SlurmBackend:
         atomic_write_text(path, _sbatch_script(command, folder, count, params))
 
     def submit_array(self, folder: Path, fn: Any, args: list[list[Any]], params: dict[str, Any]) -> list[Any]:
-        """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind when sbatch refuses."""
+        """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind
+        when sbatch refuses."""
         try:
             from submitit import SlurmExecutor
         except ImportError:
@@ -176,7 +180,8 @@ class SlurmBackend:
             executor = SlurmExecutor(folder=folder, python=self.python)
         except RuntimeError:
             raise UserError(
-                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another "
+                "backend)"
             ) from None
         executor.update_parameters(**params)
         try:
@@ -214,9 +219,12 @@ class SlurmBackend:
         script = folder / f"{array_id}_submission.sh"
         with JobTable.locked(cdir, "slurm") as table:
             table.add_submission(
-                array_id, {t.id: j for t, j in zip(trials, job_ids)}, script=str(script), folder=str(folder)
+                array_id,
+                {t.id: j for t, j in zip(trials, job_ids, strict=True)},
+                script=str(script),
+                folder=str(folder),
             )
-        for t, j in zip(trials, job_ids):
+        for t, j in zip(trials, job_ids, strict=True):
             t.event("submitted", scheduler="slurm", job_id=j)
         return array_id
 
@@ -236,7 +244,8 @@ class SlurmBackend:
         except slurm_cmd.SlurmUnavailable as exc:
             if strict:
                 raise UserError(
-                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue answers)"
+                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue "
+                    "answers)"
                 ) from None
             print(f"warning: no scheduler states ({exc}); showing what the trial folders say", file=sys.stderr)
             return {}

@@ -58,7 +58,8 @@ class SlurmUnavailable(UserError):
 def _run(argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
         raise SlurmUnavailable(
-            f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+            f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use "
+            "another backend)"
         )
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)

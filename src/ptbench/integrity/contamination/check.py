@@ -105,7 +105,10 @@ def check(ctx: CheckContext) -> Finding:
         files = {e["file"].split("[")[0] for e in evidence}
         return Finding(
             verdict="flagged",
-            reason=f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could train on",
+            reason=(
+                f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) "
+                "the agent could train on"
+            ),
             evidence=evidence,
             details=details,
         )

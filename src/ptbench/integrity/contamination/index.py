@@ -132,7 +132,7 @@ def scan_stream(index: TestIndex, stream: Stream, hasher: Hasher) -> StreamHits:
             entries, at = pos[ok], cand[ok] - carry.size
             matched[k].append(entries)
             segs, first = np.unique(index.seg_of[k][entries], return_index=True)
-            for seg, i in zip(segs.tolist(), first.tolist()):
+            for seg, i in zip(segs.tolist(), first.tolist(), strict=True):
                 if seg not in hits.where:
                     a = int(at[i])
                     loc = chunk.locate(int(starts[max(a, 0)])) + ("" if a >= 0 else " (across a chunk edge)")

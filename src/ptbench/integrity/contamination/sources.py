@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ptbench.integrity.contamination.ngrams import normalize_bytes, normalize_text
 
@@ -55,6 +56,12 @@ class Chunk:
     norm: bytes
     exact: bool  # offsets in norm are byte offsets in the original
     locate: Callable[[int], str]
+
+
+class _Reads(Protocol):
+    """A binary file open for reading (a file, a gzip member, a `_Prefixed`)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 @dataclass
@@ -100,7 +107,7 @@ def _looks_text(head: bytes) -> bool:
     return b"\0" not in head
 
 
-def _raw_chunks(fh: io.BufferedIOBase, label: str) -> Iterator[Chunk]:
+def _raw_chunks(fh: _Reads, label: str) -> Iterator[Chunk]:
     base = 0
     pending = b""
     while True:
@@ -114,8 +121,11 @@ def _raw_chunks(fh: io.BufferedIOBase, label: str) -> Iterator[Chunk]:
             cut = min(found) if found else len(more)
             data, pending = data + more[:cut], more[cut:]
         norm, exact = normalize_bytes(data)
-        start = base
-        yield Chunk(norm, exact, (lambda off, s=start, e=exact: f"byte {s + off}" if e else f"near byte {s + off}"))
+
+        def byte_at(off: int, s: int = base, e: bool = exact) -> str:
+            return f"byte {s + off}" if e else f"near byte {s + off}"
+
+        yield Chunk(norm, exact, byte_at)
         base += len(data)
 
 
@@ -166,8 +176,11 @@ def _column_chunks(arrays) -> Iterator[Chunk]:
             starts.append(pos)
             pos += len(p) + 1
         norm = b" ".join(parts)
-        r0 = first_row
-        yield Chunk(norm, True, lambda off, s=starts, r=r0: f"row {r + bisect.bisect_right(s, off) - 1}")
+
+        def row_at(off: int, s: list[int] = starts, r: int = first_row) -> str:
+            return f"row {r + bisect.bisect_right(s, off) - 1}"
+
+        yield Chunk(norm, True, row_at)
         first_row += len(values)
 
 
@@ -230,7 +243,7 @@ class _Prefixed(io.RawIOBase):
     def __init__(self, head: bytes, rest) -> None:
         self._head, self._rest = head, rest
 
-    def read(self, n: int = -1) -> bytes:
+    def read(self, n: int = -1, /) -> bytes:
         if self._head:
             out, self._head = self._head[:n] if n >= 0 else self._head, self._head[n:] if n >= 0 else b""
             if n < 0 or len(out) < n:
