@@ -1,6 +1,10 @@
 """Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
 
-    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor] [--tiny]
+    PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor]
+        [--no-transcript] [--tiny]
+
+The gateway keeps its transcript (record/transcript.jsonl, a thread of its own) as in a trial;
+--no-transcript measures it without. Each call's body is a conversation with one new message.
 
 The upstream is a local SSE server in its own process streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import subprocess
@@ -80,7 +85,12 @@ def start_upstream() -> subprocess.Popen:
 GATEWAY = """
 import sys, time
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread
-gw = Gateway({token!r}, Upstream("agent", {upstream!r}, "sk-real-bench-key", cost_cap_usd=1e9), calls_path={calls!r})
+extra = {{}}
+if {transcript!r}:  # (an older ptbench, without a transcript, runs with --no-transcript: the figures before)
+    from ptbench.gateway.transcript import Transcript
+    extra["transcript"] = Transcript({transcript!r})
+gw = Gateway({token!r}, Upstream("agent", {upstream!r}, "sk-real-bench-key", cost_cap_usd=1e9), calls_path={calls!r},
+             **extra)
 with gateway_in_thread(gw):
     print(gw.base_url, flush=True)
     sys.stdin.read()
@@ -122,6 +132,7 @@ def cpu_per_call(proc: subprocess.Popen, url: str, n: int, width: int) -> float:
     return (sum(p.cpu_times()[:2]) - before) * 1000 / n
 
 
+_CALLS = itertools.count()
 BODY = {"body_kb": 1.5}  # set by --body-kb: agents send the whole conversation each call (often 100 KB and more)
 
 
@@ -130,7 +141,11 @@ async def _call(session: aiohttp.ClientSession, url: str) -> float:
         "model": "claude-sonnet-4-5",
         "max_tokens": 400,
         "stream": True,
-        "messages": [{"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)}],
+        "messages": [
+            {"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": f"call {next(_CALLS)}"},  # new in each call: the transcript keeps it
+        ],
     }
     t0 = time.perf_counter()
     async with session.post(
@@ -175,6 +190,9 @@ def main() -> None:
     ap.add_argument(
         "--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds"
     )
+    ap.add_argument(
+        "--no-transcript", action="store_true", help="the gateway without its transcript (record/transcript.jsonl)"
+    )
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
@@ -192,7 +210,8 @@ def main() -> None:
     upstream = upstream_proc.stdout.readline().strip()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl")
+        transcript = "" if args.no_transcript else f"{tmp}/transcript.jsonl"
+        code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl", transcript=transcript)
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             gw = proc.stdout.readline().strip()
@@ -217,6 +236,9 @@ def main() -> None:
                 bare.stdin.close()
                 bare.wait(30)
             lines = sum(1 for _ in open(f"{tmp}/calls.jsonl"))
+            proc.stdin.close()
+            proc.wait(30)  # the transcript is written to the end before the gateway exits
+            said = sum(1 for _ in open(transcript)) if transcript else 0
         finally:
             proc.stdin.close()
             proc.wait(30)
@@ -232,7 +254,7 @@ def main() -> None:
     print(
         f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median "
         f"{statistics.median(cpu):.3f} ms over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls "
-        "recorded"
+        f"recorded, {said} transcript lines" + (" (transcript off)" if args.no_transcript else "")
     )
     if floor:
         print(

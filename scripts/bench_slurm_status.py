@@ -60,11 +60,11 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="ptbench-bench-"))
     campaign = write_campaign(folder, args.trials, name="bench-status")
     log = SlurmCallLog()
-    _, _, job, n = submit(campaign, log)
+    _, _, arrays, n = submit(campaign, log)
     try:
         times, calls, counts = status(folder / "results" / "bench-status", log)
     finally:
-        subprocess.run(["scancel", job], check=False)
+        subprocess.run(["scancel", *arrays], check=False)
     print(
         json.dumps(
             {

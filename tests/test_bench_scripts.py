@@ -34,6 +34,7 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_eval_overhead.py": (r'"ratio_median": [\d.]+', (pytest.mark.slow,)),
     "bench_gateway.py": (r"added [\d.-]+ ms", ()),
     "bench_generation.py": (r'battery \{"n_per_level": 1, "cases_per_s": \{.*"all_levels": [\d.]+', ()),
+    "bench_journal.py": (r'"overhead_pct": [\d.-]+', ()),
     "bench_htcondor_replicas.py": (r'"exit_after_last_shard_s_median": [\d.]+', ()),
     "bench_model_identity.py": (r"model identity: \w+ in [\d.]+ s", ()),
     "bench_node_cache.py": (r'"monitor_sample_seconds": [\d.]+', ()),

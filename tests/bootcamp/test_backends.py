@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.backends.htcondor.shards import condor_submit_description
+from ptbench.backends.htcondor.replicas import shards_description as condor_submit_description
 from ptbench.backends.units import shard_command
 from ptbench.bootcamp.datagen import Shard
 from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
@@ -102,7 +102,7 @@ def test_four_slurm_shards_equal_one_local_shard(
     assert json.loads((tmp_path / "slurm" / "jobs.json").read_text())["backend"] == "slurm"
     assert sorted(p.name for p in (tmp_path / "slurm").glob("setup-ran-*")) == [f"setup-ran-{i}" for i in range(4)]
     # `ptbench status` shows the shards like trials: one row each, state and the Slurm job
-    jobs = json.loads((tmp_path / "slurm" / "jobs.json").read_text())["jobs"]
+    jobs = json.loads((tmp_path / "slurm" / "jobs.json").read_text())["units"]
     shown = subprocess.run(
         [sys.executable, "-m", "ptbench", "status", str(tmp_path / "slurm")],
         capture_output=True,

@@ -158,7 +158,7 @@ def test_submit_writes_the_token_then_replicas_then_shards(tmp_path: Path) -> No
         ("shards.sub", "0o600"),
     ]
     jobs = json.loads((replica_dir(out) / "jobs.json").read_text())
-    assert jobs["backend"] == "htcondor" and jobs["jobs"] == {"0": "88.0", "1": "88.1"}
+    assert jobs["backend"] == "htcondor" and jobs["units"] == {"0": "88.0", "1": "88.1"}
     token = read_token(out)
     assert token not in (out / "condor" / "tool-servers.sub").read_text() + res.stdout + res.stderr
     status = subprocess.run(

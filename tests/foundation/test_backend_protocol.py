@@ -13,7 +13,19 @@ from ptbench.backends.htcondor import HTCondorBackend
 from ptbench.backends.local import LocalBackend
 from ptbench.backends.slurm import SlurmBackend
 
-METHODS = ("submit", "scheduler_states", "cancel", "render", "log_path")
+METHODS = (
+    "submit",
+    "scheduler_states",
+    "cancel",
+    "render",
+    "log_path",
+    "prepare_units",
+    "render_units",
+    "submit_units",
+    "wait_units",
+    "stop_units",
+    "unit_states",
+)
 
 
 @pytest.mark.parametrize("cls", [LocalBackend, SlurmBackend, HTCondorBackend])

@@ -38,15 +38,15 @@ def test_submit_records_cluster_and_procs_and_never_twice(tmp_path: Path, htcond
     assert jobs is not None and jobs.backend == "htcondor"
     trials = [t.id for t in load_plan(cdir)]
     sub = jobs.submissions[0]
-    assert sub.cluster == 4242 and sub.via == "condor_submit" and sorted(sub.procs) == trials
-    assert sorted(sub.procs.values()) == [0, 1, 2, 3] and jobs.trials[trials[0]] == f"4242.{sub.procs[trials[0]]}"
+    assert int(sub.job_id) == 4242 and sub.via == "condor_submit" and sorted(sub.procs) == trials
+    assert sorted(sub.procs.values()) == [0, 1, 2, 3] and jobs.units[trials[0]] == f"4242.{sub.procs[trials[0]]}"
     # proc i is row i of the description condor_submit got
     calls = read_calls(bindir)
     assert [c["prog"] for c in calls] == ["condor_submit"]
     rows = list(htcondor2.Submit(Path(calls[0]["argv"][-1]).read_text()).itemdata())
     assert {r["trial_id"]: i for i, r in enumerate(rows)} == sub.procs
     events = [json.loads(line) for line in (cdir / trials[0] / "events.jsonl").read_text().splitlines()]
-    assert events[-1]["event"] == "submitted" and events[-1]["job_id"] == jobs.trials[trials[0]]
+    assert events[-1]["event"] == "submitted" and events[-1]["job_id"] == jobs.units[trials[0]]
 
     # The schedd logged the submissions: a second `submit` sends nothing again.
     log = JobLog(job_log(cdir))

@@ -81,6 +81,6 @@ def all_finished(campaign_dir: Path, n: int) -> Callable[[], bool]:
         len(list(campaign_dir.glob("*/result.json"))) >= n
         and not any(
             s in ("PENDING", "RUNNING", "COMPLETING")
-            for s in slurm_states(list(jobs_of(campaign_dir)["trials"].values())).values()
+            for s in slurm_states(list(jobs_of(campaign_dir)["units"].values())).values()
         )
     )

@@ -17,7 +17,8 @@ from ptbench.tasks.evaluate import evaluate
 
 def test_bootcamp_split_is_evaluated_with_the_environments_reward(tiny_model: Path, tmp_path: Path) -> None:
     metrics = evaluate("bootcamp", str(tiny_model), tmp_path / "eval", engine="transformers", limit=4,
-                       task_options={"config": "rg.leg_counting", "max_new_tokens": 8}, chat_template="model")  # fmt: skip
+                       task_options={"config": "rg.leg_counting", "max_new_tokens": 8},
+                       chat_template="model")  # fmt: skip
     assert metrics["primary"]["name"] == "mean_reward" and metrics["primary"]["n"] == 4
     assert 0.0 <= metrics["primary"]["value"] <= 1.0
     rows = [json.loads(x) for x in (tmp_path / "eval" / "samples.jsonl").read_text().splitlines()]

@@ -7,12 +7,10 @@ items; the training split is every other pair, so the two never overlap.
 from __future__ import annotations
 
 import random
-from functools import cached_property
 
 from ptbench.core.generation import GenerationSettings
+from ptbench.demo.addition import prompt_of, split_pairs
 from ptbench.tasks.base import Example, register_task
-
-_SPLIT_SEED = 1234
 
 
 @register_task("arithmetic")
@@ -26,17 +24,11 @@ class Arithmetic:
         self.digits = digits
         self.n_test = n_test
 
-    @cached_property
-    def _pairs(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        top = 10**self.digits
-        pairs = [(a, b) for a in range(top) for b in range(top)]
-        random.Random(_SPLIT_SEED).shuffle(pairs)
-        n_test = min(self.n_test, len(pairs) // 5)
-        return pairs[n_test:], pairs[:n_test]
+    @property
+    def _pairs(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+        return split_pairs(self.digits, self.n_test)
 
-    @staticmethod
-    def prompt_of(a: int, b: int) -> str:
-        return f"{a}+{b}="
+    prompt_of = staticmethod(prompt_of)
 
     def train_examples(self, seed: int) -> list[dict[str, str]]:
         train = list(self._pairs[0])

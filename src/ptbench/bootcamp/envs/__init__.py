@@ -6,6 +6,7 @@ and each needs only its own extra (`ptbench bootcamp list` names it).
 """
 
 from ptbench.bootcamp.envs import (  # noqa: F401  (importing a module registers its environments)
+    addition,
     answers,
     arithmetic,
     battery,
