@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -59,8 +60,21 @@ def test_bench_script_runs_tiny_and_prints_its_figures(script: str, request: pyt
     if request.node.get_closest_marker("slurm"):
         request.getfixturevalue("slurm_cluster")  # SLURM_CONF for the script (fails in CI, skips elsewhere)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
-    run = subprocess.run(
-        [sys.executable, f"scripts/{script}", "--tiny"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    # its own session: a script that runs past the limit is stopped with every process it started
+    proc = subprocess.Popen(
+        [sys.executable, f"scripts/{script}", "--tiny"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+    run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     assert run.returncode == 0, f"{script} --tiny exited {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
     assert re.search(EXPECTED[script][0], run.stdout), run.stdout[-3000:]
