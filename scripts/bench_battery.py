@@ -19,7 +19,7 @@ What it prints, and how each figure is computed:
 The monitor samples /proc from its own process (forked before any thread), so measuring does not
 load the shard's event loop. Cases: CASES distinct easy cases, played round-robin up to EPISODES.
 
-    PYTHONPATH=src python scripts/bench_battery.py [--episodes 200] [--concurrency 32] [--cases 40]
+    PYTHONPATH=src python scripts/bench_battery.py [--episodes 200] [--concurrency 32] [--cases 40] [--tiny]
 """
 
 from __future__ import annotations
@@ -176,7 +176,12 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--cases", type=int, default=40)
     ap.add_argument("--nice", type=int, default=10, help="worker niceness above the shard's (the tool's default is 10)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.episodes, args.concurrency, args.cases = 4, 2, 4
     ctx = multiprocessing.get_context("fork")
     here, there = ctx.Pipe()
     monitor = ctx.Process(target=_monitor, args=(os.getpid(), there), daemon=True)

@@ -1,7 +1,7 @@
 """How long the training hand-off takes: `export-verl` on the three shipped bootcamps (as a suite)
 and the TRL conversion of traces. Prints its figures; no assertion on time.
 
-    PYTHONPATH=src python scripts/bench_bootcamp_export.py [--rows 2000]
+    PYTHONPATH=src python scripts/bench_bootcamp_export.py [--rows 2000] [--tiny]
 """
 
 from __future__ import annotations
@@ -26,13 +26,19 @@ def main() -> None:
     ap.add_argument(
         "--rows", type=int, default=400, help="train rows per bootcamp (mastermind small has 256 codes in all)"
     )
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    test, k = (5, 200) if args.tiny else (50, 20_000)
+    if args.tiny:
+        args.rows = 20
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         entries = []
         for name in ("arithmetic", "mastermind", "sql_explore"):
             data = yaml.safe_load((REPO / "campaigns" / "bootcamp" / f"{name}.yaml").read_text())
-            data["splits"] = {"test": 50, "train": args.rows}
+            data["splits"] = {"test": test, "train": args.rows}
             (work / f"{name}.yaml").write_text(yaml.safe_dump(data))
             entries.append({"config": f"{name}.yaml"})
         (work / "suite.yaml").write_text(yaml.safe_dump({"suite": "bench", "bootcamps": entries}))
@@ -64,7 +70,6 @@ def main() -> None:
                 {"role": "assistant", "content": "\\boxed{3}", "reasoning_content": "r" * 200},
             ],
         }
-        k = 20_000
         t0 = time.perf_counter()
         for _ in range(k):
             examples_from_trace(trace, "[]", expand_turns=True)

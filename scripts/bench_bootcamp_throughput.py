@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Bootcamp rollout benchmarks (issue 7): throughput vs ideal, harness CPU per model turn, faults.
 
-    python scripts/bench_bootcamp_throughput.py [--episodes 2000] [--concurrency 128] [--json out.json]
+    python scripts/bench_bootcamp_throughput.py [--episodes 2000] [--concurrency 128] [--json out.json] [--tiny]
 
 1. Fixed 50 ms endpoint latency, 3 model turns per episode (2 calculator calls + answer):
    throughput as a fraction of the ideal concurrency / latency.
@@ -86,7 +86,12 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=128)
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.episodes, args.concurrency = 20, 8
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

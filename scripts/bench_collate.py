@@ -1,6 +1,6 @@
 """Benchmark: `ptbench collate` on 10,000 generated result records (target: under 2 s, plots included).
 
-Run: python scripts/bench_collate.py [N] [--runs K] [--data DIR]
+Run: python scripts/bench_collate.py [N] [--runs K] [--data DIR] [--tiny]
   N       result records (default 10,000)
   --runs  runs of each end-to-end command; the median is printed (default 3)
   --data  keep the generated records in DIR and reuse them on the next run (default: a fresh temp dir)
@@ -140,7 +140,12 @@ def main() -> None:
     ap.add_argument("n", nargs="?", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--data", type=Path, default=None)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     a = ap.parse_args()
+    if a.tiny:
+        a.n, a.runs = 50, 1
     tmp = Path(tempfile.mkdtemp(prefix="ptbench-bench-collate-"))
     results = (a.data or tmp) / "results"
     cdir = results / "bench" if (results / f".generated-{a.n}").is_file() else generate(results, a.n)

@@ -9,7 +9,7 @@ The real test sets cannot be downloaded offline, so they are synthesized at thei
 BFCL 100, Arena-Hard writing 250 (with ~700-word reference answers), HealthBench Easy 245. The
 JSONL holds 20 planted test items; the scan must find exactly those.
 
-    python scripts/bench_contamination.py [--size 1G] [--workers 2] [--unicode] [--keep FILE]
+    python scripts/bench_contamination.py [--size 1G] [--workers 2] [--unicode] [--keep FILE] [--tiny]
 """
 
 from __future__ import annotations
@@ -49,11 +49,11 @@ def words(rng, vocab, n: int) -> str:
     return " ".join(vocab[i] for i in ids)
 
 
-def build_index(rng, vocab) -> tuple[TestIndex, list[str]]:
+def build_index(rng, vocab, scale: float = 1.0) -> tuple[TestIndex, list[str]]:
     index = TestIndex(n=13)
     planted = []
     for task, (n_items, parts) in SIZES.items():
-        for i in range(n_items):
+        for i in range(max(4, int(n_items * scale))):
             texts = [(role, words(rng, vocab, n)) for role, n in parts]
             index.add_item(task, f"{task}-{i}", texts)
             if len(planted) < 20 and i % 97 == 3:
@@ -61,9 +61,11 @@ def build_index(rng, vocab) -> tuple[TestIndex, list[str]]:
     return index.build(), planted
 
 
-def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str], unicode: bool = False) -> None:
+def write_jsonl(
+    path: Path, gb: float, rng, vocab, planted: list[str], unicode: bool = False, rows: int = 40_000
+) -> None:
     block_rows = []
-    for i in range(40_000):
+    for i in range(rows):
         out = words(rng, vocab, 200)
         if unicode and i % 2:  # UTF-8 as written with ensure_ascii=False: accents, dashes, quotes, CJK
             out = f"“{out[:40]}” — café naïve 日本語 {out[40:]}"
@@ -102,18 +104,24 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--unicode", action="store_true", help="every other row holds non-ASCII text (UTF-8)")
     ap.add_argument("--keep", help="write the JSONL here and keep it (default: a temporary file)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
     size_wanted = int(args.gb * (1 << 30)) if args.gb else parse_size(args.size)
+    scale, rows, vocab_size = (0.02, 500, 2_000) if args.tiny else (1.0, 40_000, 50_000)
+    if args.tiny:
+        size_wanted = 512 << 10
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
     rng = np.random.default_rng(0)
-    vocab = vocabulary(rng)
+    vocab = vocabulary(rng, vocab_size)
     t0 = time.perf_counter()
-    index, planted = build_index(rng, vocab)
+    index, planted = build_index(rng, vocab, scale)
     t_index = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep) if args.keep else Path(tmp) / "train.jsonl"
-        write_jsonl(path, size_wanted / (1 << 30), rng, vocab, planted, args.unicode)
+        write_jsonl(path, size_wanted / (1 << 30), rng, vocab, planted, args.unicode, rows)
         size = path.stat().st_size
         with open(path, "rb") as fh:  # in the page cache, as a file just written by the agent is
             while fh.read(64 << 20):

@@ -1,6 +1,6 @@
 """Streaming generation at scale: `ptbench bootcamp generate` for N arithmetic cases, as a user runs it.
 
-    python scripts/bench_datagen_stream.py [--cases 1000000] [--workers 0] [--no-parquet]
+    python scripts/bench_datagen_stream.py [--cases 1000000] [--workers 0] [--no-parquet] [--tiny]
 
 Prints wall seconds, cases/s, CPU seconds (all processes) and the peak memory: of the largest
 process (RSS), and of the whole process tree at once (PSS, sampled every 0.1 s with psutil). The config has
@@ -49,7 +49,12 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=1_000_000, help="train + test cases (test is a tenth)")
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--no-parquet", action="store_true")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.cases = 200
     test = args.cases // 10
     with tempfile.TemporaryDirectory(prefix="bench-datagen-") as tmp:
         cfg = Path(tmp) / "arith.yaml"

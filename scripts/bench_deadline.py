@@ -1,6 +1,6 @@
 """Deadline -> last process gone, for a hostile agent that ignores SIGTERM and tries to escape.
 
-    PYTHONPATH=src python scripts/bench_deadline.py [--sandbox bwrap|none] [--grace 2] [--runs 3]
+    PYTHONPATH=src python scripts/bench_deadline.py [--sandbox bwrap|none] [--grace 2] [--runs 3] [--tiny]
 
 Runs the test agent `escaper` (tests/fixtures/agents: nohup, setsid + double fork, its own tmux
 server, SIGTERM ignored) with a 10 s budget through `ptbench trial run`, polls every 5 ms for any
@@ -104,7 +104,12 @@ def main() -> None:
     ap.add_argument("--sandbox", default="bwrap")
     ap.add_argument("--grace", type=float, default=2.0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.runs = 1
     runs = [one_run(args.sandbox, args.grace) for _ in range(args.runs)]
     times = [t for t, _ in runs]
     print(

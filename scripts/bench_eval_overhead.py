@@ -6,7 +6,7 @@ settings. The harness side is the whole `evaluate()` call: data loading, templat
 generation with retry bookkeeping, scoring and writing metrics/samples.
 
     VLLM_CPU_KVCACHE_SPACE=1 python scripts/bench_eval_overhead.py [--n 200] [--max-new-tokens 64] \\
-        [--repeats 3] [--base-model ID]
+        [--repeats 3] [--base-model ID] [--tiny]
 
 With --base-model (e.g. meta-llama/Meta-Llama-3-8B) both sides render the harness's chat template
 for that family, as the runner's evaluation does.
@@ -28,7 +28,12 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--base-model", default=None)
+    parser.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = parser.parse_args()
+    if args.tiny:
+        args.n, args.max_new_tokens, args.repeats = 8, 8, 1
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
     from vllm import LLM, SamplingParams

@@ -1,7 +1,7 @@
 """Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
 
     PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor]
-        [--no-transcript]
+        [--no-transcript] [--tiny]
 
 The gateway keeps its transcript (record/transcript.jsonl, a thread of its own) as in a trial;
 --no-transcript measures it without. Each call's body is a conversation with one new message.
@@ -194,7 +194,12 @@ def main() -> None:
         "--no-transcript", action="store_true", help="the gateway without its transcript (record/transcript.jsonl)"
     )
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.calls, args.concurrency, args.rounds = 20, 4, 1
     if args.serve_upstream:
         return serve_upstream()
     BODY["body_kb"] = args.body_kb

@@ -2,7 +2,7 @@
 (cases/s), and for the cheap environments the whole pipeline (`ptbench bootcamp generate` with a
 test split of N: dedup, splits, JSONL, Parquet, SFT rows).
 
-    PYTHONPATH=src python scripts/bench_generation.py [--cheap-n 100000] [--heavy-n 200] [--pipeline]
+    PYTHONPATH=src python scripts/bench_generation.py [--cheap-n 100000] [--heavy-n 200] [--pipeline] [--tiny]
         [--reference /path/to/InternBootcamp]   (or PTBENCH_REFERENCE_BOOTCAMP=/path/to/InternBootcamp)
 
 With a checkout of the public reference (github.com/InternLM/InternBootcamp; never vendored here),
@@ -149,7 +149,12 @@ def main() -> None:
         help="a checkout of github.com/InternLM/InternBootcamp (default: $PTBENCH_REFERENCE_BOOTCAMP)",
     )
     ap.add_argument("--reference-n", type=int, default=None, help="cases per reference bootcamp (default: --cheap-n)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.cheap_n, args.heavy_n, args.pipeline_n = 20, 1, 20
     reference = Path(args.reference) if args.reference else None
     if reference is not None and not (reference / "internbootcamp" / "bootcamp" / "base.py").is_file():
         print(

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """HTCondor tool-server replicas (issue 16, part 3): how soon they leave once the rollout ended.
 
-    python scripts/bench_htcondor_replicas.py [--replicas 3] [--shards 8] [--rounds 3]
+    python scripts/bench_htcondor_replicas.py [--replicas 3] [--shards 8] [--rounds 3] [--tiny]
 
 Renders the replicas' submit description (`htcondor_replicas.render`), starts each replica as the
 description says (its `arguments` and `environment`, $(ProcId) expanded; no schedd needed), waits
@@ -86,7 +86,12 @@ def main() -> None:
     ap.add_argument("--replicas", type=int, default=3)
     ap.add_argument("--shards", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     a = ap.parse_args()
+    if a.tiny:
+        a.replicas, a.shards, a.rounds = 1, 1, 1
     results = []
     for _ in range(a.rounds):
         with tempfile.TemporaryDirectory() as d:

@@ -15,7 +15,7 @@ What it prints, per run (journal off, then on, REPEAT times each, the median):
 - files_kept / bytes_kept / skipped / missed: from the journal's summary; the churn files live for
   microseconds, so most of them are `missed` (short-lived, counted; see docs/integrity.md).
 
-    PYTHONPATH=src python scripts/bench_journal.py [--small 5000] [--churn 2000] [--large 4] [--mb 64]
+    PYTHONPATH=src python scripts/bench_journal.py [--small 5000] [--churn 2000] [--large 4] [--mb 64] [--tiny]
 """
 
 from __future__ import annotations
@@ -113,7 +113,12 @@ def main() -> None:
     ap.add_argument("--weights-mb", type=int, default=256)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", default=None, help="where the trial directories go (default: the temp folder)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.small, args.churn, args.large, args.mb, args.weights_mb, args.repeat = 50, 20, 1, 1, 1, 1
     runs: dict[str, list[dict]] = {"off": [], "on": []}
     for _ in range(args.repeat):
         for mode in ("off", "on"):

@@ -13,7 +13,9 @@ writes them; --hidden/--layers set the size, default Qwen3-1.7B's ~4 GB): a "bas
 (config, vocabulary, alignment, sampled-slice distances and projection, functional fingerprint)
 and prints its time and peak memory.
 
-    python scripts/bench_model_identity.py [cases|large] [--dir DIR] [--keep]
+    python scripts/bench_model_identity.py [cases|large] [--dir DIR] [--keep] [--tiny]
+
+`--tiny`: the `large` mode at a few MiB (the test suite's smoke run; its figures mean little).
 """
 
 from __future__ import annotations
@@ -264,7 +266,7 @@ def run_cases(root: Path) -> None:
 
 
 def main() -> None:
-    global HIDDEN, INTER, LAYERS, KV
+    global HIDDEN, INTER, LAYERS, KV, VOCAB
     import subprocess
     import sys
 
@@ -275,8 +277,14 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=2048, help="large: hidden size (intermediate is 3x)")
     ap.add_argument("--layers", type=int, default=28, help="large: layers")
     ap.add_argument("--check-only", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--tiny", action="store_true", help="the large mode at a few MiB (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
     HIDDEN, INTER, LAYERS, KV = args.hidden, args.hidden * 3, args.layers, args.hidden // 2
+    if args.tiny:  # the large mode's layout (shards, index, config, tokenizer) at a few MiB
+        args.mode = "large"
+        HIDDEN, INTER, LAYERS, VOCAB, KV = 256, 512, 2, 1000, 128
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
     if args.check_only:

@@ -1,7 +1,7 @@
 """Costs of the node features: one monitor sample (process tree + trial folder walk) and
 `ptbench cache verify` over a synthetic agent cache. Prints its figures.
 
-    PYTHONPATH=src python scripts/bench_node_cache.py [--files 20000] [--children 20]
+    PYTHONPATH=src python scripts/bench_node_cache.py [--files 20000] [--children 20] [--tiny]
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=20000)
     ap.add_argument("--children", type=int, default=20)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.files, args.children = 200, 2
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         trial = root / "trial"

@@ -1,6 +1,6 @@
 """Benchmark: `ptbench report` on 1,000 trials with trajectories (targets: < 20 s, index page < 2 MB).
 
-Run: python scripts/bench_report.py [N]   (prints the time of the whole command and the page sizes)
+Run: python scripts/bench_report.py [N] [--tiny]   (prints the time of the whole command and the page sizes)
 
 Each generated trial has a trajectory of 60 steps (messages, tool calls with arguments and outputs
 up to 30 kB) and 200 evaluation samples, like a long agent run.
@@ -8,6 +8,7 @@ up to 30 kB) and 200 evaluation samples, like a long agent run.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -60,7 +61,13 @@ def add_trial_files(cdir: Path, rng: random.Random) -> None:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("n", nargs="?", type=int, default=1_000)
+    ap.add_argument(
+        "--tiny", action="store_true", help="5 trials (the test suite's smoke run; its figures mean little)"
+    )
+    args = ap.parse_args()
+    n = 5 if args.tiny else args.n
     tmp = Path(tempfile.mkdtemp(prefix="ptbench-bench-report-"))
     cdir = generate(tmp / "results", n)
     add_trial_files(cdir, random.Random(1))

@@ -2,11 +2,12 @@
 
 No sandbox. The clock starts just before the runner process is spawned (so Python's own start-up
 counts) and stops at the first instruction of the agent, which stamps the time into a file.
-Run: python scripts/bench_runner_overhead.py [repeats]
+Run: python scripts/bench_runner_overhead.py [repeats] [--tiny]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -25,7 +26,11 @@ AGENT = {
 
 
 def main() -> None:
-    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("repeats", nargs="?", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true", help="one run (the test suite's smoke run; its figures mean little)")
+    args = ap.parse_args()
+    repeats = 1 if args.tiny else args.repeats
     tmp = Path(tempfile.mkdtemp(prefix="ptbench-bench-runner-"))
     (tmp / "agents" / "stamp").mkdir(parents=True)
     (tmp / "agents" / "stamp" / "agent.yaml").write_text(yaml.safe_dump(AGENT))

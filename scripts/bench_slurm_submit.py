@@ -6,7 +6,7 @@ held (`sbatch --hold`) and cancelled at the end, so the node never runs them.
 Target: one `scontrol show config` (the limits) and one sbatch per array the limits need (one
 array up to MaxArraySize, 1001 by default), under 3 s. `--trials 1200` shows the split.
 
-    python scripts/bench_slurm_submit.py [--trials 1000] [--keep DIR]
+    python scripts/bench_slurm_submit.py [--trials 1000] [--keep DIR] [--tiny]
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ import yaml
 def write_campaign(folder: Path, trials: int, name: str = "bench-submit") -> Path:
     """A realistic matrix: 10 agent settings x 2 base models x 5 tasks x (trials / 100) seeds."""
     seeds = max(1, trials // 100)
+    for i in range(2):  # validate looks for a local base model's path
+        (folder / f"model{i}").mkdir(parents=True, exist_ok=True)
     data = {
         "name": name,
         "agents": [{"name": "base-model", "label": f"agent{i}"} for i in range(10)],
@@ -94,7 +96,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--keep", help="folder to keep the campaign in (default: a temp folder)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.trials = 100  # the campaign's smallest matrix
     folder = Path(args.keep or tempfile.mkdtemp(prefix="ptbench-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     import submitit  # noqa: F401  (imported before timing, as below)

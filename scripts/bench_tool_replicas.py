@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Tool-server replicas (issue 16, part 3): throughput through replicas and the cost of losing one.
 
-    python scripts/bench_tool_replicas.py [--episodes 300] [--concurrency 32] [--json out.json]
+    python scripts/bench_tool_replicas.py [--episodes 300] [--concurrency 32] [--json out.json] [--tiny]
 
 1. sql_explore with its stateful sql_query tool on N local replicas (N = 1, 3), endpoint with a
    fixed 20 ms latency in a separate process: episodes/s and tool calls/s through the replicas,
@@ -117,7 +117,12 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=300)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.episodes, args.concurrency = 15, 6
     results = []
     with tempfile.TemporaryDirectory() as tmp, serve_in_process(sql_policy, latency_s=0.02) as url:
         root = Path(tmp)

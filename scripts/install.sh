@@ -61,6 +61,7 @@ command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v tmux >/dev/null || need+=(tmux)
 command -v fuse-overlayfs >/dev/null || need+=(fuse-overlayfs)
 command -v fusermount3 >/dev/null || need+=(fuse3)
+command -v shellcheck >/dev/null || need+=(shellcheck)  # scripts/gpu-*.sh stay lint-clean (tests/test_gpu_smoke_script.py)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -2,9 +2,11 @@
 
 `validate_campaign` is what `ptbench validate`, `plan`, `run` and `submit` call first: the file's
 schema, agent and task names, every task's and agent's options against what they declare, the
-backend's options, unique trial ids, that no agent gets a real key it has not declared it may hold
-(agents/checks.py), and whether every agent can start (keys, logins, CLIs). The
-first problem is one line naming the file, line, field and fix.
+backend's options, unique trial ids, that every local base-model path exists (unless the campaign
+says it exists only on the compute nodes), that every agent behind the trial's gateway names its
+model, that no agent gets a real key it has not declared it may hold (agents/checks.py), and whether
+every agent can start (keys, logins, CLIs). The first problem is one line naming the file, line,
+field and fix.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def validate_campaign(
     check_names(campaign, src)
     check_options(campaign, src)
     check_network(campaign, src)
+    check_base_model_paths(campaign, src)
+    check_gateway_models(campaign, src, rehearse=rehearse)
     get_backend(campaign.backend.name, campaign.backend.options)  # its options, parsed as submit will
     specs = expand(campaign)
     check_unique_ids(campaign, specs)
@@ -82,6 +86,34 @@ def check_network(campaign: Campaign, src: LocatedYaml) -> None:
             )
         except UserError as exc:
             raise UserError(f"{src.path}:{src.line_of(('sandbox_options', 'network'))}: {exc}") from None
+
+
+def check_base_model_paths(campaign: Campaign, src: LocatedYaml) -> None:
+    """A local copy that is not there fails every trial on the node: say so before anything is planned."""
+    for i, base in enumerate(campaign.base_models):
+        if not base.path or base.path_on_nodes:
+            continue
+        resolved = Path(base.path).expanduser().resolve()  # as `plan` resolves it
+        if not resolved.exists():
+            raise UserError(
+                f"{src.path}:{src.line_of(('base_models', i, 'path'))}: base_models[{i}].path: {resolved} does not "
+                "exist on this machine; fix the path (relative paths are taken from the current directory), or add "
+                "`path_on_nodes: true` to this base model if it exists only on the compute nodes"
+            )
+
+
+def check_gateway_models(campaign: Campaign, src: LocatedYaml, *, rehearse: bool = False) -> None:
+    """The trial's gateway lets through only the campaign's model: without one the agent could call nothing."""
+    if rehearse:  # a rehearsal drives the scripted provider's model
+        return
+    for i, ref in enumerate(campaign.agents):
+        if ref.model or not uses_gateway(load_agent(ref.name)):
+            continue
+        raise UserError(
+            f"{src.path}:{src.line_of(('agents', i))}: agents[{i}].model: agent '{ref.name}' reaches its model "
+            "through the trial's gateway, which lets through only the campaign's model; add `model:` to this agent "
+            "(e.g. {name: " + ref.name + ", model: <provider's model id>})"
+        )
 
 
 def _at(src: LocatedYaml, item: tuple[str, int], exc: OptionProblem) -> UserError:

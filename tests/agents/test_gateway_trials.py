@@ -79,6 +79,7 @@ def _tool_outputs(trial: TrialDir) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(MODELS)
     spy = f"{sys.executable} {SPY}/spy.py {tmp_path} {' '.join(v.encode().hex() for v in CANARIES.values())}"
@@ -167,6 +168,7 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_cost_cap_stops_the_agent_and_other_models_are_refused(
     tmp_path: Path, tiny_model: Path, scripted_provider
 ) -> None:

@@ -29,7 +29,7 @@ command: ["bash", "-c", "echo $PTB_KEYED_API_KEY > leaked.txt"]
 CAMPAIGN = """\
 name: rk
 agents: [{name: keyed}]
-base_models: [{id: local/tiny, path: /nonexistent/tiny, label: tiny}]
+base_models: [{id: local/tiny, path: "MODEL", label: tiny}]
 tasks: [arithmetic]
 budget: {hours: 1, gpus: 0}
 results_dir: "RESULTS"
@@ -43,7 +43,8 @@ def campaign(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("PTBENCH_AGENTS_PATH", str(tmp_path / "agents"))
     monkeypatch.setenv("PTB_KEYED_API_KEY", "sk-keyed-canary-77aa")
     path = tmp_path / "c.yaml"
-    path.write_text(CAMPAIGN.replace("RESULTS", str(tmp_path / "results")))
+    (tmp_path / "tiny").mkdir()  # validate looks for a local base model's path
+    path.write_text(CAMPAIGN.replace("RESULTS", str(tmp_path / "results")).replace("MODEL", str(tmp_path / "tiny")))
     return path
 
 

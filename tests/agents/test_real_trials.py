@@ -106,6 +106,7 @@ def _assert_no_value_under(root: Path, values) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_four_scaffolds_train_and_are_evaluated(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(MODELS)
     provider = scripted_provider(_sft_script(tiny_model))
@@ -139,6 +140,7 @@ def test_four_scaffolds_train_and_are_evaluated(tmp_path: Path, tiny_model: Path
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_overrun_is_stopped_and_recorded_timed_out(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(["claude-code"])
     provider = scripted_provider(
@@ -168,6 +170,7 @@ def test_overrun_is_stopped_and_recorded_timed_out(tmp_path: Path, tiny_model: P
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_early_exit_is_continued_with_the_time_left(tmp_path: Path, tiny_model: Path, scripted_provider) -> None:
     _require_clis(["gemini-cli"])
     provider = scripted_provider(
@@ -200,6 +203,7 @@ def test_early_exit_is_continued_with_the_time_left(tmp_path: Path, tiny_model: 
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_rehearse_runs_real_cli_without_keys(tmp_path: Path, tiny_model: Path) -> None:
     _require_clis(["codex"])
     campaign = _campaign(tmp_path, tiny_model, [{"name": "codex", "model": "gpt-5-codex"}])

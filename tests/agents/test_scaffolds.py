@@ -213,3 +213,13 @@ def test_prompt_has_rules_and_task_context(tmp_path: Path) -> None:
     for part in ("timer.sh", "final_model/", "test data", "instruct version", "a+b=", str(trial.workspace)):
         assert part in text, part
     assert os.environ.get("ANTHROPIC_API_KEY") is None
+
+
+def test_reference_agent_trains_with_the_runners_kernel_choice(tmp_path: Path, monkeypatch) -> None:
+    """ATEN_CPU_CAPABILITY / ONEDNN_MAX_CPU_ISA (e.g. AVX2 kernels on an AVX-512 CPU, to reproduce a table
+    made on another CPU) reach the agent that trains, not only the runner that evaluates."""
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    plan = plan_campaign(load_campaign(_campaign(tmp_path, [{"name": "reference"}])))
+    env = build_launch(plan.trials[0], prompt="P").env
+    assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["ONEDNN_MAX_CPU_ISA"] == "AVX2"

@@ -50,6 +50,7 @@ def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.slurm
 def test_four_slurm_shards_equal_one_local_shard(
     tmp_path: Path,

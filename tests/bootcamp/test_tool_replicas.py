@@ -23,7 +23,7 @@ import yaml
 
 from ptbench.backends.tool_replicas import replica_status_rows, tool_replicas
 from ptbench.bootcamp import generate, load_bootcamp
-from ptbench.bootcamp.datagen import Shard
+from ptbench.bootcamp.datagen import Shard, load_rows
 from ptbench.bootcamp.replica_pool import Replica, ReplicaPool
 from ptbench.bootcamp.replicas import _mac, new_run, read_replicas, read_token, replica_dir, sign
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings
@@ -89,31 +89,54 @@ def replica_processes(out: Path) -> list[psutil.Process]:
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGSTOP], ids=["dies", "hangs"])
-def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(tmp_path: Path, how: signal.Signals) -> None:
+def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(
+    tmp_path: Path, how: signal.Signals, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SIGKILL: connections refused at once. SIGSTOP: the kernel still accepts connections, nothing
-    answers; the call's timeout, then a failed health check, declare it dead."""
+    answers; the call's timeout, then a failed health check, declare it dead.
+
+    The kill is timed, not left to chance: the scripted endpoint kills the replica of an episode that
+    has made its first tool call and is asking for its second (so that episode must lose its state and be
+    replayed), after 3 episodes were recorded. Which replica holds that episode is read from the shard's
+    own ReplicaPool.assign, wrapped to record its answer (a spy: the pool works unchanged)."""
+    bound: dict[str, Replica] = {}  # sample id -> the replica the pool assigned it
+    assign = ReplicaPool.assign
+
+    async def spy(self: ReplicaPool, key: str) -> Replica:
+        bound[key] = replica = await assign(self, key)
+        return replica
+
+    monkeypatch.setattr(ReplicaPool, "assign", spy)
+    killed: dict = {}
+    out = tmp_path / "out"
+
+    def kill_mid_episode(messages: list[dict], tools: object) -> dict:
+        reply = sql_policy(messages, tools)
+        if killed or len(shard_records(out)) < 3 or sum(m["role"] == "tool" for m in messages) != 1:
+            return reply
+        sids = by_question.get(next(m["content"] for m in messages if m["role"] == "user"), [])
+        if len(sids) != 1 or sids[0] not in bound:
+            return reply
+        victim = bound[sids[0]]
+        # evidence that it holds work: this episode's instance, at least
+        in_flight = health(victim.url, read_token(out))[1]["instances"]
+        os.kill(victim.pid, how)  # before the reply that makes the episode call the replica again
+        killed.update(victim.describe(), in_flight=in_flight, episode=sids[0], at=time.time())
+        return reply
+
     # The endpoint's latency keeps several episodes in flight on every replica when one dies.
-    with serve_in_thread(sql_policy, latency_s=0.05) as (url, _):
-        out = replica_rollout(tmp_path, url, replicas=3)
-        killed: dict = {}
-
-        def kill_busiest(trace: dict) -> None:
-            # After the 3rd episode: kill or freeze (no cleanup, its file stays) the replica holding most episodes.
-            if killed or len(shard_records(out)) < 3:
-                return
-            token = read_token(out)
-            load = {r["replica"]: health(r["url"], token)[1]["instances"] for r in read_replicas(out, token)}
-            victim = max(load, key=load.get)
-            assert load[victim] > 0, load
-            info = next(r for r in read_replicas(out, token) if r["replica"] == victim)
-            os.kill(info["pid"], how)
-            killed.update(info, in_flight=load[victim], at=time.time())
-
+    with serve_in_thread(kill_mid_episode, latency_s=0.05) as (url, _):
+        assert replica_rollout(tmp_path, url, replicas=3) == out
+        by_question: dict[str, list[str]] = {}
+        for row in load_rows(tmp_path / "data", "test"):
+            question = next(m["content"] for m in row["prompt"] if m["role"] == "user")
+            by_question.setdefault(question, []).append(row["extra_info"]["sample_id"])
         with tool_replicas(out, 3, "local") as jobs:
             assert sorted(jobs) == ["0", "1", "2"]
-            counts = run_shard(out, Shard(0, 1), on_episode=kill_busiest)
+            counts = run_shard(out, Shard(0, 1))
             pids = [int(p) for p in jobs.values()]
         assert killed, "the replica was never killed"
+        assert killed["in_flight"] >= 1, killed
     records = shard_records(out)
     ids = [r["sample_id"] for r in records]
     assert len(ids) == 18 and len(set(ids)) == 18  # every episode exactly once, none duplicated
@@ -122,6 +145,7 @@ def test_killed_replica_moves_its_episodes_and_each_is_recorded_once(tmp_path: P
     # the ones it held mid-tool-use, and any that started on it before the shard noticed it was dead
     # (one past its last tool call needs no replica and keeps its result: it is still correct)
     assert 1 <= len(restarted) == counts["restarts"]
+    assert killed["episode"] in {r["sample_id"] for r in restarted}  # the one caught between its two tool calls
     for r in restarted:
         (hop,) = r["restarts"]
         assert hop["from_replica"]["replica"] == killed["replica"] and hop["from_replica"]["pid"] == killed["pid"]

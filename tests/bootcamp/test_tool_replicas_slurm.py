@@ -59,6 +59,7 @@ def _wait(check, timeout: float, what: str, proc: subprocess.Popen, log: Path): 
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.slurm
 @pytest.mark.usefixtures("slurm_cluster")
 def test_scancelled_replica_moves_its_episodes_to_the_survivors(tmp_path: Path) -> None:

@@ -95,6 +95,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
     require(_vllm_available(), "vllm (CPU build) and transformers are needed for the real-server rollout test")
     model_dir = tmp_path / "tiny-llama"

@@ -13,7 +13,7 @@ from ptbench.cli import main
 GOOD = """\
 name: bad
 agents: [{name: quick-copy}]
-base_models: [{id: local/tiny, path: /nonexistent/tiny, label: tiny}]
+base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
 tasks: [arithmetic]
 seeds: [0, 1]
 budget: {hours: 1, gpus: 0}
@@ -34,6 +34,8 @@ def campaign(tmp_path, test_agents):
         for old, new in replace.items():
             assert old in text, old
             text = text.replace(old, new)
+        (tmp_path / "tiny").mkdir(exist_ok=True)  # validate looks for a local base model's path
+        text = text.replace("@MODEL@", str(tmp_path / "tiny"))
         p = tmp_path / "c.yaml"
         p.write_text(text.replace("@RESULTS@", str(tmp_path / "results")))
         return p
@@ -116,6 +118,15 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
             {"seeds: [0, 1]": "seeds: [0, 1]\nsandbox_options: {network: wifi}"},
             ["c.yaml:6", "'wifi' is not one of gateway, host"],
         ),
+        # a local base model that is not there, and a gateway agent without a model: caught here, not on the node
+        (
+            {'path: "@MODEL@"': "path: /nonexistent/tiny"},
+            ["c.yaml:3", "base_models[0].path", "/nonexistent/tiny does not exist", "path_on_nodes: true"],
+        ),
+        (
+            {"agents: [{name: quick-copy}]": "agents:\n  - name: quick-copy\n  - name: claude-code"},
+            ["c.yaml:4", "agents[1].model", "agent 'claude-code'", "add `model:`"],
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run"])
@@ -124,6 +135,21 @@ def test_bad_campaign_is_one_line_and_creates_nothing(campaign, capsys, tmp_path
     code, err = run_cli(capsys, command, str(path))
     assert_one_line_error(code, err, *needles)
     assert not (tmp_path / "results").exists()
+
+
+def test_path_on_nodes_is_the_explicit_opt_out(campaign, capsys, tmp_path):
+    """A path that exists only on the compute nodes: validated and planned, and recorded as such."""
+    path = campaign(**{'path: "@MODEL@"': "path: /nodes-only/tiny, path_on_nodes: true"})
+    assert main_ok(["validate", str(path)])
+    assert main_ok(["plan", str(path)])
+    spec = json.loads((tmp_path / "results" / "bad" / "quick-copy__tiny__arithmetic__s0" / "trial.json").read_text())
+    assert spec["base_model"]["path"] == "/nodes-only/tiny" and spec["base_model"]["path_on_nodes"] is True
+    # at its default the field stays out of trial.json: trials planned before it existed keep their hash
+    plain = campaign()
+    (tmp_path / "results").rename(tmp_path / "results-nodes")
+    assert main_ok(["plan", str(plain)])
+    spec = json.loads((tmp_path / "results" / "bad" / "quick-copy__tiny__arithmetic__s0" / "trial.json").read_text())
+    assert "path_on_nodes" not in spec["base_model"]
 
 
 def test_missing_campaign_file(capsys, tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import REPO, ptbench
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):

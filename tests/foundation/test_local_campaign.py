@@ -31,6 +31,7 @@ def _results(cdir: Path) -> dict[str, dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_run_status_rerun_and_replace(write_campaign, test_agents, tmp_path):
     path = write_campaign(CAMPAIGN.replace("SECONDS", "1"))
     first = ptbench("run", str(path), cwd=tmp_path)
@@ -72,6 +73,7 @@ def test_run_status_rerun_and_replace(write_campaign, test_agents, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_cancel_a_running_campaign(write_campaign, test_agents, tmp_path):
     path = write_campaign(
         CAMPAIGN.replace("SECONDS", "600").replace("quick-copy", "slow-copy, label: other, options: {seconds: 600}")
@@ -110,6 +112,7 @@ def test_cancel_a_running_campaign(write_campaign, test_agents, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_replace_refuses_a_trial_whose_runner_is_working(write_campaign, test_agents, tmp_path):
     path = write_campaign(CAMPAIGN.replace("SECONDS", "600").replace("seeds: [0, 1]", "seeds: [0]"))
     assert ptbench("plan", str(path), cwd=tmp_path).returncode == 0

@@ -94,6 +94,7 @@ def v1_jobs():
 
 def write_campaign(tmp_path: Path, name: str = "ct", **overrides) -> Path:
     """A small campaign file (real agents/tasks) with HTCondor options; overrides replace top-level keys."""
+    (tmp_path / "tiny").mkdir(exist_ok=True)  # validate looks for a local base model's path
     data = {
         "name": name,
         "agents": [{"name": "base-model"}, {"name": "reference"}],

@@ -224,7 +224,10 @@ def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> N
             "contains a comma, which would break HTCondor's `queue from` table",
         ),
         ({"base_models": [{"id": 'Qwen/"quoted"', "label": "q"}]}, "contains a quote"),
-        ({"base_models": [{"id": "Qwen/x", "path": "/models/my model", "label": "q"}]}, "contains a space"),
+        (
+            {"base_models": [{"id": "Qwen/x", "path": "/models/my model", "path_on_nodes": True, "label": "q"}]},
+            "contains a space",
+        ),
         ({"base_models": [{"id": "Qwen/x\ny", "label": "q"}]}, "contains a newline"),
     ],
 )

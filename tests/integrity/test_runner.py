@@ -88,6 +88,7 @@ results_dir: "@RESULTS@"
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, test_agents, tmp_path):
     path = write_campaign(CAMPAIGN)
     proc = ptbench("run", str(path), cwd=tmp_path)

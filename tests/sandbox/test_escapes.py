@@ -45,6 +45,7 @@ def _survivors(tag: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_no_escape_survives_the_deadline_and_no_secret_is_read(write_campaign, test_agents, tmp_path: Path) -> None:
     require(shutil.which("bwrap") is not None, "bwrap is not installed: apt-get install bubblewrap")
     require(shutil.which("tmux") is not None, "tmux is not installed: apt-get install tmux")

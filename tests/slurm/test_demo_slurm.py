@@ -12,7 +12,7 @@ import yaml
 from tests.conftest import REPO, ptbench
 from tests.slurm.conftest import all_finished, jobs_of, results, wait_for
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.integration]
 
 # What must agree between backends; provenance (host, scheduler, job id), timings and finish times differ by design.
 _SAME = (

@@ -73,6 +73,7 @@ def hf_engine(tiny_model):
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_task_through_vllm(name, vllm_engine, judge, tmp_path, tiny_model):
     out = tmp_path / "eval"
@@ -82,6 +83,7 @@ def test_every_task_through_vllm(name, vllm_engine, judge, tmp_path, tiny_model)
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_model):
     out = tmp_path / "eval"
@@ -96,6 +98,7 @@ def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_base_prompt_format_through_transformers(hf_engine, judge, tmp_path, tiny_model):
     for name in ("gsm8k", "gpqa", "humaneval", "bfcl", "aime2025"):
         extra = {"prompt_format": "base", **({"fewshot": 2} if name == "gsm8k" else {})}
@@ -120,6 +123,7 @@ def _cli(*args, env=None):
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 def test_cli_eval_and_judge_failure_exit_code(tiny_model, tmp_path):
     ok = _cli(
         "gsm8k",

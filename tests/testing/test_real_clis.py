@@ -212,6 +212,7 @@ def _run(
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.parametrize("cli", CLIS, ids=[c.name for c in CLIS])
 def test_real_cli_plays_script_and_resumes(cli: Cli, scripted_provider, tmp_path: Path) -> None:
     binary = npm_bin() / cli.binary

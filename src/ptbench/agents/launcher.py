@@ -59,6 +59,8 @@ PASSTHROUGH_ENV = (
     "NO_PROXY",
     "OPENBLAS_CORETYPE",
     "OPENBLAS_L2_SIZE",
+    "ATEN_CPU_CAPABILITY",  # kernel choice (e.g. avx2 on an AVX-512 CPU): the agent trains with the runner's
+    "ONEDNN_MAX_CPU_ISA",
     "PYTHONPATH",  # the agent's python (evaluate.sh, helper agents) imports the same ptbench as the runner
 )
 REHEARSAL_KEY = "ptbench-rehearsal-not-a-real-key"

@@ -36,7 +36,20 @@ class BaseModelRef(Strict):
     id: str = Field(description="Hugging Face id, e.g. Qwen/Qwen3-1.7B-Base")
     revision: str | None = Field(default=None, description="pinned commit of the model repository")
     path: str | None = Field(default=None, description="local copy to use instead of the hub (offline clusters)")
+    path_on_nodes: bool = Field(
+        default=False,
+        description="`path` exists only on the compute nodes: `validate` does not look for it on this machine",
+    )
     label: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_default_path_on_nodes(self, handler):
+        # Where validation looks for the path does not change a trial: at its default it stays out of
+        # trial.json, so trials planned before the field existed still match their campaign.
+        data = handler(self)
+        if isinstance(data, dict) and not self.path_on_nodes:
+            data.pop("path_on_nodes", None)
+        return data
 
     @property
     def display(self) -> str:
