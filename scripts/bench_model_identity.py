@@ -278,7 +278,9 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=28, help="large: layers")
     ap.add_argument("--check-only", help=argparse.SUPPRESS)
     ap.add_argument(
-        "--tiny", action="store_true", help="the large mode at a few MiB (the suite's smoke run; its figures mean little)"
+        "--tiny",
+        action="store_true",
+        help="the large mode at a few MiB (the suite's smoke run; its figures mean little)",
     )
     args = ap.parse_args()
     HIDDEN, INTER, LAYERS, KV = args.hidden, args.hidden * 3, args.layers, args.hidden // 2
