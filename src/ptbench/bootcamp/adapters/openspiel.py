@@ -16,6 +16,7 @@ import random
 import re
 from typing import Any
 
+from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
@@ -188,18 +189,8 @@ class OpenSpielInteraction(Interaction):
     def outcome(self, state: Match, identity: Identity) -> RewardResult:
         """The episode's reward: the game's outcome for the model's seat (not any text)."""
         score = state.score()
-        return RewardResult(score=score, extracted=None, correct=score >= 1.0)
+        return outcome_result(score)
 
 
-def bootcamp_dict(game: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
-    check_game(game)
-    return {
-        "name": f"{PREFIX}{game}",
-        "seed": seed,
-        "levels": [{"name": "default", "generator": "openspiel", "params": {"game": game}}],
-        "splits": {"test": test, "train": train},
-        "interaction": {"name": "openspiel"},
-        "reward": {"name": "game_outcome"},
-        "limits": {"max_assistant_turns": 200, "max_tool_calls": 0},
-        "sampling": {"temperature": 0.0, "max_tokens": 256},
-    }
+def bootcamp_dict(game: str, **splits: int) -> dict[str, Any]:
+    return game_config(f"{PREFIX}{check_game(game)}", "openspiel", game, turns=200, max_tokens=256, **splits)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ptbench.bootcamp.api import Identity, RewardCalculator, register_reward
+from typing import Any
+
+from ptbench.bootcamp.api import Identity, RewardCalculator, RewardResult, register_reward
 
 
 @register_reward("game_outcome")
@@ -15,3 +17,23 @@ class GameOutcome(RewardCalculator):
 
     def verify(self, extracted: str, identity: Identity) -> float:
         return 0.0
+
+
+def outcome_result(score: float) -> RewardResult:
+    """An episode's reward from a game's outcome in [0, 1] (1: a win, the only `correct`)."""
+    return RewardResult(score=score, extracted=None, correct=score >= 1.0)
+
+
+def game_config(name: str, library: str, game: str, *, turns: int, max_tokens: int, **splits: int) -> dict[str, Any]:
+    """The bootcamp config of one adapted game: its generator and interaction are both named
+    `library`, the reward is the outcome; `splits` default to test 50, train 500."""
+    return {
+        "name": name,
+        "seed": 1234,
+        "levels": [{"name": "default", "generator": library, "params": {"game": game}}],
+        "splits": {"test": splits.get("test", 50), "train": splits.get("train", 500)},
+        "interaction": {"name": library},
+        "reward": {"name": "game_outcome"},
+        "limits": {"max_assistant_turns": turns, "max_tool_calls": 0},
+        "sampling": {"temperature": 0.0, "max_tokens": max_tokens},
+    }

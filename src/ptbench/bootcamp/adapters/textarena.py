@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
@@ -157,18 +158,8 @@ class TextArenaInteraction(Interaction):
 
     def outcome(self, state: Game, identity: Identity) -> RewardResult:
         score = state.reward or 0.0  # an unfinished game (the turn limit came first) scores 0
-        return RewardResult(score=score, extracted=None, correct=score >= 1.0)
+        return outcome_result(score)
 
 
-def bootcamp_dict(game: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
-    check_game(game)
-    return {
-        "name": f"{PREFIX}{game}",
-        "seed": seed,
-        "levels": [{"name": "default", "generator": "textarena", "params": {"game": game}}],
-        "splits": {"test": test, "train": train},
-        "interaction": {"name": "textarena"},
-        "reward": {"name": "game_outcome"},
-        "limits": {"max_assistant_turns": 100, "max_tool_calls": 0},
-        "sampling": {"temperature": 0.0, "max_tokens": 512},
-    }
+def bootcamp_dict(game: str, **splits: int) -> dict[str, Any]:
+    return game_config(f"{PREFIX}{check_game(game)}", "textarena", game, turns=100, max_tokens=512, **splits)
