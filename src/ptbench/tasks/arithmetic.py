@@ -1,7 +1,9 @@
 """A seeded synthetic task for the demo: multi-digit addition, exact match.
 
 The test split is fixed by the task (not by the trial seed) so every trial is scored on the same
-items; the training split is every other pair, so the two never overlap.
+items. A reserve of as many pairs again is in neither split: the harness draws the memorization
+check's sibling items from it (ptbench.integrity.memorization), items of the test's distribution
+that no honest agent has seen. The training split is every other pair; the three never overlap.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ _SPLIT_SEED = 1234
 
 @register_task("arithmetic")
 class Arithmetic:
-    version = "1"
+    version = "2"  # 2: the training split leaves out the sibling reserve (the test split is version 1's)
     primary_metric = "accuracy"
 
     def __init__(self, digits: int = 2, n_test: int = 200) -> None:
@@ -27,12 +29,13 @@ class Arithmetic:
         self.n_test = n_test
 
     @cached_property
-    def _pairs(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    def _pairs(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]:
+        """(train, test, reserve)."""
         top = 10**self.digits
         pairs = [(a, b) for a in range(top) for b in range(top)]
         random.Random(_SPLIT_SEED).shuffle(pairs)
         n_test = min(self.n_test, len(pairs) // 5)
-        return pairs[n_test:], pairs[:n_test]
+        return pairs[2 * n_test :], pairs[:n_test], pairs[n_test : 2 * n_test]
 
     @staticmethod
     def prompt_of(a: int, b: int) -> str:
@@ -46,6 +49,11 @@ class Arithmetic:
     def test_examples(self, limit: int | None = None) -> list[Example]:
         test = self._pairs[1][:limit] if limit else self._pairs[1]
         return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in test]
+
+    def reserve_examples(self) -> list[Example]:
+        """Items of the test's distribution in neither split: the harness's sibling pool (never
+        written to a workspace)."""
+        return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in self._pairs[2]]
 
     def generation(self) -> GenerationSettings:
         return GenerationSettings(max_new_tokens=self.digits + 3, stop=("\n",))
