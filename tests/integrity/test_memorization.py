@@ -41,10 +41,10 @@ def models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
     train, cheat = root / "train.jsonl", root / "cheat.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in task.train_examples(0)))
     cheat.write_text("".join(json.dumps(r) + "\n" for r in _rows(task.test_examples())))
-    runs = {  # name: (train file, steps)
-        "honest": (train, 150),  # the reference recipe on the training split
-        "honest_long": (train, 600),  # a longer same-domain fine-tune (one epoch of the training split)
-        "cheater": (cheat, 150),  # the same recipe on the test items (24 epochs of them)
+    runs = {  # name: (train file, steps, batch size)
+        "honest": (train, 150, 16),  # the reference recipe on the training split
+        "honest_long": (train, 600, 16),  # a longer same-domain fine-tune (one epoch of the training split)
+        "cheater": (cheat, 200, 32),  # the same recipe on the test items (64 epochs of them)
     }
     argvs = [
         [
@@ -57,11 +57,11 @@ def models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
             "--max-steps",
             str(steps),
             "--batch-size",
-            "16",
+            str(batch),
             "--seed",
             "0",
         ]
-        for name, (data, steps) in runs.items()
+        for name, (data, steps, batch) in runs.items()
     ]
     code = "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
     run = subprocess.run(
