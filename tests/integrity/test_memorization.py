@@ -63,7 +63,9 @@ def models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
         ]
         for name, (data, steps, batch) in runs.items()
     ]
-    code = "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
     run = subprocess.run(
         [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
     )

@@ -71,7 +71,7 @@ def _vllm(engine: Any, items: list[Scored]) -> list[float]:
     params = SamplingParams(max_tokens=1, prompt_logprobs=0, temperature=0.0)
     results = engine.llm.generate([{"prompt_token_ids": s.ids} for s in items], params, use_tqdm=False)
     out = []
-    for s, r in zip(items, results):
+    for s, r in zip(items, results, strict=True):
         total = 0.0
         for pos in range(s.n_prompt, len(s.ids)):
             entry = r.prompt_logprobs[pos]  # {token id: Logprob}; always holds the prompt's own token

@@ -55,7 +55,7 @@ def check(ctx: CheckContext) -> Finding:
     t1 = time.time()
     final_lp, _, _ = _score(str(final), pairs, engine, ids)
     t2 = time.time()
-    gains = [(f - b) / (len(s.ids) - s.n_prompt) for f, b, s in zip(final_lp, base_lp, ids)]
+    gains = [(f - b) / (len(s.ids) - s.n_prompt) for f, b, s in zip(final_lp, base_lp, ids, strict=True)]
     if not all(math.isfinite(g) for g in gains):
         raise Unchecked("a model gave non-finite log-likelihoods (NaN or infinite weights or logits)")
     n = len(sets.test)
@@ -130,14 +130,16 @@ def _score(model: str, pairs: list[tuple[str, str]], engine: str, ids: list | No
     from ptbench.inference import get_engine
     from ptbench.inference.loglik import continuation_logprobs, tokenize_pairs
 
-    eng = None
+    eng: Any = None
     try:
         eng = get_engine(engine, model)
         if ids is None:
             ids = tokenize_pairs(eng.tokenizer, pairs)
         return continuation_logprobs(eng, ids), ids, eng.name
     except Exception as exc:  # noqa: BLE001  (a model that cannot be scored is unchecked, whatever the error)
-        raise Unchecked(f"could not score {Path(model).name} in the {engine} engine ({type(exc).__name__}: {exc})")
+        raise Unchecked(
+            f"could not score {Path(model).name} in the {engine} engine ({type(exc).__name__}: {exc})"
+        ) from None
     finally:
         close = getattr(eng, "close", None)
         if close is not None:
