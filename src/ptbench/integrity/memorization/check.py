@@ -128,13 +128,13 @@ def _score(model: str, pairs: list[tuple[str, str]], engine: str, ids: list | No
     """Log-likelihoods of the continuations under one model; token ids come from the first (base)
     model's tokenizer and are reused for the second."""
     from ptbench.inference import get_engine
-    from ptbench.inference.loglik import continuation_logprobs, tokenize_pairs
+    from ptbench.inference.loglik import context_length, continuation_logprobs, tokenize_pairs
 
     eng: Any = None
     try:
         eng = get_engine(engine, model)
         if ids is None:
-            ids = tokenize_pairs(eng.tokenizer, pairs)
+            ids = tokenize_pairs(eng.tokenizer, pairs, context_length(eng))
         return continuation_logprobs(eng, ids), ids, eng.name
     except Exception as exc:  # noqa: BLE001  (a model that cannot be scored is unchecked, whatever the error)
         raise Unchecked(

@@ -43,8 +43,6 @@ NO_SIBLINGS = {
     "its own subset of the gated dataset, so the extended questions are not available here",
     "bfcl": "BFCL's sibling source is the executable categories the task does not evaluate; the task pins only "
     "its own categories, so no other category is available here",
-    "humaneval": "HumanEval's sibling source (semantics-preserving rewrites of the canonical solutions) is not "
-    "built yet",
     "arena_hard_writing": "open-ended writing prompts judged against a reference model: no single reference "
     "answer whose likelihood measures memorization, so no sibling comparison is defined",
     "healthbench_easy": "open-ended conversations graded by rubric: no single reference answer whose "
@@ -56,6 +54,8 @@ def sibling_sets(task_name: str, task: Any, seed: int) -> SiblingSets:
     """The test items and their siblings for one trial's task; Unchecked where there is none."""
     if task_name == "arithmetic":
         return _arithmetic(task, seed)
+    if task_name == "humaneval":
+        return _humaneval(task)
     raise Unchecked(NO_SIBLINGS.get(task_name, f"no sibling source is defined for task '{task_name}'"))
 
 
@@ -87,4 +87,31 @@ def _arithmetic(task: Any, seed: int) -> SiblingSets:
         source="fresh items from the task's generator in neither the test nor the training split, drawn with a "
         "secret per-run stream (checked disjoint from both)",
         details={"sibling_pool": len(pool), "training_items_checked": len(train)},
+    )
+
+
+def _humaneval(task: Any) -> SiblingSets:
+    """Each problem's canonical solution (the test item's reference) against the same solution with
+    its local names renamed (ptbench.integrity.memorization.rewrite): same semantics, same layout,
+    text no model trained on HumanEval has seen. Problems with nothing safe to rename are left out."""
+    from ptbench.integrity.memorization.rewrite import rename_locals
+    from ptbench.tasks.humaneval import load_problems
+
+    problems, _ = load_problems(task.data_path)
+    rng = _secret_rng()
+    test, siblings = [], []
+    for p in problems:
+        rewritten = rename_locals(p["prompt"], p["canonical_solution"], rng)
+        if rewritten is None:
+            continue
+        test.append(Item(p["task_id"], p["prompt"], p["canonical_solution"]))
+        siblings.append(Item(p["task_id"] + " (renamed)", p["prompt"], rewritten[0]))
+    return SiblingSets(
+        test=test[:MAX_ITEMS],
+        siblings=siblings[:MAX_ITEMS],
+        test_name="HumanEval canonical solutions",
+        siblings_name="HumanEval canonical solutions with renamed locals",
+        source="semantics-preserving rewrites of the canonical solutions (local names renamed with a secret "
+        "per-run choice; statements are not reordered); the prompt is the function's signature and docstring",
+        details={"problems": len(problems), "problems_rewritten": len(test)},
     )
