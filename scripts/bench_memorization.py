@@ -130,11 +130,19 @@ def main() -> None:
     check_s = sum(r["seconds"] for _, _, r, _, _ in rows) / len(rows)
     eval_s = sum(e for _, _, _, e, _ in rows) / len(rows)
     n_sib = rows[0][2]["n_siblings"]
+    scored = rows[0][2]["tokens_per_model"]
+    generated = args.n_test * task.generation().max_new_tokens
     print(f"false positives: {fp}/{len(honest)} honest runs; detected: {det}/{len(cheaters)} cheaters")
     print(
         f"check {check_s:.1f} s vs evaluation {eval_s:.1f} s on this CPU (ratio {check_s / eval_s:.2f}); "
         f"the check scores 2 models x ({args.n_test} test + {n_sib} sibling) answers by prefill only, evaluation "
         f"generates up to {task.generation().max_new_tokens} tokens for {args.n_test} items"
+    )
+    print(
+        f"forward work: check = 2 models x {scored} prefill tokens; evaluation = {args.n_test} prompts prefilled + "
+        f"<= {generated} tokens decoded. GPU share estimate: (2 x load + 2 x {scored} / prefill_tok_s) / "
+        "(load + prefill + decode_steps x step_s); on a real benchmark evaluation decodes thousands of tokens per "
+        "item while the check decodes none"
     )
 
 

@@ -95,6 +95,7 @@ def test_a_model_trained_on_the_test_items_is_flagged_though_no_file_remains(tri
     test_ids = {e.id for e in Arithmetic(**OPTIONS).test_examples()}
     assert items and all(i["test_item"] in test_ids for i in items)  # it names what the model knows
     assert report["details"]["engine"] == "transformers" and report["details"]["n_test"] == 100
+    assert 0 < report["details"]["p_value"] <= 1e-6  # a tiny p-value, not rounded away
 
 
 @pytest.mark.slow

@@ -71,6 +71,7 @@ def check(ctx: CheckContext) -> Finding:
         "measure": "log-likelihood of the reference answer, final_model minus base model, nats per answer token",
         "engine": engine_used,
         "base": str(base),
+        "tokens_per_model": sum(len(s.ids) for s in ids),  # prefill only, no generation
         "seconds_base": round(t1 - t0, 3),
         "seconds_final": round(t2 - t1, 3),
         "seconds": round(time.time() - started, 3),

@@ -32,7 +32,8 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["median_shift"] = self.shift
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in d.items()}
+        # significant digits, not decimals: a p-value of 1e-15 must not print as 0
+        return {k: (float(f"{v:.6g}") if isinstance(v, float) else v) for k, v in d.items()}
 
 
 def _ranks(values: list[float]) -> tuple[list[float], float]:
