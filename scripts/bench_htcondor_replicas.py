@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "src"))
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")  # no pool here: only the submit parser is used
 import htcondor2  # noqa: E402
 
-from ptbench.backends import htcondor_replicas  # noqa: E402
+from ptbench.backends.htcondor import replicas as htcondor_replicas  # noqa: E402
 from ptbench.bootcamp.datagen import Shard  # noqa: E402
 from ptbench.bootcamp.replicas import new_run, read_replicas, replica_dir  # noqa: E402
 from ptbench.core.files import atomic_write_json  # noqa: E402

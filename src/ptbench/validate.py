@@ -88,4 +88,4 @@ def _at(src: LocatedYaml, item: tuple[str, int], exc: OptionProblem) -> UserErro
     loc = (*item, "options", exc.key) if exc.key else (*item, "options")
     line = src.line_of(loc)
     field = f"{item[0]}[{item[1]}].options" + (f".{exc.key}" if exc.key else "")
-    return UserError(f"{src.path}:{line}: {field}: {exc} (see `ptbench list` and the README's campaign reference)")
+    return UserError(f"{src.path}:{line}: {field}: {exc} (see `ptbench list` and docs/campaigns.md)")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.backends.shards import condor_submit_description, shard_command
+from ptbench.backends.htcondor.shards import condor_submit_description
+from ptbench.backends.units import shard_command
 from ptbench.bootcamp.datagen import Shard
 from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.bootcamp import generate, load_bootcamp, sft_examples
-from ptbench.bootcamp.datagen import Shard
+from ptbench.bootcamp.datagen import Shard, first_pass
 from ptbench.core.errors import UserError
 
 from .conftest import small_config
@@ -91,24 +91,39 @@ def test_test_split_unchanged_when_train_grows(tmp_path: Path) -> None:
 def test_sharded_generation_assembles_to_the_same_bytes(tmp_path: Path) -> None:
     cfg = load_bootcamp(small_config(tmp_path, "sql_explore"))
     generate(cfg, tmp_path / "one")
+    made = []
     for i in range(3):
         generate(cfg, tmp_path / "sharded", shard=Shard(i, 3))
-    assert not (tmp_path / "sharded" / "train.jsonl").exists()  # shards only fill the cache
-    assert len(list((tmp_path / "sharded" / ".cache").rglob("shard-*.jsonl"))) == 3
+        made.append(len(list((tmp_path / "sharded" / ".cache").rglob("*.npz"))))
+    assert not (tmp_path / "sharded" / "train.jsonl").exists()  # shards only make candidate chunks
+    assert made[-1] == len(first_pass(cfg)) and made[0] < made[-1]  # each shard its own share
     generate(cfg, tmp_path / "sharded")
     assert _files(tmp_path / "one") == _files(tmp_path / "sharded")
 
 
 def test_interrupted_generation_resumes_to_the_same_bytes(tmp_path: Path) -> None:
-    cfg = load_bootcamp(small_config(tmp_path, "mastermind"))
+    cfg = load_bootcamp(small_config(tmp_path, "mastermind", train=120))
     generate(cfg, tmp_path / "ref")
-    # Simulate a run killed mid-write: keep half the cache, with a torn last line, and no outputs.
-    cache = next((tmp_path / "ref" / ".cache").rglob("shard-*.jsonl"))
-    data = cache.read_bytes()
-    (tmp_path / "resumed" / ".cache" / cache.parent.name).mkdir(parents=True)
-    (tmp_path / "resumed" / ".cache" / cache.parent.name / cache.name).write_bytes(data[: len(data) // 2])
+    # A run killed mid-way: some chunks complete, one without its index (killed between the two
+    # writes), a temporary file, a row part of an earlier try, and no outputs.
+    generate(cfg, tmp_path / "resumed", shard=Shard(0, 2))
+    spool = next((tmp_path / "resumed" / ".cache").iterdir())
+    next(spool.glob("*.npz")).unlink()
+    (spool / ".x.jsonl.123.tmp").write_bytes(b"torn")
     generate(cfg, tmp_path / "resumed")
     assert _files(tmp_path / "ref") == _files(tmp_path / "resumed")
+
+
+def test_generation_in_workers_gives_the_same_bytes_as_inline(tmp_path: Path, monkeypatch) -> None:
+    import ptbench.bootcamp.spool as spool
+
+    monkeypatch.setattr(spool, "CHUNK", 7)  # many chunks and parts for a small config
+    monkeypatch.setattr("ptbench.bootcamp.datagen.CHUNK", 7)
+    monkeypatch.setattr("ptbench.bootcamp.datagen.PART", 5)
+    cfg = load_bootcamp(small_config(tmp_path, "arithmetic", test=20, train=60))
+    generate(cfg, tmp_path / "one", workers=1)
+    generate(cfg, tmp_path / "two", workers=2)
+    assert _files(tmp_path / "one") == _files(tmp_path / "two")
 
 
 def test_rows_follow_verl_rlhf_layout_and_parquet_matches_jsonl(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ptbench.backends import htcondor_replicas
+from ptbench.backends.htcondor import replicas as htcondor_replicas
 from ptbench.bootcamp.datagen import Shard
 from ptbench.bootcamp.replicas import new_run, read_replicas, read_token, replica_dir
 

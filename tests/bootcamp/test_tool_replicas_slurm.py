@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ptbench.backends import slurm_cmd
+from ptbench.backends.slurm import cmd as slurm_cmd
 from ptbench.backends.tool_replicas import replica_status_rows
 from ptbench.bootcamp.replicas import read_replicas, read_token, replica_dir
 from ptbench.core.files import read_jsonl

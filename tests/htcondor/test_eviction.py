@@ -79,7 +79,7 @@ def test_an_evicted_job_resumes_and_both_attempts_show(tmp_path: Path, htcondor2
     assert result["provenance"]["scheduler"] == "htcondor" and result["provenance"]["job_id"] == "5.0"
 
     # The job log of that story: the backend reports the job finished and keeps the runner's result.
-    from ptbench.backends.htcondor import HTCondorBackend, job_log
+    from ptbench.backends.htcondor.backend import HTCondorBackend, job_log
 
     log = JobLog(job_log(plan.campaign_dir))
     log.submitted("5.0", trial.id)

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from ptbench.backends import get_backend
-from ptbench.backends.htcondor_options import HTCondorOptions
-from ptbench.backends.htcondor_render import render_shards, render_trials
+from ptbench.backends.htcondor.options import HTCondorOptions
+from ptbench.backends.htcondor.render import render_shards, render_trials
 from ptbench.core.errors import UserError
 from ptbench.plan import expand
 from ptbench.spec import load_campaign
@@ -183,7 +183,7 @@ def test_golden_bootcamp_shards_description(htcondor2, monkeypatch, tmp_path: Pa
 
 
 def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> None:
-    from ptbench.backends.shards import condor_submit_description
+    from ptbench.backends.htcondor.shards import condor_submit_description
 
     sub = htcondor2.Submit(condor_submit_description(tmp_path, 4))
     assert sub["executable"] == sys.executable and "$(Process)/4" in sub["arguments"] and sub["max_retries"] == "3"

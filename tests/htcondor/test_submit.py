@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ptbench.backends.htcondor import HTCondorBackend, job_log, load_jobs
+from ptbench.backends.htcondor.backend import HTCondorBackend, job_log, load_jobs
 from ptbench.plan import load_plan
 
 from .conftest import REPO, read_calls, standin_bin, write_campaign

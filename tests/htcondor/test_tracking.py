@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from ptbench.backends.htcondor import HTCondorBackend, job_log
-from ptbench.backends.htcondor_joblog import read_job_log
+from ptbench.backends.htcondor.backend import HTCondorBackend, job_log
+from ptbench.backends.htcondor.joblog import read_job_log
 from ptbench.plan import plan_campaign
 from ptbench.spec import load_campaign
 from ptbench.trial import Attempt, StageMark, TrialDir

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ptbench.backends.slurm import SlurmBackend, default_gres, parse_options
-from ptbench.backends.slurm_cmd import one_line, trial_state
+from ptbench.backends.slurm.backend import SlurmBackend, default_gres, parse_options
+from ptbench.backends.slurm.cmd import one_line, trial_state
 from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Budget
 from tests.conftest import ptbench

@@ -240,3 +240,6 @@ register_reward = REWARDS.register
 
 def _load_builtin_envs() -> None:
     import ptbench.bootcamp.envs  # noqa: F401  (registers the shipped environments)
+    from ptbench.bootcamp.adapters import register_all
+
+    register_all()  # the adapters' parts (each imports its library only when used)

@@ -59,6 +59,26 @@ def rows(campaigns: Path | None = None) -> list[dict[str, str]]:
                 "extra": f"ptbench[{e.extra}]" if e.extra else "ptbench[bootcamp]",
                 "installed": "yes" if installed else "no",
                 "config": str(path),
+                "source": "ptbench",
             }
         )
+    return out + adapted_rows()
+
+
+def adapted_rows() -> list[dict[str, str]]:
+    """One row per environment an installed adapter library offers; one row per adapter that is not
+    installed (its environments cannot be listed without it), naming the pip command."""
+    from ptbench.bootcamp.adapters import ADAPTERS, adapter_for
+
+    out = []
+    for prefix in ADAPTERS:
+        adapter = adapter_for(prefix)
+        if not adapter.available():
+            out.append({"name": f"{prefix}*", "domain": adapter.DOMAIN, "tools": "-", "levels": "-",
+                        "extra": f"ptbench[{adapter.EXTRA}]", "installed": "no", "config": "-",
+                        "source": adapter.SOURCE})  # fmt: skip
+            continue
+        for name in adapter.names():
+            out.append({**adapter.describe(name), "extra": f"ptbench[{adapter.EXTRA}]", "installed": "yes",
+                        "config": f"{prefix}{name}", "name": f"{prefix}{name}", "source": adapter.SOURCE})  # fmt: skip
     return out

@@ -144,8 +144,13 @@ def _sha(text: str) -> str:
 
 def load_bootcamp(path: str | Path) -> BootcampConfig:
     """Read and validate a bootcamp YAML; every problem becomes one `UserError` naming file:line and field."""
+    from ptbench.bootcamp.adapters import config_dict
     from ptbench.core.yamlio import load_located_yaml
 
+    if not Path(path).exists() and (adapted := config_dict(str(path))) is not None:
+        cfg = BootcampConfig.model_validate(adapted)  # an adapted library's environment, by its name
+        _check_names(cfg, path)
+        return cfg
     located = load_located_yaml(path)
     if not isinstance(located.data, dict):
         raise UserError(f"{path}: a bootcamp file must be a mapping (name, seed, levels, splits, reward, ...)")
@@ -169,7 +174,12 @@ def _check_names(cfg: BootcampConfig, path: str | Path) -> None:
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
 
     for lv in cfg.levels:
-        GENERATORS.get(lv.generator)
+        check = getattr(GENERATORS.get(lv.generator), "check_params", None)
+        if check is not None:  # an adapter's generator: its library installed, the dataset or game known
+            try:
+                check(lv.params)
+            except UserError as exc:
+                raise UserError(f"{path}: level '{lv.name}': {exc}") from None
     for t in cfg.tools:
         TOOLS.get(t.name)
     if cfg.interaction:

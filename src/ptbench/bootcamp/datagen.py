@@ -1,20 +1,31 @@
-"""Deterministic data generation in verl's RLHF dataset layout (JSONL + Parquet), sharded and resumable.
+"""Deterministic data generation in verl's RLHF dataset layout (JSONL + Parquet), streamed,
+sharded and resumable.
 
 How a dataset is made, so that the same config and seed always give byte-identical files:
 - Case k of level L in split S comes from `random.Random(f"{seed}:{S}:{L}:{k}")`, nothing else.
 - Each split's size is shared among levels by weight (largest remainder). Level L of split S takes
   the first cases k = 0, 1, ... whose dedup key no earlier split or level has taken.
 - Rows are ordered by a seeded shuffle; JSON keys are sorted; Parquet is written with fixed settings.
-Candidate cases are cached (one JSONL line each, flushed) under `.cache/<data_hash>/`, so an
-interrupted run resumes, and `--shard i/N` runs fill the cache in parallel before one assembly.
+
+How it streams (memory does not grow with the rows: about 24 bytes a case, for the dedup hashes,
+the picks and the shuffle): candidates are made in chunks of 50,000 (`spool.py`) by worker
+processes and kept under `.cache/<data_hash>/`; the dedup reads only their 64-bit key hashes; the
+rows are then built in parts of 50,000 by the workers (JSONL, SFT JSONL and Parquet row groups
+of each part) and the parts are concatenated into the final files. Every chunk and part is written
+atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs make the
+candidate chunks in parallel before one assembly.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
-from collections.abc import Iterator
+import shutil
+import tempfile
+from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +33,10 @@ from typing import Any
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
-from ptbench.bootcamp.rowschema import AGENT_NAME, EpisodeSpec, parquet_bytes
+from ptbench.bootcamp.rowschema import AGENT_NAME, EpisodeSpec, parquet_bytes, parquet_bytes_from_jsonl
+from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk
 from ptbench.core.errors import UserError
-from ptbench.core.files import append_jsonl, atomic_write_bytes, atomic_write_json, read_jsonl
+from ptbench.core.files import atomic_write_bytes, atomic_write_json, atomic_writer
 
 MANIFEST = "manifest.json"
 _MAX_TRIES_FACTOR = 20  # a level may try this many times its target before we call it exhausted
@@ -70,96 +82,84 @@ class Shard:
         return f"shard-{self.index:05d}-of-{self.count:05d}"
 
 
-# ---------------------------------------------------------------------------------- candidate cache
+# ------------------------------------------------------------------------------ candidates and dedup
 
 
-class CandidateCache:
-    """(split, level, k) -> identity, persisted as JSONL lines under `.cache/<data_hash>/`."""
-
-    def __init__(self, out_dir: Path | None, data_hash: str) -> None:
-        """With `out_dir` None the cache lives in memory only (nothing written)."""
-        self.dir = out_dir / ".cache" / data_hash if out_dir is not None else None
-        self.items: dict[tuple[str, str, int], dict[str, Any]] = {}
-        for path in sorted(self.dir.glob("*.jsonl")) if self.dir is not None else []:
-            _repair_torn_tail(path)
-            for rec in read_jsonl(path):
-                self.items[(rec["split"], rec["level"], rec["k"])] = rec["identity"]
-
-    def get_or_make(self, env: Environment, split: str, level: str, k: int, file: str) -> dict[str, Any]:
-        key = (split, level, k)
-        if key not in self.items:
-            identity = env.generators[level].case(case_rng(env.config.seed, split, level, k))
-            # Round-trip through JSON so a fresh identity and a cached one are the same value.
-            identity = json.loads(canonical_json(identity))
-            if self.dir is not None:
-                self.dir.mkdir(parents=True, exist_ok=True)
-                append_jsonl(self.dir / file, {"split": split, "level": level, "k": k, "identity": identity})
-            self.items[key] = identity
-        return self.items[key]
-
-
-def _repair_torn_tail(path: Path) -> None:
-    """Cut a half-written last line (killed writer) so the next append starts on a fresh line."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
-            fh.truncate(data.rfind(b"\n") + 1)
-
-
-def _first_pass(config: BootcampConfig) -> Iterator[tuple[str, str, int]]:
-    """Every (split, level, k) a dedup-free run needs, in a fixed order: what shards divide among them."""
+def first_pass(config: BootcampConfig) -> list[Chunk]:
+    """The chunks every dedup-free run needs, in a fixed order: what shards and workers divide."""
+    out = []
     for split, n in config.splits.items():
-        for level, target in level_targets(config, n).items():
-            for k in range(target):
-                yield split, level, k
+        for li, (level, target) in enumerate(level_targets(config, n).items()):
+            out += [Chunk(split, level, li, k, min(k + CHUNK, target)) for k in range(0, target, CHUNK)]
+    return out
 
 
-# ---------------------------------------------------------------------------------------- generate
+def _max_tries(target: int) -> int:
+    return target * _MAX_TRIES_FACTOR + 100  # a level may try this many before it counts as exhausted
 
 
-def fill_cache(env: Environment, out_dir: Path, shard: Shard) -> int:
-    """Compute this shard's share of first-pass candidates; returns how many were new."""
-    cache = CandidateCache(out_dir, env.config.data_hash())
-    before = len(cache.items)
-    for j, (split, level, k) in enumerate(_first_pass(env.config)):
-        if j % shard.count == shard.index:
-            cache.get_or_make(env, split, level, k, f"{shard.tag}.jsonl")
-    return len(cache.items) - before
+def select_cases(env: Environment, spool: Path) -> dict[str, Picks]:
+    """Dedup in the fixed order (split, level, k); returns each split's picks. Extra candidates
+    beyond the first pass (only where duplicates were dropped) are made here, in order, and kept."""
+    import numpy as np
 
-
-def select_cases(env: Environment, cache: CandidateCache) -> dict[str, list[dict[str, Any]]]:
-    """Dedup in the fixed order; returns split -> chosen cases (level, k, identity, key, sample_id)."""
     cfg = env.config
-    seen: set[str] = set()
-    chosen: dict[str, list[dict[str, Any]]] = {}
+    seen = HashSet()
+    chosen: dict[str, Picks] = {}
     for split, n in cfg.splits.items():
-        picked: list[dict[str, Any]] = []
-        for level, target in level_targets(cfg, n).items():
+        picks, chunk_of, line_of = Picks(), [], []
+        for li, (level, target) in enumerate(level_targets(cfg, n).items()):
             got, k = 0, 0
             while got < target:
-                if k >= target * _MAX_TRIES_FACTOR + 100:
+                if k >= _max_tries(target):
                     raise UserError(
                         f"bootcamp '{cfg.name}': level '{level}' ran out of distinct cases for split '{split}' "
                         f"({got} of {target} after {k} tries); lower the split size or widen the level's params"
                     )
-                identity = cache.get_or_make(env, split, level, k, "assemble.jsonl")
-                key = env.generators[level].dedup_key(identity)
-                if key not in seen:
-                    seen.add(key)
-                    picked.append(
-                        {"level": level, "k": k, "identity": identity, "sample_id": sample_id(cfg.source, key)}
-                    )
-                    got += 1
-                k += 1
-        random.Random(f"{cfg.seed}:{split}:order").shuffle(picked)
-        chosen[split] = picked
+                if k < target:  # the first pass: the chunks `first_pass` lists
+                    end = min(k + CHUNK, target)
+                else:  # extra candidates for dropped duplicates: about what is missing (generators can be slow)
+                    end = min(k + min(CHUNK, max(64, 2 * (target - got))), _max_tries(target))
+                chunk = Chunk(split, level, li, k, end)
+                make_chunk(env, chunk, spool)
+                _, hashes = load_index(spool, chunk)
+                first = np.zeros(len(hashes), dtype=bool)
+                first[np.unique(hashes, return_index=True)[1]] = True  # a key twice in the chunk: its first
+                new = np.flatnonzero(first & ~seen.contains(hashes))[: target - got]
+                seen.add(hashes[new])
+                picks.chunks.append(chunk)
+                chunk_of.append(np.full(len(new), len(picks.chunks) - 1, dtype=np.uint32))
+                line_of.append(new.astype(np.uint32))
+                got, k = got + len(new), chunk.k1
+        picks.chunk_of = np.concatenate(chunk_of) if chunk_of else np.zeros(0, dtype=np.uint32)
+        picks.line_of = np.concatenate(line_of) if line_of else np.zeros(0, dtype=np.uint32)
+        chosen[split] = picks
     return chosen
 
 
-def build_row(env: Environment, split: str, index: int, case: dict[str, Any]) -> dict[str, Any]:
+def row_order(seed: int, split: str, n: int) -> array:
+    """The rows' seeded shuffle, as `random.Random(...).shuffle(list_of_n_cases)` orders them, over
+    an array of indices (8 bytes a row) instead of the cases."""
+    order = array("q", range(n))
+    random.Random(f"{seed}:{split}:order").shuffle(order)  # type: ignore[arg-type]  # any mutable sequence
+    return order
+
+
+def build_row(
+    env: Environment,
+    split: str,
+    index: int,
+    case: dict[str, Any],
+    *,
+    gt: str | None = None,
+    spec: str | None = None,
+    reward_params: str | None = None,
+) -> dict[str, Any]:
+    """One row; `gt` (the identity's canonical JSON), `spec` (EpisodeSpec JSON) and `reward_params`
+    (canonical JSON) when already known: the same for every row of a config."""
     cfg = env.config
     identity, level = case["identity"], case["level"]
-    gt = canonical_json(identity)
+    gt = gt if gt is not None else canonical_json(identity)
     prompt = []
     system = env.system_prompt(level)
     if system:
@@ -173,11 +173,11 @@ def build_row(env: Environment, split: str, index: int, case: dict[str, Any]) ->
         "case_index": case["k"],
         "seed": cfg.seed,
         "reward_fn": cfg.reward.name,
-        "reward_params": canonical_json(cfg.reward.params),
+        "reward_params": reward_params if reward_params is not None else canonical_json(cfg.reward.params),
     }
     # Every row of every bootcamp has the same columns (rowschema.row_schema): what differs between
     # environments goes in the `ptbench` JSON string, so mixtures concatenate and empty splits load.
-    extra["ptbench"] = EpisodeSpec.from_config(cfg).to_json()
+    extra["ptbench"] = spec if spec is not None else EpisodeSpec.from_config(cfg).to_json()
     return {
         "agent_name": AGENT_NAME,
         "data_source": cfg.source,
@@ -188,14 +188,21 @@ def build_row(env: Environment, split: str, index: int, case: dict[str, Any]) ->
     }
 
 
-def sft_row(env: Environment, row: dict[str, Any], fmt: str = "chat") -> dict[str, Any] | None:
+def sft_row(
+    env: Environment,
+    row: dict[str, Any],
+    fmt: str = "chat",
+    *,
+    tools: str | None = None,
+    identity: dict[str, Any] | None = None,
+) -> dict[str, Any] | None:
     """The generator's reference answer as an SFT example (None: the generator has none).
 
     `chat` (TRL's conversational prompt-completion): `prompt` is the row's messages, `completion` one
     assistant message, `tools` the tool schemas as a JSON string (TRL's SFTTrainer json-loads it), so
     TRL applies the model's chat template and trains on the completion only. `text`: the prompt as plain
     text (system + user) and the answer as a string, for base models without a chat template."""
-    identity = json.loads(row["reward_model"]["ground_truth"])
+    identity = identity if identity is not None else json.loads(row["reward_model"]["ground_truth"])
     completion = env.generators[row["extra_info"]["level"]].reference_completion(identity)
     if completion is None:
         return None
@@ -204,7 +211,7 @@ def sft_row(env: Environment, row: dict[str, Any], fmt: str = "chat") -> dict[st
     return {
         "completion": [{"content": completion, "role": "assistant"}],
         "prompt": [dict(m) for m in row["prompt"]],
-        "tools": json.dumps(env.tool_schemas, sort_keys=True),
+        "tools": tools if tools is not None else json.dumps(env.tool_schemas, sort_keys=True),
     }
 
 
@@ -212,11 +219,131 @@ def dumps_jsonl(rows: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows).encode()
 
 
+# ------------------------------------------------------------------------------------ rows, in parts
+
+# What worker processes read (set before they fork: the picks and orders are never pickled).
+_JOB: dict[str, Any] = {}
+
+
+def _part_names(split: str, part: int) -> tuple[str, str, str]:
+    stem = f"{split}.{part:06d}"
+    return f"{stem}.jsonl", f"{stem}.sft.jsonl", f"{stem}.parquet"
+
+
+def write_part(split: str, part: int) -> None:
+    """Rows part*PART .. of `split` (in the shuffled order) into the spool's out/ folder."""
+    env, spool, parquet = _JOB["env"], _JOB["spool"], _JOB["parquet"]
+    picks, order = _JOB["picks"][split], _JOB["orders"][split]
+    jsonl, sft_name, pq_name = _part_names(split, part)
+    out = spool / "out"
+    if (out / (pq_name if parquet else sft_name)).is_file():
+        return  # made by an earlier (interrupted) run: parts are written atomically, this one last
+    spec, tools = EpisodeSpec.from_config(env.config).to_json(), json.dumps(env.tool_schemas, sort_keys=True)
+    params = canonical_json(env.config.reward.params)
+    reader = Reader(spool, picks)
+    rows, sft, levels = [], [], {}
+    try:
+        for i in range(part * PART, min((part + 1) * PART, len(order))):
+            p = order[i]
+            chunk = picks.chunks[int(picks.chunk_of[p])]
+            line = reader.line(p)
+            identity = json.loads(line)
+            key = env.generators[chunk.level].dedup_key(identity)
+            case = {"level": chunk.level, "k": chunk.k0 + int(picks.line_of[p]), "identity": identity,
+                    "sample_id": sample_id(env.config.source, key)}  # fmt: skip
+            row = build_row(env, split, i, case, gt=line, spec=spec, reward_params=params)
+            rows.append(row)
+            s = sft_row(env, row, tools=tools, identity=identity)
+            levels[chunk.level] = levels.get(chunk.level, 0) + 1
+            if s is not None:
+                sft.append(s)
+    finally:
+        reader.close()
+    out.mkdir(exist_ok=True)
+    data = dumps_jsonl(rows)
+    atomic_write_bytes(out / jsonl, data)
+    atomic_write_json(out / f"{split}.{part:06d}.levels.json", levels)
+    atomic_write_bytes(out / sft_name, dumps_jsonl(sft))
+    if parquet:
+        atomic_write_bytes(out / pq_name, parquet_bytes_from_jsonl(data))
+
+
+def _assemble(out_dir: Path, spool: Path, split: str, parts: int, parquet: bool) -> dict[str, Any]:
+    """Concatenate a split's parts into <split>.jsonl, sft/<split>.jsonl and <split>.parquet."""
+    digest, levels, sft_rows = hashlib.sha256(), {}, 0
+    names = [_part_names(split, i) for i in range(parts)]
+    with atomic_writer(out_dir / f"{split}.jsonl") as fh:
+        for i, (jsonl, _, _) in enumerate(names):
+            with open(spool / "out" / jsonl, "rb") as part:
+                while block := part.read(1 << 20):
+                    digest.update(block)
+                    fh.write(block)
+            for level, n in json.loads((spool / "out" / f"{split}.{i:06d}.levels.json").read_text()).items():
+                levels[level] = levels.get(level, 0) + n
+    with atomic_writer(out_dir / "sft" / f"{split}.jsonl") as fh:
+        for _, sft, _ in names:
+            with open(spool / "out" / sft, "rb") as part:
+                while block := part.read(1 << 20):
+                    sft_rows += block.count(b"\n")
+                    fh.write(block)
+    if parquet:
+        _concat_parquet(out_dir / f"{split}.parquet", [spool / "out" / pq for _, _, pq in names])
+    return {"n": sum(levels.values()), "levels": levels, "jsonl_sha256": digest.hexdigest(), "sft_rows": sft_rows}
+
+
+def _concat_parquet(path: Path, parts: list[Path]) -> None:
+    """The parts' row groups into one file, with the settings of `parquet_bytes` (each part holds
+    whole row groups of 10,000 rows, so the file is the one a single write of every row makes)."""
+    if not parts:
+        atomic_write_bytes(path, parquet_bytes([]))
+        return
+    import pyarrow.parquet as pq
+
+    from ptbench.bootcamp.rowschema import PARQUET_ROW_GROUP, PARQUET_SETTINGS, row_schema
+
+    with atomic_writer(path) as fh:
+        with pq.ParquetWriter(fh, row_schema(), **PARQUET_SETTINGS) as writer:
+            for part in parts:
+                writer.write_table(pq.read_table(part), row_group_size=PARQUET_ROW_GROUP)
+
+
+def _in_workers(
+    fn: Callable[..., None], calls: list[tuple], workers: int, say: Callable[[str], None], what: str
+) -> None:
+    """fn(*args) for each call, in forked worker processes (inline for one worker or one call);
+    says how far it got about every tenth of the way."""
+    step = max(1, len(calls) // 10)
+
+    def done(i: int) -> None:
+        if (i + 1) % step == 0 or i + 1 == len(calls):
+            say(f"{what}: {i + 1}/{len(calls)}")
+
+    if workers <= 1 or len(calls) <= 1:
+        for i, args in enumerate(calls):
+            fn(*args)
+            done(i)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(min(workers, len(calls))) as pool:
+        for i, result in enumerate([pool.apply_async(fn, args) for args in calls]):
+            result.get()  # a worker's exception is raised here
+            done(i)
+
+
+def _make_chunk_job(index: int) -> None:
+    make_chunk(_JOB["env"], _JOB["chunks"][index], _JOB["spool"])
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
 def build_rows(env: Environment, out_dir: Path | None = None) -> dict[str, list[dict[str, Any]]]:
-    """All splits' rows; with `out_dir` it reuses and extends that directory's candidate cache."""
-    cache = CandidateCache(out_dir, env.config.data_hash())
-    chosen = select_cases(env, cache)
-    return {split: [build_row(env, split, i, c) for i, c in enumerate(cases)] for split, cases in chosen.items()}
+    """All splits' rows in memory (small data: SFT examples of a config); made as `generate` makes them."""
+    with tempfile.TemporaryDirectory(prefix="ptbench-rows-") as tmp:
+        generate(env.config, Path(tmp), parquet=False, workers=1, env=env)
+        return {split: load_rows(tmp, split) for split in env.config.splits}
 
 
 def generate(
@@ -226,28 +353,50 @@ def generate(
     shard: Shard | None = None,
     parquet: bool = True,
     force: bool = False,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    env: Environment | None = None,
 ) -> dict[str, Any]:
     """Write `<split>.jsonl`, `<split>.parquet`, `sft/<split>.jsonl` and `manifest.json` into out_dir.
 
-    With `shard`, only fills this shard's part of the candidate cache (run `generate` without a shard
-    afterwards to assemble). Returns the manifest (or a small status dict for a shard run).
+    With `shard`, only makes this shard's part of the candidate chunks (run `generate` without a
+    shard afterwards to assemble). Returns the manifest (or a small status dict for a shard run).
     """
-    env = build_environment(config)
+    env = env or build_environment(config)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     existing = _read_manifest(out)
     if existing and existing.get("data_hash") != config.data_hash() and not force:
         raise UserError(
-            f"{out} holds data from a different bootcamp config (data_hash {existing.get('data_hash')}, now {config.data_hash()}); "
-            "pick another --out or pass --force to overwrite"
+            f"{out} holds data from a different bootcamp config (data_hash {existing.get('data_hash')}, "
+            f"now {config.data_hash()}); pick another --out or pass --force to overwrite"
         )
+    spool = out / ".cache" / config.data_hash()
+    chunks = first_pass(config)
+    say = progress or (lambda _msg: None)
     if shard is not None:
-        new = fill_cache(env, out, shard)
-        return {"shard": shard.tag, "new_candidates": new}
+        mine = [c for j, c in enumerate(chunks) if j % shard.count == shard.index]
+        before = sum((spool / f"{c.name}.npz").is_file() for c in mine)
+        for c in mine:
+            make_chunk(env, c, spool)
+        return {"shard": shard.tag, "new_candidates": sum(c.k1 - c.k0 for c in mine[before:])}
     if existing and existing.get("data_hash") == config.data_hash() and _outputs_intact(out, existing):
         return existing
-    fill_cache(env, out, Shard(0, 1))
-    splits = build_rows(env, out)
+    workers = workers or default_workers()
+    _JOB.update(env=env, spool=spool, chunks=chunks, parquet=parquet)
+    try:
+        todo = [(j,) for j, c in enumerate(chunks) if not (spool / f"{c.name}.npz").is_file()]
+        if len(todo) < len(chunks):
+            say(f"resuming: {len(chunks) - len(todo)} of {len(chunks)} candidate chunks already made")
+        _in_workers(_make_chunk_job, todo, workers, say, "candidate chunks")
+        picks = select_cases(env, spool)
+        orders = {split: row_order(config.seed, split, len(p)) for split, p in picks.items()}
+        _JOB.update(picks=picks, orders=orders)
+        parts = {split: -(-len(p) // PART) for split, p in picks.items()}
+        calls = [(split, i) for split, n in parts.items() for i in range(n)]
+        _in_workers(write_part, calls, workers, say, f"row parts of {PART:,}")
+    finally:
+        _JOB.clear()
     (out / "sft").mkdir(exist_ok=True)
     manifest: dict[str, Any] = {
         "name": config.name,
@@ -256,22 +405,10 @@ def generate(
         "seed": config.seed,
         "splits": {},
     }
-    for split, rows in splits.items():
-        data = dumps_jsonl(rows)
-        atomic_write_bytes(out / f"{split}.jsonl", data)
-        if parquet:
-            atomic_write_bytes(out / f"{split}.parquet", parquet_bytes(rows))
-        sft = [s for s in (sft_row(env, r) for r in rows) if s is not None]
-        atomic_write_bytes(out / "sft" / f"{split}.jsonl", dumps_jsonl(sft))
-        levels: dict[str, int] = {}
-        for r in rows:
-            levels[r["extra_info"]["level"]] = levels.get(r["extra_info"]["level"], 0) + 1
-        manifest["splits"][split] = {
-            "n": len(rows),
-            "levels": levels,
-            "jsonl_sha256": hashlib.sha256(data).hexdigest(),
-            "sft_rows": len(sft),
-        }
+    for split, n in parts.items():
+        say(f"assembling {split}")
+        manifest["splits"][split] = _assemble(out, spool, split, n, parquet)
+    shutil.rmtree(spool / "out", ignore_errors=True)  # the parts are in the final files now
     atomic_write_json(out / MANIFEST, manifest)
     return manifest
 
@@ -286,7 +423,13 @@ def _read_manifest(out: Path) -> dict[str, Any] | None:
 def _outputs_intact(out: Path, manifest: dict[str, Any]) -> bool:
     for split, info in manifest.get("splits", {}).items():
         path = out / f"{split}.jsonl"
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != info.get("jsonl_sha256"):
+        if not path.is_file():
+            return False
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):  # streamed: the file may be many GB
+                digest.update(block)
+        if digest.hexdigest() != info.get("jsonl_sha256"):
             return False
     return True
 

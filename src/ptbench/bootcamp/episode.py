@@ -119,7 +119,11 @@ async def run_episode(
     )
     if error is None:
         try:
-            reward = await score_async(env.reward, final_text, identity, list(env.tools.values()))
+            outcome = getattr(env.interaction, "outcome", None)
+            if outcome is not None:  # a game: the reward is what the interaction saw happen, not any text
+                reward = outcome(inter_state, identity)
+            else:
+                reward = await score_async(env.reward, final_text, identity, list(env.tools.values()))
         except Exception as exc:
             error = _bug_record(exc, "reward_error")
             stop_reason = trace["stop_reason"] = "error"

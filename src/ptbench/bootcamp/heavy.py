@@ -124,9 +124,7 @@ class WorkerPool:
         self.pool.schedule(os.getpid).result(timeout=120)
 
     @classmethod
-    def acquire(
-        cls, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()
-    ) -> WorkerPool:
+    def acquire(cls, workers: int, memory_mb: int | None, nice: int = 10, preload: tuple[str, ...] = ()) -> WorkerPool:
         with cls._lock:
             pool = cls._shared.get((workers, memory_mb, nice))
             if pool is None:

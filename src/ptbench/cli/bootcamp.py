@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -28,6 +29,7 @@ def generate(
     ),
     parquet: bool = typer.Option(True, help="also write <split>.parquet"),
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
+    workers: int = typer.Option(0, help="worker processes (0: one per CPU this process may use)"),
 ) -> None:
     """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
     from rich.console import Console
@@ -44,11 +46,19 @@ def generate(
     else:
         cfg = load_bootcamp(config)
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
-    console = Console()
+    console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
-        result = _generate(cfg, target, shard=Shard.parse(shard) if shard else None, parquet=parquet, force=force)
+        result = _generate(
+            cfg,
+            target,
+            shard=Shard.parse(shard) if shard else None,
+            parquet=parquet,
+            force=force,
+            workers=workers or None,
+            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+        )
         if shard:
-            console.print(f"{result['shard']}: {result['new_candidates']} new cases cached under {target}/.cache")
+            console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
             continue
         table = Table(title=f"{cfg.name} -> {target}")
         for col in ("split", "rows", "levels", "sha256"):
@@ -74,9 +84,7 @@ def rollout(
     split: str = typer.Option("test", help="which split to play"),
     data: Path | None = typer.Option(None, help="generated data folder (default: generate into OUT/data)"),
     shards: int = typer.Option(1, min=1, help="number of shards"),
-    backend: str | None = typer.Option(
-        None, help="local | slurm | htcondor (default: --backend-config's, else local)"
-    ),
+    backend: str | None = typer.Option(None, help="local | slurm | htcondor (default: --backend-config's, else local)"),
     backend_config: Path | None = typer.Option(
         None, help="YAML with `backend: {name, options}` (a campaign file works): the same options trials take"
     ),
@@ -99,9 +107,7 @@ def rollout(
         None, help="environment variable that holds the API key (the key is never written)"
     ),
     wait: bool = typer.Option(True, help="wait for the shards and merge (slurm); htcondor never waits"),
-    slurm_partition: str | None = typer.Option(
-        None, help="Slurm partition (shortcut for backend.options.partition)"
-    ),
+    slurm_partition: str | None = typer.Option(None, help="Slurm partition (shortcut for backend.options.partition)"),
     slurm_time: int = typer.Option(60, help="Slurm time limit per shard, minutes"),
     force: bool = typer.Option(False, help="reuse OUT even if it holds a rollout with other settings"),
     extra_body: str | None = typer.Option(
@@ -112,9 +118,12 @@ def rollout(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ptbench.backends import htcondor_replicas as condor_tool_servers
-    from ptbench.backends import shards as launch
-    from ptbench.backends.tool_replicas import render_slurm as render_tool_servers
+    from ptbench.backends.htcondor import replicas as condor_tool_servers
+    from ptbench.backends.htcondor import shards as condor_shards
+    from ptbench.backends.htcondor.options import parse_options as condor_options
+    from ptbench.backends.local.shards import run_local
+    from ptbench.backends.slurm import shards as slurm_shards
+    from ptbench.backends.slurm.replicas import render_slurm as render_tool_servers
     from ptbench.backends.tool_replicas import tool_replicas as tool_servers
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
@@ -165,11 +174,11 @@ def rollout(
     if slurm_partition:
         options = {**options, "partition": slurm_partition}
     if backend == "slurm":
-        launch.slurm_parameters(
+        slurm_shards.slurm_parameters(
             Path("."), shards, options, slurm_time
         )  # bad options: one line before anything is written
     elif backend == "htcondor":
-        launch.parse_options(options)
+        condor_options(options)
     cfg = load_bootcamp(config)
     body = _parse_extra_body(extra_body)
     if tool_replicas:
@@ -201,13 +210,13 @@ def rollout(
     total = min(n_rows, limit) if limit else n_rows
     if render:
         if backend == "slurm":
-            console.print(str(launch.render_slurm(out, shards, options, minutes=slurm_time)))
+            console.print(str(slurm_shards.render_slurm(out, shards, options, minutes=slurm_time)))
             if tool_replicas:
                 console.print(str(render_tool_servers(out, tool_replicas, options, minutes=slurm_time)))
         elif backend == "htcondor":
             path = out / "condor" / "shards.sub"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(launch.condor_submit_description(out, shards, options))
+            path.write_text(condor_shards.condor_submit_description(out, shards, options))
             console.print(str(path))
             if tool_replicas:
                 console.print(str(condor_tool_servers.render(out, tool_replicas, shards, options)))
@@ -215,7 +224,7 @@ def rollout(
             raise UserError("--render: the local backend has no submit file; use --backend slurm or htcondor")
         return
     if backend == "htcondor":
-        res = launch.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
+        res = condor_shards.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
         if tool_replicas:
             console.print(
                 f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)"
@@ -241,9 +250,9 @@ def rollout(
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
         update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
         if backend == "local":
-            codes = launch.run_local(out, shards, progress=update)
+            codes = run_local(out, shards, progress=update)
         else:
-            codes = launch.run_slurm(out, shards, options, minutes=slurm_time, wait=wait, progress=update)
+            codes = slurm_shards.run_slurm(out, shards, options, minutes=slurm_time, wait=wait, progress=update)
             if not wait:
                 console.print(f"submitted {shards} Slurm array tasks; when done: ptbench bootcamp merge {out}")
                 return
@@ -360,13 +369,9 @@ def sft(
         "--format",
         help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
     ),
-    from_traces: Path | None = typer.Option(
-        None, help="rollout folder: export its episodes as TRL `messages` instead"
-    ),
+    from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
-    min_score: float | None = typer.Option(
-        None, help="with --from-traces: keep only episodes scoring at least this"
-    ),
+    min_score: float | None = typer.Option(None, help="with --from-traces: keep only episodes scoring at least this"),
     expand_turns: bool = typer.Option(
         False, help="with --from-traces: one example per assistant turn (prompt = history, completion = that turn)"
     ),
@@ -449,9 +454,7 @@ def serve_tools(
 
 @app.command("list")
 def list_components(
-    campaigns: Path | None = typer.Option(
-        None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"
-    ),
+    campaigns: Path | None = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
     as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
 ) -> None:
     """The environment catalogue (domain, tools, levels, extra to install), then the registered parts."""
@@ -462,7 +465,8 @@ def list_components(
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
     from ptbench.bootcamp.catalogue import rows
 
-    entries = rows(campaigns)
+    with contextlib.redirect_stdout(sys.stderr):  # libraries that print while loading never corrupt the JSON
+        entries = rows(campaigns)
     if as_json:
         print(json.dumps(entries, indent=2))
         return

@@ -272,6 +272,13 @@ def collate(
         False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"
     ),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="draw the plots (matplotlib: the slowest part)"),
+    compare: list[str] = typer.Option(
+        None, "--compare", help="A:B (agent labels; repeatable): paired difference A − B with 95% CI and p-value"
+    ),
+    ci: bool = typer.Option(False, "--ci", help="a 95% CI on every agent cell (Student t over seeds)"),
+    seeds_needed: float = typer.Option(
+        None, "--seeds-needed", metavar="WIDTH", help="how many seeds reach a 95% CI this wide (points)"
+    ),
 ) -> None:
     """Aggregate results: Markdown on screen; CSV, LaTeX (booktabs), JSON, cost table and plots (PNG, PDF)."""
     from pathlib import Path
@@ -290,6 +297,9 @@ def collate(
         weights=weights,
         allow_mixed=allow_mixed,
         baselines=[Path(b) for b in baselines] if baselines else None,
+        compare=compare or None,
+        ci=ci,
+        seeds_width=seeds_needed,
     )
     console, err_console = Console(), Console(stderr=True)
     for p in problems:
@@ -308,6 +318,8 @@ def report(
     allow_mixed: bool = typer.Option(
         False, "--allow-mixed", help="merge results whose evaluation settings or test sets differ"
     ),
+    compare: list[str] = typer.Option(None, "--compare", help="A:B (repeatable): paired comparisons, as in collate"),
+    ci: bool = typer.Option(False, "--ci", help="a 95% CI on every agent cell, as in collate"),
 ) -> None:
     """A static HTML site (opens from disk, offline): tables, plots, one page per trial with its trajectory."""
     from pathlib import Path
@@ -325,6 +337,8 @@ def report(
         weights=weights,
         allow_mixed=allow_mixed,
         baselines=[Path(b) for b in baselines] if baselines else None,
+        compare=compare or None,
+        ci=ci,
     )
     site = Path(out) if out else roots[0] / "report"
     write_outputs(result, site / "tables")

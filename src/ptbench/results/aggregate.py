@@ -71,6 +71,11 @@ class Collation:
     trials: list[ScoredTrial]
     baseline_per_model: dict[tuple[str, str, str], Stat] = field(default_factory=dict)  # (setting, model, task)
     notes: list[str] = field(default_factory=list)
+    # asked for with `collate --compare / --ci / --seeds-needed` (ptbench.results.compare)
+    comparisons: list = field(default_factory=list)
+    ci: bool = False
+    seeds_needed: list[dict] = field(default_factory=list)
+    seeds_width: float | None = None
 
     # counted once: every table asks for them, and `trials` does not change once collated
     @cached_property

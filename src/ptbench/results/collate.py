@@ -22,6 +22,9 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.results.aggregate import Collation, collate
 from ptbench.results.comparable import check_comparable
+from ptbench.results.compare import compare as paired_compare
+from ptbench.results.compare import needed, parse_pairs
+from ptbench.results.compare import to_csv as comparisons_csv
 from ptbench.results.cost import AgentCost, cost_table
 from ptbench.results.merging import duplicate_trials, label_conflicts
 from ptbench.results.plot_process import PlotProcess
@@ -195,6 +198,9 @@ def collate_dirs(
     weights: str = "auto",
     baselines: list[Path] | None = None,
     allow_mixed: bool = False,
+    compare: list[str] | None = None,
+    ci: bool = False,
+    seeds_width: float | None = None,
 ) -> Collated:
     if not targets:
         raise UserError("collate: name at least one results folder or campaign file")
@@ -217,6 +223,13 @@ def collate_dirs(
     ]
     scoring, integrity = policies(loaded, policy)
     c = collate(loaded.records, scoring, integrity, weights)
+    if compare:
+        c.comparisons = paired_compare(c, parse_pairs(compare, c.agents), loaded.trial_dirs)
+    c.ci = ci
+    if seeds_width is not None:
+        if seeds_width <= 0:
+            raise UserError(f"--seeds-needed {seeds_width:g}: give the CI width you want in points, e.g. 5")
+        c.seeds_width, c.seeds_needed = seeds_width, needed(c, c.comparisons, seeds_width)
     missing = sorted({(t.record.base_model.label, t.record.task.label) for t in c.trials if t.rule == "no_baseline"})
     if missing:
         warnings.append(
@@ -247,6 +260,7 @@ def write_outputs(
         "results.json": json.dumps(tables.to_json(c, costs), allow_nan=False)
         + "\n",  # no indent: the C encoder, 10x faster
         "cost.csv": tables.cost_csv(costs),
+        **({"comparisons.csv": comparisons_csv(c.comparisons)} if c.comparisons else {}),
     }
     files = []
     for name, text in texts.items():

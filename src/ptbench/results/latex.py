@@ -5,6 +5,9 @@ campaign files and may hold any character)."""
 from __future__ import annotations
 
 from ptbench.results.aggregate import Collation, Stat
+from ptbench.results.compare import COLUMNS
+from ptbench.results.compare import notes as comparison_notes
+from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.tables import (
     MEANING,
     RULE_ORDER,
@@ -128,6 +131,15 @@ def to_latex(c: Collation, scale: float = 100.0) -> str:
                 footnotes(c),
                 "Scores per base model.",
                 rule_after=n_agent_rows if n_agent_rows < len(rows) else None,
+            )
+        )
+    if c.comparisons:
+        out.append(
+            _table(
+                [escape(h) for h in COLUMNS],
+                [[escape(x) for x in r] for r in comparison_rows(c.comparisons)],
+                [escape(n) for n in comparison_notes(c.comparisons)],
+                "Paired differences between agents (points).",
             )
         )
     return "\n\n".join(out) + "\n"

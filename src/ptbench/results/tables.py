@@ -11,7 +11,11 @@ import io
 import math
 
 from ptbench.results.aggregate import Collation, Stat
+from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
+from ptbench.results.compare import notes as comparison_notes
+from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.cost import AgentCost
+from ptbench.results.paired import mean_ci
 
 COLLATION_SCHEMA = "ptbench.collation"
 COLLATION_SCHEMA_VERSION = 1
@@ -39,10 +43,16 @@ def number(stat: Stat | None, scale: float, pm: str = "±", with_std: bool = Tru
     return f"{stat.mean * scale:.1f} {pm} {stat.std * scale:.1f}" if with_std else f"{stat.mean * scale:.1f}"
 
 
-def md_cell(stat: Stat | None, scale: float, with_std: bool = True) -> str:
+def ci_text(stat: Stat, scale: float) -> str:
+    """The 95 % t-interval of a mean over runs (`collate --ci`), or why there is none."""
+    ci = mean_ci(stat.values)
+    return f"[{ci[0] * scale:.1f}, {ci[1] * scale:.1f}]" if ci else f"[no CI: n={stat.n}]"
+
+
+def md_cell(stat: Stat | None, scale: float, with_std: bool = True, ci: bool = False) -> str:
     if stat is None:
         return ""
-    text = number(stat, scale, with_std=with_std) + f" (n={stat.n})"
+    text = number(stat, scale, with_std=with_std) + (f" {ci_text(stat, scale)}" if ci else "") + f" (n={stat.n})"
     if stat.incomplete:
         text += f" [{stat.incomplete} incomplete]"
     m = marks(stat)
@@ -117,11 +127,17 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
         _md(
             ["agent", *c.tasks, "weighted avg"],
             benchmark_rows(
-                c, lambda s: md_cell(s, scale), lambda s: md_cell(s, scale), lambda s: md_cell(s, scale, with_std=False)
+                c,
+                lambda s: md_cell(s, scale, ci=c.ci),
+                lambda s: md_cell(s, scale, ci=c.ci),
+                lambda s: md_cell(s, scale, with_std=False),
             ),
         )
     )
     out += ["", rule_summary(c), legend(c), *c.notes]
+    if c.ci:
+        out.append("[lo, hi]: 95 % Student-t interval of the mean over runs (seeds).")
+    out += comparison_markdown(c)
     if c.settings:
         out.append("Baseline rows: mean over their models (n = models), no agent involved.")
     if c.agents:
@@ -130,6 +146,18 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
     if costs:
         out += ["", cost_markdown(costs)]
     return "\n".join(out)
+
+
+def comparison_markdown(c: Collation) -> list[str]:
+    out: list[str] = []
+    if c.comparisons:
+        out += ["", "Paired comparisons (points)", "", _md(COLUMNS, comparison_rows(c.comparisons)), ""]
+        out += comparison_notes(c.comparisons)
+    if c.seeds_width is not None:
+        out += ["", f"Seeds for a 95 % CI of width {c.seeds_width:g} points (from the observed spread)", ""]
+        rows = needed_rows(c.seeds_needed)
+        out.append(_md(NEEDED_COLUMNS, rows) if rows else "No cell has two seeds yet: the spread is not known.")
+    return out
 
 
 def cost_markdown(costs: list[AgentCost]) -> str:
@@ -169,8 +197,10 @@ def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-def _stat_json(stat: Stat) -> dict:
+def _stat_json(stat: Stat, ci: bool = False) -> dict:
+    interval = mean_ci(stat.values) if ci else None
     return {
+        **({"ci_low": interval[0], "ci_high": interval[1]} if interval else {}),
         "mean": _num(stat.mean) if stat.values else None,
         "std": _num(stat.std) if stat.values else None,
         "n": stat.n,
@@ -191,8 +221,10 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
         "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
         "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
         "notes": c.notes,
-        "benchmark": [{"agent": a, "task": t, **_stat_json(s)} for (a, t), s in sorted(c.per_benchmark.items())],
-        "aggregate": [{"agent": a, **_stat_json(s)} for a, s in sorted(c.aggregate.items())],
+        "benchmark": [{"agent": a, "task": t, **_stat_json(s, c.ci)} for (a, t), s in sorted(c.per_benchmark.items())],
+        "aggregate": [{"agent": a, **_stat_json(s, c.ci)} for a, s in sorted(c.aggregate.items())],
+        "comparisons": [cmp.to_json() for cmp in c.comparisons],
+        **({"seeds_needed": {"width": c.seeds_width, "rows": c.seeds_needed}} if c.seeds_width is not None else {}),
         "per_base_model": [
             {"agent": a, "base_model": b, "task": t, **_stat_json(s)} for (a, b, t), s in sorted(c.per_base.items())
         ],

@@ -3,7 +3,7 @@
 Each task is evaluated in up to three phases with decreasing max new tokens; a phase is a full
 retry of generation *and* scoring, entered whenever the previous phase failed for any reason
 (out of memory, a context-length error, a judge outage, a crash), and every phase is recorded in
-the metrics. The numbers are the reference system's (see README, "Tasks and evaluation").
+the metrics. The numbers are the reference system's (see docs/tasks.md).
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ from ptbench.core.files import atomic_write_text
 from ptbench.results.collate import Collated
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
+from ptbench.results.compare import COLUMNS
+from ptbench.results.compare import notes as comparison_notes
+from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.tables import (
     MARKS,
     MEANING,
@@ -103,8 +106,14 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
         plots=plots,
         trials=rows,
         main_rows=benchmark_rows(
-            c, lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0), lambda s: md_cell(s, 100.0, with_std=False)
+            c,
+            lambda s: md_cell(s, 100.0, ci=c.ci),
+            lambda s: md_cell(s, 100.0, ci=c.ci),
+            lambda s: md_cell(s, 100.0, with_std=False),
         ),
+        comparison_head=COLUMNS,
+        comparison_rows=comparison_rows(c.comparisons),
+        comparison_notes=comparison_notes(c.comparisons) if c.comparisons else [],
         base_rows=per_base_rows(c, lambda s: md_cell(s, 100.0)),
         summary=rule_summary(c),
         legend=legend(c),

@@ -1,6 +1,6 @@
 """The `htcondor` backend: one cluster per submission, one job per trial, tracked from the user log.
 
-- `render` writes `<campaign>/submit/htcondor.sub` (templates/htcondor_trials.sub.j2) without submitting.
+- `render` writes `<campaign>/submit/htcondor.sub` (htcondor/templates/htcondor_trials.sub.j2) without submitting.
 - `submit` writes `<campaign>/condor/submit-<time>.sub`, submits it (htcondor2 Schedd, else
   condor_submit) and records cluster and trial -> proc in `<campaign>/jobs.json`.
 - `scheduler_states` reads `<campaign>/condor/jobs.log` (condor_q/condor_history only when the log
@@ -21,10 +21,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ptbench.backends import htcondor_schedd
-from ptbench.backends.htcondor_joblog import DURATION_HOLD_CODES, JobView, read_job_log, scheduler_state
-from ptbench.backends.htcondor_options import HTCondorOptions, parse_options
-from ptbench.backends.htcondor_render import Rendered, render_trials
+from ptbench.backends.htcondor import schedd as htcondor_schedd
+from ptbench.backends.htcondor.joblog import DURATION_HOLD_CODES, JobView, read_job_log, scheduler_state
+from ptbench.backends.htcondor.options import HTCondorOptions, parse_options
+from ptbench.backends.htcondor.render import Rendered, render_trials
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock

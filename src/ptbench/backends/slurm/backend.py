@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from ptbench.backends import slurm_cmd
-from ptbench.backends.slurm_jobs import JobTable
+from ptbench.backends.slurm import cmd as slurm_cmd
+from ptbench.backends.slurm.jobs import JobTable
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.plan import Plan
@@ -142,7 +142,7 @@ class SlurmBackend:
         return self.options.python or sys.executable
 
     def job(self, campaign: Campaign) -> Any:
-        from ptbench.backends.slurm_job import TrialJob
+        from ptbench.backends.slurm.job import TrialJob
 
         minutes = campaign.budget.scheduler_minutes
         return TrialJob(minutes * 60, min(self.options.signal_seconds, minutes * 60 // 2), self.options.python)

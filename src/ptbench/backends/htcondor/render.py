@@ -1,4 +1,4 @@
-"""Submit descriptions from the Jinja templates in `backends/templates/htcondor_*.sub.j2`.
+"""Submit descriptions from the Jinja templates in `backends/htcondor/templates/htcondor_*.sub.j2`.
 
 `render_trials` makes one description per campaign: one cluster whose `queue ... from` table has a
 row per trial (proc i = row i). `render_shards` makes the bootcamp rollout description, `render_tool_servers` its tool-server
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import jinja2
 
-from ptbench.backends.htcondor_options import (
+from ptbench.backends.htcondor.options import (
     AGENT_PROVIDERS,
     KEY_PROVIDERS,
     HTCondorOptions,

@@ -2,7 +2,7 @@
 
 Same submit path (`htcondor_schedd.submit`: htcondor2 Schedd, else condor_submit) and the same
 campaign options (executable, environment, container, accounting group, requirements, site lines)
-as the shards (`htcondor_render.render_tool_servers`). Nobody waits on HTCondor, so nothing here
+as the shards (`render.render_tool_servers`). Nobody waits on HTCondor, so nothing here
 stops them: each replica is started with `--shards N` and leaves once every shard of the run wrote
 its final file (bootcamp/replicas.py `rollout_finished`), or after `IDLE_EXIT_S` without a request.
 HTCondor places and restarts them (`max_retries`); a restarted one re-announces itself with a new
@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ptbench.backends import htcondor_schedd
-from ptbench.backends.htcondor_options import parse_options
-from ptbench.backends.htcondor_render import render_tool_servers
-from ptbench.backends.tool_replicas import IDLE_EXIT_S
+from ptbench.backends.htcondor import schedd as htcondor_schedd
+from ptbench.backends.htcondor.options import parse_options
+from ptbench.backends.htcondor.render import render_tool_servers
+from ptbench.backends.units import IDLE_EXIT_S
 from ptbench.bootcamp import replicas
 from ptbench.core.files import atomic_write_json, atomic_write_text
 

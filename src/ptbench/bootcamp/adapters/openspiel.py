@@ -1,0 +1,205 @@
+"""OpenSpiel's games as multi-turn ptbench environments (`pip install 'ptbench[bootcamp-openspiel]'`).
+
+Each sequential, default-loadable game with one or two players is an environment `spiel.<game>`.
+The model plays one seat against a seeded uniform-random opponent; chance events are drawn from
+the game's own chance distribution with the same per-episode seed, so an episode is a pure function
+of its case (game, seed, seat) and the model's moves. Every user turn shows the state as the
+model's seat observes it and its legal moves; the model answers `Move: <move>` with one of them.
+A move that does not parse or is not legal is refused with the list of legal moves, and the third
+such answer ends the game as a loss. The reward is the outcome, the seat's return scaled from the
+game's [min, max] utility to [0, 1]; an unfinished game (the turn limit came first) scores 0.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from ptbench.bootcamp.api import (
+    Generator,
+    Identity,
+    Interaction,
+    InteractionResult,
+    RewardResult,
+    register_generator,
+    register_interaction,
+)
+from ptbench.core.errors import UserError
+
+EXTRA = "bootcamp-openspiel"
+PIP = f"pip install 'ptbench[{EXTRA}]'"
+PREFIX = "spiel."
+SOURCE = "openspiel"
+DOMAIN = "OpenSpiel games (multi-turn, against a seeded random opponent)"
+STRIKES = 3  # unreadable or illegal answers before the game counts as lost
+_MOVE = re.compile(r"^\s*move\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_SHOWN_MOVES = 60  # legal moves listed per turn (games like Go have hundreds)
+EXCLUDED = {
+    "crossword": "moves are action structs, not the action list this adapter plays",
+    "quoridor": "OpenSpiel itself warns that its implementation has known issues",
+}
+
+
+def _pyspiel():
+    try:
+        import pyspiel
+    except ImportError:
+        raise UserError(f"OpenSpiel is not installed; {PIP}") from None
+    return pyspiel
+
+
+def available() -> bool:
+    try:
+        _pyspiel()
+    except UserError:
+        return False
+    return True
+
+
+def names() -> list[str]:
+    """Sequential games with one or two players that load with their default parameters."""
+    pyspiel = _pyspiel()
+    seq = pyspiel.GameType.Dynamics.SEQUENTIAL
+    return sorted(
+        g.short_name
+        for g in pyspiel.registered_games()
+        if g.default_loadable
+        and g.dynamics == seq
+        and g.min_num_players <= 2
+        and not g.short_name.startswith("mfg_")
+        and g.short_name not in EXCLUDED
+    )
+
+
+def check_game(name: Any) -> str:
+    if not isinstance(name, str) or name not in names():
+        raise UserError(f"OpenSpiel has no sequential 1- or 2-player game {name!r}; `ptbench bootcamp list` shows them")
+    return name
+
+
+def describe(name: str) -> dict[str, str]:
+    return {"domain": "game (OpenSpiel)", "tools": "-", "levels": "default"}
+
+
+def _load(name: str):
+    pyspiel = _pyspiel()
+    game = pyspiel.load_game(name)
+    return game, pyspiel
+
+
+class Match:
+    """One game in progress: the state, the episode's RNG (chance and opponent), strikes, outcome."""
+
+    def __init__(self, identity: Identity) -> None:
+        self.game, self.pyspiel = _load(identity["game"])
+        self.seat = int(identity["player"])
+        self.rng = random.Random(f"openspiel:{identity['game']}:{identity['seed']}")
+        self.state = self.game.new_initial_state()
+        self.strikes = 0
+        self.lost_by_strikes = False
+        self.advance()
+
+    def advance(self) -> None:
+        """Play chance events and the opponent until the model's seat is to move or the game ends."""
+        while not self.state.is_terminal() and self.state.current_player() != self.seat:
+            if self.state.is_chance_node():
+                outcomes, probs = zip(*self.state.chance_outcomes(), strict=True)
+                self.state.apply_action(self.rng.choices(outcomes, weights=probs)[0])
+            else:
+                self.state.apply_action(self.rng.choice(self.state.legal_actions()))
+
+    def moves(self) -> dict[str, int]:
+        return {self.state.action_to_string(self.seat, a): a for a in self.state.legal_actions(self.seat)}
+
+    def view(self) -> str:
+        if self.game.get_type().provides_observation_string:
+            board = self.state.observation_string(self.seat)
+        else:
+            board = str(self.state)
+        moves = list(self.moves())
+        shown = ", ".join(moves[:_SHOWN_MOVES]) + (f", … ({len(moves)} in all)" if len(moves) > _SHOWN_MOVES else "")
+        return f"State:\n{board}\nYour legal moves: {shown}\nReply with one line `Move: <move>`."
+
+    def score(self) -> float:
+        if self.lost_by_strikes:
+            return 0.0
+        if not self.state.is_terminal():
+            return 0.0
+        low, high = self.game.min_utility(), self.game.max_utility()
+        value = self.state.returns()[self.seat]
+        return 1.0 if high <= low else min(1.0, max(0.0, (value - low) / (high - low)))
+
+
+@register_generator("openspiel")
+class OpenSpielGenerator(Generator):
+    """Params: game (an OpenSpiel short name). A case is (game, seed, the model's seat)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.game = check_game(params.get("game"))
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        check_game(params.get("game"))
+
+    def case(self, rng: random.Random) -> Identity:
+        game, _ = _load(self.game)
+        return {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())}
+
+    def prompt(self, identity: Identity) -> str:
+        match = Match(identity)
+        name = match.game.get_type().long_name
+        return f"Let's play {name}. You are player {match.seat}.\n" + match.view()
+
+    def dedup_key(self, identity: Identity) -> str:
+        return f"{identity['game']}/{identity['seed']}/{identity['player']}"
+
+
+@register_interaction("openspiel")
+class OpenSpielInteraction(Interaction):
+    def start(self, identity: Identity) -> Match:
+        return Match(identity)
+
+    def respond(self, state: Match, identity: Identity, assistant_text: str) -> InteractionResult:
+        if state.state.is_terminal():  # a game that ended before the model's first move
+            return InteractionResult(terminate=True, feedback="The game is over.", turn_score=state.score())
+        found = _MOVE.findall(assistant_text or "")
+        moves = state.moves()
+        move = found[-1] if found else None
+        if move not in moves and move is not None:  # forgive case and spacing, nothing else
+            move = next((m for m in moves if m.replace(" ", "").lower() == move.replace(" ", "").lower()), None)
+        if move is None or move not in moves:
+            state.strikes += 1
+            if state.strikes >= STRIKES:
+                state.lost_by_strikes = True
+                return InteractionResult(terminate=True, feedback="Too many invalid moves: you lose.", turn_score=0.0,
+                                         extra={"valid": False, "outcome": 0.0})  # fmt: skip
+            return InteractionResult(terminate=False, feedback="That is not one of your legal moves.\n" + state.view(),
+                                     extra={"valid": False})  # fmt: skip
+        state.state.apply_action(moves[move])
+        state.advance()
+        if state.state.is_terminal():
+            score = state.score()
+            return InteractionResult(terminate=True, feedback=f"Game over. Your result: {score:.2f} (0 loss … 1 win).",
+                                     turn_score=score, extra={"valid": True, "outcome": score})  # fmt: skip
+        return InteractionResult(terminate=False, feedback=state.view(), extra={"valid": True})
+
+    def outcome(self, state: Match, identity: Identity) -> RewardResult:
+        """The episode's reward: the game's outcome for the model's seat (not any text)."""
+        score = state.score()
+        return RewardResult(score=score, extracted=None, correct=score >= 1.0)
+
+
+def bootcamp_dict(game: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
+    check_game(game)
+    return {
+        "name": f"{PREFIX}{game}",
+        "seed": seed,
+        "levels": [{"name": "default", "generator": "openspiel", "params": {"game": game}}],
+        "splits": {"test": test, "train": train},
+        "interaction": {"name": "openspiel"},
+        "reward": {"name": "game_outcome"},
+        "limits": {"max_assistant_turns": 200, "max_tool_calls": 0},
+        "sampling": {"temperature": 0.0, "max_tokens": 256},
+    }

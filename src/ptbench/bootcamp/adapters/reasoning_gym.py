@@ -1,0 +1,218 @@
+"""reasoning-gym's procedural datasets as ptbench environments (`pip install 'ptbench[bootcamp-reasoning-gym]'`).
+
+Each of its dataset generators is a single-turn environment `rg.<dataset>`: the question is the user
+turn, the answer goes in `<answer>…</answer>` (the library's own convention and system prompt), and
+the library's own `score_answer` is the reward. The environment's config uses the dataset's default
+configuration; its curricula are levels a YAML names (`params: {dataset: D, level: L}` sets every
+attribute of the dataset's curriculum to min(L, its top level)); `bootcamp list` shows which levels
+the library's own config validation accepts.
+
+Determinism: case k draws a 32-bit seed from ptbench's per-case `random.Random` and builds a
+one-item dataset with it; reasoning-gym derives that item from `random.Random(seed + index)` only,
+so the same seed gives the same case (the catalogue test generates each environment twice and
+compares the bytes). Where a generator reads state outside its seed, ptbench cannot make it
+deterministic; `NONDETERMINISTIC` names what the catalogue test found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from functools import cache, lru_cache
+from typing import Any
+
+from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, register_generator, register_reward
+from ptbench.core.errors import UserError
+
+EXTRA = "bootcamp-reasoning-gym"
+SOURCE = "reasoning-gym"
+DOMAIN = "reasoning-gym procedural datasets (single turn, the library's scorer)"
+PIP = f"pip install 'ptbench[{EXTRA}]'"
+PREFIX = "rg."
+LEVELS = (0, 1, 2)  # curriculum levels offered as ptbench levels (l0 easiest)
+# Datasets left out of the catalogue, and why (the reasons are printed by `bootcamp list --json`).
+EXCLUDED = {
+    "composite": "a mixture of other datasets (ptbench suites mix environments themselves)",
+    "codeio": "not deterministic: the same seed gave other cases (it samples from its data files outside the seed)",
+    "game_of_life_halting": "its scorer gives full credit to unrelated text (a hostile answer would score 1)",
+    "advanced_geometry": "its own reference answer does not get full credit from its scorer at levels 0-2",
+    "jugs": "its own reference answer does not get full credit from its scorer at levels 0-2",
+    "word_ladder": "its own reference answer does not get full credit from its scorer at levels 0-2",
+}
+# Slow to generate (tens of seconds for a few cases: data files loaded, search-based generators):
+# listed and usable, left out of the sampled catalogue test so CI stays fast.
+SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf"}
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def _library():
+    try:
+        import reasoning_gym.factory as factory
+    except ImportError:
+        raise UserError(f"reasoning-gym is not installed; {PIP}") from None
+    return factory
+
+
+def available() -> bool:
+    try:
+        _library()
+    except UserError:
+        return False
+    return True
+
+
+def dataset_names() -> list[str]:
+    return sorted(n for n in _library().DATASETS if n not in EXCLUDED)
+
+
+names = dataset_names
+
+
+def describe(dataset: str) -> dict[str, str]:
+    module = _library().DATASETS[dataset][0].__module__.split(".")
+    return {
+        "domain": f"reasoning-gym: {module[1] if len(module) > 2 else 'misc'}",
+        "tools": "-",
+        "levels": "default" + "".join(f", level {lv}" for lv in levels(dataset) if lv is not None),
+    }
+
+
+def check_dataset(name: Any) -> str:
+    names = dataset_names()
+    if not isinstance(name, str) or name not in names:
+        close = [n for n in names if isinstance(name, str) and (name in n or n in name)][:5]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UserError(f"reasoning-gym has no dataset {name!r}{hint}; `ptbench bootcamp list` shows them all")
+    return name
+
+
+@cache
+def level_config(dataset: str, level: int | None) -> dict[str, Any]:
+    """The dataset's configuration fields (without seed and size) at a curriculum level (None: the
+    default configuration). Fields keep their objects (some are nested configs)."""
+    factory = _library()
+    if level is not None and factory.has_curriculum(dataset):
+        curriculum = factory.create_curriculum(dataset)
+        for attr, definition in curriculum.attributes.items():
+            curriculum.set_attr_level(attr, min(level, len(definition.levels) - 1))
+        config = curriculum.generate_configuration({"seed": 0, "size": 1})
+    else:
+        config = factory.DATASETS[dataset][1]()
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in ("seed", "size")}
+
+
+@cache
+def levels(dataset: str) -> tuple[int | None, ...]:
+    """The curriculum levels whose configuration the dataset accepts (some libraries' level 0 is
+    below their own minimum); (None,) where it has no curriculum or no valid level."""
+    if not _library().has_curriculum(dataset):
+        return (None,)
+    config_class = _library().DATASETS[dataset][1]
+    ok = []
+    for lv in LEVELS:
+        try:  # the config's own checks, as the dataset runs them, without making any data
+            config = config_class(**level_config(dataset, lv), seed=0, size=1)
+            if callable(getattr(config, "validate", None)):
+                config.validate()
+        except Exception:  # noqa: BLE001 - the library refuses its own level: leave the level out
+            continue
+        ok.append(lv)
+    return tuple(ok) or (None,)
+
+
+@lru_cache(maxsize=4096)
+def _entry(dataset: str, level: int | None, overrides: str, seed: int) -> dict[str, Any]:
+    """The library's item for a case: a one-item dataset at that seed (the scorer reads the very
+    objects the generator made, so no metadata has to survive a trip through JSON)."""
+    config = {**level_config(dataset, level), **json.loads(overrides)}
+    return _library().create_dataset(dataset, **config, seed=seed, size=1)[0]
+
+
+@register_generator("reasoning_gym")
+class ReasoningGymGenerator(Generator):
+    """Params: dataset (a reasoning-gym dataset name), level (curriculum level; omit for the default
+    configuration), config (fields of the dataset's config that override the level's)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.dataset = check_dataset(params.get("dataset"))
+        self.level = params.get("level")
+        if self.level is not None and (not isinstance(self.level, int) or self.level < 0):
+            raise UserError(f"reasoning_gym level {self.level!r}: a curriculum level is an integer >= 0")
+        self.overrides = json.dumps(params.get("config") or {}, sort_keys=True)
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        """Validation before anything runs: the library is installed and knows the dataset."""
+        check_dataset(params.get("dataset"))
+
+    def case(self, rng: random.Random) -> Identity:
+        seed = rng.getrandbits(32)
+        entry = _entry(self.dataset, self.level, self.overrides, seed)
+        answer = entry["answer"]
+        return {
+            "dataset": self.dataset,
+            "level": self.level,
+            "config": json.loads(self.overrides),
+            "seed": seed,
+            "question": entry["question"],
+            "answer": answer if answer is None or isinstance(answer, str) else json.dumps(answer, default=str),
+        }
+
+    def system_prompt(self) -> str | None:
+        import reasoning_gym.utils
+
+        return reasoning_gym.utils.SYSTEM_PROMPTS["default"]
+
+    def prompt(self, identity: Identity) -> str:
+        return identity["question"]
+
+    def dedup_key(self, identity: Identity) -> str:
+        return identity["question"]
+
+    def reference_completion(self, identity: Identity) -> str | None:
+        # None where the library has no single answer (several are right; its scorer checks them)
+        return None if identity["answer"] is None else f"<answer>{identity['answer']}</answer>"
+
+
+@register_reward("reasoning_gym")
+class ReasoningGymReward(RewardCalculator):
+    """The last `<answer>…</answer>` of the final message, scored by the case's own dataset's
+    `score_answer` on the library's own item (rebuilt from the case's seed, so one reward serves a
+    mixture). Binary by default: 1 only for full credit, since several scorers give a little credit
+    to any text (0.01 for a wrong answer, string similarity); `partial: true` keeps their partial
+    credit. A score outside [0, 1] or a scorer that raises counts as 0."""
+
+    def extract(self, text: str) -> str | None:
+        found = _ANSWER.findall(text or "")
+        return found[-1].strip() if found else None
+
+    def verify(self, extracted: str, identity: Identity) -> float:
+        name = check_dataset(identity.get("dataset"))
+        try:
+            entry = _entry(name, identity.get("level"), json.dumps(identity.get("config") or {}, sort_keys=True),
+                           int(identity["seed"]))  # fmt: skip
+            score = float(_library().get_score_answer_fn(name)(extracted, entry))
+        except Exception:  # noqa: BLE001 - a scorer that fails on a hostile answer gives no reward
+            return 0.0
+        if not 0.0 <= score <= 1.0:
+            return 0.0
+        return score if self.params.get("partial") else float(score >= 1.0)
+
+
+def bootcamp_dict(dataset: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
+    """A bootcamp config for one dataset: its curriculum levels (or its default), the library's reward."""
+    check_dataset(dataset)
+    return {
+        "name": f"{PREFIX}{dataset}",
+        "seed": seed,
+        # the library's default configuration (broad): curriculum levels 0-2 are narrow at the bottom
+        # (level 0 of leg_counting has under 200 distinct cases), so a YAML names them (params.level)
+        "levels": [{"name": "default", "generator": "reasoning_gym", "params": {"dataset": dataset}}],
+        "splits": {"test": test, "train": train},
+        "reward": {"name": "reasoning_gym"},
+        "limits": {"max_assistant_turns": 1, "max_tool_calls": 0},
+        "sampling": {"temperature": 0.0, "max_tokens": 1024},
+    }

@@ -1,0 +1,144 @@
+"""Candidate cases on disk, and the dedup that picks among them, without holding rows in memory.
+
+A *chunk* is the candidates k0 <= k < k1 of one (split, level): one file of canonical identity
+JSON lines (`<name>.jsonl`) and, written after it, the line offsets and a 64-bit hash of each
+case's dedup key (`<name>.npz`, the chunk's completion marker). Chunks are written atomically, so a
+killed run leaves whole chunks or none, and the next run makes only the missing ones.
+
+Distinctness is kept by the 64-bit hashes (8 bytes a case, in sorted runs), never by the rows: two
+different keys collide with probability about n²/2⁶⁵ (3·10⁻⁶ for 10 million cases), and a collision
+only drops one case that was in fact new, which the run then replaces by the next distinct one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import mmap
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ptbench.bootcamp.api import canonical_json
+from ptbench.core.files import atomic_write_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ptbench.bootcamp.environment import Environment
+
+CHUNK = 50_000  # candidates per chunk file
+PART = 10_000  # rows per part of the output: one Parquet row group (rowschema.PARQUET_ROW_GROUP), ~40 MB of rows
+
+
+def key_hash(key: str) -> int:
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    split: str
+    level: str
+    level_index: int
+    k0: int
+    k1: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.split}.{self.level_index:03d}.{self.k0:012d}-{self.k1:012d}"
+
+
+def make_chunk(env: Environment, chunk: Chunk, spool: Path) -> None:
+    """Generate the chunk's candidates and write them (no-op when the chunk is already complete)."""
+    import numpy as np
+
+    from ptbench.bootcamp.datagen import case_rng
+
+    if (spool / f"{chunk.name}.npz").is_file():
+        return
+    gen, seed = env.generators[chunk.level], env.config.seed
+    lines: list[bytes] = []
+    hashes = np.empty(chunk.k1 - chunk.k0, dtype=np.uint64)
+    for i, k in enumerate(range(chunk.k0, chunk.k1)):
+        text = canonical_json(gen.case(case_rng(seed, chunk.split, chunk.level, k)))
+        lines.append(text.encode() + b"\n")
+        # the key of the value as stored (JSON: tuples are lists, keys strings), as every later reader sees it
+        hashes[i] = key_hash(gen.dedup_key(json.loads(text)))
+    offsets = np.zeros(len(lines) + 1, dtype=np.uint64)
+    np.cumsum([len(b) for b in lines], out=offsets[1:])
+    spool.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(spool / f"{chunk.name}.jsonl", b"".join(lines))
+    buf = io.BytesIO()
+    np.savez(buf, offsets=offsets, hashes=hashes)
+    atomic_write_bytes(spool / f"{chunk.name}.npz", buf.getvalue())  # last: the chunk is complete
+
+
+def load_index(spool: Path, chunk: Chunk) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    with np.load(spool / f"{chunk.name}.npz") as z:
+        return z["offsets"], z["hashes"]
+
+
+class HashSet:
+    """Sorted runs of 64-bit hashes; runs of similar size are merged (a log-structured set)."""
+
+    def __init__(self) -> None:
+        self.runs: list[np.ndarray] = []
+
+    def contains(self, h: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        found = np.zeros(len(h), dtype=bool)
+        for run in self.runs:
+            pos = np.searchsorted(run, h)
+            found |= run[np.minimum(pos, len(run) - 1)] == h
+        return found
+
+    def add(self, h: np.ndarray) -> None:
+        import numpy as np
+
+        if not len(h):
+            return
+        self.runs.append(np.sort(h))
+        while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
+            b, a = self.runs.pop(), self.runs.pop()
+            self.runs.append(np.sort(np.concatenate([a, b]), kind="stable"))  # two sorted runs: linear
+
+
+@dataclass
+class Picks:
+    """One split's chosen cases in pick order: chunk number and line within it (8 bytes a case)."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    chunk_of: Any = None  # np.ndarray[uint32]
+    line_of: Any = None  # np.ndarray[uint32]
+
+    def __len__(self) -> int:
+        return 0 if self.chunk_of is None else len(self.chunk_of)
+
+
+class Reader:
+    """Identity lines of picked cases, read through memory maps of the chunk files."""
+
+    def __init__(self, spool: Path, picks: Picks) -> None:
+        self.spool, self.picks = spool, picks
+        self._maps: dict[int, tuple[mmap.mmap, Any]] = {}
+
+    def line(self, pick: int) -> str:
+        c, i = int(self.picks.chunk_of[pick]), int(self.picks.line_of[pick])
+        if c not in self._maps:
+            chunk = self.picks.chunks[c]
+            with open(self.spool / f"{chunk.name}.jsonl", "rb") as fh:
+                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(fh.fileno()).st_size else b""
+            self._maps[c] = (data, load_index(self.spool, chunk)[0])
+        data, offsets = self._maps[c]
+        return data[int(offsets[i]) : int(offsets[i + 1]) - 1].decode()
+
+    def close(self) -> None:
+        for data, _ in self._maps.values():
+            if isinstance(data, mmap.mmap):
+                data.close()
+        self._maps.clear()
