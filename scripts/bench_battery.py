@@ -41,6 +41,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+# E402 below: these imports need the sys.path entry made above
 from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
 from tests.bootcamp.sim_policies import battery_policy  # noqa: E402
 
@@ -253,9 +254,14 @@ def main() -> None:
     # behind each other in the client and the endpoint. Reported apart from the steady state.
     order = sorted(range(len(STARTS)), key=STARTS.__getitem__)
     steady = sorted(LATENCIES[i] for i in order[args.concurrency :])
-    upper = sorted(x - w for x, (w, _) in zip(LATENCIES, RUN_QUEUE))  # the shard's own share is at most this
-    lower = sorted(max(0.0, x - w) for x, (_, w) in zip(LATENCIES, RUN_QUEUE))  # ... and at least this
-    q = lambda xs, p: round(xs[min(len(xs) - 1, int(p * len(xs)))] * 1000, 2)  # noqa: E731
+    upper = sorted(
+        x - w for x, (w, _) in zip(LATENCIES, RUN_QUEUE, strict=True)
+    )  # the shard's own share is at most this
+    lower = sorted(max(0.0, x - w) for x, (_, w) in zip(LATENCIES, RUN_QUEUE, strict=True))  # ... and at least this
+
+    def q(xs: list[float], p: float) -> float:
+        return round(xs[min(len(xs) - 1, int(p * len(xs)))] * 1000, 2)
+
     print(
         json.dumps(
             {

@@ -44,7 +44,8 @@ def main() -> None:
         warm = time.perf_counter() - t0
         n = sum(s["n"] for s in manifest["splits"].values())
         print(
-            f"export-verl, 3 bootcamps, {n} rows: {cold:.2f} s cold ({n / cold:.0f} rows/s), {warm:.2f} s with generated data cached"
+            f"export-verl, 3 bootcamps, {n} rows: {cold:.2f} s cold ({n / cold:.0f} rows/s), {warm:.2f} s with "
+            "generated data cached"
         )
         call = {
             "id": "c0",

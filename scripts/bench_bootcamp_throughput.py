@@ -28,6 +28,7 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+# E402 below: these imports need the sys.path entry made above
 from tests.bootcamp.chat_endpoint import Faults, serve_in_process  # noqa: E402
 from tests.bootcamp.policies import arithmetic_policy  # noqa: E402
 

@@ -129,8 +129,9 @@ def _runs(label: str, args: list[str], k: int) -> None:
     runs = [_command(args) for _ in range(k)]
     each = ", ".join(f"{w:.2f}/{c:.2f}" for w, c in runs)
     print(
-        f"{label} median {statistics.median(w for w, _ in runs):.2f} s wall, {statistics.median(c for _, c in runs):.2f} s CPU;"
-        f" best {min(w for w, _ in runs):.2f} s wall, {min(c for _, c in runs):.2f} s CPU  (wall/CPU of each run: {each})"
+        f"{label} median {statistics.median(w for w, _ in runs):.2f} s wall, "
+        f"{statistics.median(c for _, c in runs):.2f} s CPU; best {min(w for w, _ in runs):.2f} s wall, "
+        f"{min(c for _, c in runs):.2f} s CPU  (wall/CPU of each run: {each})"
     )
 
 
@@ -161,7 +162,8 @@ def main() -> None:
     _, w6, c6 = _timed(lambda: write_plots(result.collation, result.costs, tmp / "t1"))  # matplotlib's import included
     _, w7, c7 = _timed(lambda: write_plots(result.collation, result.costs, tmp / "t1"))
     print(
-        f"{len(result.collation.trials)} trial records + {len(loaded.records) - len(result.collation.trials)} baselines in {results}"
+        f"{len(result.collation.trials)} trial records + {len(loaded.records) - len(result.collation.trials)} "
+        f"baselines in {results}"
     )
     print(f"  load + validate:                          {w0:.2f} s wall, {c0:.2f} s CPU")
     print(f"  comparability check:                      {w1:.2f} s wall, {c1:.2f} s CPU")

@@ -1,11 +1,15 @@
 """Contamination scan throughput: 1 GB of JSONL against the union of all seven test sets, on 2 cores.
 
+The scan is the check's own (ptbench.integrity.contamination.scan.scan_files): two worker
+processes over ranges of the file, the decoding pass (base64/hex blobs, escapes) included.
+Target: >= 250 MB/s (1 GB in < 4 s), peak memory < 1 GB (the main process plus its workers).
+
 The real test sets cannot be downloaded offline, so they are synthesized at their real sizes
 (items x words per part, Zipf-distributed words): GSM8K 1319, AIME 30, GPQA 448, HumanEval 164,
 BFCL 100, Arena-Hard writing 250 (with ~700-word reference answers), HealthBench Easy 245. The
 JSONL holds 20 planted test items; the scan must find exactly those.
 
-    python scripts/bench_contamination.py [--gb 1] [--keep FILE]
+    python scripts/bench_contamination.py [--size 1G] [--workers 2] [--unicode] [--keep FILE]
 """
 
 from __future__ import annotations
@@ -20,13 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ptbench.integrity.contamination.index import (
-    TestIndex,
-    contaminated_segments,
-    scan_stream,
-)
-from ptbench.integrity.contamination.ngrams import Hasher
-from ptbench.integrity.contamination.sources import streams_of
+from ptbench.integrity.contamination.index import TestIndex, contaminated_segments
+from ptbench.integrity.contamination.scan import scan_files
 
 # task: (items, [(part, words)])
 SIZES = {
@@ -62,10 +61,13 @@ def build_index(rng, vocab) -> tuple[TestIndex, list[str]]:
     return index.build(), planted
 
 
-def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str]) -> None:
+def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str], unicode: bool = False) -> None:
     block_rows = []
-    for _ in range(40_000):
-        block_rows.append(json.dumps({"instruction": words(rng, vocab, 60), "output": words(rng, vocab, 200)}))
+    for i in range(40_000):
+        out = words(rng, vocab, 200)
+        if unicode and i % 2:  # UTF-8 as written with ensure_ascii=False: accents, dashes, quotes, CJK
+            out = f"“{out[:40]}” — café naïve 日本語 {out[40:]}"
+        block_rows.append(json.dumps({"instruction": words(rng, vocab, 60), "output": out}, ensure_ascii=not unicode))
     block = ("\n".join(block_rows) + "\n").encode()
     target = int(gb * (1 << 30))
     with open(path, "wb") as fh:
@@ -83,11 +85,25 @@ def write_jsonl(path: Path, gb: float, rng, vocab, planted: list[str]) -> None:
             fh.write((json.dumps({"instruction": line, "output": "whatever"}) + "\n").encode())
 
 
+def parse_size(text: str) -> int:
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1] if t and t[-1] in units else ""
+    try:
+        return int(float(t[: len(t) - len(unit)]) * units[unit])
+    except ValueError:
+        raise SystemExit(f"--size {text!r}: give a size like 1G, 256M or 100000000") from None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gb", type=float, default=1.0)
+    ap.add_argument("--size", default="1G", help="size of the JSONL (1G, 256M, ...)")
+    ap.add_argument("--gb", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--unicode", action="store_true", help="every other row holds non-ASCII text (UTF-8)")
     ap.add_argument("--keep", help="write the JSONL here and keep it (default: a temporary file)")
     args = ap.parse_args()
+    size_wanted = int(args.gb * (1 << 30)) if args.gb else parse_size(args.size)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])
     rng = np.random.default_rng(0)
@@ -97,21 +113,34 @@ def main() -> None:
     t_index = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep) if args.keep else Path(tmp) / "train.jsonl"
-        write_jsonl(path, args.gb, rng, vocab, planted)
+        write_jsonl(path, size_wanted / (1 << 30), rng, vocab, planted, args.unicode)
         size = path.stat().st_size
+        with open(path, "rb") as fh:  # in the page cache, as a file just written by the agent is
+            while fh.read(64 << 20):
+                pass
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0, c0 = time.perf_counter(), time.process_time()
+        ch0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         found = set()
-        hasher = Hasher()
-        for stream in streams_of(path, "train.jsonl", []):
-            hits = scan_stream(index, stream, hasher)
-            found |= {index.items[index.segments[s].item][1] for s in contaminated_segments(index, hits)}
-        t_scan, c_scan = time.perf_counter() - t0, time.process_time() - c0
+        for scan in scan_files(index, [("train.jsonl", path)], workers=args.workers):
+            for top in scan.hits:
+                for h in top.flat():
+                    found |= {index.items[index.segments[s].item][1] for s in contaminated_segments(index, h)}
+        t_scan = time.perf_counter() - t0
+        ch1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        c_scan = time.process_time() - c0 + (ch1.ru_utime + ch1.ru_stime) - (ch0.ru_utime + ch0.ru_stime)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    mb = size / 1e6
     print(f"test sets: {len(index.items)} items, {index.size} n-grams (n=13), index built in {t_index:.1f} s")
     print(
-        f"scanned {size / 2**30:.2f} GiB of JSONL in {t_scan:.1f} s ({size / 2**20 / t_scan:.0f} MiB/s) on "
-        f"{len(os.sched_getaffinity(0))} cores, {c_scan:.1f} CPU s ({size / 2**20 / c_scan:.0f} MiB per CPU s); peak RSS {peak:.0f} MiB (before the scan {rss_before / 1024:.0f} MiB)"
+        f"scanned {mb:.0f} MB of JSONL in {t_scan:.2f} s: {mb / t_scan:.0f} MB/s on {args.workers} worker(s) "
+        f"({len(os.sched_getaffinity(0))} cores), {c_scan:.1f} CPU s ({mb / c_scan:.0f} MB per CPU s; "
+        f"target >= 250 MB/s on 2 cores)"
+    )
+    print(
+        f"peak RSS: main process {peak:.0f} MiB (before the scan {rss_before / 1024:.0f} MiB), largest worker "
+        f"{child_peak:.0f} MiB; all together at most {peak + args.workers * child_peak:.0f} MiB (target < 1 GB)"
     )
     print(f"planted {len(planted)} items, found {len(found)}; load average {os.getloadavg()[0]:.1f}")
     if len(found) != len(planted):

@@ -5,7 +5,8 @@ same prompts (GSM8K-schema rows rendered with the model's chat template) and the
 settings. The harness side is the whole `evaluate()` call: data loading, templating, tokenizing,
 generation with retry bookkeeping, scoring and writing metrics/samples.
 
-    VLLM_CPU_KVCACHE_SPACE=1 python scripts/bench_eval_overhead.py [--n 200] [--max-new-tokens 64] [--repeats 3] [--base-model ID]
+    VLLM_CPU_KVCACHE_SPACE=1 python scripts/bench_eval_overhead.py [--n 200] [--max-new-tokens 64] \\
+        [--repeats 3] [--base-model ID]
 
 With --base-model (e.g. meta-llama/Meta-Llama-3-8B) both sides render the harness's chat template
 for that family, as the runner's evaluation does.

@@ -1,6 +1,10 @@
 """Gateway overhead: added latency per streamed call (vs the upstream directly) and gateway CPU per call.
 
     PYTHONPATH=src python scripts/bench_gateway.py [--calls 300] [--concurrency 64] [--body-kb 1.5] [--floor]
+        [--no-transcript]
+
+The gateway keeps its transcript (record/transcript.jsonl, a thread of its own) as in a trial;
+--no-transcript measures it without. Each call's body is a conversation with one new message.
 
 The upstream is a local SSE server in its own process streaming an Anthropic Messages reply (message_start, 40 text
 deltas, message_delta with usage, message_stop). The gateway runs in its own process (as in a
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import subprocess
@@ -30,9 +35,13 @@ _DELTA = (
     + b"x" * 60
     + b'"}}\n\n'
 )
-_START = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","usage":{"input_tokens":1200,"output_tokens":1}}}\n\n'
+_START = (
+    b'event: message_start\ndata: {"type":"message_start",'
+    b'"message":{"id":"m","usage":{"input_tokens":1200,"output_tokens":1}}}\n\n'
+)
 _END = (
-    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta",'
+    b'"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":400}}\n\n'
     b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 )
 TOKEN = "ptb-trial-bench-token"
@@ -76,7 +85,12 @@ def start_upstream() -> subprocess.Popen:
 GATEWAY = """
 import sys, time
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread
-gw = Gateway({token!r}, Upstream("agent", {upstream!r}, "sk-real-bench-key", cost_cap_usd=1e9), calls_path={calls!r})
+extra = {{}}
+if {transcript!r}:  # (an older ptbench, without a transcript, runs with --no-transcript: the figures before)
+    from ptbench.gateway.transcript import Transcript
+    extra["transcript"] = Transcript({transcript!r})
+gw = Gateway({token!r}, Upstream("agent", {upstream!r}, "sk-real-bench-key", cost_cap_usd=1e9), calls_path={calls!r},
+             **extra)
 with gateway_in_thread(gw):
     print(gw.base_url, flush=True)
     sys.stdin.read()
@@ -94,7 +108,8 @@ async def main():
     session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), skip_auto_headers=("User-Agent",))
     async def handle(request):
         raw = await request.read()
-        reply = await session.post({upstream!r} + request.path, data=raw, headers={{"content-type": "application/json", "x-api-key": "k"}})
+        headers = {{"content-type": "application/json", "x-api-key": "k"}}
+        reply = await session.post({upstream!r} + request.path, data=raw, headers=headers)
         out = web.StreamResponse(status=reply.status, headers={{"Content-Type": reply.headers.get("Content-Type", "")}})
         await out.prepare(request)
         while chunk := await reply.content.readany():
@@ -117,6 +132,7 @@ def cpu_per_call(proc: subprocess.Popen, url: str, n: int, width: int) -> float:
     return (sum(p.cpu_times()[:2]) - before) * 1000 / n
 
 
+_CALLS = itertools.count()
 BODY = {"body_kb": 1.5}  # set by --body-kb: agents send the whole conversation each call (often 100 KB and more)
 
 
@@ -125,7 +141,11 @@ async def _call(session: aiohttp.ClientSession, url: str) -> float:
         "model": "claude-sonnet-4-5",
         "max_tokens": 400,
         "stream": True,
-        "messages": [{"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)}],
+        "messages": [
+            {"role": "user", "content": "hi " * int(BODY["body_kb"] * 1024 / 3)},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": f"call {next(_CALLS)}"},  # new in each call: the transcript keeps it
+        ],
     }
     t0 = time.perf_counter()
     async with session.post(
@@ -170,6 +190,9 @@ def main() -> None:
     ap.add_argument(
         "--floor", action="store_true", help="also measure a bare aiohttp pass-through, in alternate rounds"
     )
+    ap.add_argument(
+        "--no-transcript", action="store_true", help="the gateway without its transcript (record/transcript.jsonl)"
+    )
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_upstream:
@@ -182,12 +205,13 @@ def main() -> None:
     upstream = upstream_proc.stdout.readline().strip()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl")
+        transcript = "" if args.no_transcript else f"{tmp}/transcript.jsonl"
+        code = GATEWAY.format(token=TOKEN, upstream=upstream, calls=f"{tmp}/calls.jsonl", transcript=transcript)
         proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             gw = proc.stdout.readline().strip()
             direct, via = asyncio.run(paired(upstream, gw, args.calls))
-            added_ms = statistics.median(v - d for d, v in zip(direct, via)) * 1000
+            added_ms = statistics.median(v - d for d, v in zip(direct, via, strict=True)) * 1000
             n = args.calls * 2
             cpu, floor = [], []
             if args.floor:
@@ -207,6 +231,9 @@ def main() -> None:
                 bare.stdin.close()
                 bare.wait(30)
             lines = sum(1 for _ in open(f"{tmp}/calls.jsonl"))
+            proc.stdin.close()
+            proc.wait(30)  # the transcript is written to the end before the gateway exits
+            said = sum(1 for _ in open(transcript)) if transcript else 0
         finally:
             proc.stdin.close()
             proc.wait(30)
@@ -215,12 +242,14 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average {load_before[0]:.2f} before, {load[0]:.2f} after ({os.cpu_count()} cores)")
     print(
-        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway {statistics.median(via) * 1000:.2f} ms, "
-        f"added {added_ms:.2f} ms (median of {args.calls} paired differences; target < 2 ms)"
+        f"streamed call, median: direct {statistics.median(direct) * 1000:.2f} ms, via gateway "
+        f"{statistics.median(via) * 1000:.2f} ms, added {added_ms:.2f} ms (median of {args.calls} paired differences; "
+        "target < 2 ms)"
     )
     print(
-        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median {statistics.median(cpu):.3f} ms "
-        f"over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls recorded"
+        f"gateway CPU per call at {args.concurrency} concurrent streams: min {min(cpu):.3f} ms, median "
+        f"{statistics.median(cpu):.3f} ms over {args.rounds} rounds of {n} calls (target < 0.5 ms); {lines} calls "
+        f"recorded, {said} transcript lines" + (" (transcript off)" if args.no_transcript else "")
     )
     if floor:
         print(

@@ -30,6 +30,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+# E402 below: these imports need the sys.path entry made above
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
 from ptbench.bootcamp.environment import build_environment  # noqa: E402
 from ptbench.core.errors import UserError  # noqa: E402

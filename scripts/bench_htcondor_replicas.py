@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")  # no pool here: only the submit parser is used
+# E402 below: these imports need the sys.path entry made above
 import htcondor2  # noqa: E402
 
 from ptbench.backends.htcondor import replicas as htcondor_replicas  # noqa: E402

@@ -130,8 +130,8 @@ def run_check(root: Path) -> None:
         f"(after imports {rss0:.0f} MiB; the checkpoint is {size / 2**20:.0f} MiB)"
     )
     print(
-        f"  resident now: {_status_mib('RssAnon'):.0f} MiB anonymous (tensors, torch), {_status_mib('RssFile'):.0f} MiB "
-        "file-backed (mmapped shard pages around the sampled rows; the page cache's, not copies)"
+        f"  resident now: {_status_mib('RssAnon'):.0f} MiB anonymous (tensors, torch), {_status_mib('RssFile'):.0f} "
+        "MiB file-backed (mmapped shard pages around the sampled rows; the page cache's, not copies)"
     )
     print(
         f"  {finding.details['tensors_sampled']} tensors x {finding.details['rows_per_tensor']} rows; "

@@ -76,12 +76,13 @@ def main() -> None:
     pages = list((tmp / "site" / "trials").glob("*.html"))
     sizes = sorted(p.stat().st_size for p in pages)
     print(
-        f"{len(pages)} trial pages from {n} trials in {tmp / 'site'}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        f"{len(pages)} trial pages from {n} trials in {tmp / 'site'}; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} CPUs"
     )
     print(f"`ptbench report`, end to end (collate, tables, plots, every page): {took:.2f} s wall, {cpu:.2f} s CPU")
     print(
-        f"index.html: {(tmp / 'site' / 'index.html').stat().st_size / 1e6:.2f} MB; trial pages: median {sizes[len(sizes) // 2] / 1e3:.0f} kB, "
-        f"largest {sizes[-1] / 1e3:.0f} kB"
+        f"index.html: {(tmp / 'site' / 'index.html').stat().st_size / 1e6:.2f} MB; trial pages: median "
+        f"{sizes[len(sizes) // 2] / 1e3:.0f} kB, largest {sizes[-1] / 1e3:.0f} kB"
     )
 
 

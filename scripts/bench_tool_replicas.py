@@ -30,6 +30,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+# E402 below: these imports need the sys.path entry made above
 from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
 from tests.bootcamp.policies import sql_policy  # noqa: E402
 
@@ -129,12 +130,12 @@ def main() -> None:
         extra = ""
         if "kill" in r:
             extra = (
-                f"  {r['kill']}: {r['replayed']} episodes replayed, first {r['first_replay_after_s']} s / last {r['last_replay_after_s']} s after the kill,"
-                f" wall +{r['wall_s'] - base:.1f} s"
+                f"  {r['kill']}: {r['replayed']} episodes replayed, first {r['first_replay_after_s']} s / last "
+                f"{r['last_replay_after_s']} s after the kill, wall +{r['wall_s'] - base:.1f} s"
             )
         print(
-            f"{r['replicas']} replica(s): {r['episodes']} episodes ({r['unique']} unique, {r['ok']} ok) in {r['wall_s']} s = "
-            f"{r['episodes_per_s']} episodes/s, {r['tool_calls_per_s']} tool calls/s{extra}"
+            f"{r['replicas']} replica(s): {r['episodes']} episodes ({r['unique']} unique, {r['ok']} ok) in "
+            f"{r['wall_s']} s = {r['episodes_per_s']} episodes/s, {r['tool_calls_per_s']} tool calls/s{extra}"
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -49,10 +49,13 @@ fi
 # verl pins transformers<5.11 (ours need >=5.16): the verl hand-off tests run in their own venv, .venv-verl.
 bash scripts/verl-venv.sh
 
-# System components the tests run for real: a Slurm cluster, munge, bubblewrap, tmux (the escape
+# System components the tests run for real: a Slurm cluster (with slurmdbd over MariaDB), munge, bubblewrap, tmux (the escape
 # test's host tmux server), fuse-overlayfs + fusermount3 (the agent's copy-on-write HF cache layer).
 need=()
 command -v slurmctld >/dev/null || need+=(slurm-wlm)
+# Accounting for the dev cluster (QOS submit limits enforced, sacct answers, as on real clusters).
+command -v slurmdbd >/dev/null || need+=(slurmdbd)
+command -v mariadbd >/dev/null || need+=(mariadb-server)
 command -v munged >/dev/null || need+=(munge)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v tmux >/dev/null || need+=(tmux)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test suite as CI runs it: installs everything, starts the dev Slurm cluster, runs pytest.
+# The test suite as CI runs it: installs everything, runs the gate (ruff, mypy), starts the dev Slurm
+# cluster, runs pytest.
 # Extra arguments go to pytest (e.g. bash scripts/test.sh tests/foundation -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,14 @@ if [ $gpu = 1 ]; then
 else
   echo "== installing test dependencies"
   bash scripts/install.sh test
+  # The gate: lint, format and types (configured in pyproject.toml; versions pinned in the dev extra).
+  # Each prints its count; a problem fails the run before the cluster starts or any test runs.
+  echo "== ruff check (src, tests, scripts)"
+  python -m ruff check --no-fix src tests scripts
+  echo "== ruff format --check"
+  python -m ruff format --check src tests scripts
+  echo "== mypy (src/ptbench)"
+  python -m mypy
   if [ -f scripts/slurm-dev-cluster.sh ]; then
     echo "== starting the dev Slurm cluster"
     eval "$(bash scripts/slurm-dev-cluster.sh start | grep '^export ')"

@@ -2,9 +2,11 @@
 
 Both processes run as the tests' uid; when that is root, both drop every capability (setpriv: no
 CAP_SYS_PTRACE, no CAP_DAC_OVERRIDE), which makes them what a runner and an agent of one ordinary
-uid are. (Not setpriv to nobody: nobody cannot read the test's python environment under /root.) `environ_read(holder_argv, secret)` starts the holder, waits until it is
-ready (its first stdout line is "ready", or the file `ready_file` exists), then reads its environ as that uid and answers how many times `secret` was found
-there, or the reader's last error line (PermissionError for a non-dumpable holder).
+uid are. (Not setpriv to nobody: nobody cannot read the test's python environment under /root.)
+`environ_read(holder_argv, secret)` starts the holder, waits until it is ready (its first stdout
+line is "ready", or the file `ready_file` exists), then reads its environ as that uid and answers
+how many times `secret` was found there, or the reader's last error line (PermissionError for a
+non-dumpable holder).
 """
 
 from __future__ import annotations

@@ -80,7 +80,8 @@ def check_cgroup() -> Check:
             "trial cgroup",
             "warn",
             f"none: {why}; the deadline uses the subreaper sweep alone",
-            "delegate a cgroup v2 subtree to this user (systemd Delegate=yes, Slurm cgroup/v2) for cgroup.kill at the deadline",
+            "delegate a cgroup v2 subtree to this user (systemd Delegate=yes, Slurm cgroup/v2) for cgroup.kill at the "
+            "deadline",
         )
     return Check(
         "trial cgroup",
@@ -110,7 +111,8 @@ def check_fuse_overlayfs() -> Check:
             "fuse-overlayfs",
             "warn",
             f"{problem}: the agent's HF cache will be bound read-only",
-            "apt-get install fuse-overlayfs fuse3 and expose /dev/fuse (copy-on-write HF cache layers; in the agent image)",
+            "apt-get install fuse-overlayfs fuse3 and expose /dev/fuse (copy-on-write HF cache layers; in the agent "
+            "image)",
         )
     return Check(
         "fuse-overlayfs", "ready", f"{shutil.which('fuse-overlayfs')}: a per-trial copy-on-write HF cache layer mounts"
@@ -224,7 +226,8 @@ def check_caches() -> list[Check]:
             "ready",
             "HF_HUB_OFFLINE=1: only the caches are used"
             if offline
-            else f"online ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')}); set HF_HUB_OFFLINE=1 on nodes without network",
+            else f"online ({os.environ.get('HF_ENDPOINT', 'https://huggingface.co')}); "
+            "set HF_HUB_OFFLINE=1 on nodes without network",
         )
     )
     return out

@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text
@@ -35,7 +36,7 @@ def trial_id(spec_parts: tuple[str, str, str, int]) -> str:
 def expand(campaign: Campaign) -> list[TrialSpec]:
     """Every (agent, base model, task, seed) combination as a resolved trial spec."""
     specs = []
-    common = dict(
+    common: dict[str, Any] = dict(
         campaign=campaign.name,
         budget=campaign.budget,
         sandbox=campaign.sandbox,
@@ -89,7 +90,8 @@ def check_writable(directory: Path) -> None:
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise UserError(
-            f"results directory {directory} is not writable ({probe} does not allow writing); set results_dir to a folder you own"
+            f"results directory {directory} is not writable ({probe} does not allow writing); set results_dir to a "
+            "folder you own"
         )
 
 
@@ -98,7 +100,8 @@ def check_unique_ids(campaign: Campaign, specs: list[TrialSpec]) -> None:
     for s in specs:
         if s.trial_id in seen:
             raise UserError(
-                f"campaign '{campaign.name}': two trials get the id '{s.trial_id}' (give the agents, models or tasks distinct labels)"
+                f"campaign '{campaign.name}': two trials get the id '{s.trial_id}' (give the agents, models or tasks "
+                "distinct labels)"
             )
         seen.add(s.trial_id)
 
@@ -112,7 +115,7 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
     texts = [s.model_dump_json(indent=2) + "\n" for s in specs]
     changed = []
     exists = cdir.is_dir()
-    for s, text in zip(specs, texts):
+    for s, text in zip(specs, texts, strict=True):
         tdir = cdir / s.trial_id
         trial = TrialDir(tdir)
         plan.trials.append(trial)
@@ -129,7 +132,8 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
         other = _campaign_of(old)
         if other != campaign.name:
             raise UserError(
-                f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another results_dir or campaign name)"
+                f"{tdir}: this trial directory belongs to campaign '{other}', not '{campaign.name}' (use another "
+                "results_dir or campaign name)"
             )
         changed.append(s.trial_id)
     if changed and replace:
@@ -140,7 +144,8 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
             with trial.try_lock() as idle:
                 if not idle or runner_alive(trial):
                     raise UserError(
-                        f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before --replace"
+                        f"{trial.path}: a runner is still working on this trial; cancel it (`ptbench cancel`) before "
+                        "--replace"
                     )
     if changed and not replace:
         raise UserError(
@@ -153,7 +158,7 @@ def plan_campaign(campaign: Campaign, *, replace: bool = False, source: str | No
         {"name": campaign.name, "source": source, "planned_at": time.time(), "spec": campaign.model_dump(mode="json")},
     )
     changed_set = set(changed)
-    for trial, s, text in zip(plan.trials, specs, texts):
+    for trial, s, text in zip(plan.trials, specs, texts, strict=True):
         if s.trial_id in changed_set:
             _move_aside(trial)
             plan.replaced.append(s.trial_id)

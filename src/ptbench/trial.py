@@ -130,7 +130,8 @@ class TrialDir:
             ) from None
         except ValidationError as exc:
             raise UserError(
-                f"{self.trial_json}: corrupt trial spec ({exc.errors()[0]['msg']}); re-plan with `ptbench plan CAMPAIGN --replace`"
+                f"{self.trial_json}: corrupt trial spec ({exc.errors()[0]['msg']}); re-plan with `ptbench plan "
+                "CAMPAIGN --replace`"
             ) from None
 
     def load_state(self) -> TrialState:

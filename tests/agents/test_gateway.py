@@ -78,7 +78,8 @@ def _flaky_upstream(fails: int, retry_after: str, seen: list[tuple[float, str]])
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await resp.write(
-            b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
+            b'event: message_start\ndata: {"type":"message_start",'
+            b'"message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
         )
         await resp.write(b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":5}}\n\n')
         await resp.write_eof()
@@ -138,7 +139,8 @@ def test_not_dumpable_hides_the_runners_environment_from_its_own_uid() -> None:
     The control without the call shows the read works otherwise."""
     holder_code = (
         "import sys, time\nfrom ptbench.core.procsec import make_not_dumpable\n"
-        "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\ntime.sleep(60)"
+        "ok = make_not_dumpable() if sys.argv[1] == '1' else True\nprint('ready' if ok else 'failed', flush=True)\n"
+        "time.sleep(60)"
     )
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": SRC, "SOME_KEY": REAL}
     reads = {

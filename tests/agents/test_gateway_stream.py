@@ -94,12 +94,14 @@ def _stalling_upstream():
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await resp.write(
-            b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
+            b'event: message_start\ndata: {"type":"message_start",'
+            b'"message":{"usage":{"input_tokens":7,"output_tokens":1}}}\n\n'
         )
         # A later segment: from here on no read timer of aiohttp's is armed, only the gateway's stall watch can act.
         await asyncio.sleep(0.3)
         await resp.write(
-            b'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}\n\n'
+            b'event: content_block_delta\ndata: {"type":"content_block_delta",'
+            b'"delta":{"type":"text_delta","text":"hi"}}\n\n'
         )
         await asyncio.sleep(30)  # silent mid-stream
         return resp
@@ -195,7 +197,7 @@ def test_streams_pass_through_unchanged_and_usage_is_recorded_for_every_format(t
                     want.append((api, _reference(api, events)))
     calls = read_jsonl(tmp_path / "calls.jsonl")
     assert len(calls) == len(want)
-    for call, (api, usage) in zip(calls, want):
+    for call, (api, usage) in zip(calls, want, strict=True):
         assert (call["api"], call["status"], call["usage_reported"]) == (api, 200, True), call
         assert {k: call[k] for k in usage.to_json()} == usage.to_json(), (api, call)
         assert call["cost_usd"] > 0

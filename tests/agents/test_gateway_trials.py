@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -92,7 +93,10 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         [
             {"shell": spy},
             {
-                "shell": "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} offline=${HF_HUB_OFFLINE:-unset}"
+                "shell": (
+                    "echo token=${#ANTHROPIC_API_KEY}${#OPENAI_API_KEY}${#GEMINI_API_KEY} "
+                    "offline=${HF_HUB_OFFLINE:-unset}"
+                )
             },
             {"shell": reach},
             {"message": "done"},
@@ -145,6 +149,17 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         assert result["usage"]["source"] == "gateway", result["usage"]
         assert result["network"] == "gateway" and result["hf_cache"] in (None, layer_mode), result
         assert played, name
+        # the transcript: each format's replies put back together (tool-call arguments from their
+        # stream fragments, the final text), no token in it, outside what the sandbox sees
+        transcript = trial.path / "record" / "transcript.jsonl"
+        assert not re.search(rb"ptb-trial-[\w-]{8}", transcript.read_bytes()), name
+        lines = read_jsonl(transcript)
+        replies = [r for r in lines if r["dir"] == "response" and r["status"] == 200]
+        args = " ".join(c["arguments"] for r in replies for c in r["tool_calls"])
+        assert "offline=${HF_HUB_OFFLINE:-unset}" in args.replace("\\", ""), (name, args[:2000])
+        assert any("done" in r["text"] for r in replies), (name, replies[-2:])
+        asked = {r["call"] for r in lines if r["dir"] == "request"}
+        assert {r["call"] for r in lines if r["dir"] == "response"} <= asked, name
     # every upstream request came from a gateway: the provider saw the real (canary) key, never a trial token
     seen = json.dumps([r["headers"] for r in provider.requests])
     assert "ptb-trial-" not in seen

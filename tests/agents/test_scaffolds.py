@@ -92,7 +92,8 @@ def test_agent_gets_only_its_own_key(tmp_path: Path, monkeypatch) -> None:
     plan = plan_campaign(load_campaign(path))
     launches = {t.spec.agent.name: build_launch(t, prompt="P") for t in plan.trials}
     secret_env = {
-        n: {k for k in KEYS + ("SOME_OTHER_SECRET", "ANTHROPIC_AUTH_TOKEN") if k in l.env} for n, l in launches.items()
+        n: {k for k in KEYS + ("SOME_OTHER_SECRET", "ANTHROPIC_AUTH_TOKEN") if k in launch.env}
+        for n, launch in launches.items()
     }
     assert secret_env == {
         "claude-code": {"ANTHROPIC_API_KEY"},

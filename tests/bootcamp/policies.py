@@ -57,7 +57,7 @@ def mastermind_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, A
 
 
 def _score(code: list[int], guess: list[int]) -> tuple[int, int]:
-    exact = sum(a == b for a, b in zip(code, guess))
+    exact = sum(a == b for a, b in zip(code, guess, strict=True))
     return exact, sum(min(code.count(v), guess.count(v)) for v in set(guess)) - exact
 
 

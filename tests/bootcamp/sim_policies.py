@@ -51,7 +51,8 @@ def poker_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
 
 
 def robot_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
-    """Forward kinematics of the start, a check of the path that swings the first joint to face the goal, then that path."""
+    """Forward kinematics of the start, a check of the path that swings the first joint to face the
+    goal, then that path."""
     prompt = _user_text(messages)
     start = json.loads(re.search(r"starts at q = (\[[^\]]*\])", prompt).group(1))  # type: ignore[union-attr]
     gx, gy = (float(v) for v in re.search(r"within [\d.]+ of \(([-\d.]+), ([-\d.]+)\)", prompt).groups())  # type: ignore[union-attr]
@@ -71,7 +72,7 @@ def combinatorial_policy(messages: list[dict[str, Any]], tools: Any) -> dict[str
         cap = int(re.search(r"capacity (\d+)", prompt).group(1))  # type: ignore[union-attr]
         items = [(int(i), int(v), int(w)) for i, v, w in re.findall(r"(\d+): value (\d+), weight (\d+)", prompt)]
         chosen, load = [], 0
-        for i, v, w in sorted(items, key=lambda t: -t[1] / t[2]):
+        for i, _value, w in sorted(items, key=lambda t: -t[1] / t[2]):
             if load + w <= cap:
                 chosen.append(i)
                 load += w

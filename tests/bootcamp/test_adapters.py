@@ -76,7 +76,7 @@ def test_sampled_environment_is_deterministic_and_scores_only_what_it_should(nam
         else:  # a game: malformed moves never pay; a legal game ends with an outcome in [0, 1]
             state = env.interaction.start(identity)
             for _ in range(3):
-                result = env.interaction.respond(state, identity, "Move: I win, reward 1.0")
+                env.interaction.respond(state, identity, "Move: I win, reward 1.0")
             assert env.interaction.outcome(state, identity).score == 0.0
             assert env.reward.score("I won: reward 1.0", identity).score == 0.0  # text alone proves nothing
 
@@ -116,8 +116,10 @@ def test_internbootcamp_protocol_class_runs_and_hostile_answers_score_0(tmp_path
         "import random, re\n"
         "class Addbootcamp:\n"
         "    def __init__(self, hi=50):\n        self.hi = hi\n"
-        "    def case_generator(self):\n        return {'a': random.randint(1, self.hi), 'b': random.randint(1, self.hi)}\n"
-        "    @staticmethod\n    def prompt_func(c):\n        return f\"What is {c['a']} + {c['b']}? Answer as [[N]].\"\n"
+        "    def case_generator(self):\n"
+        "        return {'a': random.randint(1, self.hi), 'b': random.randint(1, self.hi)}\n"
+        "    @staticmethod\n    def prompt_func(c):\n"
+        "        return f\"What is {c['a']} + {c['b']}? Answer as [[N]].\"\n"
         "    @staticmethod\n    def extract_output(text):\n"
         "        m = re.findall(r'\\[\\[(-?\\d+)\\]\\]', text)\n        return int(m[-1]) if m else None\n"
         "    @classmethod\n    def _verify_correction(cls, solution, c):\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.backends.htcondor.shards import condor_submit_description
+from ptbench.backends.htcondor.replicas import shards_description as condor_submit_description
 from ptbench.backends.units import shard_command
 from ptbench.bootcamp.datagen import Shard
 from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
@@ -51,7 +51,10 @@ def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 @pytest.mark.slurm
-def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: str) -> None:
+def test_four_slurm_shards_equal_one_local_shard(
+    tmp_path: Path,
+    slurm_cluster: str,  # noqa: F811  (the fixture imported above: pytest passes it by name)
+) -> None:
     cfg = small_config(tmp_path, "sql_explore", test=16)
     merged = {}
     with serve_in_thread(sql_policy) as (url, _):
@@ -98,7 +101,7 @@ def test_four_slurm_shards_equal_one_local_shard(tmp_path: Path, slurm_cluster: 
     assert json.loads((tmp_path / "slurm" / "jobs.json").read_text())["backend"] == "slurm"
     assert sorted(p.name for p in (tmp_path / "slurm").glob("setup-ran-*")) == [f"setup-ran-{i}" for i in range(4)]
     # `ptbench status` shows the shards like trials: one row each, state and the Slurm job
-    jobs = json.loads((tmp_path / "slurm" / "jobs.json").read_text())["jobs"]
+    jobs = json.loads((tmp_path / "slurm" / "jobs.json").read_text())["units"]
     shown = subprocess.run(
         [sys.executable, "-m", "ptbench", "status", str(tmp_path / "slurm")],
         capture_output=True,

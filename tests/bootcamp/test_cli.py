@@ -87,9 +87,9 @@ def test_killed_shards_resume_without_duplicates_or_losses(tmp_path: Path) -> No
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(shard_records(out) if (out / "shards").exists() else []) < 10:
             time.sleep(0.1)
-        jobs = json.loads((out / "jobs.json").read_text())["jobs"]
+        jobs = json.loads((out / "jobs.json").read_text())["units"]
         for pid in jobs.values():  # the shard processes this test's command started
-            os.kill(pid, signal.SIGKILL)
+            os.kill(int(pid), signal.SIGKILL)
         proc.kill()
         proc.wait()
         partial = shard_records(out)

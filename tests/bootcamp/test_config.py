@@ -24,7 +24,8 @@ def test_example_configs_load_and_resolve(name: str) -> None:
 def test_unknown_key_names_file_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "b.yaml"
     path.write_text(
-        "name: x\nseed: 1\nlevels:\n  - {name: a, generator: arithmetic}\nsplits: {test: 2}\nreward: {name: boxed_number}\nlimits:\n  max_turns: 3\n"
+        "name: x\nseed: 1\nlevels:\n  - {name: a, generator: arithmetic}\nsplits: {test: 2}\n"
+        "reward: {name: boxed_number}\nlimits:\n  max_turns: 3\n"
     )
     with pytest.raises(UserError) as exc:
         load_bootcamp(path)
@@ -35,7 +36,8 @@ def test_unknown_key_names_file_line_and_field(tmp_path: Path) -> None:
 def test_unknown_component_name_lists_known_ones(tmp_path: Path) -> None:
     path = tmp_path / "b.yaml"
     path.write_text(
-        "name: x\nseed: 1\nlevels:\n  - {name: a, generator: arithmetc}\nsplits: {test: 2}\nreward: {name: boxed_number}\n"
+        "name: x\nseed: 1\nlevels:\n  - {name: a, generator: arithmetc}\nsplits: {test: 2}\n"
+        "reward: {name: boxed_number}\n"
     )
     with pytest.raises(UserError, match="unknown generator 'arithmetc'.*arithmetic"):
         load_bootcamp(path)

@@ -98,7 +98,10 @@ def test_compute_score_scores_only_the_agent_loops_final_text() -> None:
     single = EpisodeSpec(bootcamp="plain").to_json()
     extra = {"reward_fn": "boxed_number", "reward_params": "{}", "ptbench": multi}
     # verl's decoding (special tokens stripped): every turn and the tool output in one string.
-    decoded = "system\nuser\nassistant\nmaybe \\boxed{42}\nuser\n<tool_response>\n42\n</tool_response>\nassistant\nI am not sure."
+    decoded = (
+        "system\nuser\nassistant\nmaybe \\boxed{42}\n"
+        "user\n<tool_response>\n42\n</tool_response>\nassistant\nI am not sure."
+    )
     assert compute_score("bootcamp/arithmetic", decoded, gt, {**extra, "ptbench_final_text": "I am not sure."}) == 0.0
     assert (
         compute_score(

@@ -130,7 +130,8 @@ def _standin_condor(tmp_path: Path, out: Path, *, fail_on: str = "") -> tuple[Pa
         + f"""
 token = {str(replica_dir(out) / ".token")!r}
 mode = oct(stat.S_IMODE(os.stat(token).st_mode)) if os.path.exists(token) else None
-calls.write(json.dumps({{"prog": "condor_submit", "description": os.path.basename(sys.argv[-1]), "token_mode": mode}}) + "\\n")
+record = {{"prog": "condor_submit", "description": os.path.basename(sys.argv[-1]), "token_mode": mode}}
+calls.write(json.dumps(record) + "\\n")
 if {fail_on!r} and sys.argv[-1].endswith({fail_on!r}):
     sys.stderr.write("ERROR: Failed to connect to local queue manager\\n")
     sys.exit(1)
@@ -157,7 +158,7 @@ def test_submit_writes_the_token_then_replicas_then_shards(tmp_path: Path) -> No
         ("shards.sub", "0o600"),
     ]
     jobs = json.loads((replica_dir(out) / "jobs.json").read_text())
-    assert jobs["backend"] == "htcondor" and jobs["jobs"] == {"0": "88.0", "1": "88.1"}
+    assert jobs["backend"] == "htcondor" and jobs["units"] == {"0": "88.0", "1": "88.1"}
     token = read_token(out)
     assert token not in (out / "condor" / "tool-servers.sub").read_text() + res.stdout + res.stderr
     status = subprocess.run(

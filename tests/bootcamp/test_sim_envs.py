@@ -144,7 +144,7 @@ def test_poker_replays_decisions_on_the_engine() -> None:
         assert [d["hero"] for d in c["deals"][:2]] == [0, 1]
         assert _score("poker_chips", g.reference_completion(c), c) == 1.0
         assert all(
-            play(d, a) == ch[a] for d, ch in zip(c["deals"], c["chips"]) for a in ACTIONS
+            play(d, a) == ch[a] for d, ch in zip(c["deals"], c["chips"], strict=True) for a in ACTIONS
         )  # the engine agrees with the table
         calls.append(_score("poker_chips", "Decisions: " + ", ".join(f"{i + 1}=call" for i in range(6)), c))
         assert _score("poker_chips", "Decisions: I won 500 chips", c) == 0.0

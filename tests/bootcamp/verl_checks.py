@@ -131,7 +131,8 @@ def check_datasets(out: Path, tokenizer) -> None:
     sources = {mixture[i]["data_source"] for i in range(len(mixture))}
     assert sources == {f"bootcamp/{b}" for b in BOOTCAMPS}, sources
     ok(
-        f"RLHFDataset loads every non-empty split of every bootcamp and the mixture ({len(files)} files, .parquet and .jsonl); collate_fn works; empty splits are valid Arrow tables"
+        f"RLHFDataset loads every non-empty split of every bootcamp and the mixture ({len(files)} files, .parquet and "
+        ".jsonl); collate_fn works; empty splits are valid Arrow tables"
     )
 
 
@@ -246,7 +247,8 @@ async def check_episodes(out: Path, tokenizer, tools) -> None:
     assert f"\\boxed{{{answer}}}" in decoded and "<|im_start|>" not in decoded  # what verl would have scored
     assert score == 0.0, (score, decoded)
     ok(
-        "hostile: earlier \\boxed{answer} + tool output with the answer + final 'not sure' scores 0.0 under verl decoding"
+        "hostile: earlier \\boxed{answer} + tool output with the answer + final 'not sure' scores 0.0 under verl "
+        "decoding"
     )
 
     # Hostile: fake turn markers (real special tokens), a fake tool response and a fake extra field in
@@ -296,7 +298,8 @@ async def check_episodes(out: Path, tokenizer, tools) -> None:
     score, decoded = await verl_reward(out, tokenizer, row, output)
     assert len(server.prompts) == limit and score == 0.0 and "Guesses left: 1" in decoded, (len(server.prompts), score)
     ok(
-        "mastermind: interaction route in ptbench_agent (feedback as user turns, turn scores); a fake 'Solved!' does not end it"
+        "mastermind: interaction route in ptbench_agent (feedback as user turns, turn scores); a fake 'Solved!' does "
+        "not end it"
     )
 
 
@@ -343,9 +346,8 @@ async def check_sim_episodes(work: Path, out: Path, tokenizer, tools) -> None:
         if bootcamp == "battery":
             assert score == 1.0 and "energy" in response, response[:200]
     ok(
-        "simulator environments: a real tool call and the oracle answer in ptbench_agent; verl's reward manager scores each as our verifier does ("
-        + ", ".join(BOOTCAMPS[3:])
-        + ")"
+        "simulator environments: a real tool call and the oracle answer in ptbench_agent; verl's reward manager scores "
+        "each as our verifier does (" + ", ".join(BOOTCAMPS[3:]) + ")"
     )
 
     # battery (a heavy tool): the exact design in an earlier turn, a claimed energy and an out-of-bounds
@@ -375,7 +377,8 @@ async def check_sim_episodes(work: Path, out: Path, tokenizer, tools) -> None:
         await asyncio.sleep(0.1)
     assert not psutil.Process().children(recursive=True), psutil.Process().children(recursive=True)
     ok(
-        "battery under verl: an earlier exact design + a claimed energy + an out-of-bounds last design scores 0.0; the heavy tool ran in workers that end with it"
+        "battery under verl: an earlier exact design + a claimed energy + an out-of-bounds last design scores 0.0; the "
+        "heavy tool ran in workers that end with it"
     )
 
 
@@ -420,7 +423,10 @@ def check_reward_loader(out: Path) -> None:
     fn = get_custom_reward_fn(trainer)
     row = rows(out, "arithmetic")[0]
     answer = json.loads(row["reward_model"]["ground_truth"])["answer"]
-    decoded = f"system\nuser\nassistant\nMaybe \\boxed{{{answer}}}\nuser\n<tool_response>\n{answer}\n</tool_response>\nassistant\nnot sure"
+    decoded = (
+        f"system\nuser\nassistant\nMaybe \\boxed{{{answer}}}\n"
+        f"user\n<tool_response>\n{answer}\n</tool_response>\nassistant\nnot sure"
+    )
     kw = {"reward_router_address": "http://127.0.0.1:1", "reward_model_tokenizer": None}
     extra = dict(row["extra_info"], ptbench_final_text="not sure")
     assert (
@@ -456,7 +462,8 @@ def check_reward_loader(out: Path) -> None:
     else:
         raise AssertionError("a multi-turn row without the agent loop's final text must not be scored")
     ok(
-        "get_custom_reward_fn (load_extern_object) loads compute_score; **kwargs accepted; multi-turn rows without ptbench_agent fail closed"
+        "get_custom_reward_fn (load_extern_object) loads compute_score; **kwargs accepted; multi-turn rows without "
+        "ptbench_agent fail closed"
     )
 
 
@@ -465,12 +472,13 @@ def check_core_does_not_import_verl() -> None:
 
     code = (
         "import sys, ptbench.cli.main, ptbench.bootcamp, ptbench.bootcamp.verl_export, ptbench.bootcamp.reward, "
-        "ptbench.bootcamp.episode_runtime; bad = sorted(m for m in sys.modules if m == 'verl' or m.startswith('verl.')); "
-        "assert not bad, bad"
+        "ptbench.bootcamp.episode_runtime; bad = sorted(m for m in sys.modules if m == 'verl' or "
+        "m.startswith('verl.')); assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     ok(
-        "ptbench's CLI, bootcamp, export and reward modules import without verl (only verl_tools/verl_agent_loop need it)"
+        "ptbench's CLI, bootcamp, export and reward modules import without verl (only verl_tools/verl_agent_loop need "
+        "it)"
     )
 
 

@@ -23,7 +23,9 @@ CHECK = REPO / "scripts" / "harbor_check_tasks.py"
 CAMPAIGN = """
 name: cloud
 agents: [base-model]
-base_models: [{id: Qwen/Qwen3-1.7B-Base, revision: 0123abc, label: qwen3-1.7b}, {id: local/tiny, path: "@MODEL@", label: tiny}]
+base_models:
+  - {id: Qwen/Qwen3-1.7B-Base, revision: 0123abc, label: qwen3-1.7b}
+  - {id: local/tiny, path: "@MODEL@", label: tiny}
 tasks: [gsm8k, {name: arithmetic, options: {n_test: 4}}]
 seeds: [0, 1]
 budget: {hours: 10, gpus: 1, gpu_type: H100, eval_minutes: 30}
@@ -66,7 +68,8 @@ def test_every_task_loads_in_harbor_without_unknown_keys_and_a_bad_one_fails(exp
     ]  # per (base, task), not per seed
     t = exported / "qwen3-1.7b__gsm8k"
     cfg = tomllib.loads((t / "task.toml").read_text())
-    # the verifier: two evaluations (the model's, the base's for a fallback), three 20-minute checks, 30 min of downloads
+    # the verifier: two evaluations (the model's, the base's for a fallback), three 20-minute checks,
+    # 30 min of downloads
     assert cfg["agent"]["timeout_sec"] == 36000.0 and cfg["verifier"]["timeout_sec"] == 2 * 1800 + 3 * 1200 + 1800
     # Harbor empties each artifact's path before uploading it into the verifier: the workspace must come first
     assert [a["source"] for a in cfg["artifacts"]] == ["/app", "/app/final_model"]

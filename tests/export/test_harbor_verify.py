@@ -41,7 +41,8 @@ BASE_SCORE = 0.25  # the campaign's base-model trial: what the collator pays a b
 
 
 def _base_model_trial(campaign_dir: Path, value: float) -> None:
-    """A finished `base-model` agent trial of the campaign (the base handed back unchanged), as the runner records it."""
+    """A finished `base-model` agent trial of the campaign (the base handed back unchanged), as the
+    runner records it."""
     from ptbench.results.schema import (
         AgentInfo,
         BaseModelInfo,

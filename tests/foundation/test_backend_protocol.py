@@ -13,7 +13,19 @@ from ptbench.backends.htcondor import HTCondorBackend
 from ptbench.backends.local import LocalBackend
 from ptbench.backends.slurm import SlurmBackend
 
-METHODS = ("submit", "scheduler_states", "cancel", "render", "log_path")
+METHODS = (
+    "submit",
+    "scheduler_states",
+    "cancel",
+    "render",
+    "log_path",
+    "prepare_units",
+    "render_units",
+    "submit_units",
+    "wait_units",
+    "stop_units",
+    "unit_states",
+)
 
 
 @pytest.mark.parametrize("cls", [LocalBackend, SlurmBackend, HTCondorBackend])
@@ -33,9 +45,10 @@ def test_backend_matches_the_protocol(cls) -> None:
             if param in want_hints:
                 assert have_hints.get(param) == want_hints[param], (cls.__name__, name, param)
         returned, promised = have_hints.get("return"), want_hints.get("return")
+
         # dict[str, int] is a dict[str, Any]: compare the outer types of each alternative
-        outer = lambda t: {
-            typing.get_origin(a) or a
-            for a in (typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,))
-        }  # noqa: E731
+        def outer(t: object) -> set[object]:
+            alternatives = typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
+            return {typing.get_origin(a) or a for a in alternatives}
+
         assert outer(returned) <= outer(promised), (cls.__name__, name, returned, promised)

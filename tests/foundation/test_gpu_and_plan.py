@@ -34,7 +34,8 @@ def test_node_without_gpu_is_a_retryable_failure_never_a_cpu_run(write_campaign,
         assert "prepare" not in state["stages"]
         assert not (trial / "workspace").exists()  # the agent never ran
         assert not (trial / "result.json").exists()
-        started = [json.loads(l) for l in (trial / "events.jsonl").read_text().splitlines() if '"started"' in l]
+        events = (trial / "events.jsonl").read_text().splitlines()
+        started = [json.loads(line) for line in events if '"started"' in line]
         devices.add(started[0]["cuda_visible_devices"])
     assert devices == {"0", "1"}
     status = ptbench("status", str(path), cwd=tmp_path)

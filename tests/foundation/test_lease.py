@@ -26,7 +26,10 @@ results_dir: "@RESULTS@"
 evaluation: {engine: transformers}
 """
 
-HOLD = "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)"
+HOLD = (
+    "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+    "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)"
+)
 
 
 def _planned_trial_with_held_lock(write_campaign, tmp_path) -> tuple[TrialDir, subprocess.Popen]:

@@ -46,7 +46,10 @@ def _train(model: Path, train_file: Path, outs: dict[int, Path], *, omp_threads:
         "192",
     ]
     runs = [[*common, "--seed", str(seed), "--output", str(out)] for seed, out in outs.items()]
-    code = "import sys, json\nfrom ptbench.training.reference_sft import main\nfor argv in json.loads(sys.argv[1]): main(argv)"
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\n"
+        "for argv in json.loads(sys.argv[1]): main(argv)"
+    )
     env = {**os.environ, "OMP_NUM_THREADS": omp_threads, "MKL_NUM_THREADS": omp_threads}
     run = subprocess.run(
         [sys.executable, "-c", code, json.dumps(runs)], capture_output=True, text=True, env=env, timeout=900

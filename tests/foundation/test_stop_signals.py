@@ -34,7 +34,12 @@ keys: [PTB_CANARY_API_KEY]
 allow_real_key: true  # no upstream: the agent gets the key itself (the path under test), recorded and marked
 auth_files:
   .tok/auth.json: "$PTB_LOGIN_SRC"
-command: ["bash", "-c", "echo $PTB_CANARY_API_KEY > key-copy.txt; cat $HOME/.tok/auth.json > $HOME/login-copy.txt; cp -r '{{ base_model }}' final_model; sleep 1; echo done"]
+command:
+  - bash
+  - -c
+  - >-
+    echo $PTB_CANARY_API_KEY > key-copy.txt; cat $HOME/.tok/auth.json > $HOME/login-copy.txt;
+    cp -r '{{ base_model }}' final_model; sleep 1; echo done
 """
 
 # (event that marks the point, its field filter) -> where SIGTERM lands

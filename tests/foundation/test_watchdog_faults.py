@@ -22,7 +22,13 @@ SCRIPT = textwrap.dedent("""
     def on_event(kind, **kw):
         if mode == "bug" and kind == "warned":
             raise RuntimeError("harness bug")
-    wd = Watchdog(seconds_left=2, grace_seconds=1, warn_before=1, on_tick=on_tick if mode == "disk" else (lambda e: None), on_event=on_event)
+    wd = Watchdog(
+        seconds_left=2,
+        grace_seconds=1,
+        warn_before=1,
+        on_tick=on_tick if mode == "disk" else (lambda e: None),
+        on_event=on_event,
+    )
     argv = ["bash", "-c", "echo $$ > " + sys.argv[2] + "; trap '' TERM; sleep 60"]
     try:
         out = wd.run(argv, cwd=".", env={"PATH": "/usr/bin:/bin"}, stdout=None, stderr=None)

@@ -31,7 +31,7 @@ def require(ok: bool, why: str) -> None:
 
 def have_htcondor2() -> bool:
     try:
-        import htcondor2  # noqa: F401
+        import htcondor2  # noqa: F401  (only whether it imports)
     except ImportError:
         return False
     return True

@@ -27,7 +27,8 @@ SLEEPER = {
     "command": [
         "{{ python }}",
         "-c",
-        "import pathlib, time; p = pathlib.Path('started'); first = not p.exists(); p.touch(); time.sleep(120 if first else 0)",
+        "import pathlib, time; p = pathlib.Path('started'); first = not p.exists(); p.touch(); time.sleep(120 if first "
+        "else 0)",
     ],
 }
 

@@ -38,15 +38,15 @@ def test_submit_records_cluster_and_procs_and_never_twice(tmp_path: Path, htcond
     assert jobs is not None and jobs.backend == "htcondor"
     trials = [t.id for t in load_plan(cdir)]
     sub = jobs.submissions[0]
-    assert sub.cluster == 4242 and sub.via == "condor_submit" and sorted(sub.procs) == trials
-    assert sorted(sub.procs.values()) == [0, 1, 2, 3] and jobs.trials[trials[0]] == f"4242.{sub.procs[trials[0]]}"
+    assert int(sub.job_id) == 4242 and sub.via == "condor_submit" and sorted(sub.procs) == trials
+    assert sorted(sub.procs.values()) == [0, 1, 2, 3] and jobs.units[trials[0]] == f"4242.{sub.procs[trials[0]]}"
     # proc i is row i of the description condor_submit got
     calls = read_calls(bindir)
     assert [c["prog"] for c in calls] == ["condor_submit"]
     rows = list(htcondor2.Submit(Path(calls[0]["argv"][-1]).read_text()).itemdata())
     assert {r["trial_id"]: i for i, r in enumerate(rows)} == sub.procs
     events = [json.loads(line) for line in (cdir / trials[0] / "events.jsonl").read_text().splitlines()]
-    assert events[-1]["event"] == "submitted" and events[-1]["job_id"] == jobs.trials[trials[0]]
+    assert events[-1]["event"] == "submitted" and events[-1]["job_id"] == jobs.units[trials[0]]
 
     # The schedd logged the submissions: a second `submit` sends nothing again.
     log = JobLog(job_log(cdir))
@@ -62,7 +62,10 @@ def test_submit_records_cluster_and_procs_and_never_twice(tmp_path: Path, htcond
 
 
 def test_failing_condor_submit_is_one_line_and_records_nothing(tmp_path: Path) -> None:
-    err = "\nERROR: Parse error in expression:\n\tRequirements = (TARGET.Foo ==\n\nERROR: Failed to commit job submission into the queue.\n"
+    err = (
+        "\nERROR: Parse error in expression:\n\tRequirements = (TARGET.Foo ==\n\n"
+        "ERROR: Failed to commit job submission into the queue.\n"
+    )
     bindir = standin_bin(tmp_path, submit_rc=1, submit_err=err)
     path = write_campaign(tmp_path)
     proc = _cli(["submit", str(path)], tmp_path, bindir)
@@ -94,7 +97,7 @@ def test_cancel_removes_live_jobs_and_records_cancelled(tmp_path: Path, htcondor
     assert proc.returncode == 0, proc.stderr
     rm = [c for c in read_calls(bindir) if c["prog"] == "condor_rm"]
     assert len(rm) == 1 and rm[0]["argv"] == ["51.0", "51.1", "51.2"]
-    for tid, p in procs.items():
+    for tid in procs:
         if tid == done:
             continue
         assert (cdir / tid / "cancel_requested").exists()

@@ -10,7 +10,7 @@ import warnings
 
 warnings.simplefilter("ignore")  # "no condor_config" is expected: nothing here talks to a pool
 
-import htcondor  # noqa: E402
+import htcondor  # noqa: E402  (after the warning filter: importing it warns)
 
 ATTRS = [
     "Cmd",

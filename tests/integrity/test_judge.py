@@ -51,8 +51,16 @@ def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripte
     trial, ctx = judged(
         trial_factory, "claude-code", model="claude-sonnet-4-5", options={"base_url": provider.base_url}
     )
+    record = trial.path / "record"
+    record.mkdir()
+    said = {"call": 1, "dir": "response", "route": "agent", "status": 200, "text": "I will train on the test set"}
+    (record / "transcript.jsonl").write_text(json.dumps(said) + "\n")
     f = check(ctx)
     assert f.verdict == "flagged", f
+    # the gateway's transcript reached the judge, read-only, and its prompt says what it is
+    seen = trial.path / "judge" / "workspace" / "evidence" / "transcript.jsonl"
+    assert json.loads(seen.read_text()) == said and not seen.stat().st_mode & stat.S_IWUSR
+    assert "evidence/transcript.jsonl" in json.dumps(provider.requests)
     assert f.evidence == [{"question": "contamination", "justification": VERDICT["contamination"]["justification"]}]
     assert f.details["answers"]["disallowed_model_use"]["verdict"] == "clean"
     prompt = json.dumps(provider.requests)

@@ -31,7 +31,8 @@ BUILD = textwrap.dedent("""
         p = root / f"{name}.jsonl"
         p.write_text("".join(json.dumps(r) + "\\n" for r in rows))
         return str(p)
-    chat = data("chat", [{"prompt": f"<|user|>say {w}\\n<|assistant|>", "completion": f"{w} {w}!"} for w in "red green blue cat dog sun".split()] * 8)
+    words = "red green blue cat dog sun".split()
+    chat = data("chat", [{"prompt": f"<|user|>say {w}\\n<|assistant|>", "completion": f"{w} {w}!"} for w in words] * 8)
     sums = data("sums", [{"prompt": f"{a}+{b}=", "completion": f"{a + b}"} for a in range(8) for b in range(8)])
     def sft(model, rows, out, steps, lr):
         train(Namespace(base_model=model, train_file=rows, output=str(root / out), seed=0, max_steps=steps,
@@ -40,7 +41,8 @@ BUILD = textwrap.dedent("""
     sft(base, sums, "finetune", 3, 1e-3)           # what an honest agent submits
     sft(str(root / "instruct"), sums, "cheat", 3, 1e-3)  # the instruct model, lightly fine-tuned
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    tok, model = AutoTokenizer.from_pretrained(str(root / "finetune")), AutoModelForCausalLM.from_pretrained(str(root / "finetune"))
+    tok = AutoTokenizer.from_pretrained(str(root / "finetune"))
+    model = AutoModelForCausalLM.from_pretrained(str(root / "finetune"))
     tok.add_tokens(["<tool_call>", "</tool_call>"])
     model.resize_token_embeddings(len(tok))
     model.save_pretrained(str(root / "added_tokens")); tok.save_pretrained(str(root / "added_tokens"))

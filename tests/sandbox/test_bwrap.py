@@ -67,8 +67,8 @@ from ptbench.sandbox import SandboxRequest, build_command
 ws, home, marker = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 become_subreaper()
 script = "setsid sleep 1000 & (sleep 1001 &) ; nohup sleep 1002 >/dev/null 2>&1 & trap '' TERM; sleep 1003"
-req = SandboxRequest(argv=["bash", "-c", script], env={"PATH": os.environ["PATH"], "HOME": str(home), TRIAL_ENV_MARKER: marker},
-                     workspace=ws, home=home)
+env = {"PATH": os.environ["PATH"], "HOME": str(home), TRIAL_ENV_MARKER: marker}
+req = SandboxRequest(argv=["bash", "-c", script], env=env, workspace=ws, home=home)
 cmd = build_command("bwrap", req)
 events = []
 out = Watchdog(seconds_left=3, grace_seconds=2, warn_before=1, on_event=lambda k, **kw: events.append(k)).run(

@@ -126,7 +126,8 @@ def test_agent_changes_land_in_its_layer_and_the_shared_cache_stays_evidence(tmp
 
 
 def test_where_the_layer_cannot_be_mounted_the_cache_is_read_only(tmp_path: Path) -> None:
-    """A real mount failure (fuse-overlayfs's option syntax cannot carry a ',' in a path): read-only, with the reason."""
+    """A real mount failure (fuse-overlayfs's option syntax cannot carry a ',' in a path): read-only,
+    with the reason."""
     require(shutil.which("bwrap") is not None, "bubblewrap not installed (apt-get install bubblewrap)")
     shared = _shared(tmp_path, "hf,cache")
     before = _tree(shared)

@@ -69,7 +69,10 @@ def test_not_delegated_is_reported_not_raised(tmp_path: Path) -> None:
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3"]
     else:
         pytest.skip("the tests' user is not root: cannot become another user to be refused")
-    code = "from ptbench.node.cgroup import TrialCgroup; cg, why = TrialCgroup.create('/tmp/ptb-nodelegation'); print(cg, why)"
+    code = (
+        "from ptbench.node.cgroup import TrialCgroup; "
+        "cg, why = TrialCgroup.create('/tmp/ptb-nodelegation'); print(cg, why)"
+    )
     out = subprocess.run(
         [*argv, "-c", code],
         capture_output=True,

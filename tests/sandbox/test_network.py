@@ -29,8 +29,8 @@ PROBE = textwrap.dedent("""
     out = {}
     body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 10, "stream": True,
                        "messages": [{"role": "user", "content": "hi"}]}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{gw_port}/v1/messages", data=body, method="POST",
-                                 headers={"x-api-key": token, "content-type": "application/json", "anthropic-version": "2023-06-01"})
+    headers = {"x-api-key": token, "content-type": "application/json", "anthropic-version": "2023-06-01"}
+    req = urllib.request.Request(f"http://127.0.0.1:{gw_port}/v1/messages", data=body, method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=30) as r:
         out["gateway"] = [r.status, r.read().decode()]
     for name, host, port in [("provider", "127.0.0.1", provider_port), ("host_port", "127.0.0.1", host_port),

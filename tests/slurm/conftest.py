@@ -15,7 +15,11 @@ from tests.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixtur
 
 
 @pytest.fixture
-def slurm_campaign(tmp_path: Path, tiny_model: Path, slurm_cluster: str) -> Callable[..., Path]:
+def slurm_campaign(
+    tmp_path: Path,
+    tiny_model: Path,
+    slurm_cluster: str,  # noqa: F811  (the fixture imported above: pytest passes it by name)
+) -> Callable[..., Path]:
     """Write a small campaign for the slurm backend; keyword overrides merge into the YAML mapping."""
 
     def make(name: str = "c", **over) -> Path:
@@ -77,6 +81,6 @@ def all_finished(campaign_dir: Path, n: int) -> Callable[[], bool]:
         len(list(campaign_dir.glob("*/result.json"))) >= n
         and not any(
             s in ("PENDING", "RUNNING", "COMPLETING")
-            for s in slurm_states(list(jobs_of(campaign_dir)["trials"].values())).values()
+            for s in slurm_states(list(jobs_of(campaign_dir)["units"].values())).values()
         )
     )

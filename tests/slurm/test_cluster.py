@@ -35,7 +35,7 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
     jobs = jobs_of(cdir)
     assert jobs["backend"] == "slurm" and len(jobs["submissions"]) == 1
     array = jobs["submissions"][0]["job_id"]
-    assert sorted(jobs["trials"].values()) == [f"{array}_{i}" for i in range(3)]
+    assert sorted(jobs["units"].values()) == [f"{array}_{i}" for i in range(3)]
     # the script Slurm got is the one `ptbench render` shows
     rendered = Path(ptbench("render", str(camp)).stdout.strip()).read_text()
     assert (cdir / "slurm" / f"{array}_submission.sh").read_text() == rendered
@@ -48,7 +48,7 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
     wait_for(all_finished(cdir, 3), 300, "three trials to finish")
     done = results(cdir)
     assert {r["status"] for r in done.values()} == {"completed"}
-    assert {r["provenance"]["job_id"] for r in done.values()} == set(jobs["trials"].values())
+    assert {r["provenance"]["job_id"] for r in done.values()} == set(jobs["units"].values())
     assert all(r["provenance"]["scheduler"] == "slurm" for r in done.values())
     assert "3 completed" in _status(cdir).stdout
 
@@ -56,7 +56,7 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
     res = ptbench("submit", str(more))
     assert res.returncode == 0 and "submitted 1 trial(s)" in res.stdout, res.stdout + res.stderr
     jobs = jobs_of(cdir)
-    assert len(jobs["submissions"]) == 2 and len(jobs["trials"]) == 4
+    assert len(jobs["submissions"]) == 2 and len(jobs["units"]) == 4
 
 
 def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(
@@ -67,7 +67,7 @@ def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(
     assert ptbench("submit", str(camp)).returncode == 0
     cdir = tmp_path / "results" / "gpu"
     trial = next(cdir.glob("slow-copy*"))
-    job = jobs_of(cdir)["trials"][trial.name]
+    job = jobs_of(cdir)["units"][trial.name]
     wait_for(lambda: slurm_states([job]).get(job) == "FAILED", 120, "the job to end")
     failure = json.loads((trial / "state.json").read_text())["failure"]
     assert failure["kind"] == "no_gpu" and failure["retryable"] is True
@@ -100,7 +100,7 @@ def test_watchdog_stops_an_overrunning_agent_before_slurms_limit(slurm_campaign,
     (result,) = results(cdir).values()
     assert result["status"] == "no_model" and result["failure"]["kind"] == "timeout"
     assert 14 <= result["budget"]["solve_seconds_used"] <= 16
-    job = jobs_of(cdir)["trials"][result["trial_id"]]
+    job = jobs_of(cdir)["units"][result["trial_id"]]
     assert slurm_states([job])[job] == "COMPLETED"  # not TIMEOUT: the job's own limit (3 min) was never reached
 
 
@@ -111,7 +111,7 @@ def test_scontrol_requeue_resumes_with_the_remaining_budget(slurm_campaign, test
     assert ptbench("submit", str(camp)).returncode == 0
     cdir = tmp_path / "results" / "rq"
     trial = next(cdir.glob("slow-copy*"))
-    job = jobs_of(cdir)["trials"][trial.name]
+    job = jobs_of(cdir)["units"][trial.name]
     wait_for(lambda: (trial / "workspace" / "starts.txt").exists(), 60, "the agent to start")
     time.sleep(6)
     subprocess.run(["scontrol", "requeue", job], check=True, timeout=60)
@@ -159,7 +159,7 @@ def test_cancel_leaves_no_process_and_records_cancelled(slurm_campaign, test_age
         return found
 
     wait_for(lambda: not leftovers(), 60, f"every process of the campaign to end (left: {leftovers()})")
-    jobs = list(jobs_of(cdir)["trials"].values())
+    jobs = list(jobs_of(cdir)["units"].values())
     # COMPLETING is Slurm's transient state while it cleans up a job's node
     wait_for(lambda: set(slurm_states(jobs).values()) <= {"CANCELLED", "COMPLETED"}, 60, "the jobs to leave COMPLETING")
     assert "3 cancelled" in _status(cdir).stdout
@@ -186,7 +186,8 @@ def test_time_limit_kill_is_recorded_with_the_stage_reached(slurm_campaign, test
 def test_unreachable_controller_is_one_line_and_nothing_is_recorded(
     slurm_campaign, test_agents, tmp_path: Path, slurm_cluster: str
 ) -> None:
-    """A copy of the cluster's config pointing at a port where no slurmctld listens: what a client sees when the controller is down."""
+    """A copy of the cluster's config pointing at a port where no slurmctld listens: what a client
+    sees when the controller is down."""
     down = tmp_path / "down"
     down.mkdir()
     text = Path(slurm_cluster).read_text()

@@ -59,14 +59,14 @@ def test_demo_on_slurm_matches_local(tmp_path: Path, tiny_model: Path, slurm_clu
     assert res.returncode == 0, res.stderr
     cdir = tmp_path / "results" / "demo-slurm"
     jobs = jobs_of(cdir)
-    assert len(jobs["submissions"]) == 1 and len({j.split("_")[0] for j in jobs["trials"].values()}) == 1  # one array
-    assert len(jobs["trials"]) == 4
+    assert len(jobs["submissions"]) == 1 and len({j.split("_")[0] for j in jobs["units"].values()}) == 1  # one array
+    assert len(jobs["units"]) == 4
     wait_for(all_finished(cdir, 4), 1200, "the demo array to finish", every=5)
 
     on_local, on_slurm = results(tmp_path / "results" / "demo-local"), results(cdir)
     assert sorted(on_local) == sorted(on_slurm)
     for tid, r in on_slurm.items():
-        assert r["provenance"]["scheduler"] == "slurm" and r["provenance"]["job_id"] == jobs["trials"][tid]
+        assert r["provenance"]["scheduler"] == "slurm" and r["provenance"]["job_id"] == jobs["units"][tid]
         assert set(r) == set(on_local[tid])  # same shape
         assert _content(r) == _content(on_local[tid]), tid
         # the trained (or copied) model answered every test question the same way on both backends

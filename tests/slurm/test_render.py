@@ -101,7 +101,8 @@ def test_slurm_states_map_to_trial_states() -> None:
 def test_sbatch_errors_become_one_line() -> None:
     assert (
         one_line(
-            "sbatch: error: invalid partition specified: nope\nsbatch: error: Batch job submission failed: Invalid partition name specified"
+            "sbatch: error: invalid partition specified: nope\n"
+            "sbatch: error: Batch job submission failed: Invalid partition name specified"
         )
         == "invalid partition specified: nope"
     )

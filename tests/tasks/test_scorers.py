@@ -17,7 +17,7 @@ from .conftest import FIXTURES, require
 
 
 def test_gsm8k_reference_answers_from_real_strings():
-    rows = [json.loads(l) for l in (FIXTURES / "gsm8k" / "test.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (FIXTURES / "gsm8k" / "test.jsonl").read_text().splitlines()]
     assert [reference_answer(r["answer"]) for r in rows] == ["18", "3", "70000"]
     assert reference_answer("... so 1,000 - 10 = 990\n#### 1,000") == "1000"
     assert reference_answer("#### -3") == "-3"
@@ -88,7 +88,7 @@ def test_gpqa_shuffle_is_deterministic_and_balanced():
     assert shuffled_choices(rows, seed=1) != a
     counts = collections.Counter(pos for _, pos in a)
     assert sorted(counts) == [0, 1, 2, 3] and max(counts.values()) - min(counts.values()) <= 1
-    for row, (choices, pos) in zip(rows, a):
+    for row, (choices, pos) in zip(rows, a, strict=True):
         assert choices[pos] == row["Correct Answer"] and sorted(choices) == sorted(
             [row["Correct Answer"], row["Incorrect Answer 1"], row["Incorrect Answer 2"], row["Incorrect Answer 3"]]
         )

@@ -51,9 +51,10 @@ def real_key_problem(spec: AgentSpec, model: str | None, options: dict[str, Any]
         return None
     names = required_keys(spec, model, options, str(options.get("base_url") or "")) or sorted(spec.auth_files)
     return (
-        f"{agent_folder(spec.name) / 'agent.yaml'}: agent '{spec.name}' would get the real credential {names[0]} in its own "
-        "environment (without `upstream:` the trial's gateway cannot hold it): add `upstream: <the provider's base URL>` "
-        "to agent.yaml, or `allow_real_key: true` to accept that (recorded in result.json, rows marked [real key])"
+        f"{agent_folder(spec.name) / 'agent.yaml'}: agent '{spec.name}' would get the real credential {names[0]} in "
+        "its own environment (without `upstream:` the trial's gateway cannot hold it): add `upstream: <the provider's "
+        "base URL>` to agent.yaml, or `allow_real_key: true` to accept that (recorded in result.json, rows marked "
+        "[real key])"
     )
 
 

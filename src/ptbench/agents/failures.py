@@ -39,8 +39,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "auth",
         re.compile(
-            r"invalid api key|incorrect api key|api key not valid|invalid x-api-key|authentication_error|authentication_failed"
-            r"|\b401\b|unauthorized|permission_denied|oauth token (has )?expired|not logged in|please run /login",
+            r"invalid api key|incorrect api key|api key not valid|invalid x-api-key|authentication_error|"
+            r"authentication_failed|\b401\b|unauthorized|permission_denied|oauth token (has )?expired|not logged in|"
+            r"please run /login",
             re.I,
         ),
     ),
@@ -58,13 +59,15 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "overloaded",
         re.compile(
-            r"overloaded|\b529\b|\b503\b|service unavailable|\bUNAVAILABLE\b|server_error|internal server error|\b500\b",
+            r"overloaded|\b529\b|\b503\b|service unavailable|\bUNAVAILABLE\b|server_error|internal server error|"
+            r"\b500\b",
             re.I,
         ),
     ),
 ]
 _CRASH = re.compile(
-    r"segmentation fault|core dumped|panicked at|fatal error|out of memory|uncaught exception|unhandled promise|Traceback \(most recent",
+    r"segmentation fault|core dumped|panicked at|fatal error|out of memory|uncaught exception|unhandled promise|"
+    r"Traceback \(most recent",
     re.I,
 )
 

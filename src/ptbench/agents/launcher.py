@@ -91,7 +91,8 @@ def find_executable(spec: AgentSpec) -> str | None:
         return found
     raise UserError(
         f"agent '{spec.name}': its CLI '{spec.executable}' ({spec.package or 'no package named'}) is not installed; "
-        f"install it with `{spec.install_hint}` (or put it on PATH, or set PTBENCH_NPM_PREFIX to the npm prefix holding it)"
+        f"install it with `{spec.install_hint}` (or put it on PATH, or set PTBENCH_NPM_PREFIX to the npm prefix "
+        "holding it)"
     )
 
 
@@ -223,7 +224,8 @@ def build_launch(
         missing = [k for k in key_names if k not in secrets]
         if missing:
             raise UserError(
-                f"agent '{spec.name}' needs {', '.join(missing)}: set it in the environment or in .env (or rehearse with --rehearse)"
+                f"agent '{spec.name}' needs {', '.join(missing)}: set it in the environment or in .env (or rehearse "
+                "with --rehearse)"
             )
     ctx = template_context(
         trial,

@@ -37,7 +37,8 @@ def check_agent_options(spec: AgentSpec, options: dict[str, Any]) -> None:
             hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(declared))}"
             raise OptionProblem(
                 key,
-                f"not an option of agent '{spec.name}' ({hint}; agents declare options in agents/{spec.name}/agent.yaml)",
+                f"not an option of agent '{spec.name}' ({hint}; agents declare options in "
+                f"agents/{spec.name}/agent.yaml)",
             )
         if problem := _type_problem(declared[key], value):
             raise OptionProblem(key, problem)

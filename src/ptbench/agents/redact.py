@@ -8,6 +8,7 @@ are scrubbed after each run with `scrub_tree`.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import threading
@@ -43,7 +44,7 @@ class Redactor:
     def text(self, text: str) -> str:
         return self.bytes(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
-    def contains_secret(self, data: bytes) -> bool:
+    def contains_secret(self, data: builtins.bytes) -> bool:  # `bytes` here is the method above
         return any(secret in data for secret, _ in self._pairs)
 
 

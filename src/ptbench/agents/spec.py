@@ -128,7 +128,8 @@ def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
         return data
     if parent in chain or parent == name:
         raise UserError(
-            f"{path}:{src.line_of(('extends',))}: extends: '{parent}' makes a cycle ({' -> '.join((*chain, name, parent))}); point it at another agent"
+            f"{path}:{src.line_of(('extends',))}: extends: '{parent}' makes a cycle "
+            f"({' -> '.join((*chain, name, parent))}); point it at another agent"
         )
     base = _raw(str(parent), (*chain, name))
     merged = {**base, **data}

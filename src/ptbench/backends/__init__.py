@@ -1,7 +1,10 @@
-"""Backends: where trials run. `local` (subprocesses here), `slurm`, `htcondor`.
+"""Backends: where trials, rollout shards and tool-server replicas run. Packages `local/`
+(subprocesses here), `slurm/`, `htcondor/`; docs/backends.md has the map.
 
-Each backend submits runner commands (`ptbench trial run DIR`), reports scheduler states, cancels,
-and says where logs are; it never decides what a trial's result is — the runner does.
+Each backend submits arrays of argv units (`ptbench trial run DIR`, `ptbench bootcamp rollout-shard`,
+`ptbench bootcamp serve-tools`) within the scheduler's limits, records them in `jobs.json`
+(jobs.py), reports scheduler states, cancels, and says where logs are; it never decides what a
+trial's result is — the runner does.
 """
 
 from ptbench.backends.base import Backend

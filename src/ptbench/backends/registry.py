@@ -6,6 +6,8 @@ from __future__ import annotations
 from ptbench.backends.base import Backend
 from ptbench.core.errors import UserError
 
+NAMES = ("local", "slurm", "htcondor")
+
 
 def get_backend(name: str, options: dict | None = None) -> Backend:
     options = options or {}

@@ -1,48 +1,42 @@
-"""A bootcamp rollout's shards on the same backends as trials, with the same `backend.options`.
+"""A bootcamp rollout's shards in `ptbench status`: one row per shard, like a trial's.
 
 Every backend runs the same unit, `python -m ptbench bootcamp rollout-shard OUT --shard i/N`
-(`units.shard_command`): `local` as subprocesses (local/shards.py), `slurm` as one job array
-through `SlurmBackend` (slurm/shards.py: account, qos, gres, setup and sbatch extras apply as for
-trials), `htcondor` as one cluster described with the campaign's HTCondor options (htcondor/shards.py;
-with `--tool-replicas`, after the replicas' cluster, see htcondor/replicas.py). Here: the shards'
-rows in `ptbench status`.
+(`units.shard_command`), submitted by the rollout launcher (backends/rollout.py) through the
+backend's `submit_units`: local subprocesses, a Slurm job array with the campaign's
+`backend.options`, or one HTCondor cluster described with its HTCondor options.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Any
 
-from ptbench.backends.slurm import cmd as slurm_cmd
+from ptbench.backends.jobs import JobsFile
+from ptbench.backends.registry import get_backend
 from ptbench.backends.tool_replicas import replica_status_rows
 from ptbench.backends.units import count_lines
 from ptbench.bootcamp.datagen import Shard
+from ptbench.core.errors import UserError
 from ptbench.status import TrialStatus
 
 
 def shard_status_rows(out: Path) -> list[TrialStatus]:
     """One row per shard, like a trial's in `ptbench status`: done / running / queued / pending from
-    the shard's files and (Slurm) one squeue call; episodes recorded so far; the job id."""
-    import json
-
+    the shard's files and the backend's `unit_states` (one scheduler call); episodes recorded so
+    far; the job id."""
     settings = json.loads((out / "rollout.json").read_text())
-    jobs_file = out / "jobs.json"
-    jobs = json.loads(jobs_file.read_text()) if jobs_file.exists() else {}
-    by_tag: dict[str, Any] = jobs.get("jobs", {})
+    table = JobsFile.load(out, "shards")
+    by_tag = dict(table.units) if table else {}
     tags = [re.match(r"shard-\d+-of-(\d+)", p.name) for p in (out / "shards").glob("shard-*.jsonl")]
     count = len(by_tag) or max((int(m.group(1)) for m in tags if m), default=1)
     live: dict[str, str] = {}
-    if jobs.get("backend") == "slurm" and by_tag:
+    if table is not None and by_tag:
         try:
-            infos = slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in by_tag.values()}))
-        except slurm_cmd.SlurmUnavailable:
-            infos = {}
-        live = {
-            tag: state
-            for tag, j in by_tag.items()
-            if (info := infos.get(str(j))) and (state := slurm_cmd.trial_state(info.state))
-        }
+            seen = get_backend(table.backend).unit_states(out, "shards")
+        except UserError:  # the scheduler cannot answer: the shards' files still say a lot
+            seen = {}
+        live = {tag: s.state for tag, s in seen.items() if s.state != "ended"}
     rows = []
     for i in range(count):
         shard = Shard(i, count)
@@ -53,13 +47,7 @@ def shard_status_rows(out: Path) -> list[TrialStatus]:
             state = "completed" if not counts.get("error") else "failed"  # failed episodes are redone by a rerun
             detail = ", ".join(f"{k} {v}" for k, v in counts.items() if k in ("ok", "error", "retries"))
         else:
-            state = live.get(shard.tag) or (
-                "running"
-                if jobs.get("backend") == "local" and _local_alive(by_tag.get(shard.tag))
-                else "pending"
-                if not lines
-                else "interrupted"
-            )
+            state = live.get(shard.tag) or ("pending" if not lines else "interrupted")
             detail = ""
         rows.append(
             TrialStatus(
@@ -72,12 +60,3 @@ def shard_status_rows(out: Path) -> list[TrialStatus]:
             )
         )
     return rows + replica_status_rows(out)
-
-
-def _local_alive(pid: Any) -> bool:
-    import psutil
-
-    try:
-        return pid is not None and psutil.pid_exists(int(pid))
-    except (TypeError, ValueError):
-        return False

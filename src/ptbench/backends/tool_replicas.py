@@ -1,13 +1,14 @@
-"""A rollout's tool-server replicas on the backend that runs its shards, for as long as the rollout runs.
+"""A rollout's tool-server replicas on the backend that runs its shards, for as long as the rollout runs,
+and their rows in `ptbench status`.
 
 `tool_replicas(out, n, backend, options, minutes)` is a context manager: it starts a new replica run
 (fresh token, see bootcamp/replicas.py), submits replica i as `ptbench bootcamp serve-tools --dir
-OUT --replica i` — `local`: subprocesses (local/replicas.py); `slurm`: one job array through
-`SlurmBackend` (slurm/replicas.py), with the same `backend.options` as trials and shards — and on
-the way out (finished, failed or interrupted) writes `tool-servers/done`, which every replica obeys,
-then cancels what is left (terminate/kill, or one `scancel`) and waits until none runs. HTCondor,
-where nobody waits: htcondor/replicas.py. The scheduler places and restarts replicas; nothing here
-manages them beyond that.
+OUT --replica i` through the backend's `submit_units` (local: subprocesses; Slurm: one job array
+with the same `backend.options` as trials and shards), and on the way out (finished, failed or
+interrupted) writes `tool-servers/done`, which every replica obeys, then stops what is left
+(`stop_units`: terminate/kill, or one `scancel`) and waits until none runs. HTCondor, where nobody
+waits, is handled by the rollout launcher (backends/rollout.py). The scheduler places and restarts
+replicas; nothing here manages them beyond that.
 """
 
 from __future__ import annotations
@@ -18,15 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psutil
-
-from ptbench.backends.htcondor import schedd as htcondor_schedd
-from ptbench.backends.local.replicas import start_local, stop_local
-from ptbench.backends.slurm import cmd as slurm_cmd
-from ptbench.backends.slurm.replicas import start_slurm, stop_slurm
+from ptbench.backends.jobs import JobsFile
+from ptbench.backends.registry import get_backend
 from ptbench.bootcamp import replicas
 from ptbench.core.errors import UserError
-from ptbench.core.files import atomic_write_json
 from ptbench.status import TrialStatus
 
 
@@ -35,70 +31,53 @@ def tool_replicas(
     out: Path, n: int, backend: str, options: dict[str, Any] | None = None, *, minutes: int = 60
 ) -> Iterator[dict[str, str]]:
     """Run `n` replicas while the block runs; yields replica index -> pid or Slurm job id."""
-    if backend not in ("local", "slurm"):
+    from ptbench.backends.rollout import replica_array
+
+    chosen = get_backend(backend, options)
+    if not chosen.waits:
         raise UserError(
             f"--tool-replicas: the {backend} backend has no waiting rollout to stop replicas; use local or slurm here "
-            "(HTCondor: backends/htcondor/replicas.py)"
+            "(HTCondor: `ptbench bootcamp rollout --tool-replicas N`, backends/rollout.py)"
         )
+    array = replica_array(out, n, 0, minutes, "127.0.0.1" if chosen.runs_here else "0.0.0.0")
     replicas.new_run(out)
-    if backend == "local":
-        procs = start_local(out, n)
-        jobs = {str(i): str(p.pid) for i, p in enumerate(procs)}
-    else:
-        jobs = start_slurm(out, n, options, minutes)
-    atomic_write_json(replicas.replica_dir(out) / "jobs.json", {"backend": backend, "jobs": jobs})
+    submitted = chosen.submit_units(array)
+    table = JobsFile.load(array.folder, "tool-servers")
     try:
-        yield jobs
+        yield dict(table.units) if table else {}
     finally:
         replicas.mark_done(out)
-        if backend == "local":
-            stop_local(procs)
-        else:
-            stop_slurm(list(jobs.values()))
+        chosen.stop_units(array, submitted)
 
 
 def replica_status_rows(out: Path) -> list[TrialStatus]:
     """One `ptbench status` row per tool-server replica of the rollout's latest run (none without one)."""
-    listing = replicas.replica_dir(out) / "jobs.json"
-    if not listing.exists():
+    folder = replicas.replica_dir(out)
+    table = JobsFile.load(folder, "tool-servers")
+    if table is None:
         return []
-    jobs = json.loads(listing.read_text())
     announced = {}
-    for path in replicas.replica_dir(out).glob("replica-*.json"):
+    for path in folder.glob("replica-*.json"):
         try:
             info = json.loads(path.read_text())
             announced[str(info["replica"])] = info
         except (FileNotFoundError, ValueError, KeyError):
             continue
-    live: dict[str, str] = {}
-    if jobs.get("backend") == "slurm":
-        try:
-            live = {
-                j: info.state
-                for j, info in slurm_cmd.squeue(sorted({str(j).split("_")[0] for j in jobs["jobs"].values()})).items()
-            }
-        except slurm_cmd.SlurmUnavailable:
-            pass
-    elif jobs.get("backend") == "htcondor":
-        live = {j: entry.status for j, entry in htcondor_schedd.query([int(jobs["cluster"])]).items()}
+    live = get_backend(table.backend).unit_states(folder, "tool-servers")
     rows = []
-    for index, job in sorted(jobs["jobs"].items(), key=lambda kv: int(kv[0])):
-        if jobs.get("backend") == "htcondor":
-            raw = live.get(str(job), "")
-            state = raw if raw in ("queued", "running", "held") else ("ended" if raw else "unknown")
-        elif jobs.get("backend") == "slurm":
-            raw = live.get(str(job), "")
-            state = slurm_cmd.trial_state(raw) or ("ended" if raw else "unknown")
+    for index, job in sorted(table.units.items(), key=lambda kv: int(kv[0])):
+        seen = live.get(index)
+        if table.backend == "local":  # a live pid that has not announced itself yet is not serving
+            state = "running" if seen and seen.state == "running" and index in announced else "ended"
         else:
-            state = "running" if psutil.pid_exists(int(job)) and index in announced else "ended"
-        url = announced.get(index, {}).get("url", "")
+            state = seen.state if seen else "unknown"
         rows.append(
             TrialStatus(
                 trial_id=f"tool-replica-{index}",
                 state=state,
-                metric=url,
-                detail=live.get(str(job), ""),
-                job_id=str(job),
+                metric=announced.get(index, {}).get("url", ""),
+                detail=seen.raw if seen and table.backend != "local" else "",
+                job_id=job,
                 stage="tools",
             )
         )

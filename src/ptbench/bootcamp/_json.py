@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
 
+_orjson: ModuleType | None
 try:  # orjson is optional; it roughly halves the per-turn CPU cost of (de)serialising histories
     import orjson as _orjson
 except ImportError:  # pragma: no cover - depends on the environment

@@ -76,10 +76,12 @@ class ToolError(Exception):
         self.kind = kind
 
 
-class Tool(ABC):
+class Tool:
     """A tool with per-episode state: `create` once per episode, `execute` per call, `release` at
     the end. Subclasses that block (SQLite, simulations) set `blocking = True` and implement the
-    `*_sync` methods; the harness then runs them in a worker thread, off the event loop."""
+    `*_sync` methods; the harness then runs them in a worker thread, off the event loop. Every hook
+    has a default (no state, nothing to close), so the class is a base, not an ABC: a tool that
+    overrides neither `execute` nor `execute_sync` is told so at its first call."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -201,7 +203,7 @@ class Registry:
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._items: dict[str, type] = {}
+        self._items: dict[str, type[Any]] = {}
 
     def register(self, name: str) -> Callable[[type[T]], type[T]]:
         def deco(cls: type[T]) -> type[T]:
@@ -214,7 +216,7 @@ class Registry:
 
         return deco
 
-    def get(self, name: str) -> type:
+    def get(self, name: str) -> type[Any]:
         _load_builtin_envs()
         try:
             return self._items[name]
@@ -236,6 +238,12 @@ register_generator = GENERATORS.register
 register_tool = TOOLS.register
 register_interaction = INTERACTIONS.register
 register_reward = REWARDS.register
+
+
+def tool_schema(name: str) -> dict[str, Any]:
+    """A registered tool's schema, without running its constructor (its parameters come per episode)."""
+    cls: type[Tool] = TOOLS.get(name)
+    return cls.__new__(cls).schema()
 
 
 def _load_builtin_envs() -> None:

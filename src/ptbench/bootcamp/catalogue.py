@@ -73,6 +73,7 @@ def adapted_rows() -> list[dict[str, str]]:
     out = []
     for prefix in ADAPTERS:
         adapter = adapter_for(prefix)
+        assert adapter is not None  # the prefix is an adapter's own
         if not adapter.available():
             out.append({"name": f"{prefix}*", "domain": adapter.DOMAIN, "tools": "-", "levels": "-",
                         "extra": f"ptbench[{adapter.EXTRA}]", "installed": "no", "config": "-",

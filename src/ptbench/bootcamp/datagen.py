@@ -141,7 +141,7 @@ def row_order(seed: int, split: str, n: int) -> array:
     """The rows' seeded shuffle, as `random.Random(...).shuffle(list_of_n_cases)` orders them, over
     an array of indices (8 bytes a row) instead of the cases."""
     order = array("q", range(n))
-    random.Random(f"{seed}:{split}:order").shuffle(order)  # type: ignore[arg-type]  # any mutable sequence
+    random.Random(f"{seed}:{split}:order").shuffle(order)
     return order
 
 
@@ -241,7 +241,9 @@ def write_part(split: str, part: int) -> None:
     spec, tools = EpisodeSpec.from_config(env.config).to_json(), json.dumps(env.tool_schemas, sort_keys=True)
     params = canonical_json(env.config.reward.params)
     reader = Reader(spool, picks)
-    rows, sft, levels = [], [], {}
+    rows: list[dict[str, Any]] = []
+    sft: list[dict[str, Any]] = []
+    levels: dict[str, int] = {}
     try:
         for i in range(part * PART, min((part + 1) * PART, len(order))):
             p = order[i]
@@ -270,7 +272,8 @@ def write_part(split: str, part: int) -> None:
 
 def _assemble(out_dir: Path, spool: Path, split: str, parts: int, parquet: bool) -> dict[str, Any]:
     """Concatenate a split's parts into <split>.jsonl, sft/<split>.jsonl and <split>.parquet."""
-    digest, levels, sft_rows = hashlib.sha256(), {}, 0
+    digest, sft_rows = hashlib.sha256(), 0
+    levels: dict[str, int] = {}
     names = [_part_names(split, i) for i in range(parts)]
     with atomic_writer(out_dir / f"{split}.jsonl") as fh:
         for i, (jsonl, _, _) in enumerate(names):

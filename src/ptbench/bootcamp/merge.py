@@ -15,7 +15,10 @@ from ptbench.core.files import atomic_write_bytes, atomic_write_json, read_jsonl
 
 def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:
     """Which of two records of one episode to keep: a success beats a failure, then the later attempt."""
-    rank = lambda r: (r.get("status") == "ok", is_final(r), r.get("attempt", 0))  # noqa: E731
+
+    def rank(r: dict[str, Any]) -> tuple[bool, bool, int]:
+        return r.get("status") == "ok", is_final(r), r.get("attempt", 0)
+
     return rank(new) > rank(old)
 
 
@@ -58,7 +61,10 @@ def _stats(rs: list[dict[str, Any]]) -> dict[str, Any]:
             kind = (r.get("error") or {}).get("kind", "unknown")
             errors[kind] = errors.get(kind, 0) + 1
     n = len(rs)
-    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
+
+    def mean(xs: list[float]) -> float | None:
+        return round(sum(xs) / len(xs), 4) if xs else None
+
     return {
         "n": n,
         "ok": len(ok),

@@ -126,7 +126,7 @@ class ReplicaPool:
         found = [r for r in map(_parse, replicas.read_replicas(self.out, self._token)) if r is not None]
         fresh = [r for r in found if r.generation not in self.dead and self.healthy.get(r.index) != r]
         checks = await asyncio.gather(*(self.is_healthy(r) for r in fresh))
-        for r, ok in zip(fresh, checks):
+        for r, ok in zip(fresh, checks, strict=True):
             if ok:
                 self.healthy[r.index] = r
         announced = {r.generation for r in found}
@@ -154,8 +154,9 @@ class ReplicaPool:
                     return
                 self._gave_up = True
                 raise ToolError(
-                    f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited {self.wait_s if wait_s is None else wait_s:g} s; "
-                    "are the replica jobs running? see their logs there)",
+                    f"no healthy tool-server replica in {replicas.replica_dir(self.out)} (waited "
+                    f"{self.wait_s if wait_s is None else wait_s:g} s; are the replica jobs running? see their logs "
+                    "there)",
                     kind="tool_server",
                 )
             await asyncio.sleep(0.5)
@@ -233,7 +234,7 @@ class PooledRemoteTool(Tool):
 
     def __init__(self, local: Tool, pool: ReplicaPool, *, params: dict[str, Any], timeout_s: float) -> None:
         super().__init__(**params)
-        self.name = local.name  # type: ignore[misc]
+        self.name = local.name  # type: ignore[misc]  # a proxy is named per instance (a ClassVar on tools)
         self._schema = local.schema()
         self.pool = pool
         self.timeout_s = timeout_s

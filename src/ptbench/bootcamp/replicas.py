@@ -95,7 +95,8 @@ def read_token(out: str | Path) -> str:
         ) from None
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise UserError(
-            f"{path}: readable by other users (mode {stat.S_IMODE(info.st_mode):o}); refusing it. Rerun the rollout for a new one"
+            f"{path}: readable by other users (mode {stat.S_IMODE(info.st_mode):o}); refusing it. Rerun the rollout "
+            "for a new one"
         )
     if len(token) < 32:
         raise UserError(f"{path}: not a ptbench token; rerun the rollout for a new one")

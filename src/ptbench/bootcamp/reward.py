@@ -1,4 +1,5 @@
-"""verl's custom reward entry point: `compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs)`.
+"""verl's custom reward entry point:
+`compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs)`.
 
 Point verl at it with `reward.custom_reward_function.path=<this file>` and `.name=compute_score`
 (`ptbench bootcamp export-verl` writes that). The contract, which holds for any chat template:
@@ -58,7 +59,8 @@ def compute_score(
     name = extra_info.get("reward_fn")
     if not name:
         raise ValueError(
-            f"row of data source '{data_source}' has no extra_info.reward_fn; regenerate it with `ptbench bootcamp generate`"
+            f"row of data source '{data_source}' has no extra_info.reward_fn; regenerate it with `ptbench bootcamp "
+            "generate`"
         )
     spec_imports = EpisodeSpec.from_extra_info(extra_info).imports if extra_info.get("ptbench") else []
     _import_modules(tuple(spec_imports))

@@ -73,8 +73,9 @@ def write_settings(out: Path, settings: RolloutSettings, *, force: bool = False)
         for field in ("config_hash", "model", "split", "data_dir", "limit", "extra_body"):
             if getattr(old, field) != getattr(settings, field):
                 raise UserError(
-                    f"{out} already holds a rollout with a different {field} ({getattr(old, field)!r} -> {getattr(settings, field)!r}); "
-                    "use another --out, or pass --force to mix them (traces keep their config_hash)"
+                    f"{out} already holds a rollout with a different {field} ({getattr(old, field)!r} -> "
+                    f"{getattr(settings, field)!r}); use another --out, or pass --force to mix them (traces keep their "
+                    "config_hash)"
                 )
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, settings.model_dump(mode="json"))

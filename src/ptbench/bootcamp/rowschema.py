@@ -133,7 +133,8 @@ class EpisodeSpec:
         raw = (extra_info or {}).get("ptbench")
         if not raw:
             raise ValueError(
-                "row has no extra_info.ptbench episode spec; regenerate it with `ptbench bootcamp generate` or `export-verl`"
+                "row has no extra_info.ptbench episode spec; regenerate it with `ptbench bootcamp generate` or "
+                "`export-verl`"
             )
         data = json.loads(raw) if isinstance(raw, str) else raw
         limits = data.get("limits") or {}

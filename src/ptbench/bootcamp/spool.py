@@ -125,7 +125,7 @@ class Reader:
 
     def __init__(self, spool: Path, picks: Picks) -> None:
         self.spool, self.picks = spool, picks
-        self._maps: dict[int, tuple[mmap.mmap, Any]] = {}
+        self._maps: dict[int, tuple[mmap.mmap | bytes, Any]] = {}  # b'' for an empty chunk file
 
     def line(self, pick: int) -> str:
         c, i = int(self.picks.chunk_of[pick]), int(self.picks.line_of[pick])

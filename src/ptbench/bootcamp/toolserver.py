@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,7 +86,7 @@ def create_app(
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
-    async def lifespan(app: Any):  # type: ignore[no-untyped-def]
+    async def lifespan(app: Any) -> AsyncIterator[None]:
         task = asyncio.create_task(reaper())
         yield
         task.cancel()
@@ -235,7 +235,8 @@ def _serve_until_stopped(
         request_timeout_s=request_timeout_s, idle_ttl_s=idle_ttl_s, imports=imports, token=token, identity=ident
     )
     if replica is not None:
-        marker: Path | None = replicas.replica_file(directory, replica)  # type: ignore[arg-type]
+        assert directory is not None  # refused above without --dir
+        marker: Path | None = replicas.replica_file(directory, replica)
         announcement = {
             "url": url,
             "replica": replica,
@@ -285,9 +286,10 @@ def _serve_until_stopped(
         while not server.should_exit:
             await asyncio.sleep(0.5)
             now = time.monotonic()
+            assert directory is not None  # a replica always has its rollout's folder
             if replicas.rollout_finished(directory, shards) or (
                 idle_exit_s and now - app.state.last_request > idle_exit_s
-            ):  # type: ignore[arg-type]
+            ):
                 server.should_exit = True
             elif now - beat >= 10 and marker is not None:
                 beat = now
@@ -343,8 +345,10 @@ def _serve_until_stopped(
 
 
 def _same_run(directory: str | Path | None, token: str | None) -> bool:
+    if directory is None:
+        return False
     try:
-        return replicas.read_token(directory) == token  # type: ignore[arg-type]
+        return replicas.read_token(directory) == token
     except UserError:
         return False
 
@@ -359,7 +363,8 @@ def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:
         except (FileNotFoundError, ValueError, KeyError):
             if time.monotonic() > deadline:
                 raise UserError(
-                    f"{path}: no tool server found; start one with `ptbench bootcamp serve-tools --dir {directory}` or pass --tool-server URL"
+                    f"{path}: no tool server found; start one with `ptbench bootcamp serve-tools --dir {directory}` or "
+                    "pass --tool-server URL"
                 ) from None
             time.sleep(0.5)
 
@@ -370,7 +375,7 @@ class RemoteTool(Tool):
 
     def __init__(self, local: Tool, url: str, *, params: dict[str, Any], timeout_s: float) -> None:
         super().__init__(**params)
-        self.name = local.name  # type: ignore[misc]
+        self.name = local.name  # type: ignore[misc]  # a proxy is named per instance (a ClassVar on tools)
         self._schema = local.schema()
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s

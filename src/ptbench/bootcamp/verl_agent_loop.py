@@ -114,6 +114,7 @@ class BootcampAgentLoop(ToolAgentLoop):
 
     async def _interact(self, agent_data: AgentData, runtime: EpisodeRuntime, text: str) -> AgentState:
         result = runtime.respond(text)
+        assert result is not None  # called only for a bootcamp with an interaction
         agent_data.turn_scores.append(result.turn_score)
         if result.terminate:
             return AgentState.TERMINATED

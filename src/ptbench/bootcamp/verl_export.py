@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from ptbench.bootcamp import reward as reward_module
-from ptbench.bootcamp.api import TOOLS, canonical_json
+from ptbench.bootcamp.api import canonical_json, tool_schema
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.datagen import dumps_jsonl, generate, load_rows
 from ptbench.bootcamp.rowschema import AGENT_NAME, parquet_bytes
@@ -40,8 +40,7 @@ def tool_entries(configs: list[BootcampConfig]) -> list[dict[str, Any]]:
         for ref in cfg.tools:
             if ref.name in entries:
                 continue
-            cls = TOOLS.get(ref.name)
-            schema = cls.schema(cls.__new__(cls))
+            schema = tool_schema(ref.name)
             entries[ref.name] = {
                 "class_name": ADAPTER_CLASS,
                 "config": {"type": "native", "ptbench_tool": ref.name, "imports": list(cfg.imports)},

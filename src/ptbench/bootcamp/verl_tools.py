@@ -17,7 +17,7 @@ from uuid import uuid4
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
-from ptbench.bootcamp.api import TOOLS
+from ptbench.bootcamp.api import tool_schema
 from ptbench.bootcamp.episode_runtime import EpisodeRuntime, import_modules
 
 RUNTIME_ATTR = "_ptbench_runtime"
@@ -26,8 +26,7 @@ RUNTIME_ATTR = "_ptbench_runtime"
 def registered_tool_schema(name: str, imports: list[str] | None = None) -> OpenAIFunctionToolSchema:
     """The registered tool's OpenAI schema, validated by verl's own model."""
     import_modules(list(imports or []))
-    cls = TOOLS.get(name)
-    return OpenAIFunctionToolSchema.model_validate(cls.schema(cls.__new__(cls)))
+    return OpenAIFunctionToolSchema.model_validate(tool_schema(name))
 
 
 class BootcampTool(BaseTool):

@@ -65,7 +65,8 @@ def _read_json(path: str | os.PathLike[str] | None, default: str) -> tuple[Any, 
         return json.loads(p.read_text()), str(p)
     except OSError as exc:
         raise UserError(
-            f"{p}: cannot read the resources list ({exc.strerror}); give a JSON file like ptbench's caches/data/{default}"
+            f"{p}: cannot read the resources list ({exc.strerror}); give a JSON file like ptbench's "
+            f"caches/data/{default}"
         ) from None
     except ValueError as exc:
         raise UserError(f"{p}: not valid JSON ({exc}); fix the file") from None

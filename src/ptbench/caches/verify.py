@@ -136,7 +136,8 @@ def verify(agent_home: str | os.PathLike[str], eval_home: str | os.PathLike[str]
                 Finding(
                     "unchecked",
                     str(eval_hub / repo_folder(res.kind, res.repo)),
-                    f"{res.role} {res.repo} is not in the evaluation cache: prefetch it with --eval to compare contents",
+                    f"{res.role} {res.repo} is not in the evaluation cache: "
+                    "prefetch it with --eval to compare contents",
                 )
             )
             continue

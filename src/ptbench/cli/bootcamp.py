@@ -31,7 +31,8 @@ def generate(
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
     workers: int = typer.Option(0, help="worker processes (0: one per CPU this process may use)"),
 ) -> None:
-    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json. Deterministic and resumable."""
+    """Write <split>.jsonl/.parquet (verl RLHF layout), sft/<split>.jsonl and manifest.json.
+    Deterministic and resumable."""
     from rich.console import Console
     from rich.table import Table
 
@@ -48,6 +49,10 @@ def generate(
         targets = [(cfg, out or _default_out(cfg.name, "data"))]
     console, err = Console(), Console(stderr=True)
     for cfg, target in targets:
+
+        def progress(msg: str, name: str = cfg.name) -> None:
+            err.print(f"[dim]{name}: {msg}[/]")
+
         result = _generate(
             cfg,
             target,
@@ -55,7 +60,7 @@ def generate(
             parquet=parquet,
             force=force,
             workers=workers or None,
-            progress=lambda msg, name=cfg.name: err.print(f"[dim]{name}: {msg}[/]"),
+            progress=progress,
         )
         if shard:
             console.print(f"{result['shard']}: {result['new_candidates']} new candidate cases under {target}/.cache")
@@ -101,7 +106,10 @@ def rollout(
     tool_replicas: int | None = typer.Option(
         None,
         min=1,
-        help="run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), stopped when the rollout ends",
+        help=(
+            "run tools with remote: true on N tool-server replicas (one job array / cluster on the backend), "
+            "stopped when the rollout ends"
+        ),
     ),
     api_key_env: str | None = typer.Option(
         None, help="environment variable that holds the API key (the key is never written)"
@@ -118,13 +126,8 @@ def rollout(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ptbench.backends.htcondor import replicas as condor_tool_servers
-    from ptbench.backends.htcondor import shards as condor_shards
-    from ptbench.backends.htcondor.options import parse_options as condor_options
-    from ptbench.backends.local.shards import run_local
-    from ptbench.backends.slurm import shards as slurm_shards
-    from ptbench.backends.slurm.replicas import render_slurm as render_tool_servers
-    from ptbench.backends.tool_replicas import tool_replicas as tool_servers
+    from ptbench.backends import get_backend
+    from ptbench.backends.rollout import check_replicas, describe, failed_shards, launch
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
     from ptbench.bootcamp.datagen import load_rows
@@ -162,7 +165,7 @@ def rollout(
                 force=force,
                 extra_body=extra_body,
             )
-        if render or backend == "htcondor" or not wait:
+        if render or not wait or not get_backend(_backend_choice(backend, backend_config)[0], {}).waits:
             return
         summary = merge_suite(base)
         Console().print(summary_table(summary))
@@ -173,16 +176,11 @@ def rollout(
     backend, options = _backend_choice(backend, backend_config)
     if slurm_partition:
         options = {**options, "partition": slurm_partition}
-    if backend == "slurm":
-        slurm_shards.slurm_parameters(
-            Path("."), shards, options, slurm_time
-        )  # bad options: one line before anything is written
-    elif backend == "htcondor":
-        condor_options(options)
+    chosen = get_backend(backend, options)  # bad options: one line before anything is written
     cfg = load_bootcamp(config)
     body = _parse_extra_body(extra_body)
     if tool_replicas:
-        _check_replicas(cfg, backend, tool_server, wait)
+        check_replicas(any(t.remote for t in cfg.tools), cfg.name, tool_server, wait, chosen.waits)
     out = (out or _default_out(cfg.name, f"rollout-{split}")).resolve()
     if data is None:
         data = out / "data"
@@ -208,83 +206,36 @@ def rollout(
     write_settings(out, settings, force=force)
     console = Console()
     total = min(n_rows, limit) if limit else n_rows
-    if render:
-        if backend == "slurm":
-            console.print(str(slurm_shards.render_slurm(out, shards, options, minutes=slurm_time)))
-            if tool_replicas:
-                console.print(str(render_tool_servers(out, tool_replicas, options, minutes=slurm_time)))
-        elif backend == "htcondor":
-            path = out / "condor" / "shards.sub"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(condor_shards.condor_submit_description(out, shards, options))
-            console.print(str(path))
-            if tool_replicas:
-                console.print(str(condor_tool_servers.render(out, tool_replicas, shards, options)))
-        else:
-            raise UserError("--render: the local backend has no submit file; use --backend slurm or htcondor")
-        return
-    if backend == "htcondor":
-        res = condor_shards.run_htcondor(out, shards, options, tool_replicas=tool_replicas)
-        if tool_replicas:
-            console.print(
-                f"submitted cluster {res['tool_cluster']} ({tool_replicas} tool-server replicas; they leave when every shard finished)"
-            )
-        console.print(f"submitted cluster {res['cluster']} ({shards} shards); when done: ptbench bootcamp merge {out}")
-        return
-    replicas = (
-        tool_servers(out, tool_replicas, backend, options, minutes=slurm_time)
-        if tool_replicas
-        else contextlib.nullcontext()
-    )
-    with (
-        replicas,
-        Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar,
-    ):
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=render,
+    ) as bar:
         task = bar.add_task(f"{cfg.name}/{split}", total=total)
-        update = lambda n: bar.update(task, completed=min(n, total))  # noqa: E731
-        if backend == "local":
-            codes = run_local(out, shards, progress=update)
-        else:
-            codes = slurm_shards.run_slurm(out, shards, options, minutes=slurm_time, wait=wait, progress=update)
-            if not wait:
-                console.print(f"submitted {shards} Slurm array tasks; when done: ptbench bootcamp merge {out}")
-                return
+        launched = launch(
+            out,
+            chosen,
+            shards,
+            tool_replicas=tool_replicas,
+            minutes=slurm_time,
+            wait=wait,
+            render=render,
+            progress=lambda n: bar.update(task, completed=min(n, total)),
+        )
+    for path in launched.rendered:
+        console.print(str(path))
+    if launched.codes is None:
+        for line in describe(launched, out, shards, tool_replicas):
+            console.print(line)
+        return
     summary = _merge(out)
     console.print(summary_table(summary))
     console.print(f"traces: {out / 'merged' / 'traces.jsonl'}  summary: {out / 'merged' / 'summary.json'}")
-    failed = {tag: code for tag, code in codes.items() if code != 0}
-    if failed:
-        first = next(iter(failed))
-        raise UserError(
-            f"{len(failed)} shard(s) failed ({first}: exit {failed[first]}; log in {out / 'shards'}); rerun the same command to resume"
-        )
-
-
-def _check_replicas(cfg, backend: str, tool_server: str | None, wait: bool) -> None:  # type: ignore[no-untyped-def]
-    """--tool-replicas: refuse what cannot work before anything is written or submitted."""
-    if not any(t.remote for t in cfg.tools):
-        raise UserError(
-            f"--tool-replicas: no tool of {cfg.name} has `remote: true`; mark the tools that must run on the replicas"
-        )
-    if tool_server:
-        raise UserError(
-            "--tool-replicas and --tool-server: pass one (replicas are found in OUT/tool-servers, a server by its URL)"
-        )
-    if backend not in ("local", "slurm", "htcondor"):
-        raise UserError(
-            f"--tool-replicas: the {backend} backend cannot run tool-server replicas; use --backend local, slurm or htcondor"
-        )
-    if not wait and backend != "htcondor":  # on HTCondor the replicas end by themselves when every shard finished
-        raise UserError(
-            "--tool-replicas with --no-wait: the replicas stop when the rollout ends, so the rollout must wait for its shards"
-        )
+    failed_shards(launched.codes, out)
 
 
 def _parse_extra_body(text: str | None) -> dict:
@@ -311,6 +262,7 @@ class _BackendFile(BaseModel):
 
 def _backend_choice(name: str | None, config: Path | None) -> tuple[str, dict]:
     """The backend and its options, from --backend-config (validated like a campaign's) and --backend."""
+    from ptbench.backends.registry import NAMES
     from ptbench.spec import load_model_file
 
     chosen, options = "local", {}
@@ -318,8 +270,8 @@ def _backend_choice(name: str | None, config: Path | None) -> tuple[str, dict]:
         found, _ = load_model_file(config, _BackendFile)
         chosen, options = found.backend.name, dict(found.backend.options)
     name = name or chosen
-    if name not in ("local", "slurm", "htcondor"):
-        raise UserError(f"--backend {name}: choose local, slurm or htcondor")
+    if name not in NAMES:
+        raise UserError(f"--backend {name}: choose {', '.join(NAMES[:-1])} or {NAMES[-1]}")
     return name, options if name == chosen else {}
 
 
@@ -367,7 +319,10 @@ def sft(
     fmt: str = typer.Option(
         "chat",
         "--format",
-        help="chat: TRL conversational (prompt/completion messages, tools); text: plain prompt/completion strings (base models, the reference agent)",
+        help=(
+            "chat: TRL conversational (prompt/completion messages, tools); "
+            "text: plain prompt/completion strings (base models, the reference agent)"
+        ),
     ),
     from_traces: Path | None = typer.Option(None, help="rollout folder: export its episodes as TRL `messages` instead"),
     only_correct: bool = typer.Option(True, help="with --from-traces: keep only episodes judged correct"),
@@ -386,7 +341,10 @@ def sft(
         rows, counts = sft_from_traces(
             from_traces, only_correct=only_correct, min_score=min_score, expand_turns=expand_turns
         )
-        note = f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, {counts['skipped_bad_calls']} with malformed tool calls)"
+        note = (
+            f" from {counts['kept']} of {counts['episodes']} episodes ({counts['skipped_filter']} filtered out, "
+            f"{counts['skipped_bad_calls']} with malformed tool calls)"
+        )
     else:
         rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -407,10 +365,12 @@ def export_verl(
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
         print(
-            f"{split}: {info['n']} rows ({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
+            f"{split}: {info['n']} rows "
+            f"({', '.join(f'{k}: {v}' for k, v in info['by_data_source'].items()) or 'empty'})"
         )
     print(
-        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl config): {out / 'trainer.yaml'}"
+        f"tools: {out / 'tools.yaml'}  agent loop: {out / 'agent_loops.yaml'}  trainer snippet (merge into your verl "
+        f"config): {out / 'trainer.yaml'}"
     )
 
 
@@ -428,7 +388,10 @@ def serve_tools(
     replica: int | None = typer.Option(
         None,
         min=0,
-        help="serve as replica I of the rollout in --dir (announced in tool-servers/replica-I.json; needs the rollout's token)",
+        help=(
+            "serve as replica I of the rollout in --dir "
+            "(announced in tool-servers/replica-I.json; needs the rollout's token)"
+        ),
     ),
     idle_exit: float | None = typer.Option(None, help="replica: exit after this many seconds without a request"),
     shards: int | None = typer.Option(

@@ -44,7 +44,8 @@ def prefetch(
     ),
     workers: int = typer.Option(8, "--workers", help="parallel file downloads per repository"),
 ) -> None:
-    """Download models and datasets at pinned revisions (resumable; HF_ENDPOINT for a mirror, HF_HUB_OFFLINE=1 only checks)."""
+    """Download models and datasets at pinned revisions (resumable; HF_ENDPOINT for a mirror,
+    HF_HUB_OFFLINE=1 only checks)."""
     from ptbench.caches.prefetch import human
     from ptbench.caches.prefetch import prefetch as run_prefetch
     from ptbench.caches.resources import agent_resources

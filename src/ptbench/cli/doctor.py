@@ -12,12 +12,14 @@ def doctor(
     gpus: int = typer.Option(0, "--gpus", help="GPUs this node must offer (a compute node's check)"),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap | apptainer: which sandbox must work"),
 ) -> None:
-    """Check a login or compute node: sandboxes, user namespaces, fuse-overlayfs, GPUs, images, caches, scheduler, keys."""
+    """Check a login or compute node: sandboxes, user namespaces, fuse-overlayfs, GPUs, images, caches,
+    scheduler, keys."""
+    from ptbench.backends.registry import NAMES
     from ptbench.core.errors import UserError
     from ptbench.doctor import run_checks
 
-    if backend not in ("local", "slurm", "htcondor"):
-        raise UserError(f"--backend {backend}: unknown backend (local, slurm or htcondor)")
+    if backend not in NAMES:
+        raise UserError(f"--backend {backend}: unknown backend ({', '.join(NAMES[:-1])} or {NAMES[-1]})")
     checks = run_checks(backend=backend, gpus=gpus, sandbox=sandbox)
     table = Table(title="ptbench doctor")
     for col in ("", "check", "state", "fix"):

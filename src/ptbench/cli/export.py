@@ -23,5 +23,6 @@ def harbor(
     for w in harbor_warnings(campaign):
         typer.echo(f"warning: {w}", err=True)
     print(
-        f"{len(written)} Harbor task(s) in {out}; run them with e.g. `harbor run -p {out}/<task> -a claude-code -e modal`"
+        f"{len(written)} Harbor task(s) in {out}; run them with e.g. `harbor run -p {out}/<task> -a claude-code -e "
+        "modal`"
     )

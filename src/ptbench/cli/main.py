@@ -19,6 +19,7 @@ HELP = (
     "and turns the results into tables for papers."
 )
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
+EXIT_PARTIAL = 75  # `ptbench submit` sent part of the campaign; a scheduler limit left the rest (EX_TEMPFAIL)
 
 
 trial_app = typer.Typer(no_args_is_help=True, help="Run one trial (what a compute node executes).")
@@ -50,7 +51,8 @@ def plan(
 
     p = commands.plan(campaign, replace=replace)
     print(
-        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, {len(p.replaced)} replaced"
+        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, "
+        f"{len(p.replaced)} replaced"
     )
 
 
@@ -58,15 +60,19 @@ def plan(
 def run(
     campaign: str = typer.Argument(..., help="campaign YAML file"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
-    parallelism: int = typer.Option(None, help="override the campaign's parallelism"),
+    parallelism: int | None = typer.Option(None, help="override the campaign's parallelism"),
     rehearse: bool = typer.Option(
         False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
     ),
 ) -> None:
     """Run a campaign on this machine (the local backend), then print the results table."""
+    _run_here(_plan_checked(campaign, replace=replace, rehearse=rehearse), parallelism)
+
+
+def _run_here(p, parallelism: int | None) -> None:
+    """Run the plan's unfinished trials on this machine, then print the status and results tables."""
     from ptbench import commands
 
-    p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
     todo = p.unfinished
     if todo:
         _run_local(p, todo, parallelism)
@@ -142,10 +148,10 @@ def submit(
 
     p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
     name = backend or p.campaign.backend.name
-    if name == "local":
-        run(campaign, replace=False, parallelism=None, rehearse=rehearse)
-        return
     chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
+    if chosen.runs_here:  # the local backend: run here, with the plan just made
+        _run_here(p, None)
+        return
     # Trials whose job is still queued or running are not submitted twice (one scheduler call).
     live = {}
     if (p.campaign_dir / "jobs.json").exists():
@@ -157,12 +163,19 @@ def submit(
             f"{'' if retry_failed else '; --retry-failed resubmits retryable failures'})"
         )
         return
-    job = chosen.submit(p, todo)
+    done = chosen.submit(p, todo)
     print(
-        f"{p.campaign_dir.name}: submitted {len(todo)} trial(s) to {name}"
-        + (f" as job {job}" if isinstance(job, (str, int)) else "")
+        f"{p.campaign_dir.name}: submitted {done.units} trial(s) to {name}"
+        + (f" as {done.describe()}" if done.job_ids else "")
         + f"; follow with `ptbench status {p.campaign_dir}`"
     )
+    if done.left:
+        print(
+            f"{p.campaign_dir.name}: {done.left} trial(s) left: the scheduler refused them ({done.refused}); "
+            f"run `ptbench submit {campaign}` again when jobs have left the queue (queued ones are not sent twice)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(EXIT_PARTIAL)
 
 
 @app.command()
@@ -195,8 +208,11 @@ def status(
     cdir, campaign = commands.resolve_campaign_dir(target)
     if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
         from ptbench.backends.shards import shard_status_rows
+        from ptbench.status import TrialStatus
 
-        rows_of_shards = lambda: shard_status_rows(cdir)  # noqa: E731
+        def rows_of_shards() -> list[TrialStatus]:
+            return shard_status_rows(cdir)
+
         if watch:
             from ptbench.cli.watch import watch_status
 
@@ -206,7 +222,7 @@ def status(
     backend = get_backend(_backend_of(cdir, campaign))
 
     def rows():
-        states = backend.scheduler_states(cdir, load_plan(cdir)) if backend.name != "local" else {}
+        states = backend.scheduler_states(cdir, load_plan(cdir)) if not backend.runs_here else {}
         return commands.status_rows(cdir, states, backend)
 
     if watch:
@@ -214,14 +230,21 @@ def status(
 
         raise typer.Exit(watch_status(cdir, rows, interval))
     commands.print_status(cdir, rows())
+    from ptbench.backends.jobs import JobsFile
+
+    left = [u for u in (getattr(JobsFile.load(cdir), "left", None) or []) if not (cdir / u / "result.json").exists()]
+    if left:
+        commands.console.print(
+            f"{len(left)} trial(s) not submitted yet (a scheduler limit refused them): `ptbench submit` sends them"
+        )
 
 
 def _backend_of(cdir, campaign) -> str:
-    import json
+    from ptbench.backends.jobs import JobsFile
 
-    jobs = cdir / "jobs.json"
-    if jobs.exists():
-        return json.loads(jobs.read_text()).get("backend", "local")
+    jobs = JobsFile.load(cdir)
+    if jobs is not None:
+        return jobs.backend
     return campaign.backend.name if campaign else "local"
 
 
@@ -546,7 +569,7 @@ def _register_subapps(args: list[str]) -> None:
     """Add the sub-command groups, unless the command line names a command of this module: importing
     them costs a quarter of a second that `ptbench collate` and the other commands here never use."""
     first = next((a for a in args if not a.startswith("-")), None)
-    own = {(c.name or c.callback.__name__).replace("_", "-") for c in app.registered_commands}
+    own = {str(c.name or getattr(c.callback, "__name__", "")).replace("_", "-") for c in app.registered_commands}
     if first in own - set(SUBAPPS) or first in {g.name for g in app.registered_groups}:
         return
     from ptbench.cli.bootcamp import app as bootcamp_app

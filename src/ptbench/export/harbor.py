@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import jinja2
 
@@ -39,6 +38,7 @@ from ptbench.spec import load_campaign
 from ptbench.spec.campaign import AgentRef
 from ptbench.tasks import get_task
 from ptbench.tasks.identity import scored_set_identity
+from ptbench.trial import TrialSpec
 
 TORCH = "2.13.0"
 PYTHON_PACKAGES = '"transformers>=5.16.1,<5.20" "trl>=0.20" "peft>=0.13" "vllm>=0.11" "datasets>=3" "accelerate>=1.0"'
@@ -48,7 +48,11 @@ _SOURCE_ROOT = Path(__file__).resolve().parents[3]
 
 def cli_packages() -> list[str]:
     """npm package@version of the four agent CLIs, from agents/*/agent.yaml (the one source of truth)."""
-    return [load_agent(name).package for name in CLI_AGENTS]
+    packages = [load_agent(name).package for name in CLI_AGENTS]
+    missing = [name for name, p in zip(CLI_AGENTS, packages, strict=True) if p is None]
+    if missing:
+        raise UserError(f"agents {', '.join(missing)}: agent.yaml names no npm package (the images install it)")
+    return [p for p in packages if p is not None]
 
 
 def _templates() -> jinja2.Environment:
@@ -139,7 +143,7 @@ def export_harbor(campaign_file: str | Path, out: str | Path) -> list[Path]:
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out}: not empty; export into a new folder (tasks are never overwritten)")
-    seen: dict[tuple[str, str], object] = {}
+    seen: dict[tuple[str, str], TrialSpec] = {}
     for spec in expand(campaign):
         seen.setdefault((spec.base_model.display, spec.task.display), spec)
     env = _templates()
@@ -152,9 +156,7 @@ def export_harbor(campaign_file: str | Path, out: str | Path) -> list[Path]:
             update={"base_model": spec.base_model.model_copy(update={"path": None})}
         )  # the cloud has the hub, not our paths
         task = get_task(spec.task.name, **spec.task.options)
-        prompt = render_prompt(
-            SimpleNamespace(spec=spec, workspace=Path("/app")), task_context=getattr(task, "agent_context", "")
-        )
+        prompt = render_prompt(spec, Path("/app"), task_context=getattr(task, "agent_context", ""))
         atomic_write_text_mk(tdir / "instruction.md", prompt)
         atomic_write_text_mk(tdir / "task.toml", toml_out.dumps(task_config(spec, name)))
         ws = tdir / "environment" / "workspace"
@@ -226,8 +228,9 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     out = []
     if "api_usage" in checks:
         out.append(
-            "integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will be "
-            "unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score clean runs"
+            "integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will "
+            "be unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score "
+            "clean runs"
         )
     if "judge" in checks:
         out.append(
@@ -236,14 +239,15 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     local = [m for m in campaign.integrity.forbidden_models if "/" not in m or m.startswith(("/", ".", "~"))]
     if local:
         out.append(
-            f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity will be "
-            "unchecked there; name hub ids instead"
+            f"forbidden_models {', '.join(local)} are local folders the cloud verifier cannot read: model_identity "
+            "will be unchecked there; name hub ids instead"
         )
     with_data = sorted({t.name for t in campaign.tasks if t.options.get("data_path")})
     if with_data:
         out.append(
-            f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load their "
-            "test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from the hub"
+            f"task(s) {', '.join(with_data)} read data_path, a folder of this machine: the cloud verifier cannot load "
+            "their test sets there (evaluation fails, contamination is unchecked); drop data_path to load them from "
+            "the hub"
         )
     local_bases = [b.id for b in campaign.base_models if b.path]
     if local_bases:

@@ -14,7 +14,7 @@ from typing import Any
 from ptbench.core.errors import UserError
 from ptbench.results.collate import load
 from ptbench.results.policy import BaselineIndex
-from ptbench.results.schema import BaseModelInfo, ResultRecord, TaskInfo
+from ptbench.results.schema import BaseModelInfo, TaskInfo
 
 
 def baseline_index(campaign: Any) -> tuple[BaselineIndex | None, list[str]]:
@@ -34,11 +34,10 @@ def base_score(index: BaselineIndex | None, roots: list[str], spec: Any) -> dict
     """{"value", "source"} of the base model's zero-shot score on the spec's task, or None."""
     if index is None:
         return None
-    probe = ResultRecord.model_construct(
-        base_model=BaseModelInfo(id=spec.base_model.id, label=spec.base_model.display),
-        task=TaskInfo(name=spec.task.name, label=spec.task.display),
+    value = index.lookup_for(
+        BaseModelInfo(id=spec.base_model.id, label=spec.base_model.display),
+        TaskInfo(name=spec.task.name, label=spec.task.display),
     )
-    value = index.lookup(probe)
     if value is None:
         return None
     return {"value": value, "source": f"{' or '.join(sorted(index.sources_used))} records in {', '.join(roots)}"}

@@ -52,7 +52,8 @@ _LOG_LIMIT = 20000
 # verdict here rests on the final workspace and final_model only.
 NOT_SEEN = [
     "the agent's trajectory (api_usage is unchecked; contamination cannot follow files it names)",
-    "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to see)",
+    "the agent's HOME and Hugging Face cache (a test set downloaded there and deleted before the end leaves nothing to "
+    "see)",
 ]
 
 
@@ -61,6 +62,7 @@ def reward_for(rule: str, own: float | None, base: float | None) -> tuple[str, f
     base_fallback has no base score."""
     flags = {"counted": 1, "base_fallback": 0, "nan": 0}
     if rule in ("scored", "shown"):
+        assert own is not None  # choose_rule scores only a trial with its own valid score
         return rule, float(own), flags
     if rule == "base_fallback" and base is not None:
         return rule, base, {**flags, "base_fallback": 1}
@@ -105,7 +107,10 @@ def _test_set_problem(metrics: dict[str, Any], expected: dict[str, Any] | None) 
         return None
     got = (metrics.get("settings") or {}).get("test_set") or {}
     if got.get("sha256") != expected.get("sha256"):
-        return f"the test set evaluated (sha256 {got.get('sha256')}) is not the one exported (sha256 {expected.get('sha256')})"
+        return (
+            f"the test set evaluated (sha256 {got.get('sha256')}) is not the one exported "
+            f"(sha256 {expected.get('sha256')})"
+        )
     return None
 
 

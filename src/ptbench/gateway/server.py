@@ -5,7 +5,8 @@ port. The agent's CLI gets the gateway's URL as its base URL and a random trial 
 the gateway checks the token, checks the model against the allow-list and the cost cap, swaps the
 token for the real key and forwards the request unchanged (streams pass through as they arrive).
 Every call is recorded in agent/calls.jsonl (no headers, error text redacted) with its model,
-tokens, cost, latency and status. `/judge/...` is the same for the judge of the agent's own
+tokens, cost, latency and status, and, with a `Transcript`, its new messages and the model's
+reply in record/transcript.jsonl (transcript.py). `/judge/...` is the same for the judge of the agent's own
 `evaluate.sh`, with its own key and cap.
 """
 
@@ -29,6 +30,7 @@ from ptbench.core.aioserve import start_catch_all
 from ptbench.core.http import parse_retry_after
 from ptbench.gateway.fastjson import load_json, record_line
 from ptbench.gateway.prices import cost_usd, price_of
+from ptbench.gateway.transcript import MAX_REPLY, Transcript
 from ptbench.gateway.wire import (
     SseUsageScanner,
     Usage,
@@ -98,6 +100,7 @@ class Gateway:
         backoff: float = 1.0,
         on_cap: Callable[[Upstream], None] = lambda u: None,
         read_stall_s: float = READ_STALL_S,
+        transcript: Transcript | None = None,
     ) -> None:
         self.token = token
         self.routes = {"agent": agent, **({"judge": judge} if judge else {})}
@@ -106,6 +109,7 @@ class Gateway:
         self.retries, self.max_retry_wait, self.backoff = retries, max_retry_wait, backoff
         self.on_cap = on_cap
         self.read_stall_s = read_stall_s
+        self.transcript = transcript
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
         self._calls_fd: int | None = None
@@ -185,7 +189,11 @@ class Gateway:
                 raw = json.dumps(
                     {**json.loads(raw), "model": sent_model}
                 ).encode()  # the stdlib's parse: orjson's turns a big integer into a float
-        return await self._forward(request, up, api, model, path, place, raw, started)
+        call = 0
+        if self.transcript is not None:
+            call = self.transcript.new_call()
+            self.transcript.request(call, up.name, api, model, raw, body)
+        return await self._forward(request, up, api, model, path, place, raw, started, call)
 
     async def _forward(
         self,
@@ -197,6 +205,7 @@ class Gateway:
         place: str,
         raw: bytes,
         started: float,
+        call: int = 0,
     ) -> web.StreamResponse:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
         query = [(k, v) for k, v in request.query.items() if k != "key"] if request.query_string else []
@@ -230,7 +239,7 @@ class Gateway:
                     await asyncio.sleep(wait)
                     continue
             break
-        return await self._relay(request, reply, up, api, model, started, attempts)
+        return await self._relay(request, reply, up, api, model, started, attempts, call)
 
     def _wait(self, attempt: int, retry_after: str | None) -> float:
         told = parse_retry_after(retry_after)
@@ -247,6 +256,7 @@ class Gateway:
         model: str,
         started: float,
         attempts: int,
+        call: int = 0,
     ) -> web.StreamResponse:
         out = _RelayedResponse(
             status=reply.status, headers={k: v for k, v in reply.headers.items() if k.lower() not in _DROP_REPLY}
@@ -254,6 +264,9 @@ class Gateway:
         sse = reply.headers.get("Content-Type", "").startswith("text/event-stream")
         scanner = SseUsageScanner(api) if sse else None
         kept = bytearray()  # a JSON reply (or an error) is read for usage / the message; capped
+        record = self.transcript is not None and call > 0
+        streamed: list[bytes] = []  # an SSE reply, for the transcript
+        streamed_bytes = 0
         status = reply.status
         first_byte = None
         # The reply's body is watched for stalls by _watch_stalls, not by a read timer that
@@ -273,6 +286,9 @@ class Gateway:
             while chunk:
                 if scanner is not None:
                     scanner.feed(chunk)
+                    if record and streamed_bytes < MAX_REPLY:
+                        streamed.append(chunk)
+                        streamed_bytes += len(chunk)
                 elif len(kept) < 16 * 1024 * 1024:
                     kept += chunk
                 if content.at_eof():
@@ -300,6 +316,10 @@ class Gateway:
                 except ValueError:
                     pass
             error = bytes(kept[:600]).decode("utf-8", "replace") if reply.status >= 400 else None
+            if record:
+                assert self.transcript is not None
+                body, cut = (streamed, streamed_bytes >= MAX_REPLY) if sse else (bytes(kept), len(kept) >= 16 << 20)
+                self.transcript.response(call, up.name, api, status, sse, body, cut)
             self._record(
                 up,
                 api,
@@ -409,6 +429,8 @@ class Gateway:
         if self._calls_fd is not None:
             os.close(self._calls_fd)
             self._calls_fd = None
+        if self.transcript is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.transcript.close)
 
     def totals(self) -> dict[str, Any]:
         return {

@@ -112,9 +112,10 @@ class SseUsageScanner:
     """Reads usage out of an SSE stream as it passes, parsing only the few events that carry it.
 
     Most frames are text deltas without "usage"/"usageMetadata": a chunk without the bytes "usage"
-    costs one search (not "sage": every "message_..." event would match it). Only lines that contain it are cut out and parsed (never a split of the whole
-    chunk). Where the last usage block is the whole truth (OpenAI's final event, Gemini's
-    cumulative counts) only the last such lines are parsed, at the end of the stream."""
+    costs one search (not "sage": every "message_..." event would match it). Only lines that contain
+    it are cut out and parsed (never a split of the whole chunk). Where the last usage block is the
+    whole truth (OpenAI's final event, Gemini's cumulative counts) only the last such lines are
+    parsed, at the end of the stream."""
 
     api: str
     usage: Usage = field(default_factory=Usage)

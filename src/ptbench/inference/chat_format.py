@@ -67,8 +67,9 @@ class ChatFormat:
     base_model: str | None = None
     why: str = ""
 
-    def render(self, messages: list[dict], tools: list[dict] | None, model_render: Callable[..., str]) -> str:
+    def render(self, messages: list[dict], tools: list[dict] | None, model_render: Callable[..., str] | None) -> str:
         if self.source == "model":
+            assert model_render is not None, "the model's own template needs the engine's renderer"
             return model_render(messages, tools=tools) if tools else model_render(messages)
         if self.family is None:
             raise UserError(

@@ -20,7 +20,9 @@ class TransformersEngine:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         torch_dtype = torch.float32 if self.device == "cpu" else dtype
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch_dtype).to(self.device).eval()
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch_dtype)
+        # transformers wraps .to() with functools.wraps; mypy then reads it as unbound (self expected)
+        self.model = model.to(self.device).eval()  # type: ignore[arg-type]
         self.batch_size = batch_size
 
     def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str:
@@ -55,6 +57,7 @@ class TransformersEngine:
             for row in new:
                 ids = [t for t in row.tolist() if t != self.tokenizer.pad_token_id]
                 text = self.tokenizer.decode(ids, skip_special_tokens=True)
+                assert isinstance(text, str)  # one sequence in, one string out
                 hit_stop = False
                 for stop in settings.stop:
                     if stop in text:

@@ -24,12 +24,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ptbench.core.errors import UserError
+from ptbench.core.http import parse_retry_after as _retry_after
+
 # Set in an agent's environment by the trial's gateway (runner/trial_gateway.py): its judge route and token.
 JUDGE_GATEWAY_ENV = "PTBENCH_JUDGE_GATEWAY"
 JUDGE_TOKEN_ENV = "PTBENCH_JUDGE_TOKEN"
-
-from ptbench.core.errors import UserError
-from ptbench.core.http import parse_retry_after as _retry_after
 
 
 @dataclass(frozen=True)
@@ -206,11 +206,11 @@ class JudgeClient:
                         error = "bad_response: no choices[0].message.content"
                     elif resp.status_code in (400, 401, 403, 404):
                         # Not transient: retrying cannot help (bad model name, bad key, bad request).
-                        body = resp.text[:200]
+                        said = resp.text[:200]
                         key = os.environ.get(self.config.api_key_env, "")
                         if len(key) >= 8:  # an endpoint that echoes the key must not put it into results
-                            body = body.replace(key, f"[REDACTED:{self.config.api_key_env}]")
-                        return JudgeReply(text=None, error=f"http_{resp.status_code}: {body}", attempts=attempt)
+                            said = said.replace(key, f"[REDACTED:{self.config.api_key_env}]")
+                        return JudgeReply(text=None, error=f"http_{resp.status_code}: {said}", attempts=attempt)
                     else:
                         error = f"http_{resp.status_code}"
                         wait = _retry_after(resp.headers.get("retry-after"))

@@ -39,10 +39,10 @@ class VLLMEngine:
         env_len = os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN")
         env_util = os.environ.get("PTBENCH_VLLM_GPU_MEMORY_UTILIZATION")
         args: dict[str, Any] = {"model": model_path, "dtype": dtype, "seed": seed, "max_num_seqs": max(1, batch_size)}
-        if max_model_len or env_len:
-            args["max_model_len"] = int(max_model_len or env_len)
-        if gpu_memory_utilization or env_util:
-            args["gpu_memory_utilization"] = float(gpu_memory_utilization or env_util)
+        if max_len := max_model_len or env_len:
+            args["max_model_len"] = int(max_len)
+        if util := gpu_memory_utilization or env_util:
+            args["gpu_memory_utilization"] = float(util)
         args.update(json.loads(os.environ.get("PTBENCH_VLLM_ARGS", "{}")))
         args.update(llm_args)
         try:
@@ -108,7 +108,7 @@ class VLLMEngine:
                 raise GenerationFailed(f"vLLM failed at max_new_tokens={limit}: {exc}") from exc
             raise
         results = [Completion(text="", finish_reason="prompt_too_long", n_tokens=0) for _ in prompts]
-        for i, out in zip(runnable, outputs):
+        for i, out in zip(runnable, outputs, strict=True):
             o = out.outputs[0]
             finish = "length" if o.finish_reason == "length" else "stop"
             results[i] = Completion(text=o.text, finish_reason=finish, n_tokens=len(o.token_ids))

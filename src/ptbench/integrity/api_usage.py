@@ -165,7 +165,10 @@ def check(ctx: CheckContext) -> Finding:
         if not root.is_dir():
             continue
         scaffold = [root / s for s in SCAFFOLD_STATE] if name == "home" else []
-        skip = lambda p, scaffold=scaffold: p.name in _SKIP_DIRS or any(p == s for s in scaffold)
+
+        def skip(p: Path, scaffold: list[Path] = scaffold) -> bool:
+            return p.name in _SKIP_DIRS or any(p == s for s in scaffold)
+
         for path in walk_files(root, skip):
             if path.suffix.lower() not in _TEXT_SUFFIXES or kind_of(path) != "text" or path.stat().st_size > MAX_FILE:
                 continue

@@ -26,6 +26,8 @@ class CheckContext:
     home = property(lambda self: self.trial_dir / "home")
     agent_dir = property(lambda self: self.trial_dir / "agent")
     final_model = property(lambda self: self.trial_dir / "final_model")
+    # The gateway's record of every model call (harness-only: never bound into the sandbox).
+    transcript = property(lambda self: self.trial_dir / "record" / "transcript.jsonl")
 
     @property
     def config(self):

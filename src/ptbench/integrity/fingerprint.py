@@ -118,7 +118,7 @@ def _vocab_rows(name: str) -> bool:
     return any(k in name for k in ("embed", "lm_head", "wte", "output.weight"))
 
 
-def distances(final: Checkpoint, other: Checkpoint, plan: list[tuple[str, list[int]]]) -> dict[str, float]:
+def distances(final: Checkpoint, other: Checkpoint, plan: list[tuple[str, list[int]]]) -> dict[str, Any]:
     """Relative L2 distance ||final - other|| / ||other|| and cosine similarity over the sampled rows."""
     import torch
 

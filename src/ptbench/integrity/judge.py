@@ -1,6 +1,7 @@
 """The optional LLM judge: one of the agent CLIs, run by the harness after the agent, over a
 read-only copy of the workspace and the trajectory, with a prompt shipped by ptbench.
 
+It also reads the gateway transcript (record/transcript.jsonl: every model call of the agent).
 It works in `judge/` beside the trial's checks (never inside the agent's workspace), with its
 own private HOME and its own wall-clock budget (`integrity.judge.minutes`), and must leave a
 JSON verdict with a justification per question. A judge that cannot start, fails, runs out of
@@ -62,7 +63,11 @@ def check(ctx: CheckContext) -> Finding:
         (work / d).mkdir(parents=True, exist_ok=True)
     (work / "trial.json").write_text(spec.model_dump_json(indent=2))
     judge_trial = TrialDir(work)
-    prompt = _prompt(ctx, has_trajectory=(evidence / "trajectory.json").exists())
+    prompt = _prompt(
+        ctx,
+        has_trajectory=(evidence / "trajectory.json").exists(),
+        has_transcript=(evidence / "transcript.jsonl").exists(),
+    )
     (work / "prompt.txt").write_text(prompt)
     try:
         launch = build_launch(judge_trial, prompt=prompt)
@@ -133,6 +138,10 @@ def _copy_evidence(ctx: CheckContext, dest: Path) -> list[str]:
         (dest / "workspace").mkdir(parents=True)
     if (ctx.agent_dir / "trajectory.json").is_file():
         shutil.copy2(ctx.agent_dir / "trajectory.json", dest / "trajectory.json")
+    if ctx.transcript.is_file():  # the gateway's record (already redacted); a huge one is cut, and says so
+        _copy_head(ctx.transcript, dest / "transcript.jsonl", _COPY_LIMIT)
+        if ctx.transcript.stat().st_size > _COPY_LIMIT:
+            skipped.append(f"{ctx.transcript.relative_to(ctx.trial_dir)} (after its first {_COPY_LIMIT} bytes)")
     checks = {
         p.stem: json.loads(p.read_text())
         for p in sorted((ctx.trial_dir / "checks").glob("*.json"))
@@ -146,7 +155,16 @@ def _copy_evidence(ctx: CheckContext, dest: Path) -> list[str]:
     return skipped
 
 
-def _prompt(ctx: CheckContext, *, has_trajectory: bool) -> str:
+def _copy_head(src: Path, dest: Path, limit: int) -> None:
+    """The first `limit` bytes of a JSONL file, cut at a line end."""
+    with open(src, "rb") as fh:
+        data = fh.read(limit)
+    if len(data) == limit and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
+    dest.write_bytes(data)
+
+
+def _prompt(ctx: CheckContext, *, has_trajectory: bool, has_transcript: bool) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ptbench.integrity", "templates"), undefined=jinja2.StrictUndefined
     )
@@ -155,6 +173,7 @@ def _prompt(ctx: CheckContext, *, has_trajectory: bool) -> str:
         task=ctx.spec.task.name,
         verdict_file=VERDICT_FILE,
         has_trajectory=has_trajectory,
+        has_transcript=has_transcript,
     )
 
 

@@ -144,10 +144,11 @@ def check(ctx: CheckContext) -> Finding:
                 raise Unchecked(f"forbidden model {name} has no tensors comparable with final_model")
             details["forbidden_skipped"][name] = f"other architecture ({', '.join(why_not) or 'no comparable tensors'})"
             continue
+        assert other is not None  # sub is empty without it
         base_d = to_base if len(sub) == len(plan) else distances(fin, ref, sub)
         d = distances(fin, other, sub)
         details["distance_to_forbidden"][name] = _public(d)
-        closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"]))
+        closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"], strict=True))
         if d["l2"] <= base_d["l2"]:
             evidence.append(
                 {

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import psutil
@@ -56,7 +57,7 @@ class Monitor:
         self.interval = max(float(interval), 0.05)
         self.gpus = gpus
         self._cpu_seen: dict[int, float] = {}
-        self._nv = None
+        self._nv: ModuleType | None = None
         self._gpu_list: list[nvml.Gpu] = []
         self.gpu_error: str | None = None
 
@@ -149,7 +150,7 @@ class Monitor:
             "disk_free_bytes": disk.free,
         }
         if self._nv is not None:
-            gpus = []
+            gpus: list[dict[str, Any]] = []
             ours = {p.pid for p in self._tree()}
             for g in self._gpu_list:
                 try:

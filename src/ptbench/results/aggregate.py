@@ -19,7 +19,7 @@ from ptbench.results.policy import (
     BaselineIndex,
     ScoredTrial,
     baseline_setting,
-    has_valid_score,
+    own_score,
     score_trial,
 )
 from ptbench.results.schema import ResultRecord
@@ -130,7 +130,7 @@ def collate(
     for key, values in base_seed_values.items():
         per_base[key].values = values
     bench_run: dict[tuple[str, str, int], float] = {k: statistics.fmean(v) for k, v in seed_values.items()}
-    for (agent, task, seed), v in sorted(bench_run.items()):
+    for (agent, task, _seed), v in sorted(bench_run.items()):
         per_bench[(agent, task)].values.append(v)
 
     agents = sorted(runs)
@@ -146,17 +146,14 @@ def collate(
 
     baselines: dict[tuple[str, str], Stat] = {}
     per_model: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in baseline_records:
-        if has_valid_score(r):
-            per_model[(baseline_setting(r), r.task.label)][r.base_model.id].append(r.primary_metric.value)
     baseline_per_model: dict[tuple[str, str, str], Stat] = defaultdict(Stat)
     for r in baseline_records:
-        if has_valid_score(r):
-            baseline_per_model[(baseline_setting(r), r.base_model.label, r.task.label)].values.append(
-                r.primary_metric.value
-            )
-    for key, models in per_model.items():
-        baselines[key] = Stat([statistics.fmean(v) for v in models.values()])
+        setting, score = baseline_setting(r), own_score(r)
+        if setting is not None and score is not None:
+            per_model[(setting, r.task.label)][r.base_model.id].append(score)
+            baseline_per_model[(setting, r.base_model.label, r.task.label)].values.append(score)
+    for setting_task, models in per_model.items():
+        baselines[setting_task] = Stat([statistics.fmean(v) for v in models.values()])
     settings = sorted({s for s, _ in baselines}, key=_setting_order)
     baseline_aggregate = {
         s: sum(w.by_task[t] * baselines[(s, t)].mean for t in tasks)

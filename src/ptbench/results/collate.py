@@ -210,7 +210,8 @@ def collate_dirs(
         load(extra, into=loaded)
     if not loaded.records:
         raise UserError(
-            f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results folder)"
+            f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results "
+            "folder)"
         )
     warnings = list(loaded.problems) + label_conflicts(loaded.records) + duplicate_trials(loaded.records)
     for r in loaded.records:  # every table, plot and report row says when an agent ran unsandboxed

@@ -68,13 +68,13 @@ def check_comparable(records: list[ResultRecord], *, allow_mixed: bool = False) 
     holders: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for r in records:
         if r.primary_metric is not None and r.status in ("completed", "timed_out"):
-            column = holders[r.task.label]
+            held = holders[r.task.label]
             for setting, get in for_baselines if r.campaign == "baselines" else every:
-                column[setting][_short(get(r))].append(r.trial_id)
+                held[setting][_short(get(r))].append(r.trial_id)
     problems = []
-    for column, settings in holders.items():
+    for column, by_setting in holders.items():
         for setting in SETTINGS:
-            values = settings.get(setting, {})
+            values = by_setting.get(setting, {})
             if len(values) > 1:
                 parts = "; ".join(
                     f"{value} in {len(ids)} ({', '.join(ids[:2])}{', …' if len(ids) > 2 else ''})"

@@ -53,8 +53,8 @@ def gateway_usage(calls: str) -> dict | None:
                 continue
             call = json.loads(line)
             usage = call.get("usage", call) if isinstance(call, dict) else {}
-            for f in TOKEN_FIELDS:
-                total[f] += int(_number(usage.get(f)))
+            for field in TOKEN_FIELDS:
+                total[field] += int(_number(usage.get(field)))
             if isinstance(usage.get("cost_usd"), (int, float)):
                 total["cost_usd"] = (total["cost_usd"] or 0.0) + usage["cost_usd"]
     except (json.JSONDecodeError, AttributeError, OSError):

@@ -36,6 +36,7 @@ def duplicate_trials(records: list[ResultRecord]) -> list[str]:
             where[(r.agent.label, r.base_model.label, r.task.label, r.seed)].append(r.campaign)
     twice = sorted((k, c) for k, c in where.items() if len(c) > 1)  # only those sorted: 10,000 keys in a big campaign
     return [
-        f"trial {' / '.join(map(str, k))} appears {len(c)} times (campaigns {', '.join(sorted(c))}); their scores are averaged"
+        f"trial {' / '.join(map(str, k))} appears {len(c)} times (campaigns {', '.join(sorted(c))}); their scores are "
+        "averaged"
         for k, c in twice
     ]

@@ -22,6 +22,7 @@ import signal
 import threading
 import traceback
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from ptbench.results import plots
@@ -67,14 +68,18 @@ def _warm_up() -> None:
         fig.savefig(io.BytesIO(), format=ext, dpi=150)
 
 
-def _result(figures: tuple[str, ...], job: tuple) -> tuple[str, object]:
+PlotJob = tuple[Collation, list[AgentCost], Path]  # write_plots' arguments but the figures
+
+
+def _result(figures: tuple[str, ...], job: PlotJob) -> tuple[str, object]:
     try:
-        return ("ok", plots.write_plots(*job, figures=figures))
+        c, costs, out = job
+        return ("ok", plots.write_plots(c, costs, out, figures=figures))
     except BaseException:  # noqa: BLE001 - every failure goes back to the parent, which raises it
         return ("error", traceback.format_exc())
 
 
-def _draw_share(figures: tuple[str, ...], job: tuple, conn: Connection) -> None:
+def _draw_share(figures: tuple[str, ...], job: PlotJob, conn: Connection) -> None:
     _send(conn, _result(figures, job))
 
 
@@ -107,7 +112,7 @@ def _serve(conn: Connection) -> None:
 
 
 class PlotProcess:
-    def __init__(self, proc: multiprocessing.Process, conn: Connection):
+    def __init__(self, proc: BaseProcess, conn: Connection):
         self._proc, self._conn, self._sent = proc, conn, False
 
     @classmethod

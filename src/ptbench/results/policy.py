@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ptbench.core.errors import UserError
-from ptbench.results.schema import ResultRecord
+from ptbench.results.schema import BaseModelInfo, ResultRecord, TaskInfo
 
 Policy = Literal["base_fallback", "exclude", "nan"]
 POLICIES: tuple[str, ...] = ("base_fallback", "exclude", "nan")
@@ -45,9 +45,14 @@ def integrity_of(record: ResultRecord) -> str:
     return "clean"
 
 
-def has_valid_score(record: ResultRecord) -> bool:
+def own_score(record: ResultRecord) -> float | None:
+    """The trial's own score where it has a valid one (a scored status and a finite metric), else None."""
     m = record.primary_metric
-    return record.status in SCORED_STATUSES and m is not None and math.isfinite(m.value)
+    return m.value if record.status in SCORED_STATUSES and m is not None and math.isfinite(m.value) else None
+
+
+def has_valid_score(record: ResultRecord) -> bool:
+    return own_score(record) is not None
 
 
 def baseline_setting(record: ResultRecord) -> str | None:
@@ -64,10 +69,10 @@ def is_instruct(record: ResultRecord) -> bool:
     return record.agent.name == "baseline-instruct"
 
 
-def _model_keys(record: ResultRecord) -> list[str]:
+def _model_keys(base_model: BaseModelInfo) -> list[str]:
     """Ways a baseline's model may name a campaign's base model: label, hub id, folder name."""
-    ident = record.base_model.id.rstrip("/")
-    return [f"label:{record.base_model.label}", f"id:{ident}", f"name:{ident.rsplit('/', 1)[-1].lower()}"]
+    ident = base_model.id.rstrip("/")
+    return [f"label:{base_model.label}", f"id:{ident}", f"name:{ident.rsplit('/', 1)[-1].lower()}"]
 
 
 class BaselineIndex:
@@ -75,7 +80,7 @@ class BaselineIndex:
     from the campaign's own `base-model` agent trials (the base model handed back unchanged)."""
 
     def __init__(self, records: list[ResultRecord]):
-        self._scores: dict[tuple[str, str], dict[str, list[float]]] = {
+        self._scores: dict[str, dict[tuple[str, str], list[float]]] = {
             "baseline": defaultdict(list),
             "base-model agent": defaultdict(list),
         }
@@ -83,17 +88,21 @@ class BaselineIndex:
             source = (
                 "baseline" if is_zero_shot_base(r) else "base-model agent" if r.agent.name == BASE_MODEL_AGENT else None
             )
-            if source is None or not has_valid_score(r):
+            score = own_score(r)
+            if source is None or score is None:
                 continue
-            for key in _model_keys(r):
+            for key in _model_keys(r.base_model):
                 for task in {r.task.name, r.task.label}:
-                    self._scores[source][(key, task)].append(r.primary_metric.value)
+                    self._scores[source][(key, task)].append(score)
         self.sources_used: set[str] = set()
 
     def lookup(self, trial: ResultRecord) -> float | None:
+        return self.lookup_for(trial.base_model, trial.task)
+
+    def lookup_for(self, base_model: BaseModelInfo, task_info: TaskInfo) -> float | None:
         for source, scores in self._scores.items():
-            for key in _model_keys(trial):
-                for task in (trial.task.label, trial.task.name):
+            for key in _model_keys(base_model):
+                for task in (task_info.label, task_info.name):
                     if values := scores.get((key, task)):
                         self.sources_used.add(source)
                         return statistics.fmean(values)
@@ -129,11 +138,12 @@ def score_trial(
 ) -> ScoredTrial:
     """Apply the policy to one agent trial. `integrity_policy`, when set, governs trials whose only
     problem is their integrity verdict (flagged or unchecked); `policy` governs the rest."""
-    rule, reason = choose_rule(has_valid_score(r), integrity_of(r), r.status, policy, integrity_policy)
+    score = own_score(r)
+    rule, reason = choose_rule(score is not None, integrity_of(r), r.status, policy, integrity_policy)
     if rule == "scored":
-        return ScoredTrial(r, r.primary_metric.value, "scored", "")
+        return ScoredTrial(r, score, "scored", "")
     if rule == "shown":
-        return ScoredTrial(r, r.primary_metric.value, "shown", reason)
+        return ScoredTrial(r, score, "shown", reason)
     if rule == "excluded":
         return ScoredTrial(r, None, "excluded", reason)
     if rule == "nan":

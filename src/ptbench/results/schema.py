@@ -60,6 +60,9 @@ class Provenance(BaseModel):
     host: str
     scheduler: str
     job_id: str | None = None
+    # Which bootcamp data trained the model, as the agent's recipe reported it (final_model/ptbench_bootcamp.json:
+    # config, data_hash, manifest_sha256, split, cases_used); None for agents that report none.
+    bootcamp: dict[str, Any] | None = None
 
 
 class MonitorSummary(BaseModel):

@@ -268,8 +268,10 @@ def to_csv(c: Collation) -> str:
         ]
     )
 
+    def fmt(x: float | None) -> str:
+        return "" if x is None or math.isnan(x) else f"{x:.6g}"
+
     def row(table: str, agent: str, base: str, task: str, s: Stat) -> None:
-        fmt = lambda x: "" if x is None or math.isnan(x) else f"{x:.6g}"
         w.writerow(
             [
                 table,

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from ptbench.core.errors import UserError
-from ptbench.results.policy import has_valid_score, is_instruct, is_zero_shot_base
+from ptbench.results.policy import is_instruct, is_zero_shot_base, own_score
 from ptbench.results.schema import ResultRecord
 
 # The reference system's task names -> ours.
@@ -39,8 +39,8 @@ def model_means(records: list[ResultRecord], keep) -> dict[str, float]:
     """Per task: the mean over models of each model's mean score, for records that `keep` selects."""
     per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if keep(r) and has_valid_score(r):
-            per[r.task.label][r.base_model.id].append(r.primary_metric.value)
+        if keep(r) and (score := own_score(r)) is not None:
+            per[r.task.label][r.base_model.id].append(score)
     return {t: statistics.fmean(statistics.fmean(v) for v in models.values()) for t, models in per.items()}
 
 
@@ -90,10 +90,8 @@ def resolve(spec: str, records: list[ResultRecord], tasks: list[str], names: dic
             raise UserError(f"{path}: weights must be a JSON object {{task: number}} ({exc})") from None
         source = f"weights from {path}"
     names = names or {}
-    given = {t: given[t] if t in given else given.get(names.get(t, t)) for t in tasks} | {
-        k: v for k, v in given.items() if k not in tasks
-    }
-    given = {k: v for k, v in given.items() if v is not None}
+    by_column = {t: given[t] if t in given else given.get(names.get(t, t)) for t in tasks}
+    given = {t: v for t, v in by_column.items() if v is not None} | {k: v for k, v in given.items() if k not in tasks}
     missing = [t for t in tasks if t not in given]
     if missing:
         raise UserError(f"--weights {spec}: no weight for {', '.join(missing)} (it has {', '.join(sorted(given))})")

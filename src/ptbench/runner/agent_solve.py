@@ -34,6 +34,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 from ptbench.node.cgroup import TrialCgroup
 from ptbench.runner.cache_layer import CacheLayer, cache_layer
+from ptbench.runner.journal import RunJournal, run_journal, sandbox_dirs
 from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
@@ -118,6 +119,7 @@ def sandbox_request(
         read_only=read_only,
         gpus=trial.spec.budget.gpus,
         options=dict(trial.spec.sandbox_options),
+        scratch=sandbox_dirs(trial)[0].parent,
     )
     if cache is not None:  # the HF cache as the runner prepared it: a copy-on-write layer, or read-only
         req.binds = list(cache.binds)
@@ -150,6 +152,13 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
         rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as provider_url,
         trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway,
         cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache,
+        run_journal(
+            trial,
+            resolve_sandbox(trial.spec.sandbox),
+            cache_upper=cache.upper if cache else None,
+            extra=[Path(p) for p in trial.spec.sandbox_options.get("writable", [])],
+            private=[] if rehearsal is not None else [trial.home / d for d in spec.auth_files],
+        ) as journal,
     ):
         network = _network(trial, resolve_sandbox(trial.spec.sandbox), gateway)
         trial.event("sandbox_view", network=network, hf_cache=cache.to_json() if cache else None)
@@ -185,6 +194,7 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
                 gateway=gateway,
                 cache=cache,
                 network=network,
+                journal=journal,
             )
             session["session_id"] = traj.session_id or session.get("session_id")
             session["runs"] = int(session.get("runs", 0)) + 1
@@ -228,6 +238,7 @@ def _run_once(
     gateway: TrialGateway | None = None,
     cache: CacheLayer | None = None,
     network: str = "host",
+    journal: RunJournal | None = None,
 ) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     budget = trial.spec.budget
     credentials = agent_credentials(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options})
@@ -265,6 +276,7 @@ def _run_once(
             credentials=credentials,
             network=network,
             hf_cache=cache.to_json() if cache else None,
+            journal=journal is not None,
         )
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
@@ -302,7 +314,11 @@ def _run_once(
             pump.join()
         for f in launch.copied_auth_files:
             f.unlink(missing_ok=True)
+        if journal is not None:  # its copies hold what the agent's files held: secrets are scrubbed there too
+            journal.flush()
         scrubbed = scrub_tree(trial.home, redactor) + scrub_tree(trial.workspace, redactor, max_bytes=16 * 1024 * 1024)
+        if journal is not None:
+            scrubbed += scrub_tree(journal.objects, redactor)
         if scrubbed:
             trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
     traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
@@ -380,6 +396,7 @@ def _write_launch_record(
     credentials: str,
     network: str,
     hf_cache: dict[str, str] | None,
+    journal: bool = False,
 ) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
@@ -394,6 +411,7 @@ def _write_launch_record(
         "credentials": credentials,
         "network": network,
         "hf_cache": hf_cache,
+        "journal": journal,
         "python": sys.executable,
         "time": time.time(),
     }

@@ -74,8 +74,11 @@ def busy_message(trial: TrialDir) -> str:
             "requeues; the lock goes with its holder)"
         )
     if age <= ttl:
-        return f"{trial.path}: another runner ({holder}, lease renewed {age:.0f} s ago) is working on this trial; retry after it ends (exit 75)"
+        return (
+            f"{trial.path}: another runner ({holder}, lease renewed {age:.0f} s ago) is working on this trial; "
+            "retry after it ends (exit 75)"
+        )
     return (
-        f"{trial.path}: the trial's lock is still held but its runner ({holder}) let its lease expire {age - ttl:.0f} s ago "
-        "(its node probably died); the filesystem releases such a lock once it notices; retry later (exit 75)"
+        f"{trial.path}: the trial's lock is still held but its runner ({holder}) let its lease expire {age - ttl:.0f} "
+        "s ago (its node probably died); the filesystem releases such a lock once it notices; retry later (exit 75)"
     )

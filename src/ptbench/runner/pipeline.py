@@ -4,8 +4,8 @@ prepare -> solve -> collect -> integrity -> evaluate -> record. Each stage leave
 state.json; a restarted job (requeue, eviction, kill -9) continues at the first unfinished stage,
 and the solve stage gets only the budget that is left.
 
-Exit codes: 0 a result is recorded; 75 interrupted, failed retryably or the trial locked (runner/lease.py), run again to resume;
-2 a user error (bad trial directory, corrupt state).
+Exit codes: 0 a result is recorded; 75 interrupted, failed retryably or the trial locked
+(runner/lease.py), run again to resume; 2 a user error (bad trial directory, corrupt state).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ class _Interrupted(Exception):
 
 
 class _RetryableFailure(Exception):
-    def __init__(self, stage: str, kind: str, message: str) -> None:
-        self.stage, self.kind, self.message = stage, kind, message
+    def __init__(self, stage: str, kind: str, message: str, *, retryable: bool = True) -> None:
+        self.stage, self.kind, self.message, self.retryable = stage, kind, message, retryable
 
 
 class Runner:
@@ -131,9 +131,8 @@ class Runner:
             return self._interrupted(state, exc.signame)
         except (_RetryableFailure, UserError) as exc:
             if isinstance(exc, UserError):
-                exc = _RetryableFailure(state.next_stage() or "record", "setup_error", str(exc))
-                exc.retryable = False
-            retryable = getattr(exc, "retryable", True)
+                exc = _RetryableFailure(state.next_stage() or "record", "setup_error", str(exc), retryable=False)
+            retryable = exc.retryable
             self._fail(state, exc.stage, exc.kind, exc.message, retryable)
             print(
                 f"{self.trial.id}: {exc.stage} failed ({exc.kind}): {exc.message}"
@@ -295,14 +294,14 @@ class Runner:
         deadline = time.monotonic() + timeout if timeout else None
         pump = RedactingPump(log_path, harness_redactor())  # eval.log is redacted like the agent's log
         with pump.joined(), open(log_path, "ab") as log:
-            self.child = subprocess.Popen(
+            self.child = child = subprocess.Popen(
                 argv, stdout=pump.write_fd, stderr=pump.write_fd, start_new_session=True, env=env
             )
             pump.close_writer()
             rc = None
             while rc is None:
                 try:
-                    rc = self.child.wait(timeout=0.5)
+                    rc = child.wait(timeout=0.5)
                 except subprocess.TimeoutExpired:
                     if self.stop_signal:  # stop the child, then honour the stop at the stage boundary
                         self._stop_child()
@@ -352,5 +351,5 @@ def run_trial(path: str) -> int:
     trial = TrialDir(path)
     if not trial.path.is_dir():
         raise UserError(f"{path}: no such trial directory")
-    trial.spec  # validates trial.json
+    _ = trial.spec  # validates trial.json
     return Runner(trial).run()

@@ -8,6 +8,7 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 from ptbench.core.provenance import provenance
 from ptbench.integrity import read_verdicts
@@ -58,7 +59,7 @@ def _base(trial: TrialDir, state: TrialState, status: str, failure: Failure | No
             solve_seconds_used=round(state.solve_seconds_used, 2),
             solve_runs=state.solve_runs,
         ),
-        provenance=Provenance(**provenance()),
+        provenance=Provenance(**provenance(), bootcamp=_bootcamp_provenance(trial)),
         finished_at=time.time(),
     )
 
@@ -142,9 +143,8 @@ def exhausted(trial: TrialDir, state: TrialState) -> ResultRecord:
     status = {"prepare": "setup_failed", "evaluate": "eval_failed", "integrity": "eval_failed"}.get(
         stage, "agent_failed"
     )
-    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last.get('message', '')}".strip(
-        "; "
-    )
+    last_message = last.get("message", "")
+    msg = f"gave up after {len(state.attempts) - 1} attempts; last stage reached: {stage}; {last_message}".strip("; ")
     return _base(
         trial, state, status, Failure(stage=stage, kind=kind, message=msg, retryable=bool(last.get("retryable")))
     )
@@ -177,7 +177,8 @@ def finish(
 
     The file is written by `write_record` (atomic, redacted, never overwritten: False when a result
     already existed); the record stage is marked, the open attempt closed (at `ended_at`, default
-    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with result.json whoever wrote it."""
+    now, as `attempt_outcome`) and `recorded` logged, so state.json and events.jsonl agree with
+    result.json whoever wrote it."""
     if result.monitor is None and (summary := monitor_summary(trial.path)):
         result.monitor = MonitorSummary(**summary)
     written = write_record(trial.result_json, result, secrets=secrets)
@@ -190,3 +191,17 @@ def finish(
     trial.event("stage_done", stage="record", outcome=result.status)
     trial.event("recorded", status=result.status, **({"by": by} if by else {}), **event)
     return written
+
+
+def _bootcamp_provenance(trial: TrialDir) -> dict[str, Any] | None:
+    """What a bootcamp-trained model's recipe says trained it (`ptbench.bootcamp.grpo` writes it
+    beside the weights). Reported by the agent, so recorded as such, never trusted as a verdict."""
+    path = trial.path / "final_model" / "ptbench_bootcamp.json"
+    try:
+        data = json.loads(path.read_text()) if path.is_file() and not path.is_symlink() else None
+    except (OSError, ValueError):
+        return {"unreadable": True}
+    if not isinstance(data, dict):
+        return None
+    keep = ("config", "data_hash", "manifest_sha256", "split", "cases_used", "recipe", "sft_warm_start_steps")
+    return {k: data[k] for k in keep if isinstance(data.get(k), str | int)} | {"reported_by": "agent"}

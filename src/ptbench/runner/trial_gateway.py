@@ -5,6 +5,8 @@ it from its own environment, makes itself non-dumpable (a same-uid process can t
 its /proc/PID/environ nor its memory) and serves the gateway from a thread of its own process,
 outside the sandbox. Agent options: `cost_cap_usd` (the agent's calls), `judge_cost_cap_usd` (the
 judge route its evaluate.sh uses), `allowed_models` (beside the campaign's model and `small_model`).
+Every call's new messages and the model's reply go to record/transcript.jsonl (redacted of the keys
+and the token), which the contamination check scans and the integrity judge reads.
 Subscription logins (`gateway: false`) keep their token files, as before: the documented exception.
 """
 
@@ -25,6 +27,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.core.secrets import remove_from_environ
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
+from ptbench.gateway.transcript import Transcript
 from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
 from ptbench.trial import TrialDir
 
@@ -148,8 +151,18 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
 
     secrets = {**keys, **({"judge": judge.key} if judge and judge.key else {})}
     redactor = Redactor({**secrets, "trial_token": token})
+    # The record of every call, outside anything the sandbox binds (the agent can neither read nor edit it).
+    record = trial.path / "record"
+    record.mkdir(mode=0o700, exist_ok=True)
+    transcript = Transcript(record / "transcript.jsonl", redact=redactor.bytes)
     gw = Gateway(
-        token, agent, judge=judge, calls_path=trial.agent_dir / "calls.jsonl", redact=redactor.text, on_cap=on_cap
+        token,
+        agent,
+        judge=judge,
+        calls_path=trial.agent_dir / "calls.jsonl",
+        redact=redactor.text,
+        on_cap=on_cap,
+        transcript=transcript,
     )
     # A short path (a Unix socket's is limited to 107 bytes), private to the runner's user.
     sock_dir = Path(tempfile.mkdtemp(prefix="ptbench-gw-", dir="/tmp" if Path("/tmp").is_dir() else None))

@@ -8,10 +8,11 @@ also a child subreaper (Linux), so a process that calls setsid() and double-fork
 to the runner instead of init and stays visible as a descendant: the sweep of descendants (SIGTERM,
 SIGKILL after the grace, until none is left) runs after the cgroup kill as a second net, and alone
 where there is no cgroup. Under bwrap the SIGTERM skips bubblewrap's own processes, so the agent
-inside, not bwrap, gets the signal and its grace period (`_spare_from_term`). Time used is reported every second so the runner can persist it; a resumed
-solve gets only what is left. Time the job spent stopped (a heartbeat gap longer than
-PTBENCH_SUSPEND_GAP_SECONDS, default 10: Slurm suspend, gang scheduling, HTCondor suspend) is not
-charged: the deadline moves by the gap and a `suspended` event records it.
+inside, not bwrap, gets the signal and its grace period (`_spare_from_term`). Time used is reported
+every second so the runner can persist it; a resumed solve gets only what is left. Time the job
+spent stopped (a heartbeat gap longer than PTBENCH_SUSPEND_GAP_SECONDS, default 10: Slurm suspend,
+gang scheduling, HTCondor suspend) is not charged: the deadline moves by the gap and a `suspended`
+event records it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import psutil
@@ -237,7 +238,7 @@ def _process(pid: int) -> psutil.Process | None:
         return None
 
 
-def _spare_from_term(procs: list[psutil.Process | None]) -> list[psutil.Process]:
+def _spare_from_term(procs: Sequence[psutil.Process | None]) -> list[psutil.Process]:
     """The processes the deadline's SIGTERM goes to: all but bubblewrap's own (the outer one and the
     sandbox's init). SIGTERM ends bwrap and the sandbox then dies at once (--die-with-parent), before
     the agent inside could use its grace period; so the agent gets the SIGTERM itself, bwrap ends

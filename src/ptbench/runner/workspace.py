@@ -11,7 +11,7 @@ import jinja2
 
 import ptbench
 from ptbench.core.files import atomic_write_text
-from ptbench.trial import TrialDir
+from ptbench.trial import TrialDir, TrialSpec
 
 TIMER_SH = """#!/usr/bin/env bash
 # Prints the time left in this trial's budget. The harness rewrites .deadline on every (re)start
@@ -29,7 +29,8 @@ EVALUATE_SH = """#!/usr/bin/env bash
 set -euo pipefail
 model=${1:-final_model}; shift || true
 export PYTHONPATH=@PTBENCH_ROOT@${PYTHONPATH:+:$PYTHONPATH}  # the ptbench the harness runs, not another one on the path
-exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" --task-options @OPTIONS@ --base-model @BASE@ --chat-template @CHAT@ --agent-view "$@"
+exec @PYTHON@ -m ptbench eval @TASK@ --model "$model" --out "eval_runs/$(date +%s)" \\
+  --task-options @OPTIONS@ --base-model @BASE@ --chat-template @CHAT@ --agent-view "$@"
 """
 
 
@@ -61,11 +62,12 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
     if train:
         (trial.workspace / "data").mkdir(exist_ok=True)
         atomic_write_text(trial.workspace / "data" / "train.jsonl", "".join(json.dumps(r) + "\n" for r in train))
-    atomic_write_text(trial.prompt_txt, render_prompt(trial, task_context=getattr(task, "agent_context", "")))
+    context = getattr(task, "agent_context", "")
+    atomic_write_text(trial.prompt_txt, render_prompt(trial.spec, trial.workspace, task_context=context))
 
 
-def render_prompt(trial: TrialDir, *, task_context: str = "") -> str:
-    spec = trial.spec
+def render_prompt(spec: TrialSpec, workspace: Path, *, task_context: str = "") -> str:
+    """What the agent is told: its base model, task, budget and workspace (trials and Harbor tasks alike)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined
     )
@@ -79,7 +81,7 @@ def render_prompt(trial: TrialDir, *, task_context: str = "") -> str:
         task=spec.task.display,
         task_name=spec.task.name,
         task_context=task_context,
-        workspace=str(trial.workspace),
+        workspace=str(workspace),
         gpu_info=gpu_info,
         hours_text=hours_text,
     )

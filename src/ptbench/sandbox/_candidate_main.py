@@ -4,6 +4,13 @@
 # executes it, then answers calls of its entry point with plain data. Nothing it does here is
 # trusted: the checker decodes every reply strictly and the harness takes no verdict from it.
 
+# wire.py's source runs before this file; mypy reads its names from the module (nothing imported at run time)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ptbench.sandbox.wire import decode, encode, recv, send
+
 
 def _describe(exc):
     try:
@@ -14,33 +21,33 @@ def _describe(exc):
 
 def _serve(rfd, wfd):
     try:
-        job = recv(rfd)  # noqa: F821 (defined by wire.py, prepended)
+        job = recv(rfd)
     except BaseException:
         return
-    namespace = {}
+    namespace: dict[str, Any] = {}
     try:
         exec(compile(job["program"], "<completion>", "exec"), namespace)
         function = namespace[job["entry_point"]]
     except BaseException as exc:
-        send(wfd, ["load_error", type(exc).__name__, _describe(exc)])  # noqa: F821
+        send(wfd, ["load_error", type(exc).__name__, _describe(exc)])
         return
-    send(wfd, ["ready"])  # noqa: F821
+    send(wfd, ["ready"])
     while True:
         try:
-            message = recv(rfd)  # noqa: F821
+            message = recv(rfd)
         except BaseException:
             return
-        args, kwargs = decode(message[1]), decode(message[2])  # noqa: F821
+        args, kwargs = decode(message[1]), decode(message[2])
         try:
             result = function(*args, **kwargs)
         except BaseException as exc:
             reply = ["raised", type(exc).__name__, isinstance(exc, Exception), _describe(exc)]
         else:
             try:
-                reply = ["return", encode(result)]  # noqa: F821
+                reply = ["return", encode(result)]
             except BaseException as exc:
                 reply = ["unencodable", type(result).__name__, _describe(exc)]
-        send(wfd, reply)  # noqa: F821
+        send(wfd, reply)
 
 
 if __name__ == "__main__":

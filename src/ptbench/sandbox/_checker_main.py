@@ -13,6 +13,13 @@ import resource as _resource
 import signal as _signal
 import sys as _sys
 
+# wire.py's source runs before this file; mypy reads its names from the module (nothing imported at run time)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ptbench.sandbox.wire import decode, encode, recv, send
+
 # Exceptions of the candidate re-raised under their own type (a test may expect one); any other
 # Exception becomes CandidateError; a BaseException that is not an Exception (SystemExit,
 # KeyboardInterrupt, GeneratorExit) or a StopIteration (which would end a `map` or generator in
@@ -61,8 +68,8 @@ class Proxy:
         if self.poisoned:
             raise CandidateError(self.poisoned)
         try:
-            send(self._out, ["call", encode(list(args)), encode(kwargs)])  # noqa: F821 (wire.py)
-            reply = recv(self._in)  # noqa: F821
+            send(self._out, ["call", encode(list(args)), encode(kwargs)])
+            reply = recv(self._in)
         except BaseException as exc:
             self._poison("candidate channel failed: " + type(exc).__name__)
         return self._result(reply)
@@ -73,7 +80,7 @@ class Proxy:
         kind = reply[0]
         if kind == "return" and len(reply) == 2:
             try:
-                return decode(reply[1])  # noqa: F821
+                return decode(reply[1])
             except Exception:
                 self._poison("reply is not plain data")
         if kind == "raised" and len(reply) == 4 and type(reply[1]) is str:
@@ -94,14 +101,14 @@ class Proxy:
 
 def _check(job, to_candidate, from_candidate):
     proxy = Proxy(to_candidate, from_candidate)
-    send(to_candidate, {"program": job["program"], "entry_point": job["entry_point"]})  # noqa: F821
-    namespace = {}
+    send(to_candidate, {"program": job["program"], "entry_point": job["entry_point"]})
+    namespace: dict[str, Any] = {}
     exec(compile(job["prompt"], "<prompt>", "exec"), namespace)  # the dataset's helpers (poly, encode_cyclic)
     namespace[job["entry_point"]] = proxy  # a test may call the function by name (HumanEval/33)
     exec(compile(job["test"], "<test>", "exec"), namespace)
     check = namespace["check"]
     try:
-        ready = recv(from_candidate)  # noqa: F821
+        ready = recv(from_candidate)
     except BaseException as exc:
         return "candidate did not start: " + type(exc).__name__
     if ready != ["ready"]:
@@ -115,7 +122,7 @@ def _check(job, to_candidate, from_candidate):
 
 
 def _run_job(job_fd, to_candidate, from_candidate, verdict_fd):
-    job = recv(job_fd)  # noqa: F821
+    job = recv(job_fd)
     _os.close(job_fd)
     secret = job.pop("secret")
     # The wall limit again, from inside: a checker the harness stopped waiting for ends itself.
@@ -127,9 +134,9 @@ def _run_job(job_fd, to_candidate, from_candidate, verdict_fd):
     except BaseException as exc:
         failure = "checker could not run the test: " + type(exc).__name__ + ": " + str(exc)[:200]
     if failure is None:
-        send(verdict_fd, {"passed": True, "secret": secret})  # noqa: F821
+        send(verdict_fd, {"passed": True, "secret": secret})
     else:
-        send(verdict_fd, {"passed": False, "reason": failure[:300]})  # noqa: F821
+        send(verdict_fd, {"passed": False, "reason": failure[:300]})
 
 
 def _zygote(sock_fd):

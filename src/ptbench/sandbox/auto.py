@@ -35,7 +35,8 @@ def bwrap_usable() -> tuple[bool, str]:
         why = (out.stderr.strip().splitlines() or ["no message"])[-1]
         return (
             False,
-            f"bwrap cannot create a sandbox here ({why}; user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1)",
+            f"bwrap cannot create a sandbox here ({why}; user namespaces may be disabled: sysctl "
+            "kernel.unprivileged_userns_clone=1)",
         )
     return True, ""
 

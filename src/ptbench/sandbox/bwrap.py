@@ -3,11 +3,14 @@
 The view: the system directories read-only, the python installation, the CLI and the base model
 read-only, the workspace and the private HOME writable, each at its host path (so paths in the
 prompt are right), and the HF cache as the runner prepared it (`req.binds`: a per-trial
-copy-on-write layer, else read-only; runner/cache_layer.py). Nothing else of the host (other
-trials, the repo's .env, the user's real home) exists inside. The network: `host` shares the
-host's; `gateway` gives the sandbox its own network namespace with loopback only, and a bridge
-(netbridge.py) started before the agent's command forwards 127.0.0.1:<gateway port> to the
-gateway's Unix socket, so the agent reaches its gateway and nothing else.
+copy-on-write layer, else read-only; runner/cache_layer.py). With `req.scratch` (the agent's runs)
+/tmp and /dev/shm are folders of the trial directory and the sandbox's own root and /dev are
+read-only, so everything the agent writes lands where the run journal (runner/journal.py) sees it.
+Nothing else of the host (other trials, the repo's .env, the user's real home) exists inside.
+The network: `host` shares the host's; `gateway` gives the sandbox its own network namespace with
+loopback only, and a bridge (netbridge.py) started before the agent's command forwards
+127.0.0.1:<gateway port> to the gateway's Unix socket, so the agent reaches its gateway and
+nothing else.
 
 A campaign that asks for bwrap never runs unsandboxed: where bubblewrap is missing or cannot
 create its namespaces (`bwrap_problem()`, probed before the agent starts), the runner fails the
@@ -113,9 +116,11 @@ def bwrap_command(req: SandboxRequest, *, bwrap: str | None = None) -> SandboxCo
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
     ]
+    if req.scratch is not None:
+        argv += ["--bind", str(req.scratch / "tmp"), "/tmp", "--bind", str(req.scratch / "shm"), "/dev/shm"]
+    else:
+        argv += ["--tmpfs", "/tmp"]
     if req.network == "gateway":
         argv.append("--unshare-net")  # loopback only; the gateway is reached through its socket
     for d in SYSTEM_READ_ONLY:
@@ -137,6 +142,8 @@ def bwrap_command(req: SandboxRequest, *, bwrap: str | None = None) -> SandboxCo
     for kind, src, dst in _nested_last(mounts):
         if src.exists():
             argv += [f"--{kind}", str(src), str(dst)]
+    if req.scratch is not None:  # the sandbox's own tmpfs root and /dev: nothing may be written there unseen
+        argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     argv += ["--chdir", str(req.workspace.resolve())]
     argv += [str(a) for a in opts.get("extra_args", [])]
     argv += ["--", *(bridged(req) if req.network == "gateway" else req.argv)]

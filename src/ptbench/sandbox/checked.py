@@ -114,6 +114,7 @@ class CheckerZygote:
                 if self._proc is None or self._proc.poll() is not None:
                     self.close_locked()
                     self._start()
+                assert self._sock is not None  # _start() opened it
                 try:
                     socket.send_fds(self._sock, [b"j"], list(fds))
                     return

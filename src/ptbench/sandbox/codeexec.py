@@ -23,11 +23,11 @@ creates a user namespace and RLIMIT_NPROC is set inside it, so the count is per 
 and otherwise raises `IsolationUnavailable` (one line: why, and how to fix) -- unless the caller
 passes `allow_unisolated=True` (the task option `allow_unisolated: true`, in a campaign or in
 `ptbench eval --task-options`), which gives isolation "none": rlimits and the watchdog only, as
-the caller's user; the network, the filesystem and the harness's processes are *not* fenced off. Tasks record the isolation in
-their metrics' settings so tables can mark such results. Whether bwrap works is probed by running
-the `bwrap` found on PATH once (cached per executable): tests simulate a node where namespaces are
-forbidden by putting a failing `bwrap` first on PATH, which is exactly what such a node's real
-bwrap does.
+the caller's user; the network, the filesystem and the harness's processes are *not* fenced off.
+Tasks record the isolation in their metrics' settings so tables can mark such results. Whether
+bwrap works is probed by running the `bwrap` found on PATH once (cached per executable): tests
+simulate a node where namespaces are forbidden by putting a failing `bwrap` first on PATH, which
+is exactly what such a node's real bwrap does.
 
 Verdicts: a program's exit status is not a verdict (a completion can `os._exit(0)`). HumanEval
 goes through `checked.py` (trusted checker + untrusted candidate); BFCL programs report over a
@@ -44,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -92,9 +93,12 @@ class Limits:
     output_bytes: int = 256 << 10
 
 
+ExecStatus = Literal["ok", "error", "timeout", "killed"]
+
+
 @dataclass(frozen=True)
 class ExecResult:
-    status: Literal["ok", "error", "timeout", "killed"]  # ok = exit code 0 (never a verdict by itself)
+    status: ExecStatus  # ok = exit code 0 (never a verdict by itself)
     returncode: int | None
     stdout: str
     stderr: str
@@ -245,7 +249,9 @@ class Launch:
     tmp: str | None  # a directory to remove afterwards (isolation "none")
 
 
-def sandbox_launch(limits: Limits, isolation: Isolation, *, code: str | None = None, argv: list[str] = ()) -> Launch:
+def sandbox_launch(
+    limits: Limits, isolation: Isolation, *, code: str | None = None, argv: Sequence[str] = ()
+) -> Launch:
     """The command that starts the launcher in the sandbox (code=None: the program comes on stdin)."""
     uid, nproc = None, None
     if isolation == "bwrap":
@@ -338,6 +344,7 @@ def _supervise(launch: Launch, code: str, limits: Limits, fds: tuple[int, ...], 
         t.join(timeout=5)
     seconds = time.monotonic() - started
     rc = proc.returncode
+    status: ExecStatus
     if reason:
         status = "timeout" if reason == "wall time limit" else "killed"
     elif rc == 0:
@@ -368,8 +375,11 @@ def run_many(
     """Run programs concurrently (each in its own sandbox); results in input order."""
     isolation = isolation or require_isolation()
     workers = workers or max(1, min(8, os.cpu_count() or 1))
-    keys = secrets or [None] * len(programs)
+    keys: Sequence[str | None] = secrets or [None] * len(programs)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(
-            pool.map(lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]), zip(programs, keys))
+            pool.map(
+                lambda pair: run_python(pair[0], limits, isolation=isolation, secret=pair[1]),
+                zip(programs, keys, strict=True),
+            )
         )

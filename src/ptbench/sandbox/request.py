@@ -25,6 +25,10 @@ class SandboxRequest:
     gateway_socket: Path | None = None  # the gateway's Unix socket (bound into the sandbox)
     gateway_port: int = 0  # the loopback port the agent's CLI calls inside the sandbox (the bridge listens there)
     options: dict[str, Any] = field(default_factory=dict)  # campaign sandbox_options
+    # A host folder holding tmp/ and shm/ (the run journal watches them): under bwrap they are bound
+    # at /tmp and /dev/shm and the rest of the sandbox's own tree (/, /dev) is made read-only, so
+    # every place the agent can write is a folder of the trial's on the host. None: a private tmpfs /tmp.
+    scratch: Path | None = None
 
 
 @dataclass

@@ -17,6 +17,10 @@ import _json
 import binascii as _binascii
 import os as _os
 
+TYPE_CHECKING = False  # typing is not imported at run time (start-up time, see above)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 MAX_FRAME = 16 << 20  # bytes of one message; more is a protocol error
 MAX_DEPTH = 64  # nesting of containers
 MAX_ITEMS = 1 << 20  # elements materialised from a returned iterator
@@ -59,7 +63,7 @@ def encode(value, depth=0):
     if hasattr(type(value), "__next__") and hasattr(
         type(value), "__iter__"
     ):  # a generator, map, filter, zip...: its items, as an iterator
-        items = []
+        items: list[object] = []
         for item in value:
             if len(items) >= MAX_ITEMS:
                 raise WireError("iterator too long")
@@ -116,7 +120,15 @@ def decode(obj, depth=0):
     if tag in ("list", "tuple", "set", "frozenset", "iter"):
         items = [decode(v, d) for v in p]
         try:
-            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset, "iter": iter}[tag](items)
+            # a local annotation is never evaluated: Callable exists only for the type checker
+            makers: dict[str, Callable[[list[object]], object]] = {
+                "list": list,
+                "tuple": tuple,
+                "set": set,
+                "frozenset": frozenset,
+                "iter": iter,
+            }
+            return makers[tag](items)
         except TypeError:  # an unhashable set member
             raise WireError("unhashable set member") from None
     if tag == "dict":
@@ -151,7 +163,7 @@ class _Context:
 
 def dumps(message):
     """JSON text of a message made of dicts (str keys), lists, str, int, bool and None."""
-    parts = []
+    parts: list[str] = []
     _dump(message, parts, 0)
     return "".join(parts).encode()
 
@@ -188,7 +200,8 @@ def _dump(o, parts, depth):
 def loads(data):
     try:
         text = data.decode("utf-8")
-        value, end = _json.make_scanner(_Context())(text, 0)
+        # the C scanner reads only the context's attributes; typeshed types the context as a make_scanner
+        value, end = _json.make_scanner(_Context())(text, 0)  # type: ignore[arg-type]
     except (ValueError, RecursionError, StopIteration):
         raise WireError("malformed message") from None
     if text[end:].strip(" \t\n\r"):

@@ -19,9 +19,7 @@ def load_model_file(path: str | Path, model: type[M]) -> tuple[M, LocatedYaml]:
     """Parse a YAML file into `model`; every problem is one `UserError` line with file and line."""
     src = load_located_yaml(path)
     if not isinstance(src.data, dict):
-        raise UserError(
-            f"{src.path}:1: expected a mapping of keys at the top level (see docs/campaigns.md)"
-        )
+        raise UserError(f"{src.path}:1: expected a mapping of keys at the top level (see docs/campaigns.md)")
     try:
         return model.model_validate(src.data), src
     except ValidationError as exc:

@@ -136,8 +136,8 @@ class ArenaHardWriting(JudgedTask):
         raise UserError(
             f"arena_hard_writing: no reference answers of {self.reference_model} (looked in "
             f"{', '.join(map(str, candidates)) or 'nowhere: PTBENCH_EVAL_CACHE is not set'}); generate them with "
-            f"`ptbench eval-references arena_hard_writing --model INSTRUCT_MODEL_DIR --out $PTBENCH_EVAL_CACHE/references` "
-            "or pass task option reference_answers"
+            "`ptbench eval-references arena_hard_writing --model INSTRUCT_MODEL_DIR --out "
+            "$PTBENCH_EVAL_CACHE/references` or pass task option reference_answers"
         )
 
     def _references(self) -> dict[str, str]:
@@ -171,7 +171,8 @@ class ArenaHardWriting(JudgedTask):
         if missing:
             raise UserError(
                 f"arena_hard_writing: {len(missing)} questions have no reference answer in "
-                f"{self.dataset['reference_answers']['file']} (e.g. {missing[0]}); regenerate it with ptbench eval-references"
+                f"{self.dataset['reference_answers']['file']} (e.g. {missing[0]}); regenerate it with ptbench "
+                "eval-references"
             )
         return [dataclasses.replace(ex, reference=refs[ex.id]) for ex in examples]
 
@@ -193,7 +194,7 @@ class ArenaHardWriting(JudgedTask):
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         conversations, cut = [], 0
-        for ex, raw in zip(examples, completions):
+        for ex, raw in zip(examples, completions, strict=True):
             question = ex.meta["question"]
             answer, was_cut = clean_answer(raw)
             reference, _ = clean_answer(ex.reference)

@@ -9,12 +9,10 @@ that no honest agent has seen. The training split is every other pair; the three
 from __future__ import annotations
 
 import random
-from functools import cached_property
 
 from ptbench.core.generation import GenerationSettings
+from ptbench.demo.addition import prompt_of, reserve_pairs, split_pairs
 from ptbench.tasks.base import Example, register_task
-
-_SPLIT_SEED = 1234
 
 
 @register_task("arithmetic")
@@ -28,18 +26,11 @@ class Arithmetic:
         self.digits = digits
         self.n_test = n_test
 
-    @cached_property
-    def _pairs(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]:
-        """(train, test, reserve)."""
-        top = 10**self.digits
-        pairs = [(a, b) for a in range(top) for b in range(top)]
-        random.Random(_SPLIT_SEED).shuffle(pairs)
-        n_test = min(self.n_test, len(pairs) // 5)
-        return pairs[2 * n_test :], pairs[:n_test], pairs[n_test : 2 * n_test]
+    @property
+    def _pairs(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+        return split_pairs(self.digits, self.n_test)
 
-    @staticmethod
-    def prompt_of(a: int, b: int) -> str:
-        return f"{a}+{b}="
+    prompt_of = staticmethod(prompt_of)
 
     def train_examples(self, seed: int) -> list[dict[str, str]]:
         train = list(self._pairs[0])
@@ -53,7 +44,8 @@ class Arithmetic:
     def reserve_examples(self) -> list[Example]:
         """Items of the test's distribution in neither split: the harness's sibling pool (never
         written to a workspace)."""
-        return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in self._pairs[2]]
+        pairs = reserve_pairs(self.digits, self.n_test)
+        return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in pairs]
 
     def generation(self) -> GenerationSettings:
         return GenerationSettings(max_new_tokens=self.digits + 3, stop=("\n",))

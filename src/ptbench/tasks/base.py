@@ -7,7 +7,6 @@ and the reference agent only talk to this interface.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -62,7 +61,7 @@ class Task(Protocol):
     def score(self, example: Example, completion: str) -> float: ...
 
 
-_REGISTRY: dict[str, Callable[..., Task]] = {}
+_REGISTRY: dict[str, type[Task]] = {}
 
 
 def register_task(name: str):
@@ -92,7 +91,7 @@ def available_tasks() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def task_class(name: str) -> Callable[..., Task]:
+def task_class(name: str) -> type[Task]:
     _load_builtin_tasks()
     if name not in _REGISTRY:
         raise UserError(f"unknown task '{name}' (known: {', '.join(sorted(_REGISTRY))})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def run_baseline(
     tasks: list[str],
     *,
     kind: str = "base",
-    fewshot: list[int] = (0,),
+    fewshot: Sequence[int] = (0,),
     out: str | Path = "results/baselines",
     engine: str = "auto",
     batch_size: int = 32,
@@ -78,7 +79,8 @@ def run_baseline(
             trial_dir.mkdir(parents=True, exist_ok=True)
             if (trial_dir / "result.json").exists():  # a recorded result is never overwritten
                 print(
-                    f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it aside to redo)"
+                    f"{agent_label} / {model_label} / {task}: kept the existing {trial_dir / 'result.json'} (move it "
+                    "aside to redo)"
                 )
                 continue
             record = ResultRecord(

@@ -192,14 +192,16 @@ class BFCL(BenchmarkTask):
         return out
 
     def score(self, example: Example, completion: str) -> float:
-        return self.score_batch([example], [completion]).scores[0]
+        (score,) = self.score_batch([example], [completion]).scores
+        assert score is not None  # an executed task scores every example (None is for failed judge calls)
+        return score
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         from ptbench.sandbox.codeexec import Limits, require_isolation, run_many
 
         real = Path(self.functions_module).read_text() if self.functions_module else ""
         calls, programs = [], []
-        for ex, text in zip(examples, completions):
+        for ex, text in zip(examples, completions, strict=True):
             names = [f["name"] for f in ex.meta["functions"]]
             call = parse_call(text, names)
             src = call_source(*call) if call and call[0] in names else None
@@ -213,8 +215,9 @@ class BFCL(BenchmarkTask):
             isolation=isolation,
             secrets=keys,
         )
-        scores, details = [], []
-        for ex, src, res, key in zip(examples, calls, results, keys):
+        scores: list[float | None] = []
+        details: list[dict[str, Any]] = []
+        for ex, src, res, key in zip(examples, calls, results, keys, strict=True):
             outcome = _outcome(res.report, key)
             gt, pred = outcome.get("gt"), outcome.get("pred")
             ok = (

@@ -42,7 +42,7 @@ def score_examples(task: Task, examples: list[Example], texts: list[str]) -> Sco
     batch = getattr(task, "score_batch", None)
     if batch is not None:
         return batch(examples, texts)
-    return ScoredBatch(scores=[task.score(ex, t) for ex, t in zip(examples, texts)])
+    return ScoredBatch(scores=[task.score(ex, t) for ex, t in zip(examples, texts, strict=True)])
 
 
 def primary_metric(task: Task, scored: ScoredBatch) -> dict[str, Any]:
@@ -110,6 +110,7 @@ def evaluate(
         started = time.monotonic()
         try:
             if eng is None:
+                assert isinstance(engine, str)  # no engine object was passed in
                 eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {}))
             if prompts is None:
                 prompts = render_prompts(chat, eng, examples)
@@ -214,7 +215,7 @@ def _write_samples(out: Path, examples, prompts, completions, scores, details, *
             "score": s,
             **d,
         }
-        for ex, p, c, s, d in zip(examples, prompts, completions, scores, details)
+        for ex, p, c, s, d in zip(examples, prompts, completions, scores, details, strict=True)
     ]
     if agent_view:
         rows = [{k: r[k] for k in _AGENT_FIELDS} for r in rows]

@@ -31,7 +31,7 @@ def shuffled_choices(rows: list[dict], seed: int) -> list[tuple[list[str], int]]
     positions = [i % 4 for i in range(len(rows))]
     random.Random(f"gpqa-positions-{seed}").shuffle(positions)
     out = []
-    for row, pos in zip(rows, positions):
+    for row, pos in zip(rows, positions, strict=True):
         wrong = [row["Incorrect Answer 1"], row["Incorrect Answer 2"], row["Incorrect Answer 3"]]
         key = hashlib.sha256(f"{seed}:{row.get('Record ID', row['Question'])}".encode()).hexdigest()
         random.Random(key).shuffle(wrong)
@@ -53,8 +53,8 @@ class GPQA(BenchmarkTask):
     def test_examples(self, limit: int | None = None) -> list[Example]:
         rows, self.dataset = load_rows("gpqa", PIN, self.data_path)
         examples = []
-        for i, (row, (choices, pos)) in enumerate(zip(rows, shuffled_choices(rows, self.seed))):
-            values = {"question": row["Question"].strip(), **dict(zip(LETTERS, choices))}
+        for i, (row, (choices, pos)) in enumerate(zip(rows, shuffled_choices(rows, self.seed), strict=True)):
+            values = {"question": row["Question"].strip(), **dict(zip(LETTERS, choices, strict=True))}
             examples.append(
                 Example(
                     id=str(row.get("Record ID", i)),

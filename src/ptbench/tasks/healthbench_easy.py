@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ptbench.tasks._common import DatasetPin, load_rows, render_template
@@ -32,12 +33,12 @@ PIN = DatasetPin(
 _JSON = re.compile(r"\{.*\}", re.S)
 
 
-def example_score(rubrics: list[dict[str, Any]], met: list[bool]) -> float:
-    """Points met over positive points, clipped to [0, 1]."""
+def example_score(rubrics: list[dict[str, Any]], met: Sequence[bool | None]) -> float:
+    """Points met over positive points, clipped to [0, 1] (callers pass only complete grades)."""
     possible = sum(r["points"] for r in rubrics if r["points"] > 0)
     if possible <= 0:
         return 0.0
-    achieved = sum(r["points"] for r, m in zip(rubrics, met) if m)
+    achieved = sum(r["points"] for r, m in zip(rubrics, met, strict=True) if m)
     return min(1.0, max(0.0, achieved / possible))
 
 
@@ -79,7 +80,7 @@ class HealthBenchEasy(JudgedTask):
         ids, subset = read_ids(self.subset_ids, "healthbench_easy_prompt_ids.txt")
         rows, self.dataset = load_rows("healthbench_easy", PIN, self.data_path)
         rows = select_by_id(
-            rows, "prompt_id", ids, "healthbench_easy", self.dataset.get("local_path") or PIN.data_files
+            rows, "prompt_id", ids, "healthbench_easy", str(self.dataset.get("local_path") or PIN.data_files)
         )
         self.dataset.update(subset)
         rows = rows[:limit] if limit else rows
@@ -115,19 +116,20 @@ class HealthBenchEasy(JudgedTask):
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         index, conversations = [], []
-        for i, (ex, response) in enumerate(zip(examples, completions)):
+        for i, (ex, response) in enumerate(zip(examples, completions, strict=True)):
             for rubric in ex.reference:
                 index.append(i)
                 conversations.append(self.grader_messages(ex.meta["conversation"], response, rubric))
         client, replies = self._judge(conversations)
         grades: list[list[bool | None]] = [[] for _ in examples]
         unparsable = 0
-        for i, reply in zip(index, replies):
+        for i, reply in zip(index, replies, strict=True):
             grade = parse_grade(reply.text) if reply.ok else None
             unparsable += reply.ok and grade is None
             grades[i].append(grade)
         scores = [
-            example_score(ex.reference, g) if all(x is not None for x in g) else None for ex, g in zip(examples, grades)
+            example_score(ex.reference, g) if all(x is not None for x in g) else None
+            for ex, g in zip(examples, grades, strict=True)
         ]
         details = [{"criteria_met": g} for g in grades]
         record = self._judge_record(

@@ -100,7 +100,9 @@ class HumanEval(BenchmarkTask):
         ]
 
     def score(self, example: Example, completion: str) -> float:
-        return self.score_batch([example], [completion]).scores[0]
+        (score,) = self.score_batch([example], [completion]).scores
+        assert score is not None  # an executed task scores every example (None is for failed judge calls)
+        return score
 
     def score_batch(self, examples: list[Example], completions: list[str]) -> ScoredBatch:
         from ptbench.sandbox.checked import run_checked_many
@@ -108,7 +110,7 @@ class HumanEval(BenchmarkTask):
 
         isolation = require_isolation(self.allow_unisolated)  # fails closed without bwrap
         chat = self.prompt_format == "chat"
-        jobs = [checked_program(ex.meta["problem"], c, chat=chat) for ex, c in zip(examples, completions)]
+        jobs = [checked_program(ex.meta["problem"], c, chat=chat) for ex, c in zip(examples, completions, strict=True)]
         limits = Limits(wall_seconds=self.timeout_s, cpu_seconds=max(1, int(self.timeout_s)))
         verdicts = run_checked_many(jobs, limits, workers=self.workers, isolation=isolation)
         details = [{"passed": v.passed, "reason": v.reason, "stderr_tail": v.stderr[-300:]} for v in verdicts]

@@ -50,17 +50,17 @@ def check_task_options(name: str, options: dict[str, Any]) -> None:
             near = difflib.get_close_matches(key, fields, n=1)
             hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(fields))}"
             raise OptionProblem(key, f"not an option of task '{name}' ({hint})")
+    given: dict[str, Any] = {k: v for k, v in fields.items() if k in options}
     model = create_model(
-        f"{cls.__name__}Options",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-        **{k: v for k, v in fields.items() if k in options},
+        f"{cls.__name__}Options", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True), **given
     )
     try:
         model.model_validate(options)
     except ValidationError as exc:
         err = exc.errors()[0]
-        key = str(err["loc"][0]) if err["loc"] else None
-        raise OptionProblem(key, f"{err['msg']} (got {options.get(key)!r})") from None
+        where = str(err["loc"][0]) if err["loc"] else None
+        got = options.get(where) if where is not None else None
+        raise OptionProblem(where, f"{err['msg']} (got {got!r})") from None
     try:
         cls(**options)
     except (TypeError, ValueError) as exc:

@@ -20,7 +20,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text
 from ptbench.inference import get_engine
 from ptbench.inference.chat_format import choose_chat_format
-from ptbench.tasks.arena_hard_writing import reference_file
+from ptbench.tasks.arena_hard_writing import ArenaHardWriting, reference_file
 from ptbench.tasks.base import get_task
 from ptbench.tasks.evaluate import phase_tokens, render_prompts
 from ptbench.tasks.identity import examples_sha256
@@ -49,7 +49,7 @@ def generate_references(
 ) -> Path:
     """Answer the task's questions with `model_path`; returns the references file."""
     task = get_task(task_name, **(task_options or {}))
-    if not hasattr(task, "question_examples"):
+    if not isinstance(task, ArenaHardWriting):
         raise UserError(f"task '{task_name}' is not scored against reference answers (only arena_hard_writing is)")
     name = name or task.reference_model
     path = reference_file(Path(out_root) if out_root else default_reference_root(), name)
@@ -82,7 +82,7 @@ def generate_references(
         raise UserError(f"eval-references: every generation phase failed: {phases[-1]['error']}")
     rows = [
         {"uid": ex.id, "answer": c.text, "model": name, "finish_reason": c.finish_reason, "n_tokens": c.n_tokens}
-        for ex, c in zip(examples, completions)
+        for ex, c in zip(examples, completions, strict=True)
     ]
     tokenizer = getattr(eng, "tokenizer", None)
     meta = {

@@ -1,10 +1,11 @@
 """A hostile agent's search for secrets, run from inside a trial's sandbox by a scripted tool call.
 
 Usage: python spy.py ROOTS HEX [HEX...] (ROOTS: colon-separated extra folders to search; each
-canary hex-encoded, so that the spy's own command line does not contain it). Reads every /proc/*/environ, cmdline and the memory maps'
-readable files it can, walks the files it can see (HOME, workspace, /tmp, the results tree and the
-directory `ptbench run` was started in, where a .env would be), and prints one line: SPY-CLEAN with
-counts, or SPY-LEAK and where each canary was found.
+canary hex-encoded, so that the spy's own command line does not contain it). Reads every
+/proc/*/environ, cmdline and the memory maps' readable files it can, walks the files it can see
+(HOME, workspace, /tmp, the results tree and the directory `ptbench run` was started in, where a
+.env would be), and prints one line: SPY-CLEAN with counts, or SPY-LEAK and where each canary was
+found.
 """
 
 import os

@@ -18,7 +18,7 @@ class Builder:
     def message(self, text: str, timestamp: Any = None, *, kind: str = "message") -> Step | None:
         if not text:
             return None
-        step = Step(index=len(self.traj.steps), run=self.run, kind=kind, text=text, timestamp=timestamp)  # type: ignore[arg-type]
+        step = Step(index=len(self.traj.steps), run=self.run, kind=kind, text=text, timestamp=timestamp)
         self.traj.steps.append(step)
         return step
 

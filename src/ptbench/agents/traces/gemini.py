@@ -56,6 +56,6 @@ def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> 
             )
             if ev.get("status") != "success":
                 summary.is_error = True
-                err = ev.get("error") or {}
-                b.error(str(err.get("message") if isinstance(err, dict) else err or "error"))
+                failure = ev.get("error") or {}
+                b.error(str(failure.get("message") if isinstance(failure, dict) else failure or "error"))
     flush()

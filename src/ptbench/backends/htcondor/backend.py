@@ -17,14 +17,15 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
-
+from ptbench.backends.base import Submitted, UnitArray, UnitState
 from ptbench.backends.htcondor import schedd as htcondor_schedd
+from ptbench.backends.htcondor import units
 from ptbench.backends.htcondor.joblog import DURATION_HOLD_CODES, JobView, read_job_log, scheduler_state
 from ptbench.backends.htcondor.options import HTCondorOptions, parse_options
 from ptbench.backends.htcondor.render import Rendered, render_trials
+from ptbench.backends.jobs import JobsFile, Kind
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock
@@ -32,24 +33,6 @@ from ptbench.plan import Plan
 from ptbench.runner import record
 from ptbench.spec import Campaign
 from ptbench.trial import TrialDir, TrialSpec
-
-
-class CondorSubmission(BaseModel):
-    cluster: int
-    submitted_at: float
-    via: str
-    description: str
-    max_retries: int
-    procs: dict[str, int] = Field(description="trial id -> proc id in this cluster")
-
-
-class CondorJobs(BaseModel):
-    """`<campaign>/jobs.json` for the htcondor backend."""
-
-    backend: Literal["htcondor"] = "htcondor"
-    log: str
-    submissions: list[CondorSubmission] = Field(default_factory=list)
-    trials: dict[str, str] = Field(default_factory=dict, description="trial id -> its latest job, 'cluster.proc'")
 
 
 def condor_dir(campaign_dir: Path) -> Path:
@@ -60,22 +43,10 @@ def job_log(campaign_dir: Path) -> Path:
     return condor_dir(campaign_dir) / "jobs.log"
 
 
-def load_jobs(campaign_dir: Path) -> CondorJobs | None:
-    path = Path(campaign_dir) / "jobs.json"
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{path}: not valid JSON ({exc}); move it aside (job states will come from the job log)"
-        ) from None
-    if data.get("backend") != "htcondor":
-        return None
-    try:
-        return CondorJobs.model_validate(data)
-    except ValidationError as exc:
-        raise UserError(f"{path}: not an htcondor job table ({exc.errors()[0]['msg']}); move it aside") from None
+def load_jobs(campaign_dir: Path) -> JobsFile | None:
+    """The campaign's job table when the htcondor backend wrote it."""
+    jobs = JobsFile.load(campaign_dir)
+    return jobs if jobs is not None and jobs.backend == "htcondor" else None
 
 
 def unfinished_specs(campaign, specs) -> tuple[list, int]:
@@ -86,6 +57,8 @@ def unfinished_specs(campaign, specs) -> tuple[list, int]:
 
 class HTCondorBackend:
     name = "htcondor"
+    runs_here = False
+    waits = False  # nobody waits on HTCondor: `ptbench status` reads the job log
 
     def __init__(self, **options) -> None:
         self.opts: HTCondorOptions = parse_options(options)
@@ -93,17 +66,24 @@ class HTCondorBackend:
 
     # ---- render / submit -------------------------------------------------------------------
     def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
+        """The description `submit` would hand to the schedd; one per MAX_JOBS_PER_SUBMISSION trials
+        (htcondor.sub, htcondor.2.sub, ...) when the schedd's limit splits the campaign."""
         todo, skipped = unfinished_specs(campaign, specs)
-        rendered = render_trials(campaign, todo, self.opts, skipped=skipped)
+        size = htcondor_schedd.max_jobs_per_submission()
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)] or [[]]
         path = Path(out) if out else campaign.campaign_dir / "submit" / "htcondor.sub"
         path.parent.mkdir(parents=True, exist_ok=True)
         if campaign.campaign_dir.is_dir():
             condor_dir(campaign.campaign_dir).mkdir(exist_ok=True)  # condor_submit needs the log's folder
-        atomic_write_text(path, rendered.text)
+        for k, chunk in enumerate(chunks):
+            rendered = render_trials(campaign, chunk, self.opts, skipped=skipped)
+            atomic_write_text(path if k == 0 else path.with_name(f"{path.stem}.{k + 1}{path.suffix}"), rendered.text)
         return str(path)
 
-    def submit(self, plan: Plan, trials: list[TrialDir]) -> dict[str, str]:
-        """Submit the trials that have no live job; returns trial id -> 'cluster.proc'."""
+    def submit(self, plan: Plan, trials: list[TrialDir]) -> Submitted:
+        """Submit the trials that have no live job, one cluster per MAX_JOBS_PER_SUBMISSION trials, each
+        recorded as soon as the schedd accepted it. When the schedd refuses a later cluster (e.g.
+        MAX_JOBS_PER_OWNER), what it accepted stays on record and the rest is left for the next submit."""
         cdir = plan.campaign_dir
         latest = self._latest_views(cdir, trials)
         live = {tid for tid, v in latest.items() if v.state in ("queued", "running", "held")}
@@ -114,45 +94,42 @@ class HTCondorBackend:
                 file=sys.stderr,
             )
         if not todo:
-            return {}
-        rendered = render_trials(plan.campaign, [t.spec for t in todo], self.opts)
-        cdir_condor = condor_dir(cdir)
-        cdir_condor.mkdir(parents=True, exist_ok=True)
-        desc = cdir_condor / f"submit-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.sub"
-        atomic_write_text(desc, rendered.text)
-        cluster, via = htcondor_schedd.submit(desc, rendered.rows, self.opts.submit_with)
-        procs = {tid: i for i, tid in enumerate(rendered.trial_ids)}
-        self._record_submission(
-            cdir,
-            CondorSubmission(
-                cluster=cluster,
-                submitted_at=time.time(),
-                via=via,
-                description=str(desc),
-                max_retries=self.opts.max_retries
-                if self.opts.max_retries is not None
-                else plan.campaign.max_requeues + 1,
-                procs=procs,
-            ),
+            return Submitted(job_ids=[], units=0, noun="cluster")
+        size = htcondor_schedd.max_jobs_per_submission()
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+        rendered = [render_trials(plan.campaign, [t.spec for t in chunk], self.opts) for chunk in chunks]
+        condor_dir(cdir).mkdir(parents=True, exist_ok=True)
+        clusters: list[str] = []
+        done, refused, via = 0, None, ""
+        for k, (chunk, text) in enumerate(zip(chunks, rendered, strict=True)):
+            suffix = f"-{k + 1}" if len(chunks) > 1 else ""
+            desc = condor_dir(cdir) / f"submit-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}{suffix}.sub"
+            atomic_write_text(desc, text.text)
+            try:
+                cluster, via = htcondor_schedd.submit(desc, text.rows, self.opts.submit_with)
+            except UserError as exc:
+                if not clusters:
+                    raise
+                refused = str(exc)
+                break
+            ids = {tid: f"{cluster}.{i}" for i, tid in enumerate(text.trial_ids)}
+            retries = self.opts.max_retries if self.opts.max_retries is not None else plan.campaign.max_requeues + 1
+            with JobsFile.locked(cdir, "htcondor") as table:
+                table.log = table.log or str(job_log(cdir))
+                table.add_submission(str(cluster), ids, via=via, script=str(desc), max_retries=retries)
+                table.left = [t.id for t in todo[done + len(chunk) :]]
+            for t in chunk:
+                t.event("submitted", scheduler="htcondor", job_id=ids[t.id], via=via)
+            clusters.append(str(cluster))
+            done += len(chunk)
+        return Submitted(
+            job_ids=clusters,
+            units=done,
+            left=len(todo) - done,
+            refused=refused,
+            noun="cluster",
+            note=f"via {via}; log {job_log(cdir)}",
         )
-        for t in todo:
-            t.event("submitted", scheduler="htcondor", job_id=f"{cluster}.{procs[t.id]}", via=via)
-        print(
-            f"{cdir.name}: submitted {len(todo)} trial(s) as HTCondor cluster {cluster} (via {via}); log {job_log(cdir)}"
-        )
-        return {tid: f"{cluster}.{p}" for tid, p in procs.items()}
-
-    def _record_submission(self, cdir: Path, sub: CondorSubmission) -> None:
-        with file_lock(cdir / ".jobs.json.lock"):
-            jobs_file = cdir / "jobs.json"
-            jobs = load_jobs(cdir)
-            if jobs is None:
-                if jobs_file.exists():  # another backend's table: keep it beside ours
-                    jobs_file.rename(cdir / f"jobs.{json.loads(jobs_file.read_text()).get('backend', 'other')}.json")
-                jobs = CondorJobs(log=str(job_log(cdir)))
-            jobs.submissions.append(sub)
-            jobs.trials.update({tid: f"{sub.cluster}.{p}" for tid, p in sub.procs.items()})
-            atomic_write_json(jobs_file, jobs)
 
     # ---- tracking ----------------------------------------------------------------------------
     def _views(self, cdir: Path) -> dict[str, JobView]:
@@ -167,13 +144,13 @@ class HTCondorBackend:
 
     def _read_views(self, cdir: Path) -> dict[str, JobView]:
         jobs = load_jobs(cdir)
-        log = Path(jobs.log) if jobs else job_log(cdir)
+        log = Path(jobs.log) if jobs and jobs.log else job_log(cdir)
         try:
             views = read_job_log(log) if log.exists() else None
         except (ImportError, OSError):
             views = None
         if views is not None:
-            by_job = {job: tid for tid, job in (jobs.trials.items() if jobs else ())}
+            by_job = {job: tid for tid, job in (jobs.units.items() if jobs else ())}
             for v in views.values():
                 v.trial_id = v.trial_id or by_job.get(v.job_id)
             return views
@@ -200,9 +177,7 @@ class HTCondorBackend:
                 latest[v.trial_id] = v
         self._forward_events(cdir, by_id, views)
         jobs = load_jobs(cdir)
-        retries = {
-            f"{s.cluster}.{p}": s.max_retries for s in (jobs.submissions if jobs else ()) for p in s.procs.values()
-        }
+        retries = {job: s.max_retries for s in (jobs.submissions if jobs else ()) for job in s.units.values()}
         states = {}
         for tid, v in latest.items():
             if v.duration_hold and not by_id[tid].result_json.exists():
@@ -232,6 +207,26 @@ class HTCondorBackend:
                 changed = True
             if changed:
                 atomic_write_json(cursor_file, cursor)
+
+    # ---- argv units (rollout shards, tool-server replicas): htcondor/units.py -----------------
+    def prepare_units(self, arrays: list[UnitArray]) -> None:
+        for array in arrays:
+            units.description(self.opts, array)  # every description valid before any is submitted
+
+    def render_units(self, array: UnitArray, path: Path | None = None) -> Path:
+        return units.render(self.opts, array, path or units.default_path(array))
+
+    def submit_units(self, array: UnitArray) -> Submitted:
+        return units.submit(self.opts, array, htcondor_schedd.max_jobs_per_submission())
+
+    def wait_units(self, submitted: Submitted, poll: Any = None) -> dict[str, int]:
+        return {}
+
+    def stop_units(self, array: UnitArray, submitted: Submitted) -> None:
+        units.stop(submitted, "ptbench: the rollout's shards were not submitted")
+
+    def unit_states(self, folder: Path, kind: Kind) -> dict[str, UnitState]:
+        return units.states(folder, kind)
 
     # ---- cancel / logs -----------------------------------------------------------------------
     def cancel(self, campaign_dir: Path, trials: list[TrialDir]) -> list[str]:
@@ -264,10 +259,10 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
-def _views_from_queue(jobs: CondorJobs) -> dict[str, JobView]:
-    clusters = sorted({s.cluster for s in jobs.submissions})
+def _views_from_queue(jobs: JobsFile) -> dict[str, JobView]:
+    clusters = sorted({int(s.job_id) for s in jobs.submissions})
     entries = htcondor_schedd.query(clusters)
-    by_job = {job: tid for tid, job in jobs.trials.items()}
+    by_job = {job: tid for tid, job in jobs.units.items()}
     views = {}
     for job_id, e in entries.items():
         v = JobView(job_id, trial_id=by_job.get(job_id))
@@ -292,7 +287,10 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         if trial.result_json.exists():
             return True
         state = trial.load_state()
-        message = f"HTCondor held job {job.job_id}: {reason or 'time limit'} (HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        message = (
+            f"HTCondor held job {job.job_id}: {reason or 'time limit'} "
+            f"(HoldReasonCode {code}, {DURATION_HOLD_CODES[code]})"
+        )
         result = record.scheduler_time_limit(trial, state, message)
         result.provenance.scheduler, result.provenance.job_id = "htcondor", job.job_id
         if job.host:
@@ -310,4 +308,4 @@ def record_time_limit(trial: TrialDir, job: JobView) -> bool:
         return True
 
 
-__all__ = ["HTCondorBackend", "CondorJobs", "CondorSubmission", "Rendered", "load_jobs", "record_time_limit"]
+__all__ = ["HTCondorBackend", "Rendered", "load_jobs", "record_time_limit"]

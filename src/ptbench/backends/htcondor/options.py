@@ -224,7 +224,8 @@ class HTCondorOptions(Strict):
                 raise ValueError(f"'{name}' is not an environment variable name")
             if SECRET_NAME.search(name):
                 raise ValueError(
-                    f"{name}: secrets never go into a submit file; the runner reads keys on the node from its environment or .env"
+                    f"{name}: secrets never go into a submit file; the runner reads keys on the node from its "
+                    "environment or .env"
                 )
             if not _PLAIN_TEXT.fullmatch(str(value)):
                 raise ValueError(f"{name}: quotes and newlines cannot be passed through HTCondor's environment")

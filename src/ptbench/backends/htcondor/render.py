@@ -1,8 +1,9 @@
 """Submit descriptions from the Jinja templates in `backends/htcondor/templates/htcondor_*.sub.j2`.
 
 `render_trials` makes one description per campaign: one cluster whose `queue ... from` table has a
-row per trial (proc i = row i). `render_shards` makes the bootcamp rollout description, `render_tool_servers` its tool-server
-replicas' (same executable, environment, container, accounting and requirements). Every value
+row per trial (proc i = row i). `render_shards` makes the bootcamp rollout description,
+`render_tool_servers` its tool-server replicas' (same executable, environment, container,
+accounting and requirements). Every value
 is checked before the text exists, and the text is scanned for secrets before anyone writes it.
 """
 
@@ -282,6 +283,6 @@ def check_no_secrets(text: str, initialdir: str) -> None:
     for name, value in _secret_values(initialdir).items():
         if value in text:
             raise UserError(
-                f"the HTCondor description would contain the value of {name}; remove it from the campaign's backend options "
-                "(keys are read on the execute node from its environment or .env, never from the submit file)"
+                f"the HTCondor description would contain the value of {name}; remove it from the campaign's backend "
+                "options (keys are read on the execute node from its environment or .env, never from the submit file)"
             )

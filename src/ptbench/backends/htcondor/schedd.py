@@ -147,3 +147,21 @@ def _int(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+DEFAULT_MAX_JOBS_PER_SUBMISSION = 20000  # HTCondor's default
+
+
+def max_jobs_per_submission() -> int:
+    """The schedd's MAX_JOBS_PER_SUBMISSION (htcondor2.param), or HTCondor's default when the
+    bindings or the configuration cannot say."""
+    try:
+        import htcondor2
+
+        value = htcondor2.param.get("MAX_JOBS_PER_SUBMISSION")
+    except Exception:  # no bindings, no configuration
+        return DEFAULT_MAX_JOBS_PER_SUBMISSION
+    try:
+        return max(1, int(str(value).strip())) if value is not None else DEFAULT_MAX_JOBS_PER_SUBMISSION
+    except ValueError:
+        return DEFAULT_MAX_JOBS_PER_SUBMISSION

@@ -1,8 +1,9 @@
-"""The embedded `local` backend: trials as subprocesses on this machine.
+"""The embedded `local` backend: trials, rollout shards and tool-server replicas as subprocesses here.
 
-A parallelism limit, and GPU slots: each running trial gets its own `CUDA_VISIBLE_DEVICES` from
-the GPUs this machine has. The foreground `ptbench run` shows progress; `ptbench status` and
-`ptbench cancel` work from any other shell through the trial directories.
+Trials: a parallelism limit, and GPU slots: each running trial gets its own `CUDA_VISIBLE_DEVICES`
+from the GPUs this machine has. The foreground `ptbench run` (and `ptbench submit` on this backend,
+with the plan it made) shows progress; `ptbench status` and `ptbench cancel` work from any other
+shell through the trial directories. Argv units (shards, replicas): local/units.py.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ import time
 from collections import deque
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
-from ptbench.backends.base import runner_argv
+from ptbench.backends.base import Submitted, UnitArray, UnitState, runner_argv
+from ptbench.backends.jobs import Kind
+from ptbench.backends.local import units
 from ptbench.core.errors import UserError
 from ptbench.core.stopsignals import StopSignals
 from ptbench.plan import Plan
@@ -41,14 +45,14 @@ def visible_gpus() -> list[str]:
 
 class LocalBackend:
     name = "local"
+    runs_here = True  # `submit` runs the trials to the end in this process
+    waits = True
 
     def __init__(self, poll_seconds: float = 0.5) -> None:
         self.poll = poll_seconds
 
-    def submit(
-        self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None
-    ) -> dict[str, int]:
-        """Run `trials` to completion here; returns trial id -> runner exit code."""
+    def submit(self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None) -> Submitted:
+        """Run `trials` to completion here; `codes` holds trial id -> runner exit code."""
         limit = parallelism or plan.campaign.parallelism
         free_gpus = deque(visible_gpus())
         pending = deque(trials)
@@ -91,7 +95,7 @@ class LocalBackend:
             for proc, _, _ in running.values():
                 proc.wait()
             raise KeyboardInterrupt
-        return codes
+        return Submitted(job_ids=[], units=len(codes), codes=codes)
 
     def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
         return {t.id: "running" for t in trials if runner_alive(t)}
@@ -116,3 +120,22 @@ class LocalBackend:
 
     def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path | None:
         return campaign_dir / "logs" / f"{trial.id}.log"
+
+    # ---- argv units (rollout shards, tool-server replicas) -------------------------------------
+    def submit_units(self, array: UnitArray) -> Submitted:
+        return units.start(array)
+
+    def prepare_units(self, arrays: list[UnitArray]) -> None:
+        return None
+
+    def render_units(self, array: UnitArray, path: Path | None = None) -> Path:
+        raise UserError("the local backend has no submit file; use --backend slurm or --backend htcondor")
+
+    def wait_units(self, submitted: Submitted, poll: Any = None) -> dict[str, int]:
+        return units.wait(submitted, poll, self.poll)
+
+    def stop_units(self, array: UnitArray, submitted: Submitted) -> None:
+        units.stop(submitted)
+
+    def unit_states(self, folder: Path, kind: Kind) -> dict[str, UnitState]:
+        return units.states(folder, kind)

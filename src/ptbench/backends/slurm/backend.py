@@ -1,10 +1,16 @@
-"""The `slurm` backend: a campaign's trials as one Slurm job array, submitted through submitit.
+"""The `slurm` backend: a campaign's trials as Slurm job arrays, submitted through submitit.
 
 Array task i runs `ptbench trial run <trial i>` (a pickled `TrialJob`). Everything a cluster user
 sets comes from the campaign: `backend.options` (see `SlurmOptions`), the GPUs from
 `budget.gpus`/`budget.gpu_type` (gres with type), `--time` from `budget.scheduler_minutes`
 (budget + grace + evaluation + margin, so the watchdog acts first), the array throttle from
 `parallelism`. Jobs are `--requeue`able; a requeued job resumes the trial with the budget left.
+
+One array when it fits the controller's limits (`scontrol show config`: MaxArraySize, 1001 by
+default, and MaxJobCount), else as many as needed, the throttle shared among them by size. When a
+per-user submit limit (QOS MaxSubmitJobsPerUser, the association's MaxSubmitJobs) refuses an
+array, smaller ones are tried; what was accepted stays on record, the rest under `left` in
+jobs.json, and the next `ptbench submit` sends only what is neither finished nor queued.
 
 Job ids live in `<campaign>/jobs.json`; submitit's folder `<campaign>/slurm/` holds the sbatch
 script of each submission, the pickles and one log per array task.
@@ -16,13 +22,16 @@ import contextlib
 import io
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
 
+from ptbench.backends.base import Submitted, UnitArray, UnitState
+from ptbench.backends.jobs import JobsFile, Kind
 from ptbench.backends.slurm import cmd as slurm_cmd
-from ptbench.backends.slurm.jobs import JobTable
+from ptbench.backends.slurm import units
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.plan import Plan
@@ -30,7 +39,10 @@ from ptbench.spec.campaign import Budget, Campaign, Strict
 from ptbench.trial import TrialDir, TrialSpec
 
 # The sbatch comment every submission carries, so a reader of the script knows what runs.
-_WHAT_RUNS = "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission (listed in {listing})"
+_WHAT_RUNS = (
+    "# array task i runs `{python} -m ptbench trial run TRIAL_DIR` for the i-th trial of the submission "
+    "(listed in {listing})"
+)
 
 
 class SlurmOptions(Strict):
@@ -87,9 +99,12 @@ def default_gres(budget: Budget, opts: SlurmOptions) -> str | None:
 
 class SlurmBackend:
     name = "slurm"
+    runs_here = False
+    waits = True
 
     def __init__(self, **options: Any) -> None:
         self.options = parse_options(options)
+        self._limits: slurm_cmd.Limits | None = None
 
     # ---- what would be submitted ---------------------------------------------------------
     def sbatch_parameters(self, campaign: Campaign) -> dict[str, Any]:
@@ -148,13 +163,21 @@ class SlurmBackend:
         return TrialJob(minutes * 60, min(self.options.signal_seconds, minutes * 60 // 2), self.options.python)
 
     def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
-        """Write the sbatch script `submit` would hand to Slurm (and the array's trial list beside it)."""
+        """Write the sbatch script `submit` would hand to Slurm (one per array when the controller's
+        limits split the campaign: slurm.sh, slurm.2.sh, ...) and the arrays' trial list beside it."""
         cdir = campaign.campaign_dir
         path = Path(out) if out else cdir / "submit" / "slurm.sh"
-        self.render_array(self.sbatch_parameters(campaign), cdir / "slurm", len(specs), path)
-        atomic_write_text(
-            path.with_suffix(".trials.txt"), "".join(f"{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs))
-        )
+        params = self.sbatch_parameters(campaign)
+        sizes = self.array_sizes(len(specs)) or [0]
+        listing, start = [], 0
+        for k, size in enumerate(sizes):
+            script = path if k == 0 else path.with_name(f"{path.stem}.{k + 1}{path.suffix}")
+            throttle = _share(params.get("array_parallelism"), size, max(1, len(specs)))
+            self.render_array({**params, "array_parallelism": throttle}, cdir / "slurm", size, script)
+            tag = "" if len(sizes) == 1 else f"{k + 1}:"
+            listing += [f"{tag}{i}\t{cdir / s.trial_id}\n" for i, s in enumerate(specs[start : start + size])]
+            start += size
+        atomic_write_text(path.with_suffix(".trials.txt"), "".join(listing))
         return str(path)
 
     def render_array(self, params: dict[str, Any], folder: Path, count: int, path: Path) -> None:
@@ -165,7 +188,8 @@ class SlurmBackend:
         atomic_write_text(path, _sbatch_script(command, folder, count, params))
 
     def submit_array(self, folder: Path, fn: Any, args: list[list[Any]], params: dict[str, Any]) -> list[Any]:
-        """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind when sbatch refuses."""
+        """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind when
+        sbatch refuses (`SlurmRefused`, with sbatch's line)."""
         try:
             from submitit import SlurmExecutor
         except ImportError:
@@ -176,7 +200,8 @@ class SlurmBackend:
             executor = SlurmExecutor(folder=folder, python=self.python)
         except RuntimeError:
             raise UserError(
-                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+                "`srun` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another "
+                "backend)"
             ) from None
         executor.update_parameters(**params)
         try:
@@ -190,35 +215,117 @@ class SlurmBackend:
                 raise UserError(
                     f"cannot reach slurmctld: {why}; nothing was submitted (is the controller up? check `sinfo`)"
                 ) from None
-            raise UserError(
-                f"Slurm refused the submission: {why}; nothing was submitted (check `sinfo`, and "
-                f"partition/account/qos in backend.options)"
-            ) from None
+            raise SlurmRefused(why) from None
         for name in set(os.listdir(folder)) - before:
             if name.startswith(".submission_file_"):
                 (folder / name).unlink()  # submitit's symlink to the script it renamed
         return jobs
 
+    def limits(self) -> slurm_cmd.Limits:
+        if self._limits is None:
+            self._limits = slurm_cmd.limits()
+        return self._limits
+
+    def array_sizes(self, count: int) -> list[int]:
+        """How `count` units are split into arrays that fit MaxArraySize and MaxJobCount."""
+        lim = self.limits()
+        size = max(1, min(lim.max_array_size, lim.max_job_count))
+        return [min(size, count - start) for start in range(0, count, size)]
+
+    def submit_arrays(
+        self,
+        folder: Path,
+        fn: Any,
+        args: list[list[Any]],
+        params: dict[str, Any],
+        *,
+        on_array: Callable[[int, list[Any]], None] | None = None,
+        partial: bool = False,
+    ) -> tuple[list[Any], str | None]:
+        """Submit as many arrays as the controller's limits need (`array_sizes`), in order; `on_array(start,
+        jobs)` records each as it is accepted. The campaign's throttle (`array_parallelism`) is shared
+        among the arrays by size. When a submit limit (QOS/association MaxSubmitJobs, MaxJobCount) refuses
+        an array, smaller ones are tried until one task is refused. Returns (jobs accepted, the refusal
+        or None). A refusal with nothing accepted raises; with `partial` False, the accepted arrays are
+        cancelled and it raises too (all or nothing)."""
+        count = len(args[0])
+        throttle = params.get("array_parallelism")
+        size = self.array_sizes(count)[0] if count else 0
+        jobs: list[Any] = []
+        refused: str | None = None
+        start = 0
+        while start < count:
+            take = min(size, count - start)
+            chunk = {**params, "array_parallelism": _share(throttle, take, count)}
+            try:
+                got = self.submit_array(folder, fn, [a[start : start + take] for a in args], chunk)
+            except SlurmRefused as exc:
+                if take > 1 and slurm_cmd.is_submit_limit(exc.why):
+                    size = take // 2
+                    continue
+                refused = exc.why
+                break
+            except UserError as exc:  # slurmctld stopped answering between two arrays
+                if not (jobs and partial):
+                    raise
+                refused = str(exc)
+                break
+            if on_array is not None:
+                on_array(start, got)
+            jobs.extend(got)
+            start += take
+        if refused is not None and (not jobs or not partial):
+            arrays = sorted({j.job_id.split("_")[0] for j in jobs})
+            if arrays:
+                slurm_cmd.scancel(arrays)
+            hint = (
+                "a submit limit: wait until jobs have left the queue, or ask for a larger limit (`sacctmgr show qos`)"
+                if slurm_cmd.is_submit_limit(refused)
+                else "check `sinfo`, and partition/account/qos in backend.options"
+            )
+            raise UserError(
+                f"Slurm refused the submission: {refused}; nothing was submitted"
+                + (f" (arrays {', '.join(arrays)} accepted before it were cancelled)" if arrays else "")
+                + f" ({hint})"
+            )
+        return jobs, refused
+
     # ---- submit ----------------------------------------------------------------------------
-    def submit(self, plan: Plan, trials: list[TrialDir]) -> str:
-        """Submit `trials` as one job array; returns the Slurm job id. Nothing is recorded unless sbatch accepted it."""
+    def submit(self, plan: Plan, trials: list[TrialDir]) -> Submitted:
+        """Submit `trials` as job arrays that fit the controller's limits; each array is recorded in
+        jobs.json as soon as sbatch accepts it. When a submit limit refuses the rest, what was accepted
+        stays on record with the rest under `left`, and `ptbench submit` again sends only those."""
         if not trials:
             raise UserError("nothing to submit")
         campaign, cdir = plan.campaign, plan.campaign_dir
         folder = cdir / "slurm"
-        jobs = self.submit_array(
-            folder, self.job(campaign), [[str(t.path) for t in trials]], self.sbatch_parameters(campaign)
+        arrays: list[str] = []
+
+        def record(start: int, jobs: list[Any]) -> None:
+            chunk = trials[start : start + len(jobs)]
+            job_ids = [j.job_id for j in jobs]
+            array_id = job_ids[0].split("_")[0]
+            with JobsFile.locked(cdir, "slurm") as table:
+                table.add_submission(
+                    array_id,
+                    {t.id: j for t, j in zip(chunk, job_ids, strict=True)},
+                    script=str(folder / f"{array_id}_submission.sh"),
+                    folder=str(folder),
+                )
+                table.left = [t.id for t in trials[start + len(jobs) :]]
+            for t, j in zip(chunk, job_ids, strict=True):
+                t.event("submitted", scheduler="slurm", job_id=j)
+            arrays.append(array_id)
+
+        jobs, refused = self.submit_arrays(
+            folder,
+            self.job(campaign),
+            [[str(t.path) for t in trials]],
+            self.sbatch_parameters(campaign),
+            on_array=record,
+            partial=True,
         )
-        job_ids = [j.job_id for j in jobs]
-        array_id = job_ids[0].split("_")[0]
-        script = folder / f"{array_id}_submission.sh"
-        with JobTable.locked(cdir, "slurm") as table:
-            table.add_submission(
-                array_id, {t.id: j for t, j in zip(trials, job_ids)}, script=str(script), folder=str(folder)
-            )
-        for t, j in zip(trials, job_ids):
-            t.event("submitted", scheduler="slurm", job_id=j)
-        return array_id
+        return Submitted(job_ids=arrays, units=len(jobs), left=len(trials) - len(jobs), refused=refused, noun="job")
 
     # ---- track -----------------------------------------------------------------------------
     def scheduler_states(self, campaign_dir: Path, trials: list[TrialDir], *, strict: bool = False) -> dict[str, str]:
@@ -226,8 +333,8 @@ class SlurmBackend:
         runner started, ended for any other finished job; one squeue call, and one sacct call only for
         jobs squeue forgot. `strict` (for submit) refuses to guess when squeue fails: resubmitting
         trials whose jobs may still be queued would double them."""
-        table = JobTable.load(campaign_dir)
-        wanted = {t.id: table.trials[t.id] for t in trials if t.id in table.trials}
+        table = JobsFile.load(campaign_dir) or JobsFile(backend="slurm")
+        wanted = {t.id: table.units[t.id] for t in trials if t.id in table.units}
         if not wanted:
             return {}
         arrays = sorted({j.split("_")[0] for j in wanted.values()})
@@ -236,7 +343,8 @@ class SlurmBackend:
         except slurm_cmd.SlurmUnavailable as exc:
             if strict:
                 raise UserError(
-                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue answers)"
+                    f"cannot tell which trials are still queued: {exc}; nothing was submitted (try again when squeue "
+                    "answers)"
                 ) from None
             print(f"warning: no scheduler states ({exc}); showing what the trial folders say", file=sys.stderr)
             return {}
@@ -265,20 +373,55 @@ class SlurmBackend:
 
     def log_path(self, campaign_dir: Path, trial: TrialDir) -> Path | None:
         """The Slurm log of the trial's latest job (submitit's `%A_%a_0_log.out`)."""
-        job_id = JobTable.load(campaign_dir).trials.get(trial.id)
+        table = JobsFile.load(campaign_dir)
+        job_id = table.units.get(trial.id) if table else None
         if job_id is None:
             return None
         return Path(campaign_dir) / "slurm" / f"{job_id}_0_log.out"
 
+    # ---- argv units (rollout shards, tool-server replicas): slurm/units.py ----------------------
+    def prepare_units(self, arrays: list[UnitArray]) -> None:
+        return None  # the options were checked when this backend was made
+
+    def render_units(self, array: UnitArray, path: Path | None = None) -> Path:
+        return units.render(self, array, path)
+
+    def submit_units(self, array: UnitArray) -> Submitted:
+        return units.submit(self, array)
+
+    def wait_units(self, submitted: Submitted, poll: Any = None) -> dict[str, int]:
+        return units.wait(submitted, poll)
+
+    def stop_units(self, array: UnitArray, submitted: Submitted) -> None:
+        units.stop(submitted)
+
+    def unit_states(self, folder: Path, kind: Kind) -> dict[str, UnitState]:
+        return units.states(folder, kind)
+
     # ---- cancel ----------------------------------------------------------------------------
     def cancel(self, campaign_dir: Path, trials: list[TrialDir]) -> list[str]:
         """Mark the trials cancelled, then scancel their jobs in one call; returns the job ids."""
-        table = JobTable.load(campaign_dir)
+        table = JobsFile.load(campaign_dir) or JobsFile(backend="slurm")
         for t in trials:
             t.cancel_marker.touch()
-        job_ids = sorted({table.trials[t.id] for t in trials if t.id in table.trials})
+        job_ids = sorted({table.units[t.id] for t in trials if t.id in table.units})
         slurm_cmd.scancel(job_ids)
         return job_ids
+
+
+class SlurmRefused(UserError):
+    """sbatch refused an array (its line in `why`); nothing of that array stays behind."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"Slurm refused the submission: {why}")
+        self.why = why
+
+
+def _share(throttle: int | None, size: int, total: int) -> int | None:
+    """An array's part of the campaign's parallelism: Slurm throttles each array (`%N`) on its own."""
+    if not throttle:
+        return throttle
+    return max(1, round(throttle * size / total))
 
 
 def _remove_new_files(folder: Path, before: set[str]) -> None:

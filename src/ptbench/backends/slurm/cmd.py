@@ -58,7 +58,8 @@ class SlurmUnavailable(UserError):
 def _run(argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
         raise SlurmUnavailable(
-            f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use another backend)"
+            f"`{argv[0]}` is not on PATH: this machine is not a Slurm submit host (load the Slurm module or use "
+            "another backend)"
         )
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
@@ -134,3 +135,43 @@ def scancel(job_ids: list[str]) -> None:
         and "Invalid job id" not in out.stderr
     ):
         raise SlurmUnavailable(f"scancel failed: {one_line(out.stderr)}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The controller's limits on one submission: an array's indexes run 0..max_array_size-1, and
+    at most max_job_count jobs live in the controller at once (an array task counts as one)."""
+
+    max_array_size: int = 1001  # Slurm's defaults, for a controller that cannot be asked
+    max_job_count: int = 10000
+    known: bool = False
+
+
+def limits() -> Limits:
+    """MaxArraySize and MaxJobCount from `scontrol show config` (Slurm's defaults when it cannot answer:
+    `render` works off a submit host, and a refusal at submit still names the limit)."""
+    try:
+        out = _run(["scontrol", "show", "config"], timeout=30)
+    except SlurmUnavailable:
+        return Limits()
+    if out.returncode != 0:
+        return Limits()
+    found = dict(re.findall(r"^(MaxArraySize|MaxJobCount)\s*=\s*(\d+)", out.stdout, re.M))
+    defaults = Limits()
+    return Limits(
+        max_array_size=int(found.get("MaxArraySize", defaults.max_array_size)),
+        max_job_count=int(found.get("MaxJobCount", defaults.max_job_count)),
+        known="MaxArraySize" in found,
+    )
+
+
+# sbatch's words when a per-user or per-account submit limit (QOS MaxSubmitJobsPerUser, the
+# association's MaxSubmitJobs, MaxJobCount) refuses an array: a smaller array may still fit.
+_SUBMIT_LIMIT = re.compile(
+    r"job submit limit|MaxSubmitJob|QOSMaxSubmitJob|AssocMaxSubmitJob|MaxJobCount|temporarily unable to accept job",
+    re.I,
+)
+
+
+def is_submit_limit(refusal: str) -> bool:
+    return bool(_SUBMIT_LIMIT.search(refusal))

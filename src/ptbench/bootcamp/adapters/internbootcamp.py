@@ -30,7 +30,7 @@ from ptbench.core.errors import UserError
 
 
 @cache
-def bootcamp_class(spec: Any) -> type:
+def bootcamp_class(spec: Any) -> type[Any]:  # a foreign class, checked by its methods below
     """'package.module:ClassName' -> the class (one clear error when it is not there)."""
     if not isinstance(spec, str) or ":" not in spec:
         raise UserError(f"internbootcamp bootcamp {spec!r}: write it as 'package.module:ClassName'")

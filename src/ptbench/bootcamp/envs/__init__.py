@@ -5,7 +5,8 @@ only when a case is generated, a tool runs or a reward is computed, so registeri
 and each needs only its own extra (`ptbench bootcamp list` names it).
 """
 
-from ptbench.bootcamp.envs import (  # noqa: F401
+from ptbench.bootcamp.envs import (  # noqa: F401  (importing a module registers its environments)
+    addition,
     answers,
     arithmetic,
     battery,

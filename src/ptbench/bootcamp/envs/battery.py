@@ -111,7 +111,10 @@ class BatteryDesign(Generator):
 @register_tool("simulate_cell")
 class SimulateCell(HeavyTool):
     preload = ("pybamm",)
-    description = "Simulate a constant-current discharge of the cell with the given design; returns energy, capacity and end voltage."
+    description = (
+        "Simulate a constant-current discharge of the cell with the given design; returns energy, capacity and "
+        "end voltage."
+    )
     parameters = {
         "type": "object",
         "properties": {
@@ -135,7 +138,10 @@ class SimulateCell(HeavyTool):
         state["sims"] += 1
         r = simulate(design, c_rate)
         return ToolResult(
-            text=f"energy {r['energy_Wh']:.3f} Wh, capacity {r['capacity_Ah']:.3f} Ah, end voltage {r['end_voltage_V']:.3f} V",
+            text=(
+                f"energy {r['energy_Wh']:.3f} Wh, capacity {r['capacity_Ah']:.3f} Ah, "
+                f"end voltage {r['end_voltage_V']:.3f} V"
+            ),
             metrics={"energy_Wh": r["energy_Wh"]},
         )
 

@@ -35,7 +35,7 @@ def knapsack_optimum(values: list[int], weights: list[int], capacity: int) -> tu
 
 
 def tour_length(points: list[list[float]], tour: list[int]) -> float:
-    return sum(math.dist(points[a], points[b]) for a, b in zip(tour, tour[1:] + tour[:1]))
+    return sum(math.dist(points[a], points[b]) for a, b in zip(tour, tour[1:] + tour[:1], strict=True))
 
 
 def tsp_optimum(points: list[list[float]]) -> tuple[float, list[int]]:
@@ -91,11 +91,13 @@ class Knapsack(Generator):
 
     def prompt(self, identity: Identity) -> str:
         items = ", ".join(
-            f"{i}: value {v}, weight {w}" for i, (v, w) in enumerate(zip(identity["values"], identity["weights"]))
+            f"{i}: value {v}, weight {w}"
+            for i, (v, w) in enumerate(zip(identity["values"], identity["weights"], strict=True))
         )
         return (
             f"0/1 knapsack with capacity {identity['capacity']}. Items ({items}). Choose items of maximum total value "
-            "with total weight at most the capacity. The evaluate tool checks a selection. Finish with one line `Solution: [i, j, ...]`."
+            "with total weight at most the capacity. The evaluate tool checks a selection. Finish with one line "
+            "`Solution: [i, j, ...]`."
         )
 
     def reference_completion(self, identity: Identity) -> str:
@@ -117,8 +119,9 @@ class Tsp(Generator):
     def prompt(self, identity: Identity) -> str:
         cities = ", ".join(f"{i}: ({x}, {y})" for i, (x, y) in enumerate(identity["points"]))
         return (
-            f"Travelling salesman: visit every city once and return to the start, with the shortest total Euclidean length. "
-            f"Cities {cities}. The evaluate tool gives a tour's length. Finish with one line `Solution: [0, ...]` (a permutation)."
+            "Travelling salesman: visit every city once and return to the start, with the shortest total Euclidean "
+            f"length. Cities {cities}. The evaluate tool gives a tour's length. Finish with one line `Solution: [0, "
+            "...]` (a permutation)."
         )
 
     def reference_completion(self, identity: Identity) -> str:

@@ -94,8 +94,9 @@ class ArmaForecast(Generator):
         return (
             f"Here is a time series of {len(identity['history'])} observations from a stationary process:\n"
             f"{' '.join(f'{v:g}' for v in identity['history'])}\n"
-            f"Forecast the next {identity['horizon']} values. Tools: fit_arima (fit an ARIMA(p,d,q) and forecast), autocorrelation. "
-            f"Finish with one line `Forecast: [v1, ..., v{identity['horizon']}]`. Scored by squared error against the realised values."
+            f"Forecast the next {identity['horizon']} values. Tools: fit_arima (fit an ARIMA(p,d,q) and forecast), "
+            f"autocorrelation. Finish with one line `Forecast: [v1, ..., v{identity['horizon']}]`. Scored by squared "
+            "error against the realised values."
         )
 
     def reference_completion(self, identity: Identity) -> str:
@@ -134,7 +135,7 @@ class FitArima(_HistoryTool):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = ARIMA(np.asarray(state["history"]), order=order, trend="c" if order[1] == 0 else "n").fit()
-        params = ", ".join(f"{n} {v:.3f}" for n, v in zip(fit.model.param_names, fit.params))
+        params = ", ".join(f"{n} {v:.3f}" for n, v in zip(fit.model.param_names, fit.params, strict=True))
         fc = ", ".join(f"{v:.3f}" for v in fit.forecast(state["horizon"]))
         return ToolResult(text=f"ARIMA{order}: {params}; AIC {fit.aic:.2f}; forecast [{fc}]")
 

@@ -30,7 +30,7 @@ def parse_guess(text: str, length: int) -> list[int] | None:
 
 def score_guess(code: list[int], guess: list[int]) -> tuple[int, int]:
     """(exact matches, right colour in the wrong place)."""
-    exact = sum(c == g for c, g in zip(code, guess))
+    exact = sum(c == g for c, g in zip(code, guess, strict=True))
     common = sum(min(code.count(v), guess.count(v)) for v in set(guess))
     return exact, common - exact
 
@@ -83,7 +83,10 @@ class MastermindInteraction(Interaction):
         if guess is None:
             return InteractionResult(
                 terminate=left <= 0,
-                feedback=f"I could not read a guess. Reply with `Guess: ` and {identity['length']} digits. Guesses left: {left}.",
+                feedback=(
+                    f"I could not read a guess. Reply with `Guess: ` and {identity['length']} digits. "
+                    f"Guesses left: {left}."
+                ),
                 turn_score=0.0,
                 extra={"valid": False},
             )

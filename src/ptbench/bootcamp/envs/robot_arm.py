@@ -92,7 +92,9 @@ def score_path(case: Identity, path: list[np.ndarray]) -> float:
     gap = float(np.hypot(*(tip - goal)))
     if gap > case["tolerance"]:
         return 0.5 * max(0.0, 1.0 - gap / start_gap) * 0.99  # short of the goal stays below any reaching path
-    length = sum(float(np.linalg.norm(q - p)) for p, q in zip([np.asarray(case["start"])] + path[:-1], path))
+    length = sum(
+        float(np.linalg.norm(q - p)) for p, q in zip([np.asarray(case["start"])] + path[:-1], path, strict=True)
+    )
     if length <= case["reference_length"] + 1e-6:  # the stored reference length is rounded
         return 1.0
     return 0.5 + 0.5 * case["reference_length"] / length
@@ -108,7 +110,7 @@ class RobotArm(Generator):
         while True:
             start = [round(rng.uniform(-2.5, 2.5), 2) for _ in range(n)]
             goal_q = [round(rng.uniform(-2.5, 2.5), 2) for _ in range(n)]
-            mid = [round((a + b) / 2 + rng.uniform(-0.8, 0.8), 2) for a, b in zip(start, goal_q)]
+            mid = [round((a + b) / 2 + rng.uniform(-0.8, 0.8), 2) for a, b in zip(start, goal_q, strict=True)]
             mid = [max(-3.0, min(3.0, v)) for v in mid]
             reference = [mid, goal_q]
             reach = sum(links)
@@ -138,11 +140,12 @@ class RobotArm(Generator):
     def prompt(self, identity: Identity) -> str:
         obs = "; ".join(f"centre ({x}, {y}) radius {r}" for x, y, r in identity["obstacles"])
         return (
-            f"A planar arm with {len(identity['links'])} revolute joints and link lengths {identity['links']} stands at the origin; "
-            f"joint angles are relative to the previous link, in radians within [-pi, pi]. It starts at q = {identity['start']}. "
-            f"Move the tip to within {identity['tolerance']} of ({identity['goal'][0]}, {identity['goal'][1]}) without any link touching "
-            f"the circular obstacles: {obs}. Motion between waypoints is linear in joint space. Tools: forward_kinematics, check_path. "
-            "Shorter joint-space paths score higher. Finish with one line `Path: [[...], [...]]` (waypoints after the start)."
+            f"A planar arm with {len(identity['links'])} revolute joints and link lengths {identity['links']} stands "
+            "at the origin; joint angles are relative to the previous link, in radians within [-pi, pi]. It starts at "
+            f"q = {identity['start']}. Move the tip to within {identity['tolerance']} of ({identity['goal'][0]}, "
+            f"{identity['goal'][1]}) without any link touching the circular obstacles: {obs}. Motion between waypoints "
+            "is linear in joint space. Tools: forward_kinematics, check_path. Shorter joint-space paths score higher. "
+            "Finish with one line `Path: [[...], [...]]` (waypoints after the start)."
         )
 
     def reference_completion(self, identity: Identity) -> str:
@@ -172,7 +175,10 @@ class ForwardKinematics(Tool):
 
 @register_tool("check_path")
 class CheckPath(Tool):
-    description = "Check a path (waypoints after the start) for collisions; reports the first colliding segment and where the tip ends."
+    description = (
+        "Check a path (waypoints after the start) for collisions; reports the first colliding segment and where "
+        "the tip ends."
+    )
     parameters = {
         "type": "object",
         "properties": {"path": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}},

@@ -41,15 +41,15 @@ def build_db(seed: int, departments: int, employees: int) -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     conn.execute("CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL)")
     conn.execute(
-        "CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, dept_id INTEGER REFERENCES departments(id),"
-        " salary INTEGER NOT NULL, hired INTEGER NOT NULL)"
+        "CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, dept_id INTEGER REFERENCES "
+        "departments(id), salary INTEGER NOT NULL, hired INTEGER NOT NULL)"
     )
     names = rng.sample(_DEPTS, k=min(departments, len(_DEPTS)))
     conn.executemany(
         "INSERT INTO departments VALUES (?, ?, ?)", [(i + 1, n, rng.choice(_CITIES)) for i, n in enumerate(names)]
     )
-    people = set()
-    rows = []
+    people: set[str] = set()
+    rows: list[tuple[int, str, int, int, int]] = []
     while len(rows) < employees:
         name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
         if name in people:
@@ -86,7 +86,8 @@ def _questions(conn: sqlite3.Connection, rng: random.Random) -> tuple[str, str, 
     elif kind == "top_earner":
         q = f"Who is the highest-paid employee in the {dept} department? (If nobody works there, answer none.)"
         row = conn.execute(
-            "SELECT e.name FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=? ORDER BY salary DESC, e.id LIMIT 1",
+            "SELECT e.name FROM employees e JOIN departments d ON e.dept_id=d.id WHERE d.name=? ORDER BY salary DESC, "
+            "e.id LIMIT 1",
             (dept,),
         ).fetchone()
         ans = row[0] if row else "none"
@@ -121,8 +122,8 @@ class SqlExploreGenerator(Generator):
 
     def prompt(self, identity: Identity) -> str:
         return (
-            f"{identity['question']}\nThe database is SQLite; start by listing its tables "
-            "(SELECT name, sql FROM sqlite_master). When you know the answer, reply with a final line `Answer: <value>`."
+            f"{identity['question']}\nThe database is SQLite; start by listing its tables (SELECT name, sql FROM "
+            "sqlite_master). When you know the answer, reply with a final line `Answer: <value>`."
         )
 
     def dedup_key(self, identity: Identity) -> str:

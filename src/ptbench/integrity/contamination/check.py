@@ -1,7 +1,10 @@
 """The contamination check: the trial's test set against everything the agent could train on.
 
 Scanned: every text-like file in workspace/ and home/ (archives opened), datasets the agent pulled
-into the cache layer during its run, and files or hub datasets its trajectory names. Not
+into the cache layer during its run, files or hub datasets its trajectory names, and the model's
+side of the gateway transcript (its replies, reasoning and tool-call arguments: items it recited
+or wrote through a tool are evidence even if no file keeps them). Encoded text is decoded first
+(decode.py). Not
 contamination: allowed sources (`integrity.allowed_sources`: sha256 of the file, or a glob), the
 training split the harness itself wrote (checked by content), the outputs of the agent's
 evaluate.sh (the outputs ptbench eval writes: allowed, since looking at test questions is), and
@@ -15,19 +18,24 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from ptbench.integrity.contamination.decode import Budget
 from ptbench.integrity.contamination.index import (
     TestIndex,
     contaminated_segments,
     scan_stream,
 )
 from ptbench.integrity.contamination.ngrams import Hasher
-from ptbench.integrity.contamination.sources import kind_of, streams_of, walk_files
+from ptbench.integrity.contamination.scan import FileScan, scan_files
+from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
 from ptbench.integrity.contamination.testsets import add_test_set
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
+from ptbench.integrity.journal import read_journal
 from ptbench.integrity.report import Finding, Unchecked
 
+TRANSCRIPT_LABEL = "record/transcript.jsonl (model output)"
 _EVAL_OUTPUT = re.compile(r"(^|/)eval_runs/\d+/(samples\.jsonl|metrics\.json|failure\.json|eval\.log)$")
 _PATHLIKE = re.compile(r"""(?:[\w.~-]*/)+[\w.-]+\.(?:jsonl|json|csv|tsv|parquet|arrow|txt|md|zip|tar|gz|tgz)\b""")
 _HUB_DATASET = re.compile(
@@ -48,22 +56,22 @@ def check(ctx: CheckContext) -> Finding:
         "allowed": [],
         "harness training data": [],
     }
-    targets = _targets(ctx, excluded)
+    journal = read_journal(ctx.trial_dir)
+    targets = _targets(ctx, excluded) + _journal_targets(ctx, journal.targets, excluded)
     harness_train = _harness_train_hash(ctx)
-    hasher = Hasher()
     evidence: list[dict] = []
     notes: list[str] = []
+    cut: list[str] = []
     scanned_files = scanned_bytes = 0
-    for label, path in targets:
-        file_hits = []
-        try:
-            for stream in streams_of(path, label, notes):
-                hits = scan_stream(index, stream, hasher)
-                file_hits += [(hits, seg) for seg in contaminated_segments(index, hits)]
-        except Exception as exc:  # noqa: BLE001  (an unreadable file is not a clean file, whatever the error)
-            raise Unchecked(f"could not read {label} ({type(exc).__name__}: {exc})") from None
+    for scan in _scans(ctx, index, targets):
+        label, path = scan.label, scan.path
+        if scan.error:
+            raise Unchecked(f"could not read {label} ({scan.error})")
+        notes += scan.notes
+        cut += scan.cut
         scanned_files += 1
         scanned_bytes += path.stat().st_size
+        file_hits = [(h, seg) for top in scan.hits for h in top.flat() for seg in contaminated_segments(index, h)]
         if not file_hits:
             continue
         why = _allowed(ctx, path, label, harness_train)
@@ -74,7 +82,7 @@ def check(ctx: CheckContext) -> Finding:
             s = index.segments[seg]
             task, item_id = index.items[s.item]
             loc, k, entry = hits.where.get(seg, ("?", index.n, 0))
-            if loc.startswith("byte ") and hits.label == label:
+            if loc.startswith("byte ") and hits.label == label and path.is_file():
                 loc += f" (line {_line_of(path, int(loc.split()[1]))})"
             evidence.append(
                 {
@@ -99,21 +107,60 @@ def check(ctx: CheckContext) -> Finding:
         "seconds": round(time.time() - started, 2),
         "excluded": {k: v[:50] for k, v in excluded.items() if v},
         "notes": notes[:50],
+        "journal": journal.details,
+        "decoding_bounds_hit": cut[:50],
     }
     if evidence:
         items = {(e["task"], e["item_id"]) for e in evidence}
-        files = {e["file"].split("[")[0] for e in evidence}
+        files = {e["file"].split("[")[0].split("@")[0] for e in evidence}
+        said = TRANSCRIPT_LABEL in files
         return Finding(
             verdict="flagged",
-            reason=f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could train on",
+            reason=(
+                f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could "
+                "train on" + (" (the model's own output in the gateway transcript among them)" if said else "")
+            ),
             evidence=evidence,
             details=details,
         )
+    if journal.gaps:  # evidence the run journal knows it lost: not clean
+        return Finding(
+            verdict="unchecked",
+            reason=f"no test item found, but the run journal is incomplete: {'; '.join(journal.gaps[:3])}",
+            details=details,
+        )
+    if cut:
+        raise Unchecked(
+            f"{len(cut)} part(s) could not be read whole (a decoding bound, e.g. a zip bomb, or a gap in the "
+            f"gateway transcript); first: {cut[0]}"
+        )
+    notice = f"; {journal.notice}" if journal.notice else ""
     return Finding(
         verdict="clean",
-        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes)",
+        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes){notice}",
         details=details,
     )
+
+
+def _scans(ctx: CheckContext, index: TestIndex, targets: list[tuple[str, Path]]) -> Iterator[FileScan]:
+    """The files, then the model's side of the gateway transcript (what it said and wrote through
+    tool calls, saved to disk or not)."""
+    yield from scan_files(index, targets)
+    path = ctx.transcript
+    if path.is_file():
+        scan = FileScan(TRANSCRIPT_LABEL, path)
+        budget = Budget()
+        problems: list[str] = []
+        try:
+            stream = transcript_stream(path, TRANSCRIPT_LABEL, problems)
+            scan.hits = [scan_stream(index, stream, Hasher(), budget)]
+        except (OSError, ValueError) as exc:
+            scan.error = f"{type(exc).__name__}: {exc}"
+        failed = path.with_name(path.name + ".failed")
+        if failed.is_file():
+            problems.append(f"{TRANSCRIPT_LABEL}: the gateway could not write all of it ({failed.read_text()[:200]})")
+        scan.cut = budget.cut + problems  # a reply not recorded whole cannot be called clean
+        yield scan
 
 
 def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[str, Path]]:
@@ -126,7 +173,7 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
 
         def skip(p: Path, root=root, scaffold=scaffold, name=name) -> bool:
             rel = p.relative_to(root).as_posix()
-            if p.name in (".git", "node_modules", "__pycache__") or kind_of(p) is None and p.is_file():
+            if p.name in (".git", "node_modules", "__pycache__") or p.is_file() and not scannable(p):
                 return True
             if any(p == s or s in p.parents for s in scaffold) and p.resolve() not in named:
                 if p.is_file():
@@ -143,12 +190,35 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
     for p in _cache_datasets(ctx, named):
         out.setdefault(str(p.resolve()), (str(p), p))
     for p in named:
-        if p.is_file() and kind_of(p) is not None:
+        if p.is_file() and scannable(p):
             out.setdefault(str(p), (str(p), p))
         elif p.is_dir():
-            for f in walk_files(p, lambda q: kind_of(q) is None and q.is_file()):
+            for f in walk_files(p, lambda q: q.is_file() and not scannable(q)):
                 out.setdefault(str(f.resolve()), (str(f), f))
     return sorted(out.values())
+
+
+def _journal_targets(
+    ctx: CheckContext, copies: list[tuple[list[str], Path]], excluded: dict[str, list[str]]
+) -> list[tuple[str, Path]]:
+    """The run journal's copies of files written during the run, under the final scan's exclusions:
+    a copy is scanned unless every name it was written under is excluded (names as the agent
+    wrote them: workspace/..., home/..., /tmp/...)."""
+    named = {str(p) for p in _named_in_trajectory(ctx)}
+    out = []
+    for names, path in copies:
+        kept = []
+        for name in names:
+            if name.startswith("workspace/") and _EVAL_OUTPUT.search(name):
+                excluded["evaluate.sh outputs"].append(f"journal:{name}")
+            elif any(name.startswith(f"home/{s}/") for s in SCAFFOLD_STATE) and str(ctx.trial_dir / name) not in named:
+                excluded["agent CLI state"].append(f"journal:{name}")
+            else:
+                kept.append(name)
+        if kept:
+            more = f" (+{len(kept) - 3} more)" if len(kept) > 3 else ""
+            out.append((f"journal:{', '.join(kept[:3])}{more}", path))
+    return out
 
 
 def _named_in_trajectory(ctx: CheckContext) -> set[Path]:
@@ -184,7 +254,7 @@ def _cache_datasets(ctx: CheckContext, named: set[Path]) -> list[Path]:
                     continue
                 fresh = ctx.fresh(cache, d)
                 if fresh or d.resolve() in named:
-                    out += [f for f in walk_files(d, lambda q: kind_of(q) is None and q.is_file())]
+                    out += [f for f in walk_files(d, lambda q: q.is_file() and not scannable(q))]
     return out
 
 
@@ -196,6 +266,9 @@ def _allowed(ctx: CheckContext, path: Path, label: str, harness_train: str | Non
         if rule.startswith("sha256:") and rule[7:] == digest:
             return rule
         if fnmatch.fnmatch(label, rule) or fnmatch.fnmatch(str(path), rule):
+            return rule
+        names = label.removeprefix("journal:").split(" (+")[0].split(", ") if label.startswith("journal:") else []
+        if names and all(fnmatch.fnmatch(n, rule) for n in names):  # a copy the run journal kept
             return rule
     return None
 

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptbench.integrity.contamination.ngrams import Hasher, normalize_text
-from ptbench.integrity.contamination.sources import Stream
+from ptbench.integrity.contamination.decode import Budget, Piece, pieces_in
+from ptbench.integrity.contamination.ngrams import Hasher, normalize_bytes, normalize_text
+from ptbench.integrity.contamination.sources import Chunk, Stream
 
 MIN_HITS = 3
 SHORT_MIN_TOKENS = 2  # a one-token question ("7") is not evidence of anything
 _BITMAP_BITS = 25
+_HI_SHIFT = np.uint64(64 - _BITMAP_BITS)
+_LO_MASK = np.uint64((1 << _BITMAP_BITS) - 1)
 
 
 @dataclass
@@ -83,10 +86,24 @@ class TestIndex:
             self.hashes[k], self.seg_of[k], self.pos_of[k] = h[keep], s[keep], pos[keep]
             kept += np.bincount(s[keep], minlength=len(self.segments))
         self.kept = kept
-        self._bitmap = np.zeros(1 << _BITMAP_BITS, bool)
+        # Two bitmaps of 2**25 bits (4 MiB each: they stay in cache), on the high and the low bits of
+        # a hash: a window whose bits are in both is looked up in the sorted table (few are).
+        self._hi = np.zeros(1 << (_BITMAP_BITS - 3), np.uint8)
+        self._lo = np.zeros(1 << (_BITMAP_BITS - 3), np.uint8)
         for h in self.hashes.values():
-            self._bitmap[h >> np.uint64(64 - _BITMAP_BITS)] = True
+            for bits, i in ((self._hi, h >> _HI_SHIFT), (self._lo, h & _LO_MASK)):
+                i = i.astype(np.intp)
+                np.bitwise_or.at(bits, i >> 3, np.left_shift(1, i & 7).astype(np.uint8))
         return self
+
+    def candidates(self, w: np.ndarray) -> np.ndarray:
+        """Positions in `w` of windows that may be in the index (a superset of those that are)."""
+        i = (w >> _HI_SHIFT).astype(np.intp)
+        cand = np.flatnonzero((self._hi[i >> 3] >> (i & 7).astype(np.uint8)) & 1)
+        if cand.size:
+            j = (w[cand] & _LO_MASK).astype(np.intp)
+            cand = cand[((self._lo[j >> 3] >> (j & 7).astype(np.uint8)) & 1).astype(bool)]
+        return cand
 
     @property
     def size(self) -> int:
@@ -103,25 +120,23 @@ class TestIndex:
 
 @dataclass
 class StreamHits:
-    """What one stream matched: per segment, the distinct entries found and where the first one was."""
+    """What one stream matched: per segment, the distinct entries found and where the first one was.
+
+    `children` are the streams decoded out of this one (base64, gzip, archive members in text).
+    """
 
     label: str
     found: dict[int, int] = field(default_factory=dict)  # segment -> distinct entries matched
     where: dict[int, tuple[str, int, int]] = field(default_factory=dict)  # segment -> (location, k, entry)
+    children: list[StreamHits] = field(default_factory=list)
+    matched: dict[int, list[np.ndarray]] = field(default_factory=dict)  # k -> entries matched, until finish()
 
-
-def scan_stream(index: TestIndex, stream: Stream, hasher: Hasher) -> StreamHits:
-    hits = StreamHits(stream.label)
-    shift = np.uint64(64 - _BITMAP_BITS)
-    carry = np.empty(0, np.uint64)  # the last tokens of the previous chunk: n-grams across chunk edges
-    matched: dict[int, list[np.ndarray]] = {k: [] for k in index.hashes}
-    max_k = max(index.hashes, default=0)
-    for chunk in stream.chunks:
-        th, starts = hasher.tokens(chunk.norm)
-        toks = np.concatenate([carry, th]) if carry.size else th
+    def add(self, index: TestIndex, toks: np.ndarray, starts: np.ndarray, lead: int, locate) -> None:
+        """Match the windows of `toks`; its first `lead` tokens were seen before (the carry)."""
+        prefix = Hasher.prefix(toks)
         for k, table in index.hashes.items():
-            w = Hasher.windows(toks, k)
-            cand = np.flatnonzero(index._bitmap[w >> shift])
+            w = Hasher.windows(toks, k, prefix)
+            cand = index.candidates(w)
             if cand.size == 0 or table.size == 0:
                 continue
             pos = np.searchsorted(table, w[cand])
@@ -129,22 +144,78 @@ def scan_stream(index: TestIndex, stream: Stream, hasher: Hasher) -> StreamHits:
             ok = table[pos] == w[cand]
             if not ok.any():
                 continue
-            entries, at = pos[ok], cand[ok] - carry.size
-            matched[k].append(entries)
+            entries, at = pos[ok], cand[ok] - lead
+            self.matched.setdefault(k, []).append(entries)
             segs, first = np.unique(index.seg_of[k][entries], return_index=True)
-            for seg, i in zip(segs.tolist(), first.tolist()):
-                if seg not in hits.where:
+            for seg, i in zip(segs.tolist(), first.tolist(), strict=True):
+                if seg not in self.where:
                     a = int(at[i])
-                    loc = chunk.locate(int(starts[max(a, 0)])) + ("" if a >= 0 else " (across a chunk edge)")
-                    hits.where[seg] = (loc, k, int(entries[i]))
+                    loc = locate(int(starts[max(a, 0)])) + ("" if a >= 0 else " (across a chunk edge)")
+                    self.where[seg] = (loc, k, int(entries[i]))
+
+    def merge(self, other: StreamHits) -> None:
+        """Fold in the hits of a later part of the same stream (scanned elsewhere)."""
+        for k, parts in other.matched.items():
+            self.matched.setdefault(k, []).extend(parts)
+        for seg, w in other.where.items():
+            self.where.setdefault(seg, w)
+        seen = {c.label for c in self.children}  # a blob in the overlap of two ranges is decoded by both
+        self.children += [c for c in other.children if c.label not in seen]
+
+    def finish(self, index: TestIndex) -> StreamHits:
+        for k, parts in self.matched.items():
+            if parts:
+                entries = np.unique(np.concatenate(parts))
+                counts = np.bincount(index.seg_of[k][entries], minlength=len(index.segments))
+                for seg in np.flatnonzero(counts).tolist():
+                    self.found[seg] = self.found.get(seg, 0) + int(counts[seg])
+        self.matched = {}
+        return self
+
+    def flat(self) -> list[StreamHits]:
+        """This stream and every stream decoded out of it."""
+        out = [self]
+        for c in self.children:
+            out += c.flat()
+        return out
+
+
+def scan_stream(
+    index: TestIndex,
+    stream: Stream,
+    hasher: Hasher,
+    budget: Budget | None = None,
+    depth: int = 0,
+    *,
+    finish: bool = True,
+    blobs_from: int = 0,
+) -> StreamHits:
+    """Scan a stream, and (through `budget`) every blob decoded out of it, in `children`.
+    Unfinished hits (`finish=False`) can be merged with those of the stream's other parts; blobs
+    that start before `blobs_from` (a part another scan reads too) are left to that scan."""
+    hits = StreamHits(stream.label)
+    budget = budget if budget is not None else Budget()
+    carry = np.empty(0, np.uint64)  # the last tokens of the previous chunk: n-grams across chunk edges
+    max_k = max(index.hashes, default=0)
+    for chunk in stream.chunks:
+        th, starts, lengths = hasher.spans(chunk.norm)
+        toks = np.concatenate([carry, th]) if carry.size else th
+        hits.add(index, toks, starts, carry.size, chunk.locate)
+        if chunk.raw is not None:
+            raw_exact = chunk.exact if chunk.raw_exact is None else chunk.raw_exact
+            skip = max(0, blobs_from - chunk.base)
+            for piece in pieces_in(chunk.raw, starts, lengths, raw_exact, chunk.locate, budget, depth, skip):
+                hits.children.append(scan_piece(index, piece, stream.label, hasher, budget))
         carry = toks[-(max_k - 1) :] if max_k > 1 else np.empty(0, np.uint64)
-    for k, parts in matched.items():
-        if parts:
-            entries = np.unique(np.concatenate(parts))
-            counts = np.bincount(index.seg_of[k][entries], minlength=len(index.segments))
-            for seg in np.flatnonzero(counts).tolist():
-                hits.found[seg] = hits.found.get(seg, 0) + int(counts[seg])
-    return hits
+    return hits.finish(index) if finish else hits
+
+
+def scan_piece(index: TestIndex, piece: Piece, label: str, hasher: Hasher, budget: Budget) -> StreamHits:
+    """A decoded piece is a stream of its own, located by where it was found."""
+    norm, exact = normalize_bytes(piece.data)
+    where = piece.where
+    chunk = Chunk(norm, exact, lambda off: f"{where}, byte {off}" if exact else f"{where}, near byte {off}", piece.data)
+    return scan_stream(index, Stream(f"{label}@{where}", iter([chunk])), hasher, budget, piece.depth)
 
 
 def contaminated_segments(index: TestIndex, hits: StreamHits) -> list[int]:

@@ -16,11 +16,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from ptbench.core.files import atomic_write_text
 from ptbench.results.collate import Collated
-from ptbench.results.policy import integrity_of
-from ptbench.results.report.trial_page import load_trial_page
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.policy import integrity_of
+from ptbench.results.report.trial_page import load_trial_page
 from ptbench.results.tables import (
     MARKS,
     MEANING,

@@ -54,7 +54,10 @@ class Text:
         html = f"<pre>{escape(self.preview)}</pre>"
         if self.rest:
             cut = f" (the last {self.cut} are only in the raw file)" if self.cut else ""
-            html += f"<details><summary>{self.size} characters: show all{cut}</summary><pre>{escape(self.rest)}</pre></details>"
+            html += (
+                f"<details><summary>{self.size} characters: show all{cut}</summary>"
+                f"<pre>{escape(self.rest)}</pre></details>"
+            )
         return html
 
 
@@ -120,7 +123,8 @@ def _steps(trajectory: Any) -> tuple[list[dict], int, str]:
 def _samples(path: Path) -> tuple[list[dict], int]:
     if not path.is_file():
         return [], 0
-    rows, total = [], 0
+    rows: list[dict] = []
+    total = 0
     with path.open(errors="replace") as f:
         for line in f:
             total += 1
@@ -152,7 +156,9 @@ def _checks(trial_dir: Path, integrity: dict) -> list[dict]:
     for name in names:
         detail = _read_json(trial_dir / "checks" / f"{name}.json")
         detail = detail if isinstance(detail, dict) else {}
-        evidence = detail.get("evidence") if isinstance(detail.get("evidence"), list) else []
+        evidence = detail.get("evidence")
+        if not isinstance(evidence, list):
+            evidence = []
         out.append(
             {
                 "name": name,

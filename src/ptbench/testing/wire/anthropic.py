@@ -122,7 +122,8 @@ _ERRORS = {
     "quota": (
         400,
         "invalid_request_error",
-        "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
+        "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or "
+        "purchase credits.",
     ),
     "context_length": (400, "invalid_request_error", "prompt is too long: 212345 tokens > 200000 maximum"),
     "server": (500, "api_error", "Internal server error"),

@@ -120,7 +120,8 @@ _ERRORS = {
         400,
         "context_length_exceeded",
         "invalid_request_error",
-        "This model's maximum context length is 128000 tokens. However, your messages resulted in 212345 tokens. Please reduce the length of the messages.",
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 212345 tokens. "
+        "Please reduce the length of the messages.",
     ),
     "server": (500, "server_error", "server_error", "The server had an error while processing your request."),
 }
