@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ptbench.agents import available_agents
 from ptbench.agents.launcher import required_keys
+from ptbench.agents.options import merged_options
 from ptbench.agents.spec import load_agent
 from ptbench.core.images import DIGESTS_FILE, recorded_digests
 from ptbench.node import nvml
@@ -270,7 +271,7 @@ def check_keys() -> list[Check]:
         except Exception:
             continue
         try:
-            keys = required_keys(spec, None, spec.options)
+            keys = required_keys(spec, None, merged_options(spec, {}))
         except Exception:
             continue
         if not keys:

@@ -25,6 +25,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
 from ptbench.core.locks import file_lock
 from ptbench.core.secrets import redact_text, secret_env_values
+from ptbench.core.versioned import NewerSchema, parse_versioned
 from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Integrity, Strict, TaskRef
 
 STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
@@ -77,10 +78,13 @@ class StageMark(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
-class TrialState(BaseModel):
-    """Mutable progress of a trial: written atomically by the runner only."""
+STATE_SCHEMA = 1
 
-    schema_version: int = 1
+
+class TrialState(BaseModel):
+    """Mutable progress of a trial: written atomically by the runner only (versioned: core.versioned)."""
+
+    schema_version: int = STATE_SCHEMA
     stages: dict[str, StageMark] = Field(default_factory=dict)
     solve_seconds_used: float = 0.0
     solve_runs: int = 0
@@ -138,9 +142,11 @@ class TrialDir:
         if not self.state_json.exists():
             return TrialState()
         try:
-            return TrialState.model_validate_json(self.state_json.read_bytes())
-        except (ValidationError, ValueError) as exc:
-            msg = str(exc).splitlines()[0][:120]
+            return parse_versioned(TrialState, self.state_json.read_bytes(), current=STATE_SCHEMA, where="state.json")
+        except NewerSchema as exc:
+            raise UserError(f"{self.state_json}: {str(exc).removeprefix('state.json: ')}") from None
+        except UserError as exc:
+            msg = str(exc).removeprefix("state.json: ")[:160]
             raise UserError(
                 f"{self.state_json}: corrupt state file ({msg}); move it aside to restart the trial from the beginning"
             ) from None

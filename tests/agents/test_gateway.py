@@ -18,6 +18,7 @@ from pathlib import Path
 from aiohttp import web
 
 from ptbench.core.files import read_jsonl
+from ptbench.core.retry import RetryPolicy
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
 from tests.environ_reader import SRC, environ_read
 from tests.servers import http_handler
@@ -103,7 +104,7 @@ def test_429_is_retried_after_retry_after_and_error_text_is_redacted(tmp_path: P
             assert status == 200 and b"message_delta" in out
             assert len(seen) == 3 and all(k == REAL for _, k in seen)
             assert seen[1][0] - seen[0][0] >= 0.29 and seen[2][0] - seen[1][0] >= 0.29  # Retry-After honoured
-            gw.retries = 0  # now the 429 reaches the client, its body recorded redacted
+            gw.retry = RetryPolicy(max_retries=0)  # now the 429 reaches the client, its body recorded redacted
             seen.clear()
             status, out = _post(f"{gw.base_url}/v1/messages", {"model": "claude-sonnet-4-5"}, {"x-api-key": token})
             assert status == 429

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from ptbench.agents import available_agents, load_agent
+from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch, find_executable
 from ptbench.core.errors import UserError
 from ptbench.plan import plan_campaign
@@ -90,7 +91,7 @@ def test_agent_gets_only_its_own_key(tmp_path: Path, monkeypatch) -> None:
         ],
     )
     plan = plan_campaign(load_campaign(path))
-    launches = {t.spec.agent.name: build_launch(t, prompt="P") for t in plan.trials}
+    launches = {t.spec.agent.name: build_launch(AgentRun.resolve(t), prompt="P") for t in plan.trials}
     secret_env = {
         n: {k for k in KEYS + ("SOME_OTHER_SECRET", "ANTHROPIC_AUTH_TOKEN") if k in launch.env}
         for n, launch in launches.items()
@@ -115,7 +116,11 @@ def test_agent_gets_only_its_own_key(tmp_path: Path, monkeypatch) -> None:
 def test_rehearsal_reads_no_real_key(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-key-must-not-be-used")
     plan = plan_campaign(load_campaign(_campaign(tmp_path, [{"name": "codex", "model": "gpt-5"}])))
-    launch = build_launch(plan.trials[0], prompt="P", base_url="http://127.0.0.1:1234", rehearsal=True)
+    launch = build_launch(
+        AgentRun.resolve(plan.trials[0], rehearsal_url="http://127.0.0.1:1234"),
+        prompt="P",
+        base_url="http://127.0.0.1:1234",
+    )
     assert launch.env["OPENAI_API_KEY"] != "sk-real-key-must-not-be-used"
     assert any('base_url="http://127.0.0.1:1234/v1"' in a for a in launch.argv)
 
@@ -131,7 +136,7 @@ def test_subscription_login_copied_private_and_redacted(tmp_path: Path, monkeypa
     path = _campaign(tmp_path, [{"name": "codex-subscription", "model": "gpt-5"}])
     load_campaign(path)
     trial = plan_campaign(load_campaign(path)).trials[0]
-    launch = build_launch(trial, prompt="P")
+    launch = build_launch(AgentRun.resolve(trial), prompt="P")
     copied = trial.home / ".codex" / "auth.json"
     assert launch.copied_auth_files == [copied]
     assert stat.S_IMODE(copied.stat().st_mode) == 0o600

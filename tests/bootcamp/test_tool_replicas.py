@@ -1,5 +1,5 @@
 """Tool-server replicas of a rollout on the local backend: real `serve-tools --replica` processes
-(FastAPI + uvicorn) started and stopped by the same executor code as on Slurm, a real shard, and a
+(aiohttp) started and stopped by the same executor code as on Slurm, a real shard, and a
 replica SIGKILLed mid-rollout. Every episode is recorded exactly once, the ones that lost their
 replica are replayed from the start on a survivor and say so, no replica survives the rollout, and
 nothing without the rollout's token gets an answer."""

@@ -1,4 +1,4 @@
-"""The HTTP tool server (real FastAPI + uvicorn in a subprocess) shared by shards, and what a shard
+"""The HTTP tool server (real aiohttp server in a subprocess) shared by shards, and what a shard
 does when the server dies: every episode ends with a recorded `tool_server` error, none hangs."""
 
 from __future__ import annotations
@@ -94,3 +94,28 @@ def test_dead_tool_server_fails_episodes_with_a_recorded_error(tmp_path: Path) -
     recs = shard_records(out)
     assert counts["error"] == 10 and len(recs) == 10
     assert all(r["error"]["kind"] == "tool_server" and r["error"]["retryable"] and r["score"] is None for r in recs)
+
+
+def test_the_http_api_answers_errors_as_before(tmp_path: Path) -> None:
+    """The app on a real aiohttp server in this process: bodies are validated (422), unknown tools and
+    instances are 404 with a `detail`, and a created instance executes and is released."""
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from ptbench.bootcamp.toolserver import create_app
+
+    async def scenario() -> None:
+        async with TestClient(TestServer(create_app())) as client:
+            bad = await client.post("/v1/instances", json={"tool": "sql_query"})  # no identity
+            assert bad.status == 422 and (await bad.json())["detail"][0]["loc"] == ["identity"]
+            unknown = await client.post("/v1/instances", json={"tool": "no_such_tool", "identity": {}})
+            assert unknown.status == 404 and "no_such_tool" in (await unknown.json())["detail"]
+            gone = await client.post("/v1/instances/abc/execute", json={"arguments": {}})
+            assert gone.status == 404 and "no instance abc" in (await gone.json())["detail"]
+            released = await client.delete("/v1/instances/abc")
+            assert released.status == 200 and await released.json() == {"released": False}
+            health = await (await client.get("/health")).json()
+            assert health["status"] == "ok" and health["instances"] == 0
+
+    asyncio.run(scenario())

@@ -15,7 +15,7 @@ from ptbench.integrity.judge import check
 from ptbench.integrity.report import Unchecked
 from tests.support import require
 
-from .conftest import write_trajectory
+from .conftest import make_trial, write_trajectory
 
 VERDICT = {
     "contamination": {
@@ -78,3 +78,46 @@ def test_a_judge_that_crashes_or_writes_garbage_is_unchecked(trial_factory, test
     _, ctx = judged(trial_factory, agent)
     with pytest.raises(Unchecked, match=why):
         check(ctx)
+
+
+def says(contamination: str, model_use: str = "clean") -> dict:
+    return {"agent": "judge-says", "minutes": 5, "options": {"contamination": contamination, "model_use": model_use}}
+
+
+def several(root, judges: list[dict]):
+    """A fresh trial per case (under its own root): several judges are listed under integrity.judge."""
+    trial = make_trial(root, task="arithmetic", options={"n_test": 4}, integrity={"checks": ["judge"], "judge": judges})
+    return trial, CheckContext(trial_dir=trial.path, spec=trial.spec)
+
+
+def test_several_judges_decide_by_majority_with_their_agreement(tmp_path, test_agents):
+    # two flag contamination, one disagrees: flagged by majority; model use: all three say clean
+    trial, ctx = several(tmp_path / "c1", [says("flagged"), says("clean"), says("flagged")])
+    f = check(ctx)
+    assert f.verdict == "flagged" and "a majority of 3 judges flagged contamination" in f.reason
+    assert [e["judge"].split()[0] for e in f.evidence] == ["judge-1", "judge-3"]
+    assert f.details["majority"] == {"contamination": "flagged", "disallowed_model_use": "clean"}
+    # items: contamination [f, c, f] (1 of 3 pairs agree), model use [c, c, c] -> P-bar 2/3;
+    # shares flagged 2/6, clean 4/6 -> P_e 5/9; Fleiss' kappa (2/3 - 5/9) / (4/9) = 1/4
+    a = f.details["agreement"]
+    assert a["percent_agreement"] == pytest.approx(2 / 3) and a["kappa"] == pytest.approx(0.25)
+    assert a["kappa_kind"] == "fleiss" and a["judges"] == 3
+    assert all((trial.path / f"judge-{i}" / "workspace" / "verdict.json").is_file() for i in (1, 2, 3))
+    # the minority is outvoted the other way round too
+    _, ctx = several(tmp_path / "c2", [says("clean"), says("flagged"), says("clean")])
+    assert check(ctx).verdict == "clean"
+
+
+def test_several_judges_without_a_majority_are_unchecked(tmp_path, test_agents):
+    _, ctx = several(tmp_path / "c3", [says("flagged"), says("clean")])  # a split: never clean
+    with pytest.raises(Unchecked, match="no majority of the 2 judges on contamination"):
+        check(ctx)
+    # one judge of three crashes and the two that answered disagree: no majority of the three
+    _, ctx = several(tmp_path / "c4", [says("flagged"), {"agent": "judge-crash", "minutes": 5}, says("clean")])
+    with pytest.raises(Unchecked, match="no majority"):
+        check(ctx)
+    # one crashes, the other two agree on clean: 2 of 3 configured judges is a majority
+    _, ctx = several(tmp_path / "c5", [says("clean"), {"agent": "judge-crash", "minutes": 5}, says("clean")])
+    f = check(ctx)
+    assert f.verdict == "clean" and "exited with code 3" in f.details["judges"][1]["error"]
+    assert f.details["agreement"]["kappa_kind"] == "cohen"

@@ -118,8 +118,9 @@ def test_a_fine_tune_of_the_base_is_clean_with_distances(tmp_path, models):
 def test_the_instruct_model_or_a_fine_tune_of_it_is_flagged(tmp_path, models, submitted):
     f = verdict(tmp_path, models, submitted)
     assert f.verdict == "flagged", f
-    [e] = f.evidence
+    e = f.evidence[0]  # then the functional fingerprint's, where it also sees the instruct model's function
     assert e["forbidden"] == str(models["instruct"]) and e["relative_l2_to_forbidden"] < e["relative_l2_to_base"]
+    assert all(x["forbidden"] == str(models["instruct"]) for x in f.evidence)
 
 
 def test_a_model_that_appeared_in_the_cache_layer_counts_as_forbidden(tmp_path, models):

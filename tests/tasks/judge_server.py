@@ -6,6 +6,8 @@ Special cases: `fail` answers HTTP 500 every time, `ratelimit` answers 429 with 
 once and then the scripted verdict, `garbage` answers text with no verdict.
 HealthBench: the rubric criterion ends in [met] / [unmet] / [fail].
 `fail_first = N`: the first N requests answer HTTP 500 whatever they ask (an outage that passes).
+`contrarians`: judge model names that always disagree: the mirrored Arena verdict (A>B becomes
+B>A, a tie stays a tie) and the opposite HealthBench grade.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class ScriptedJudge:
         self.auth: list[str | None] = []
         self.rate_limited: set[str] = set()
         self.fail_first = 0
+        self.contrarians: set[str] = set()
         self._lock = threading.Lock()
         judge = self
 
@@ -78,7 +81,7 @@ class ScriptedJudge:
             item = text.split("# Rubric item", 1)[1]
             if "[fail]" in item.split("# Instructions")[0]:
                 return 500, "", {}
-            met = "[met]" in item.split("# Instructions")[0]
+            met = ("[met]" in item.split("# Instructions")[0]) != (body.get("model") in self.contrarians)
             return 200, "```json\n" + json.dumps({"explanation": "scripted", "criteria_met": met}) + "\n```", {}
         case = re.search(r"case=(\w+)", text).group(1)
         if case == "fail":
@@ -95,6 +98,8 @@ class ScriptedJudge:
                 self.rate_limited.add(key)
                 return 429, "", {"Retry-After": "1"}
         verdict = CASES[case][0 if model_is == "B" else 1]
+        if body.get("model") in self.contrarians:
+            verdict = verdict.translate(str.maketrans("AB", "BA"))
         return 200, f"Reasoning... My final verdict is: [[{verdict}]]", {}
 
     def __enter__(self) -> ScriptedJudge:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptbench.agents.launcher import find_executable, missing_requirements, required_keys
+from ptbench.agents.options import merged_options
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Campaign
@@ -16,7 +17,7 @@ def agent_problems(campaign: Campaign, *, rehearse: bool = False) -> list[str]:
     problems: list[str] = []
     for ref in campaign.agents:
         spec = load_agent(ref.name)  # a malformed agent.yaml fails here with file, field and fix
-        problems += missing_requirements(spec, ref.model, {**spec.options, **ref.options}, rehearse=rehearse)
+        problems += missing_requirements(spec, ref.model, merged_options(spec, ref.options), rehearse=rehearse)
         if campaign.sandbox != "apptainer" and campaign.backend.name == "local":
             try:
                 find_executable(spec)
@@ -61,5 +62,5 @@ def real_key_problem(spec: AgentSpec, model: str | None, options: dict[str, Any]
 def check_credentials(campaign: Campaign) -> None:
     for ref in campaign.agents:
         spec = load_agent(ref.name)
-        if problem := real_key_problem(spec, ref.model, {**spec.options, **ref.options}):
+        if problem := real_key_problem(spec, ref.model, merged_options(spec, ref.options)):
             raise UserError(problem)

@@ -11,14 +11,18 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
+from dotenv import dotenv_values
 
-from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
+from ptbench.agents.spec import AgentSpec, agent_folder
 from ptbench.core.errors import UserError
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.trial import TrialDir
+
+if TYPE_CHECKING:
+    from ptbench.agents.agent_run import AgentRun
 
 # Non-secret variables an agent inherits; everything else (every other key above all) is dropped.
 PASSTHROUGH_ENV = (
@@ -96,21 +100,18 @@ def find_executable(spec: AgentSpec) -> str | None:
     )
 
 
-def _render(value: str, ctx: dict[str, Any], where: str) -> str:
+def render_field(value: str, ctx: dict[str, Any], where: str) -> str:
+    """One templated agent.yaml field rendered; a template error is the user's, named by `where`."""
     try:
         return _JINJA.from_string(value).render(ctx)
     except jinja2.TemplateError as exc:
         raise UserError(f"{where}: template '{value[:80]}' failed: {exc} (check the variable names)") from None
 
 
-def _options(spec: AgentSpec, trial: TrialDir) -> dict[str, Any]:
-    return {**spec.options, **trial.spec.agent.options}
-
-
 def required_keys(spec: AgentSpec, model: str | None, options: dict[str, Any], base_url: str = "") -> list[str]:
     """Key variables this agent needs with this model and options (templated entries that render empty are dropped)."""
     ctx = {"model": model or "", "options": options, "base_url": base_url}
-    names = [_render(k, ctx, f"agents/{spec.name}/agent.yaml: keys").strip() for k in spec.keys]
+    names = [render_field(k, ctx, f"agents/{spec.name}/agent.yaml: keys").strip() for k in spec.keys]
     for prefix, keys in spec.model_keys.items():
         if (model or "").startswith(prefix):
             names.extend(keys)
@@ -118,36 +119,31 @@ def required_keys(spec: AgentSpec, model: str | None, options: dict[str, Any], b
 
 
 def template_context(
-    trial: TrialDir,
-    spec: AgentSpec,
+    run: AgentRun,
     *,
     prompt: str = "",
     base_url: str = "",
-    session_id: str = "",
     keys: dict[str, str] | None = None,
-    executable: str | None = None,
-    model: str | None = None,
 ) -> dict[str, Any]:
-    t = trial.spec
-    options = _options(spec, trial)
+    trial, t = run.trial, run.trial.spec
     return {
         "python": sys.executable,
-        "executable": executable or spec.executable or "",
-        "agent_dir": str(agent_folder(spec.name)),  # the agent's folder (helper scripts beside agent.yaml)
+        "executable": run.executable or run.spec.executable or "",
+        "agent_dir": str(agent_folder(run.spec.name)),  # the agent's folder (helper scripts beside agent.yaml)
         "base_model": t.base_model.path or t.base_model.id,
         "base_model_id": t.base_model.id,
         "base_model_revision": t.base_model.revision or "",
         "task": t.task.name,
         "seed": t.seed,
-        "model": model if model is not None else (t.agent.model or ""),
-        "options": options,
+        "model": run.model,
+        "options": run.options,
         "workspace": str(trial.workspace),
         "hours": t.budget.hours,
         "prompt": prompt,
         "prompt_file": str(trial.prompt_txt),
         "home": str(trial.home),
-        "base_url": (base_url or str(options.get("base_url") or "")).rstrip("/"),
-        "session_id": session_id,
+        "base_url": (base_url or str(run.options.get("base_url") or "")).rstrip("/"),
+        "session_id": run.session.session_id or "",
         "keys": keys or {},
     }
 
@@ -156,12 +152,12 @@ def read_secrets(names: list[str]) -> dict[str, str]:
     """Values of the named keys from the environment, else from a git-ignored `.env` in the current directory."""
     found = {n: os.environ[n] for n in names if os.environ.get(n)}
     dotenv = Path(".env")
-    if dotenv.is_file():
-        for line in dotenv.read_text().splitlines():
-            key, sep, val = line.strip().partition("=")
-            key = key.removeprefix("export ").strip()
-            if sep and key in names and key not in found and val.strip():
-                found[key] = val.strip().strip("'\"")
+    if dotenv.is_file() and any(n not in found for n in names):
+        values = dotenv_values(dotenv, interpolate=False)  # `export`, quotes and comments as python-dotenv reads them
+        for key in names:
+            value = (values.get(key) or "").strip()
+            if key not in found and value:
+                found[key] = value
     return found
 
 
@@ -192,29 +188,25 @@ def missing_requirements(
 
 
 def build_launch(
-    trial: TrialDir,
+    run: AgentRun,
     *,
     prompt: str = "",
     extra_env: dict[str, str] | None = None,
     resume: bool = False,
-    session_id: str = "",
     base_url: str = "",
-    rehearsal: bool = False,
     gateway_token: str = "",
 ) -> Launch:
     """The command, environment and files of one run of the trial's agent.
 
-    `resume` uses continue_command (with `session_id`) where the agent has one; `base_url` points
-    the CLI at another endpoint (the trial's gateway, a rehearsal's scripted provider); with a
-    `gateway_token` every key variable holds that token and no real key is read (the gateway holds
-    it); in a rehearsal every key gets a dummy value and no real key is read.
+    `resume` uses continue_command (with the session of `run.session`) where the agent has one;
+    `base_url` points the CLI at another endpoint (the trial's gateway, a rehearsal's scripted
+    provider); with a `gateway_token` every key variable holds that token and no real key is read
+    (the gateway holds it); in a rehearsal every key gets a dummy value and no real key is read.
     """
-    spec = load_agent(trial.spec.agent.name)
+    trial, spec = run.trial, run.spec
     where = f"agents/{spec.name}/agent.yaml"
-    options = _options(spec, trial)
-    model = trial.spec.agent.model or (spec.rehearsal_model if rehearsal else None)
-    executable = find_executable(spec)
-    key_names = required_keys(spec, model, options, base_url or str(options.get("base_url") or ""))
+    rehearsal = run.rehearsing
+    key_names = run.cli_keys(base_url)
     if gateway_token:
         secrets = {k: gateway_token for k in key_names}
     elif rehearsal:
@@ -227,18 +219,12 @@ def build_launch(
                 f"agent '{spec.name}' needs {', '.join(missing)}: set it in the environment or in .env (or rehearse "
                 "with --rehearse)"
             )
-    ctx = template_context(
-        trial,
-        spec,
-        prompt=prompt,
-        base_url=base_url,
-        session_id=session_id,
-        keys=secrets,
-        executable=executable,
-        model=model,
-    )
+    ctx = template_context(run, prompt=prompt, base_url=base_url, keys=secrets)
+    session_id = run.session.session_id or ""
     command = spec.continue_command if resume and spec.continue_command and session_id else spec.command
-    argv = [a for a in (_render(a, ctx, f"{where}: command") for a in command) if a != "" or not spec.omit_empty_args]
+    argv = [
+        a for a in (render_field(a, ctx, f"{where}: command") for a in command) if a != "" or not spec.omit_empty_args
+    ]
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
     env.update(
         HOME=str(trial.home),
@@ -248,7 +234,7 @@ def build_launch(
     )
     templated_env = {**spec.env, **(spec.rehearsal_env if rehearsal else {})}
     for k, v in templated_env.items():
-        value = _render(v, ctx, f"{where}: env.{k}")
+        value = render_field(v, ctx, f"{where}: env.{k}")
         if value != "":
             env[k] = value
     env.update(secrets)
@@ -257,7 +243,7 @@ def build_launch(
     for dest, content in spec.home_files.items():
         path = trial.home / dest
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_render(content, ctx, f"{where}: home_files.{dest}"))
+        path.write_text(render_field(content, ctx, f"{where}: home_files.{dest}"))
     copied = [] if rehearsal else _copy_auth_files(spec, trial, secrets)
     # A key a template copied into another variable (e.g. ANTHROPIC_AUTH_TOKEN) is a secret too.
     for k, v in env.items():

@@ -28,6 +28,13 @@ def _type_problem(default: Any, value: Any) -> str | None:
     return None if ok else f"expected {type(default).__name__} like the default {default!r}, got {value!r}"
 
 
+def merged_options(spec: AgentSpec, options: dict[str, Any]) -> dict[str, Any]:
+    """The options an agent runs with: the common options' defaults, agent.yaml's defaults over them, the
+    campaign's options over those. The one merge (templates may name `options.base_url` unset)."""
+    common = {k: v for k, v in COMMON_OPTIONS.items() if v is not None}
+    return {**common, **spec.options, **options}
+
+
 def check_agent_options(spec: AgentSpec, options: dict[str, Any]) -> None:
     gateway = GATEWAY_OPTIONS if spec.gateway and spec.upstream else {}
     declared = {**COMMON_OPTIONS, **gateway, **spec.options}

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from ptbench.core.errors import UserError
+from ptbench.core.registry import Registry
 from ptbench.spec.campaign import Strict
 
 TraceFormat = Literal["text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json"]
@@ -99,19 +100,26 @@ def agents_dirs() -> list[Path]:
     return [*dirs, repo_agents, packaged]
 
 
-def available_agents() -> list[str]:
-    names: set[str] = set()
+def _agent_folders() -> dict[str, Path]:
+    """name -> folder; the first directory of `agents_dirs()` that has it wins."""
+    found: dict[str, Path] = {}
     for d in agents_dirs():
         if d.is_dir():
-            names.update(p.parent.name for p in d.glob("*/agent.yaml"))
-    return sorted(names)
+            for yaml_file in sorted(d.glob("*/agent.yaml")):
+                found.setdefault(yaml_file.parent.name, yaml_file.parent)
+    return found
+
+
+# Agents are data: found on disk at each lookup (PTBENCH_AGENTS_PATH may change), not registered by code.
+AGENTS: Registry[Path] = Registry("agent", discover=_agent_folders, hint="add agents/{name}/agent.yaml")
+
+
+def available_agents() -> list[str]:
+    return AGENTS.names()
 
 
 def agent_folder(name: str) -> Path:
-    for d in agents_dirs():
-        if (d / name / "agent.yaml").is_file():
-            return d / name
-    raise UserError(f"unknown agent '{name}' (known: {', '.join(available_agents())}; add agents/{name}/agent.yaml)")
+    return AGENTS.get(name)
 
 
 def _raw(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:

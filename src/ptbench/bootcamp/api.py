@@ -13,9 +13,9 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
-from ptbench.core.errors import UserError
+from ptbench.core.registry import Registry
 
 Identity = dict[str, Any]
 """A case: the problem and its ground truth, JSON-serialisable."""
@@ -195,44 +195,20 @@ class RewardCalculator(ABC):
 
 # -------------------------------------------------------------------------------------- registries
 
-T = TypeVar("T")
+
+def _name_tool(name: str, cls: type) -> None:
+    if isinstance(cls, type) and issubclass(cls, Tool) and not cls.name:
+        cls.name = name
 
 
-class Registry:
-    """Name -> class, filled by decorators at import time of the defining module."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._items: dict[str, type[Any]] = {}
-
-    def register(self, name: str) -> Callable[[type[T]], type[T]]:
-        def deco(cls: type[T]) -> type[T]:
-            if name in self._items and self._items[name] is not cls:
-                raise ValueError(f"{self.kind} '{name}' registered twice")
-            self._items[name] = cls
-            if isinstance(cls, type) and issubclass(cls, Tool) and not cls.name:
-                cls.name = name
-            return cls
-
-        return deco
-
-    def get(self, name: str) -> type[Any]:
-        _load_builtin_envs()
-        try:
-            return self._items[name]
-        except KeyError:
-            known = ", ".join(sorted(self._items)) or "none"
-            raise UserError(f"unknown {self.kind} '{name}' (known: {known}); check the bootcamp YAML") from None
-
-    def names(self) -> list[str]:
-        _load_builtin_envs()
-        return sorted(self._items)
+def _registry(kind: str) -> Registry[type]:
+    return Registry(kind, load=lambda: _load_builtin_envs(), hint="check the bootcamp YAML", on_register=_name_tool)
 
 
-GENERATORS = Registry("generator")
-TOOLS = Registry("tool")
-INTERACTIONS = Registry("interaction")
-REWARDS = Registry("reward")
+GENERATORS = _registry("generator")
+TOOLS = _registry("tool")
+INTERACTIONS = _registry("interaction")
+REWARDS = _registry("reward")
 
 register_generator = GENERATORS.register
 register_tool = TOOLS.register

@@ -3,19 +3,19 @@
 Why not the OpenAI SDK: at high concurrency its per-call CPU cost (re-validating the whole message
 history, opening new connections) dominates. Here one aiohttp session keeps a keep-alive pool sized
 to the concurrency, request bodies are serialised once, and responses are read as plain dicts.
-Failures are classified; retryable ones back off exponentially and honour `Retry-After`.
+Failures are classified; retryable ones are retried by the one policy of `ptbench.core.retry`
+(exponential backoff with jitter, `Retry-After` honoured).
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ptbench.bootcamp import _json
-from ptbench.core.http import parse_retry_after
+from ptbench.core.retry import RetryPolicy, parse_retry_after, retryable_status
 
 
 class ChatError(Exception):
@@ -47,15 +47,6 @@ class ChatError(Exception):
 
 
 @dataclass
-class RetryPolicy:
-    max_retries: int = 6
-    backoff_base_s: float = 0.5
-    backoff_max_s: float = 30.0
-    retry_after_max_s: float = 120.0
-    """A server asking for a longer wait than this is treated as a failure, not waited for."""
-
-
-@dataclass
 class ChatResult:
     message: dict[str, Any]
     finish_reason: str | None
@@ -74,13 +65,14 @@ def chat_url(endpoint: str) -> str:
 
 
 def classify_status(status: int, body: str) -> tuple[str, bool]:
-    """(kind, retryable) for an HTTP error status."""
+    """(kind, retryable) for an HTTP error status; retryable as the one policy (`core.retry`) says."""
+    retryable = retryable_status(status)
     if status == 429:
-        return "rate_limited", True
+        return "rate_limited", retryable
     if status in (408, 409):
-        return "timeout" if status == 408 else "conflict", True
+        return "timeout" if status == 408 else "conflict", retryable
     if status >= 500:
-        return "server_error", True
+        return "server_error", retryable
     low = body.lower()
     if status == 400 and (
         "context length" in low
@@ -124,7 +116,6 @@ class ChatClient:
         # Passed through as top-level request fields, e.g. {"chat_template_kwargs": {"enable_thinking": false}}.
         self.extra_body = dict(extra_body or {})
         self._session: Any = None
-        self._rng = random.Random()
         self.stats: dict[str, int] = {"requests": 0, "retries": 0}
 
     async def __aenter__(self) -> ChatClient:
@@ -171,18 +162,12 @@ class ChatClient:
                 err = exc.error
             err.attempts = attempt
             err.retry_kinds = retries
-            delay = self._delay(attempt, err) if err.retryable and attempt <= self.retry.max_retries else None
+            delay = self.retry.delay(attempt, err.retry_after) if err.retryable else None
             if delay is None:
                 raise err
             retries.append(err.kind)
             self.stats["retries"] += 1
             await asyncio.sleep(delay)
-
-    def _delay(self, attempt: int, err: ChatError) -> float | None:
-        if err.retry_after is not None:
-            return None if err.retry_after > self.retry.retry_after_max_s else err.retry_after
-        backoff = min(self.retry.backoff_max_s, self.retry.backoff_base_s * 2 ** (attempt - 1))
-        return backoff * (0.5 + self._rng.random() / 2)  # jitter keeps retrying episodes from marching in step
 
     async def _once(self, data: bytes) -> ChatResult:
         import aiohttp
@@ -193,7 +178,7 @@ class ChatClient:
                 if resp.status != 200:
                     text = raw[:2000].decode(errors="replace")
                     kind, retryable = classify_status(resp.status, text)
-                    wait = parse_retry_after(resp.headers.get("Retry-After")) if resp.status in (429, 503) else None
+                    wait = parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
                     raise _Retryable(
                         ChatError(
                             kind,

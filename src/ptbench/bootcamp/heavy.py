@@ -16,7 +16,6 @@ with its result, so a worker that is killed loses nothing but the call in flight
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import multiprocessing
 import os
 import resource
@@ -27,8 +26,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, ClassVar
 
 from ptbench.bootcamp.api import Identity, RewardCalculator, RewardResult, Tool, ToolResult, canonical_json
-
-_PR_SET_PDEATHSIG = 1
+from ptbench.core.prctl import set_parent_death_signal
+from ptbench.core.private_api import stop_multiprocessing_helpers
 
 
 def default_workers() -> int:
@@ -68,10 +67,7 @@ def _worker_init(memory_mb: int | None, nice: int, owner: int | None = None) -> 
     # One BLAS/OpenMP thread per worker: the pool already uses every core.
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"
-    try:  # die with the process that forked us, even if it is SIGKILLed
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover (not Linux)
-        pass
+    set_parent_death_signal(signal.SIGKILL)  # die with the process that forked us, even if it is SIGKILLed
     if memory_mb:
         limit = int(memory_mb) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -158,15 +154,10 @@ class WorkerPool:
 def _stop_helpers() -> None:
     """Stop the forkserver and resource tracker too, so nothing this pool started outlives it
     (both restart on demand if anything needs them again)."""
-    from multiprocessing import forkserver, resource_tracker
-
-    for helper in (getattr(forkserver, "_forkserver", None), getattr(resource_tracker, "_resource_tracker", None)):
-        stop = getattr(helper, "_stop", None)
-        if stop is not None:
-            try:
-                stop()
-            except Exception:  # pragma: no cover (already gone)
-                pass
+    try:
+        stop_multiprocessing_helpers()
+    except Exception:  # pragma: no cover (already gone)
+        pass
 
 
 def describe_failure(exc: BaseException, timeout_s: float | None) -> ToolResult:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ptbench.bootcamp import _json
 from ptbench.bootcamp.api import ToolError
-from ptbench.bootcamp.client import ChatClient, RetryPolicy
+from ptbench.bootcamp.client import ChatClient
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.datagen import Shard, load_rows
 from ptbench.bootcamp.environment import Environment, build_environment
@@ -36,6 +36,7 @@ from ptbench.bootcamp.replicas import read_token
 from ptbench.bootcamp.traces import is_final
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, read_jsonl
+from ptbench.core.retry import RetryPolicy
 
 SETTINGS = "rollout.json"
 

@@ -1,4 +1,4 @@
-"""A tool server for heavy tools shared by many shards (FastAPI + uvicorn), and the client-side proxy.
+"""A tool server for heavy tools shared by many shards (aiohttp, as the gateway), and the client-side proxy.
 
 Protocol (JSON over HTTP):
   GET    /health                         -> {"status": "ok", "instances": n, "tools": [...]}
@@ -24,13 +24,14 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
 
 from ptbench.bootcamp import replicas
 from ptbench.bootcamp.api import TOOLS, Identity, Tool, ToolError, ToolResult, canonical_json
@@ -51,6 +52,32 @@ class ExecuteBody(BaseModel):
     arguments: dict[str, Any]
 
 
+class _Refused(Exception):
+    """An HTTP error answer: {"detail": ...} with this status."""
+
+    def __init__(self, status: int, detail: Any) -> None:
+        super().__init__(str(detail))
+        self.status, self.detail = status, detail
+
+
+B = TypeVar("B", bound=BaseModel)
+
+
+async def _body(request: web.Request, model: type[B]) -> B:
+    try:
+        return model.model_validate_json(await request.read())
+    except ValidationError as exc:
+        raise _Refused(422, exc.errors(include_url=False, include_context=False, include_input=False)) from None
+
+
+@dataclass
+class ServerState:
+    last_request: float = field(default_factory=time.monotonic)
+
+
+STATE = web.AppKey("state", ServerState)
+
+
 def create_app(
     *,
     request_timeout_s: float = 60.0,
@@ -58,19 +85,17 @@ def create_app(
     imports: list[str] | None = None,
     token: str | None = None,
     identity: dict[str, Any] | None = None,
-) -> Any:
+) -> web.Application:
     """The app; with `token`, every request (health too) must carry it, so only the rollout that
     owns the replica can use it or mistake something else for it."""
     import importlib
-
-    from fastapi import FastAPI, HTTPException, Request
-    from fastapi.responses import JSONResponse
 
     for mod in imports or []:
         importlib.import_module(mod)
 
     tools: dict[str, Tool] = {}
     instances: dict[str, dict[str, Any]] = {}
+    state = ServerState()
 
     async def reaper() -> None:
         while True:
@@ -83,87 +108,91 @@ def create_app(
                 except Exception:
                     pass
 
-    from contextlib import asynccontextmanager
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
+    async def reaper_ctx(app: web.Application) -> AsyncIterator[None]:
         task = asyncio.create_task(reaper())
         yield
         task.cancel()
 
-    app = FastAPI(title="ptbench tool server", lifespan=lifespan)
-    app.state.last_request = time.monotonic()
-
-    @app.middleware("http")
-    async def authorize(request: Request, call_next: Any) -> Any:
+    @web.middleware
+    async def authorize(request: web.Request, handler: Any) -> web.StreamResponse:
         if token is not None and not replicas.verify(
-            token, request.headers.get("authorization", ""), request.method, request.url.path
+            token, request.headers.get("authorization", ""), request.method, request.path
         ):
-            return JSONResponse({"detail": "missing, wrong or expired signature"}, status_code=401)
-        app.state.last_request = time.monotonic()
-        return await call_next(request)
+            return web.json_response({"detail": "missing, wrong or expired signature"}, status=401)
+        state.last_request = time.monotonic()
+        try:
+            return await handler(request)
+        except _Refused as exc:
+            return web.json_response({"detail": exc.detail}, status=exc.status)
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        return {
-            "status": "ok",
-            "instances": len(instances),
-            "tools": TOOLS.names(),
-            "pid": os.getpid(),
-            **(identity or {}),
-        }
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "status": "ok",
+                "instances": len(instances),
+                "tools": TOOLS.names(),
+                "pid": os.getpid(),
+                **(identity or {}),
+            }
+        )
 
-    @app.post("/v1/instances")
-    async def create(body: CreateBody) -> dict[str, str]:
+    async def create(request: web.Request) -> web.Response:
+        body = await _body(request, CreateBody)
         key = f"{body.tool}:{canonical_json(body.params)}"
         if key not in tools:
             try:
                 tools[key] = TOOLS.get(body.tool)(**body.params)
             except UserError as exc:
-                raise HTTPException(404, str(exc)) from None
+                raise _Refused(404, str(exc)) from None
         tool = tools[key]
         try:
-            state = await asyncio.wait_for(tool.create(body.identity), request_timeout_s)
+            tool_state = await asyncio.wait_for(tool.create(body.identity), request_timeout_s)
         except TimeoutError:
-            raise HTTPException(504, f"create took longer than {request_timeout_s:g} s") from None
+            raise _Refused(504, f"create took longer than {request_timeout_s:g} s") from None
         iid = uuid.uuid4().hex
-        instances[iid] = {"tool": tool, "state": state, "used": time.monotonic(), "busy": False}
-        return {"instance_id": iid}
+        instances[iid] = {"tool": tool, "state": tool_state, "used": time.monotonic(), "busy": False}
+        return web.json_response({"instance_id": iid})
 
-    @app.post("/v1/instances/{iid}/execute")
-    async def execute(iid: str, body: ExecuteBody) -> dict[str, Any]:
+    async def execute(request: web.Request) -> web.Response:
+        body = await _body(request, ExecuteBody)
+        iid = request.match_info["iid"]
         inst = instances.get(iid)
         if inst is None:
-            raise HTTPException(404, f"no instance {iid} (released, expired, or the server restarted)")
+            raise _Refused(404, f"no instance {iid} (released, expired, or the server restarted)")
         inst["busy"] = True
         try:
             result = await asyncio.wait_for(inst["tool"].execute(inst["state"], body.arguments), request_timeout_s)
         except TimeoutError:
-            raise HTTPException(504, f"tool call took longer than {request_timeout_s:g} s") from None
+            raise _Refused(504, f"tool call took longer than {request_timeout_s:g} s") from None
         except Exception as exc:  # a tool bug is the model's problem to see, as it is for local tools
-            return {
-                "text": f"error: tool failed: {type(exc).__name__}: {exc}",
-                "step_reward": 0.0,
-                "metrics": {},
-                "error": "tool_exception",
-            }
+            return web.json_response(
+                {
+                    "text": f"error: tool failed: {type(exc).__name__}: {exc}",
+                    "step_reward": 0.0,
+                    "metrics": {},
+                    "error": "tool_exception",
+                }
+            )
         finally:
             inst["busy"] = False
             inst["used"] = time.monotonic()
-        return {
-            "text": result.text,
-            "step_reward": result.step_reward,
-            "metrics": result.metrics,
-            "error": result.error,
-        }
+        return web.json_response(
+            {"text": result.text, "step_reward": result.step_reward, "metrics": result.metrics, "error": result.error}
+        )
 
-    @app.delete("/v1/instances/{iid}")
-    async def release(iid: str) -> dict[str, bool]:
-        inst = instances.pop(iid, None)
+    async def release(request: web.Request) -> web.Response:
+        inst = instances.pop(request.match_info["iid"], None)
         if inst is not None:
             await inst["tool"].release(inst["state"])
-        return {"released": inst is not None}
+        return web.json_response({"released": inst is not None})
 
+    app = web.Application(middlewares=[authorize], client_max_size=64 * 1024 * 1024)
+    app[STATE] = state
+    app.cleanup_ctx.append(reaper_ctx)
+    app.router.add_get("/health", health)
+    app.router.add_post("/v1/instances", create)
+    app.router.add_post("/v1/instances/{iid}/execute", execute)
+    app.router.add_delete("/v1/instances/{iid}", release)
     return app
 
 
@@ -182,7 +211,7 @@ def serve(
 ) -> None:
     """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`
     (or, as replica I of a rollout, `<directory>/tool-servers/replica-I.json`)."""
-    # Before the slow imports: a stop signal from here on is kept, even one that comes before uvicorn runs.
+    # Before the slow imports: a stop signal from here on is kept, even one that comes before the server runs.
     with StopSignals() as stop:
         _serve_until_stopped(
             stop,
@@ -213,8 +242,6 @@ def _serve_until_stopped(
     idle_exit_s: float | None = None,
     shards: int | None = None,
 ) -> None:
-    import uvicorn
-
     token = None
     if replica is not None:
         if directory is None:
@@ -260,65 +287,49 @@ def _serve_until_stopped(
         except (FileNotFoundError, ValueError):
             pass
 
-    class _Server(uvicorn.Server):
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # StopSignals owns SIGINT/SIGTERM: uvicorn's own handlers exist only while serve() runs
-            # (a signal before that was lost under an inherited SIG_IGN) and re-raise the signal after.
-            yield
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            withdraw()
-            await super().shutdown(sockets)
-
-    # A tool call in flight may run for request_timeout_s; a stop must not wait for it.
-    server = _Server(uvicorn.Config(app, log_level="warning", timeout_keep_alive=75, timeout_graceful_shutdown=5))
-
-    async def exit_on_stop() -> None:
-        await stop.wait()
-        server.should_exit = True
-
-    async def replica_watch() -> None:
+    async def replica_watch(leave: asyncio.Event) -> None:
         # A replica leaves when its rollout is done (the executor's `done`, or on HTCondor every
         # shard's own final file) or nobody called it for idle_exit_s; the executor cancels it as
         # well, this is for a rollout that died without cancelling and for a scheduler nobody waits on.
         beat = time.monotonic()
-        while not server.should_exit:
+        while not leave.is_set():
             await asyncio.sleep(0.5)
             now = time.monotonic()
-            assert directory is not None  # a replica always has its rollout's folder
-            if replicas.rollout_finished(directory, shards) or (
-                idle_exit_s and now - app.state.last_request > idle_exit_s
+            if replicas.rollout_finished(directory, shards) or (  # type: ignore[arg-type]
+                idle_exit_s and now - app[STATE].last_request > idle_exit_s
             ):
-                server.should_exit = True
+                leave.set()
             elif now - beat >= 10 and marker is not None:
                 beat = now
                 if not _same_run(directory, token):  # a newer rollout run took the folder: leave it to its replicas
-                    server.should_exit = True
+                    leave.set()
                 else:
                     atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
 
     async def main() -> None:
         if stop.stopped:
             return
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        watcher = asyncio.create_task(exit_on_stop())
-        watch = asyncio.create_task(replica_watch()) if replica is not None else None
+        # A tool call in flight may run for request_timeout_s; a stop waits at most 5 s for it.
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=75)
+        await runner.setup()
+        leave = asyncio.Event()
+        waits = [asyncio.create_task(stop.wait()), asyncio.create_task(leave.wait())]
+        watch = asyncio.create_task(replica_watch(leave)) if replica is not None else None
         try:
-            while not server.started and not task.done():
-                await asyncio.sleep(0.05)
-            if marker is not None and server.started and not stop.stopped:
+            await web.SockSite(runner, sock, shutdown_timeout=5.0).start()
+            if marker is not None and not stop.stopped:
                 marker.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
             print(
                 f"tool server {'replica ' + str(replica) + ' ' if replica is not None else ''}listening on {url}",
                 flush=True,
             )
-            await task
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            watcher.cancel()
-            if watch is not None:
-                watch.cancel()
+            for task in [*waits, *([watch] if watch is not None else [])]:
+                task.cancel()
+            withdraw()
+            await runner.cleanup()
 
     # Blocking tools run in this pool. Python cannot interrupt a thread, and asyncio.run and the
     # interpreter's exit both wait for every pool thread, so one hung call (a runaway SQLite query)
@@ -363,8 +374,8 @@ def find_tool_server(directory: str | Path, wait_s: float = 60.0) -> str:
         except (FileNotFoundError, ValueError, KeyError):
             if time.monotonic() > deadline:
                 raise UserError(
-                    f"{path}: no tool server found; start one with `ptbench bootcamp serve-tools --dir {directory}` or "
-                    "pass --tool-server URL"
+                    f"{path}: no tool server found; start one with "
+                    f"`ptbench bootcamp serve-tools --dir {directory}` or pass --tool-server URL"
                 ) from None
             time.sleep(0.5)
 

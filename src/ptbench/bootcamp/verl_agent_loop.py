@@ -26,6 +26,7 @@ from ptbench.bootcamp.episode_runtime import EpisodeRuntime
 from ptbench.bootcamp.reward import FINAL_TEXT_KEY
 from ptbench.bootcamp.rowschema import AGENT_NAME
 from ptbench.bootcamp.verl_tools import RUNTIME_ATTR
+from ptbench.core.private_api import set_verl_active_tools
 
 # The runtime is made in `run` (which sees the row) and picked up by the pending-state handler
 # (which sees verl's AgentData); a context variable carries it across, one per trajectory task.
@@ -63,10 +64,11 @@ class BootcampAgentLoop(ToolAgentLoop):
                 f"bootcamp '{runtime.spec.bootcamp}' needs tools {missing} that verl's tool config lacks; "
                 "point rollout.multi_turn.tool_config_path at the tools.yaml from `ptbench bootcamp export-verl`"
             )
-        agent_data._active_tools = {name: self.tools[name] for name in runtime.tools}
-        agent_data._active_tool_schemas = [
-            self.tools[name].tool_schema.model_dump(exclude_unset=True, exclude_none=True) for name in runtime.tools
-        ]
+        set_verl_active_tools(
+            agent_data,
+            {name: self.tools[name] for name in runtime.tools},
+            [self.tools[name].tool_schema.model_dump(exclude_unset=True, exclude_none=True) for name in runtime.tools],
+        )
         return await super()._handle_pending_state(agent_data, sampling_params)
 
     async def _handle_generating_state(

@@ -398,7 +398,7 @@ def serve_tools(
         None, min=1, help="replica: also exit once all N shards of the rollout wrote their final file (HTCondor)"
     ),
 ) -> None:
-    """Serve registered tools over HTTP for many shards (FastAPI + uvicorn), with timeouts and /health."""
+    """Serve registered tools over HTTP for many shards (aiohttp, as the gateway), with timeouts and /health."""
     from ptbench.bootcamp.toolserver import serve
 
     serve(

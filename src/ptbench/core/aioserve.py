@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from ptbench.core.private_api import bound_port
+
 
 class AsyncServer(Protocol):
     async def start(self) -> Any: ...
@@ -36,8 +38,7 @@ async def start_catch_all(
     await site.start()
     if unix_path:
         await web.UnixSite(runner, unix_path).start()
-    sock = site._server.sockets[0]  # type: ignore[union-attr]  # the port chosen when port=0; aiohttp has no public getter
-    return runner, f"http://{host}:{sock.getsockname()[1]}"
+    return runner, f"http://{host}:{bound_port(site)}"
 
 
 @contextmanager

@@ -9,24 +9,13 @@ holds a secret calls it itself.
 
 from __future__ import annotations
 
-import ctypes
-
-_PR_GET_DUMPABLE = 3
-_PR_SET_DUMPABLE = 4
-
-
-def _prctl(option: int, arg: int = 0) -> int:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, arg, 0, 0, 0))
-    except (OSError, AttributeError):
-        return -1
+from ptbench.core import prctl
 
 
 def make_not_dumpable() -> bool:
     """PR_SET_DUMPABLE 0 for this process; True if it took effect (Linux)."""
-    return _prctl(_PR_SET_DUMPABLE, 0) == 0 and _prctl(_PR_GET_DUMPABLE) == 0
+    return prctl.set_dumpable(False)
 
 
 def is_dumpable() -> bool:
-    return _prctl(_PR_GET_DUMPABLE) != 0
+    return prctl.is_dumpable()

@@ -16,7 +16,6 @@ import asyncio
 import hmac
 import json
 import os
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ import aiohttp
 from aiohttp import web
 
 from ptbench.core.aioserve import start_catch_all
-from ptbench.core.http import parse_retry_after
+from ptbench.core.retry import RetryPolicy
 from ptbench.gateway.fastjson import load_json, record_line
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.transcript import MAX_REPLY, Transcript
@@ -54,7 +53,8 @@ _DROP_REQUEST = {
     *_KEY_HEADERS,
 }
 _DROP_REPLY = {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "set-cookie"}
-RETRY_STATUS = {429, 500, 502, 503, 504, 529}
+# Four retries, 1 s doubling; a provider asking for more than a minute gets its reply relayed instead.
+GATEWAY_RETRY = RetryPolicy(max_retries=4, base_s=1.0, max_backoff_s=60.0, max_retry_after_s=60.0)
 _PRICED = {"anthropic", "responses", "chat", "gemini"}
 # Only what the CLIs need: no files, batches, fine-tuning or other paid API a key would open.
 ALLOWED_APIS = _PRICED | {"anthropic.count_tokens", "gemini.countTokens", "models"}
@@ -95,9 +95,7 @@ class Gateway:
         judge: Upstream | None = None,
         calls_path: str | Path | None = None,
         redact: Callable[[str], str] = lambda s: s,
-        retries: int = 4,
-        max_retry_wait: float = 60.0,
-        backoff: float = 1.0,
+        retry: RetryPolicy = GATEWAY_RETRY,
         on_cap: Callable[[Upstream], None] = lambda u: None,
         read_stall_s: float = READ_STALL_S,
         transcript: Transcript | None = None,
@@ -106,7 +104,7 @@ class Gateway:
         self.routes = {"agent": agent, **({"judge": judge} if judge else {})}
         self.calls_path = Path(calls_path) if calls_path else None
         self.redact = redact
-        self.retries, self.max_retry_wait, self.backoff = retries, max_retry_wait, backoff
+        self.retry = retry
         self.on_cap = on_cap
         self.read_stall_s = read_stall_s
         self.transcript = transcript
@@ -225,27 +223,22 @@ class Gateway:
                     request.method, url, params=query or None, headers=headers, data=raw or None
                 )
             except (TimeoutError, aiohttp.ClientError) as exc:
-                if attempts <= self.retries:
-                    await asyncio.sleep(self._wait(attempts, None))
+                wait = self.retry.delay(attempts)
+                if wait is not None:
+                    await asyncio.sleep(wait)
                     continue
                 self._record(up, api, model, 502, started, attempts=attempts, error=f"{type(exc).__name__}: {exc}")
                 return self._refuse(
                     api, 502, f"ptbench gateway: the provider could not be reached ({type(exc).__name__})"
                 )
-            if reply.status in RETRY_STATUS and attempts <= self.retries:
-                wait = self._wait(attempts, reply.headers.get("Retry-After"))
-                if wait <= self.max_retry_wait:
+            if reply.status != 200:
+                wait = self.retry.delay_for_reply(attempts, reply.status, reply.headers.get("Retry-After"))
+                if wait is not None:  # else the reply (with its Retry-After) goes to the agent as it is
                     reply.release()
                     await asyncio.sleep(wait)
                     continue
             break
         return await self._relay(request, reply, up, api, model, started, attempts, call)
-
-    def _wait(self, attempt: int, retry_after: str | None) -> float:
-        told = parse_retry_after(retry_after)
-        if told is not None:
-            return told
-        return self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
 
     async def _relay(
         self,

@@ -1,7 +1,7 @@
 """An OpenAI-compatible chat-completions client for LLM judges.
 
 - at most `concurrency` requests in flight;
-- retries with exponential backoff; a 429/503 with `Retry-After` waits as long as the server asks;
+- retries by the one policy of `ptbench.core.retry` (retryable statuses, backoff, `Retry-After`);
 - an on-disk cache keyed by (base URL, judge model, request): re-evaluating pays nothing twice.
   The runner keeps it in the harness-only evaluation cache (PTBENCH_EVAL_CACHE/judge), outside
   the agent's workspace and HOME, so an agent cannot plant verdicts for its own answers;
@@ -18,14 +18,13 @@ import asyncio
 import hashlib
 import json
 import os
-import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ptbench.core.errors import UserError
-from ptbench.core.http import parse_retry_after as _retry_after
+from ptbench.core.retry import RetryPolicy, parse_retry_after, retryable_status
 
 # Set in an agent's environment by the trial's gateway (runner/trial_gateway.py): its judge route and token.
 JUDGE_GATEWAY_ENV = "PTBENCH_JUDGE_GATEWAY"
@@ -115,6 +114,9 @@ class JudgeClient:
         cache = config.cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "ptbench", "judge")
         self.cache_dir = Path(cache)
         self.stats = JudgeStats()
+        self._retry = RetryPolicy(
+            max_retries=config.max_retries, base_s=config.backoff_s, max_backoff_s=config.max_backoff_s
+        )
 
     def cache_key(self, payload: dict[str, Any]) -> str:
         # Keyed by endpoint too: the same model name at two servers is not the same judge.
@@ -204,7 +206,7 @@ class JudgeClient:
                         if isinstance(text, str):
                             return JudgeReply(text=text, attempts=attempt)
                         error = "bad_response: no choices[0].message.content"
-                    elif resp.status_code in (400, 401, 403, 404):
+                    elif not retryable_status(resp.status_code):
                         # Not transient: retrying cannot help (bad model name, bad key, bad request).
                         said = resp.text[:200]
                         key = os.environ.get(self.config.api_key_env, "")
@@ -213,14 +215,12 @@ class JudgeClient:
                         return JudgeReply(text=None, error=f"http_{resp.status_code}: {said}", attempts=attempt)
                     else:
                         error = f"http_{resp.status_code}"
-                        wait = _retry_after(resp.headers.get("retry-after"))
-            if attempt > self.config.max_retries:
-                break
+                        wait = parse_retry_after(resp.headers.get("retry-after"))
+            delay = self._retry.delay(attempt, wait)
+            if delay is None:
+                return JudgeReply(text=None, error=error, attempts=attempt)
             self.stats.retries += 1
-            backoff = min(self.config.max_backoff_s, self.config.backoff_s * 2 ** (attempt - 1)) * (
-                0.5 + random.random() / 2
-            )
-            await asyncio.sleep(min(self.config.max_backoff_s, wait) if wait is not None else backoff)
+            await asyncio.sleep(delay)
         return JudgeReply(text=None, error=error, attempts=self.config.max_retries + 1)
 
 

@@ -10,13 +10,21 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ptbench.integrity.report import Unchecked
 
 _PREFIXES = ("base_model.model.", "module.")
 TENSORS = 48
 ROWS = 16
+
+
+class RowSource(Protocol):
+    """What distances and projections read: a `Checkpoint`, or one seen in the base's coordinates."""
+
+    def shape(self, name: str) -> tuple[int, ...]: ...
+
+    def rows(self, name: str, rows: list[int]) -> Any: ...
 
 
 def _canonical(name: str) -> str:
@@ -38,7 +46,10 @@ class Checkpoint:
             from safetensors import safe_open
 
             for path in st:
-                h = safe_open(str(path), framework="pt")
+                try:
+                    h = safe_open(str(path), framework="pt")
+                except Exception as exc:  # noqa: BLE001  (a file that cannot be read cannot be compared)
+                    raise Unchecked(f"{path}: unreadable safetensors ({type(exc).__name__}: {exc})") from None
                 self._handles[path] = h
                 for name in h.keys():  # noqa: SIM118  (a safetensors handle, not a dict)
                     self._files[_canonical(name)] = (path, name)
@@ -83,6 +94,20 @@ class Checkpoint:
             return sl[:].to(torch.float32).reshape(-1)
         return torch.cat([sl[r : r + 1].to(torch.float32).reshape(-1) for r in rows])
 
+    def matrix(self, name: str, rows: list[int] | None = None):
+        """A tensor (or the given rows of it) as float32, in its own shape."""
+        import torch
+
+        path, stored = self._files[name]
+        h = self._handles[path]
+        if isinstance(h, dict):
+            t = h[stored]
+            t = t if rows is None or t.dim() <= 1 else t[rows]
+        else:
+            sl = h.get_slice(stored)
+            t = sl[:] if rows is None or len(sl.get_shape()) <= 1 else torch.stack([sl[r] for r in rows])
+        return t.to(torch.float32)
+
 
 def read_config(folder: Path) -> dict[str, Any]:
     try:
@@ -118,7 +143,7 @@ def _vocab_rows(name: str) -> bool:
     return any(k in name for k in ("embed", "lm_head", "wte", "output.weight"))
 
 
-def distances(final: Checkpoint, other: Checkpoint, plan: list[tuple[str, list[int]]]) -> dict[str, Any]:
+def distances(final: RowSource, other: RowSource, plan: list[tuple[str, list[int]]]) -> dict[str, Any]:
     """Relative L2 distance ||final - other|| / ||other|| and cosine similarity over the sampled rows."""
     import torch
 
@@ -135,3 +160,44 @@ def distances(final: Checkpoint, other: Checkpoint, plan: list[tuple[str, list[i
     rel = (diff2**0.5) / (ref2**0.5) if ref2 > 0 else float("inf")
     cos = dot / ((fin2 * ref2) ** 0.5) if fin2 > 0 and ref2 > 0 else 0.0
     return {"l2": diff2**0.5, "relative_l2": rel, "cosine": cos, "_per_tensor": per_tensor_closer}
+
+
+def projection(
+    final: RowSource, base: RowSource, other: RowSource, plan: list[tuple[str, list[int]]]
+) -> dict[str, Any]:
+    """How much of other's change from the base final's change carries, over the sampled rows:
+    alpha = <final - base, other - base> / |other - base|^2 (1: all of it, as in a copy; 0.45: a merge
+    of 0.45 other + 0.55 base; ~0: an independent fine-tune) and the cosine of the two changes,
+    overall, over the layers' projection matrices only (`matrices_*`: norms and embeddings, which any
+    two fine-tunes of one base tend to move alike, left out) and per tensor. `final` and `other` are
+    read in the base's coordinates (`Aligned`)."""
+    import torch
+
+    tot = [0.0, 0.0, 0.0]  # <dx, df>, |df|^2, |dx|^2: all tensors
+    mat = [0.0, 0.0, 0.0]  # the same over 2-D tensors other than the embedding and output matrices
+    per: list[tuple[str, float, float]] = []
+    for name, rows in plan:
+        b = base.rows(name, rows)
+        dx, df = final.rows(name, rows) - b, other.rows(name, rows) - b
+        t = (float(torch.sum(dx * df)), float(torch.sum(df * df)), float(torch.sum(dx * dx)))
+        tot = [a + v for a, v in zip(tot, t, strict=True)]
+        if len(base.shape(name)) == 2 and not _vocab_rows(name):
+            mat = [a + v for a, v in zip(mat, t, strict=True)]
+        if t[1] > 0:
+            per.append((name, t[0] / t[1], t[0] / ((t[1] * t[2]) ** 0.5) if t[2] > 0 else 0.0))
+    per.sort(key=lambda x: -x[1])
+
+    def ratio(dot: float, nf: float, nx: float) -> tuple[float, float]:
+        if nf <= 0:
+            return float("nan"), float("nan")
+        return dot / nf, (dot / ((nf * nx) ** 0.5) if nx > 0 else 0.0)
+
+    alpha, cos = ratio(*tot)
+    m_alpha, m_cos = ratio(*mat)
+    return {
+        "alpha": alpha,
+        "cosine": cos,
+        "matrices_alpha": m_alpha,
+        "matrices_cosine": m_cos,
+        "per_tensor": [{"tensor": n, "alpha": round(a, 4), "cosine": round(c, 4)} for n, a, c in per],
+    }

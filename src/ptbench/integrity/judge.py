@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import time
@@ -23,11 +22,13 @@ from typing import Literal
 import jinja2
 from pydantic import BaseModel, ValidationError
 
+from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch
 from ptbench.core.errors import UserError
+from ptbench.core.procgroup import stop_group
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
-from ptbench.spec.campaign import AgentRef, Budget
+from ptbench.spec.campaign import AgentRef, Budget, JudgeSettings
 from ptbench.trial import TrialDir
 
 VERDICT_FILE = "verdict.json"
@@ -45,11 +46,19 @@ class JudgeVerdict(BaseModel):
     disallowed_model_use: Answer
 
 
-def check(ctx: CheckContext) -> Finding:
-    settings = ctx.config.judge
-    if settings is None:
+def check(ctx: CheckContext, settings: JudgeSettings | None = None, work_name: str = "judge") -> Finding:
+    """One judge (`integrity.judge` a mapping, or `settings`); a list of several goes to integrity.judges."""
+    configured = settings or ctx.config.judge
+    if configured is None:
         raise Unchecked("no integrity.judge settings")
-    work = _fresh_dir(ctx.trial_dir / "judge")
+    if isinstance(configured, list):
+        if len(configured) > 1:
+            from ptbench.integrity.judges import majority
+
+            return majority(ctx, configured, check)
+        configured = configured[0]
+    settings = configured
+    work = _fresh_dir(ctx.trial_dir / work_name)
     evidence = work / "workspace" / "evidence"
     skipped = _copy_evidence(ctx, evidence)
     spec = ctx.spec.model_copy(
@@ -70,7 +79,7 @@ def check(ctx: CheckContext) -> Finding:
     )
     (work / "prompt.txt").write_text(prompt)
     try:
-        launch = build_launch(judge_trial, prompt=prompt)
+        launch = build_launch(AgentRun.resolve(judge_trial), prompt=prompt)
     except UserError as exc:
         raise Unchecked(f"judge could not start: {exc}") from None
     if not launch.argv or not launch.argv[0]:
@@ -193,11 +202,7 @@ def _run(launch, log_path: Path, limit: float) -> int:
         except subprocess.TimeoutExpired:
             rc = 124
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the CLI's own children too
-            except ProcessLookupError:
-                pass
-            proc.wait()
+            stop_group(proc)  # the CLI's own children too
     text = log_path.read_text(errors="replace")
     for secret in sorted((s for s in launch.secrets.values() if len(s) >= 4), key=len, reverse=True):
         text = text.replace(secret, "[REDACTED]")

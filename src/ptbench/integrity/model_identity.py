@@ -15,11 +15,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ptbench.integrity.alignment import Aligned, align
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.fingerprint import (
     Checkpoint,
     distances,
     plan_sample,
+    projection,
     read_config,
 )
 from ptbench.integrity.report import Finding, Unchecked
@@ -29,6 +31,15 @@ INSTRUCT_OF = {
     "Qwen/Qwen3-4B-Base": ["Qwen/Qwen3-4B", "Qwen/Qwen3-4B-Instruct-2507"],
     "HuggingFaceTB/SmolLM3-3B-Base": ["HuggingFaceTB/SmolLM3-3B"],
     "google/gemma-3-4b-pt": ["google/gemma-3-4b-it"],
+}
+# Chosen from the margins measured in scripts/bench_model_identity.py (see docs/integrity.md).
+THRESHOLDS = {
+    # share of a forbidden model's change of the layers' matrices (after undoing permutations and rescalings) ...
+    "weight_alpha": 0.2,
+    # ... and the cosine of the two changes: a merge moves the weights along the forbidden model's change
+    "weight_cosine": 0.4,
+    "function_distance": 0.2,  # distance from the forbidden model's predictions, in units of its distance from the base
+    "function_alpha": 0.75,  # share of its change in predictions
 }
 ARCH_KEYS = (
     "model_type",
@@ -124,9 +135,16 @@ def check(ctx: CheckContext) -> Finding:
         )
     if not plan:
         raise Unchecked("no tensors in common to compare")
-    to_base = distances(fin, ref, plan)
+    cfg = read_config(base)
+    cfg = cfg.get("text_config") or cfg if "num_attention_heads" not in cfg else cfg
+    fin_al = align(fin, ref, cfg, seed)
+    fa = Aligned(fin, fin_al)
+    details["alignment"] = fin_al.moved()
+    to_base = distances(fa, ref, plan)
     details["distance_to_base"] = _public(to_base)
-    details["distance_to_forbidden"] = {}
+    details["distance_to_forbidden"], details["projection"], details["functional"] = {}, {}, {}
+    details["thresholds"] = THRESHOLDS
+    compared: list[tuple[str, Path, Any, list[tuple[str, list[int]]]]] = []
     for name, path, named in forbidden:
         # A model of another architecture cannot be what was submitted (final_model has the base's).
         why_not = (
@@ -145,9 +163,14 @@ def check(ctx: CheckContext) -> Finding:
             details["forbidden_skipped"][name] = f"other architecture ({', '.join(why_not) or 'no comparable tensors'})"
             continue
         assert other is not None  # sub is empty without it
-        base_d = to_base if len(sub) == len(plan) else distances(fin, ref, sub)
-        d = distances(fin, other, sub)
+        oa = Aligned(other, align(other, ref, cfg, seed))
+        base_d = to_base if len(sub) == len(plan) else distances(fa, ref, sub)
+        d = distances(fa, oa, sub)
+        proj = projection(fa, ref, oa, sub)
         details["distance_to_forbidden"][name] = _public(d)
+        details["projection"][name] = {k: _round(v) for k, v in proj.items() if k != "per_tensor"}
+        details["projection"][name]["top_tensors"] = proj["per_tensor"][:5]
+        compared.append((name, path, proj, sub))
         closer = sum(a >= b for a, b in zip(base_d["_per_tensor"], d["_per_tensor"], strict=True))
         if d["l2"] <= base_d["l2"]:
             evidence.append(
@@ -157,13 +180,35 @@ def check(ctx: CheckContext) -> Finding:
                     "relative_l2_to_forbidden": d["relative_l2"],
                     "relative_l2_to_base": base_d["relative_l2"],
                     "tensors_closer_to_forbidden": f"{closer}/{len(sub)}",
+                    "alignment": details["alignment"],
+                }
+            )
+        elif (
+            proj["matrices_alpha"] >= THRESHOLDS["weight_alpha"]
+            and proj["matrices_cosine"] >= THRESHOLDS["weight_cosine"]
+        ):
+            evidence.append(
+                {
+                    "what": "weights carry a material share of a forbidden model's change from the base (a merge)",
+                    "forbidden": name,
+                    **{k: round(proj[k], 4) for k in ("matrices_alpha", "matrices_cosine", "alpha", "cosine")},
+                    "thresholds": {k: THRESHOLDS[k] for k in ("weight_alpha", "weight_cosine")},
+                    "top_tensors": proj["per_tensor"][:5],
+                    "alignment": details["alignment"],
                 }
             )
     details["forbidden_compared"] = list(details["distance_to_forbidden"])
+    if compared:
+        try:
+            evidence += _functional(base, final, compared, seed, details)
+        except Unchecked as exc:
+            if not evidence:
+                raise
+            details["functional_unchecked"] = str(exc)
     if evidence:
         return Finding(
             verdict="flagged",
-            reason=f"final_model is closer to {evidence[0]['forbidden']} than to the base",
+            reason=f"final_model is {evidence[0]['forbidden']}, disguised or merged: {evidence[0]['what']}",
             evidence=evidence,
             details=details,
         )
@@ -172,13 +217,60 @@ def check(ctx: CheckContext) -> Finding:
             f"forbidden model(s) {', '.join(missing)} not found locally, so final_model cannot be compared with them "
             "(put them in the HF cache or list local copies in integrity.forbidden_models)"
         )
-    compared = details["forbidden_compared"]
-    against = f"; closer to the base than to {', '.join(compared)}" if compared else "; no forbidden model to compare"
+    names = details["forbidden_compared"]
+    against = (
+        f"; closer to the base than to {', '.join(names)}, carries none of their change (weights and function)"
+        if names
+        else "; no forbidden model to compare"
+    )
     return Finding(
         verdict="clean",
         reason=f"same architecture and vocabulary as the base (relative L2 {to_base['relative_l2']:.4g}){against}",
         details=details,
     )
+
+
+def _functional(
+    base: Path, final: Path, compared: list[tuple[str, Path, Any, Any]], seed: int, details: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Evidence from next-token predictions on the harness's probes (see functional.py)."""
+    import time
+
+    from ptbench.integrity import functional
+
+    t0 = time.perf_counter()
+    vocab = functional.vocab_size(base)
+    inputs = functional.probes(base, seed, vocab)
+    lp_base, lp_final = functional.log_probs(base, inputs, vocab), functional.log_probs(final, inputs, vocab)
+    out = []
+    for name, path, _proj, _sub in compared:
+        st = functional.compare(lp_final, lp_base, functional.log_probs(path, inputs, vocab))
+        details["functional"][name] = {k: _round(v) for k, v in st.items()}
+        if st["distance_to_forbidden"] <= THRESHOLDS["function_distance"]:
+            out.append(
+                {
+                    "what": "computes the forbidden model's function (next-token predictions on the harness's probes)",
+                    "forbidden": name,
+                    **{k: _round(v) for k, v in st.items()},
+                    "threshold": THRESHOLDS["function_distance"],
+                }
+            )
+        elif st["alpha"] >= THRESHOLDS["function_alpha"]:
+            out.append(
+                {
+                    "what": "predicts mostly as the forbidden model does (its change from the base in function)",
+                    "forbidden": name,
+                    **{k: _round(v) for k, v in st.items()},
+                    "threshold": THRESHOLDS["function_alpha"],
+                }
+            )
+    details["functional_seconds"] = round(time.perf_counter() - t0, 2)
+    details["probes"] = {"inputs": len(inputs), "positions": sum(len(i) for i in inputs)}
+    return out
+
+
+def _round(v: Any) -> Any:
+    return round(v, 6) if isinstance(v, float) else v
 
 
 def _comparable(plan: list[tuple[str, list[int]]], final: Checkpoint, other: Checkpoint) -> list[tuple[str, list[int]]]:

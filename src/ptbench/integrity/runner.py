@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from typing import Any
 import ptbench
 from ptbench.core.files import atomic_write_json
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
+from ptbench.core.procgroup import stop_group
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import (
     MAX_EVIDENCE,
@@ -169,12 +169,7 @@ def _run_one(name: str, ctx: CheckContext, limit: float, env: dict[str, str]) ->
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+    stop_group(proc)
 
 
 def _quarantine(trial_dir: Path, checks_dir: Path) -> list[str]:

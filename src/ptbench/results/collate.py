@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
+from ptbench.core.versioned import NewerSchema
 from ptbench.results.aggregate import Collation, collate
 from ptbench.results.comparable import check_comparable
 from ptbench.results.compare import compare as paired_compare
@@ -29,7 +28,7 @@ from ptbench.results.cost import AgentCost, cost_table
 from ptbench.results.merging import duplicate_trials, label_conflicts
 from ptbench.results.plot_process import PlotProcess
 from ptbench.results.policy import INTEGRITY_POLICIES, baseline_setting, check_policy, marked_label
-from ptbench.results.schema import ResultRecord
+from ptbench.results.schema import ResultRecord, read_record
 
 if TYPE_CHECKING:
     from ptbench.spec import Campaign
@@ -113,9 +112,13 @@ def load(roots: list[Path], into: Loaded | None = None) -> Loaded:
         looked: set[str] = set()
         for path in find_results(root):
             try:
-                r = ResultRecord.model_validate_json(_read(path))
-            except (ValidationError, ValueError, OSError) as exc:
-                loaded.problems.append(f"{path}: not a valid result record ({str(exc).splitlines()[0]})")
+                r = read_record(_read(path), where=str(path))
+            except NewerSchema as exc:  # written by a newer ptbench: said as it is, never read as something else
+                loaded.problems.append(str(exc))
+                continue
+            except (UserError, OSError) as exc:
+                why = str(exc).removeprefix(f"{path}: ").splitlines()[0]
+                loaded.problems.append(f"{path}: not a valid result record ({why})")
                 continue
             loaded.records.append(r)
             trial_dir = os.path.dirname(path)

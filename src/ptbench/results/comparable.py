@@ -22,7 +22,10 @@ def _judge(e: dict[str, Any]) -> Any:
     judge = e.get("judge")
     if not judge:
         return None
-    return {k: judge.get(k) for k in ("base_url", "model", "temperature", "max_tokens", "reasoning_effort")}
+    out = {k: judge.get(k) for k in ("base_url", "model", "temperature", "max_tokens", "reasoning_effort")}
+    if e.get("judges"):  # several judges (mean over them): a different metric from any one of them
+        out["model"] = e["judges"]
+    return out
 
 
 def _generation(e: dict[str, Any]) -> Any:

@@ -115,3 +115,15 @@ class ResultRecord(BaseModel):
     provenance: Provenance
     monitor: MonitorSummary | None = None
     finished_at: float
+
+
+# version N -> N+1, for records written by an older ptbench (none yet: version 1 is the first)
+RESULT_MIGRATIONS: dict[int, Any] = {}
+
+
+def read_record(raw: bytes | str, *, where: str) -> ResultRecord:
+    """The one reader of `result.json`: a newer schema is refused with one line (NewerSchema), an
+    older one migrated, anything invalid a UserError naming the field."""
+    from ptbench.core.versioned import parse_versioned
+
+    return parse_versioned(ResultRecord, raw, current=SCHEMA_VERSION, migrations=RESULT_MIGRATIONS, where=where)

@@ -10,6 +10,7 @@ import csv
 import io
 import math
 
+from ptbench.results import agreement
 from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
 from ptbench.results.compare import notes as comparison_notes
@@ -121,20 +122,46 @@ def agent_row_count(c: Collation) -> int:
     return len({(a, b) for (a, b, _) in c.per_base})
 
 
+def judge_agreement_cells(c: Collation) -> dict[str, str] | None:
+    """agent -> its trials' mean judge agreement, or None when no trial had several judges."""
+    extras: dict[str, list[dict]] = {}
+    for t in c.trials:
+        extras.setdefault(t.record.agent.label, []).append(t.record.extra_metrics)
+    cells = {a: agreement.mean_text(e) for a, e in extras.items()}
+    return cells if any(cells.values()) else None
+
+
+def with_judge_agreement(c: Collation, head: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """The main table with a "judge agreement" column appended where some trial had several judges
+    (rows are the agents, then the baseline settings: those get an empty cell)."""
+    cells = judge_agreement_cells(c)
+    if cells is None:
+        return head, rows
+    return [*head, "judge agreement"], [[*r, cells.get(r[0], "")] for r in rows]
+
+
+JUDGE_AGREEMENT_NOTE = (
+    "judge agreement: mean over the agent's trials judged by several judges (n) of Cohen's (two judges) "
+    "or Fleiss' kappa and of percent agreement over the judges' verdicts."
+)
+
+
 def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
     out = [f"Scoring policy: {c.policy}" + (f" (integrity: {c.integrity_policy})" if c.integrity_policy else ""), ""]
-    out.append(
-        _md(
-            ["agent", *c.tasks, "weighted avg"],
-            benchmark_rows(
-                c,
-                lambda s: md_cell(s, scale, ci=c.ci),
-                lambda s: md_cell(s, scale, ci=c.ci),
-                lambda s: md_cell(s, scale, with_std=False),
-            ),
-        )
+    head, rows = with_judge_agreement(
+        c,
+        ["agent", *c.tasks, "weighted avg"],
+        benchmark_rows(
+            c,
+            lambda s: md_cell(s, scale, ci=c.ci),
+            lambda s: md_cell(s, scale, ci=c.ci),
+            lambda s: md_cell(s, scale, with_std=False),
+        ),
     )
+    out.append(_md(head, rows))
     out += ["", rule_summary(c), legend(c), *c.notes]
+    if len(head) > len(c.tasks) + 2:
+        out.append(JUDGE_AGREEMENT_NOTE)
     if c.ci:
         out.append("[lo, hi]: 95 % Student-t interval of the mean over runs (seeds).")
     out += comparison_markdown(c)

@@ -23,12 +23,12 @@ from typing import Any
 
 import jinja2
 
-from ptbench.agents.checks import agent_credentials, real_key_problem
+from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.failures import FailureInfo, classify
-from ptbench.agents.launcher import Launch, build_launch, find_executable
+from ptbench.agents.launcher import Launch, build_launch
 from ptbench.agents.redact import RedactingPump, Redactor, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
-from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
+from ptbench.agents.spec import agent_folder
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
@@ -53,13 +53,6 @@ class SolveResult:
     continuations: int
 
 
-def _session(trial: TrialDir) -> dict[str, Any]:
-    try:
-        return json.loads((trial.agent_dir / "session.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return {"session_id": None, "continuations": 0, "runs": 0}
-
-
 def _time_text(seconds: float) -> str:
     minutes = max(0, int(seconds // 60))
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
@@ -77,8 +70,7 @@ def continuation_message(trial: TrialDir, seconds_left: float, reason: str) -> s
 
 
 def sandbox_request(
-    trial: TrialDir,
-    spec: AgentSpec,
+    run: AgentRun,
     launch: Launch,
     *,
     cache: CacheLayer | None = None,
@@ -91,9 +83,10 @@ def sandbox_request(
     import ptbench
     from ptbench.sandbox.bwrap import python_paths
 
+    trial, spec = run.trial, run.spec
     read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
     read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    exe = find_executable(spec)
+    exe = run.executable
     argv = list(launch.argv)
     if exe:
         real = Path(os.path.realpath(exe))
@@ -143,96 +136,89 @@ def _network(trial: TrialDir, sandbox: str, gateway: TrialGateway | None) -> str
 
 
 def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog | None], None]) -> SolveResult:
-    spec = load_agent(trial.spec.agent.name)
     rehearsal = rehearsal_options(trial)
-    options = {**spec.options, **trial.spec.agent.options}
-    min_left = float(options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
     budget = trial.spec.budget
-    with (
-        rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as provider_url,
-        trial_gateway(trial, spec, rehearsal_url=provider_url) as gateway,
-        cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache,
-        run_journal(
-            trial,
-            resolve_sandbox(trial.spec.sandbox),
-            cache_upper=cache.upper if cache else None,
-            extra=[Path(p) for p in trial.spec.sandbox_options.get("writable", [])],
-            private=[] if rehearsal is not None else [trial.home / d for d in spec.auth_files],
-        ) as journal,
-    ):
-        network = _network(trial, resolve_sandbox(trial.spec.sandbox), gateway)
-        trial.event("sandbox_view", network=network, hf_cache=cache.to_json() if cache else None)
-        base_url = gateway.base_url if gateway else provider_url
-        outcome: SolveOutcome | None = None
-        failure: FailureInfo | None = None
-        while True:
-            session = _session(trial)
-            left = budget.seconds - state.solve_seconds_used
-            if left <= 0:
-                break
-            if outcome is None:  # first run of this attempt: a fresh start, or a restarted job
-                reason = "restart" if state.solve_runs > 0 else "start"
-            else:
-                reason = "continue"
-            resume = reason != "start" and bool(session.get("session_id")) and bool(spec.continue_command)
-            if reason == "start" or not resume:
-                prompt = trial.prompt_txt.read_text() if spec.uses_prompt and trial.prompt_txt.exists() else ""
-            else:
-                prompt = continuation_message(trial, left, reason)
-            outcome, traj, failure = _run_once(
+    with rehearsal_provider(trial, rehearsal) if rehearsal is not None else nullcontext("") as provider_url:
+        run = AgentRun.resolve(trial, rehearsal_url=provider_url)  # once per solve: every run below shares it
+        spec, session = run.spec, run.session
+        min_left = float(run.options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
+        with (
+            trial_gateway(run) as gateway,
+            cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache,
+            run_journal(
                 trial,
-                state,
-                spec,
-                set_watchdog,
-                prompt=prompt,
-                resume=resume,
-                session_id=session.get("session_id") or "",
-                base_url=base_url,
-                rehearsal=rehearsal is not None,
-                mode=reason if resume else "start",
-                left=left,
-                gateway=gateway,
-                cache=cache,
-                network=network,
-                journal=journal,
-            )
-            session["session_id"] = traj.session_id or session.get("session_id")
-            session["runs"] = int(session.get("runs", 0)) + 1
-            session["cli_version"] = spec.version
-            session["trace_format"] = spec.trace_format
-            if outcome.interrupted or outcome.timed_out:
-                atomic_write_json(trial.agent_dir / "session.json", session)
-                break
-            left_now = budget.seconds - state.solve_seconds_used
-            can_continue = (
-                (failure is None or failure.retryable) and bool(spec.continue_command) and bool(session["session_id"])
-            )
-            if can_continue and session.get("continuations", 0) < trial.spec.max_continuations and left_now > min_left:
-                session["continuations"] = int(session.get("continuations", 0)) + 1
-                atomic_write_json(trial.agent_dir / "session.json", session)
-                trial.event(
-                    "continuing",
-                    continuation=session["continuations"],
-                    seconds_left=round(left_now, 1),
-                    after=failure.kind if failure else "exit 0",
+                resolve_sandbox(trial.spec.sandbox),
+                cache_upper=cache.upper if cache else None,
+                extra=[Path(p) for p in trial.spec.sandbox_options.get("writable", [])],
+                private=[] if rehearsal is not None else [trial.home / d for d in spec.auth_files],
+            ) as journal,
+        ):
+            network = _network(trial, resolve_sandbox(trial.spec.sandbox), gateway)
+            trial.event("sandbox_view", network=network, hf_cache=cache.to_json() if cache else None)
+            base_url = gateway.base_url if gateway else provider_url
+            outcome: SolveOutcome | None = None
+            failure: FailureInfo | None = None
+            while True:
+                left = budget.seconds - state.solve_seconds_used
+                if left <= 0:
+                    break
+                if outcome is None:  # first run of this attempt: a fresh start, or a restarted job
+                    reason = "restart" if state.solve_runs > 0 else "start"
+                else:
+                    reason = "continue"
+                resume = reason != "start" and bool(session.session_id) and bool(spec.continue_command)
+                if reason == "start" or not resume:
+                    prompt = trial.prompt_txt.read_text() if spec.uses_prompt and trial.prompt_txt.exists() else ""
+                else:
+                    prompt = continuation_message(trial, left, reason)
+                outcome, traj, failure = _run_once(
+                    run,
+                    state,
+                    set_watchdog,
+                    prompt=prompt,
+                    resume=resume,
+                    base_url=base_url,
+                    mode=reason if resume else "start",
+                    left=left,
+                    gateway=gateway,
+                    cache=cache,
+                    network=network,
+                    journal=journal,
                 )
-                continue
-            atomic_write_json(trial.agent_dir / "session.json", session)
-            break
-    return SolveResult(outcome, failure, int(_session(trial).get("continuations", 0)))
+                session.session_id = traj.session_id or session.session_id
+                session.runs += 1
+                session.cli_version = spec.version
+                session.trace_format = spec.trace_format
+                if outcome.interrupted or outcome.timed_out:
+                    run.save_session()
+                    break
+                left_now = budget.seconds - state.solve_seconds_used
+                can_continue = (
+                    (failure is None or failure.retryable) and bool(spec.continue_command) and bool(session.session_id)
+                )
+                if can_continue and session.continuations < trial.spec.max_continuations and left_now > min_left:
+                    session.continuations += 1
+                    run.save_session()
+                    trial.event(
+                        "continuing",
+                        continuation=session.continuations,
+                        seconds_left=round(left_now, 1),
+                        after=failure.kind if failure else "exit 0",
+                    )
+                    continue
+                run.save_session()
+                break
+    return SolveResult(outcome, failure, session.continuations)
 
 
 def _run_once(
-    trial: TrialDir,
+    run: AgentRun,
     state: TrialState,
-    spec: AgentSpec,
-    set_watchdog,
+    set_watchdog: Callable[[Watchdog | None], None],
     *,
     prompt: str,
     resume: bool,
-    session_id: str,
     base_url: str,
-    rehearsal: bool,
     mode: str,
     left: float,
     gateway: TrialGateway | None = None,
@@ -240,17 +226,16 @@ def _run_once(
     network: str = "host",
     journal: RunJournal | None = None,
 ) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
+    trial, spec = run.trial, run.spec
     budget = trial.spec.budget
-    credentials = agent_credentials(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options})
-    if credentials == "refused":  # planned before this check, or agent.yaml edited since: still fail closed
-        raise UserError(real_key_problem(spec, trial.spec.agent.model, {**spec.options, **trial.spec.agent.options}))
+    credentials = run.credentials
+    if problem := run.credential_problem():  # planned before this check, or agent.yaml edited since: fail closed
+        raise UserError(problem)
     launch = build_launch(
-        trial,
+        run,
         prompt=prompt,
         resume=resume,
-        session_id=session_id,
         base_url=base_url,
-        rehearsal=rehearsal,
         gateway_token=gateway.token if gateway else "",
         extra_env=gateway.agent_env() if gateway else None,
     )
@@ -260,7 +245,7 @@ def _run_once(
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
         command = build_command(
             resolve_sandbox(trial.spec.sandbox),
-            sandbox_request(trial, spec, launch, cache=cache, network=network, gateway=gateway),
+            sandbox_request(run, launch, cache=cache, network=network, gateway=gateway),
         )
         cgroup, why = TrialCgroup.create(str(trial.path))
         containment = "cgroup.kill" if cgroup is not None else "subreaper"

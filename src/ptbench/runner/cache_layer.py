@@ -23,7 +23,6 @@ is briefly not a subreaper (no agent process exists then), so it is adopted by i
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
@@ -36,11 +35,11 @@ from pathlib import Path
 
 import psutil
 
+from ptbench.core.prctl import is_child_subreaper, set_child_subreaper
 from ptbench.node.mounts import mounts
 from ptbench.runner.watchdog import become_subreaper
 
 MODES = ("overlay", "read-only", "shared")
-_PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
 
 
 @dataclass
@@ -137,20 +136,6 @@ def _daemons(merged: Path) -> list[psutil.Process]:
     return out
 
 
-def _subreaper(on: bool) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)
-
-
-def _is_subreaper() -> bool:
-    try:
-        flag = ctypes.c_int(0)
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
-        return flag.value == 1
-    except (OSError, AttributeError):
-        return False
-
-
 def _mount(shared: Path, root: Path) -> tuple[Path, Path]:
     upper, work, merged = root / "upper", root / "work", root / "merged"
     if mounted(merged):  # left by a runner killed -9: the upper layer (the agent's changes so far) is kept
@@ -168,9 +153,9 @@ def _mount(shared: Path, root: Path) -> tuple[Path, Path]:
         f"lowerdir={shared},upperdir={upper},workdir={work}",
         str(merged),
     ]
-    was_subreaper = _is_subreaper()
+    was_subreaper = is_child_subreaper()
     if was_subreaper:
-        _subreaper(False)  # the daemon it forks goes to init, out of the watchdog's sweep
+        set_child_subreaper(False)  # the daemon it forks goes to init, out of the watchdog's sweep
     try:
         # Its own minimal environment: the daemon outlives nothing of ours, but must not carry a key.
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}

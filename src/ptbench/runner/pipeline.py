@@ -21,6 +21,7 @@ from typing import Any
 from ptbench.agents.redact import RedactingPump
 from ptbench.core.errors import UserError
 from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
+from ptbench.core.procgroup import stop_group
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.integrity import overall, run_checks
 from ptbench.node.monitor import Monitor
@@ -318,15 +319,8 @@ class Runner:
         return rc, tail
 
     def _stop_child(self) -> None:
-        if self.child and self.child.poll() is None:
-            try:
-                os.killpg(self.child.pid, signal.SIGTERM)
-                self.child.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(self.child.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        if self.child is not None:
+            stop_group(self.child, grace_s=30)
         terminate_descendants(self.spec.budget.grace_seconds)
 
     def _on_signal(self, signum: int, _frame) -> None:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ptbench.agents.session import load_session
 from ptbench.core.provenance import provenance
 from ptbench.integrity import read_verdicts
 from ptbench.node.monitor import summarize as monitor_summary
@@ -116,9 +117,7 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
     usage = trial.agent_dir / "usage.json"
     if usage.exists():
         record.usage = json.loads(usage.read_text())
-    session = trial.agent_dir / "session.json"
-    if session.exists():
-        record.agent.cli_version = json.loads(session.read_text()).get("cli_version")
+    record.agent.cli_version = load_session(trial.agent_dir).cli_version
     return record
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptbench.agents.launcher import REHEARSAL_KEY, _render, read_secrets, required_keys
+from ptbench.agents.agent_run import AgentRun
+from ptbench.agents.launcher import REHEARSAL_KEY, read_secrets
 from ptbench.agents.redact import Redactor
 from ptbench.agents.spec import AgentSpec
 from ptbench.core.errors import UserError
@@ -72,16 +73,6 @@ def _float(options: dict[str, Any], name: str) -> float | None:
         raise UserError(f"agent option {name}: '{value}' is not a number of US dollars (e.g. {name}: 20)") from None
 
 
-def _models(spec: AgentSpec, model: str, options: dict[str, Any]) -> dict[str, str]:
-    ctx = {"model": model, "options": options}
-    where = f"agents/{spec.name}/agent.yaml: gateway_models"
-    models = {_render(k, ctx, where): _render(v, ctx, where) for k, v in spec.gateway_models.items()} or {model: model}
-    for extra in [options.get("small_model"), *(options.get("allowed_models") or [])]:
-        if extra:
-            models.setdefault(str(extra), str(extra))
-    return {k: v for k, v in models.items() if k}
-
-
 def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) -> Upstream | None:
     """The judge of a judged task (Arena, HealthBench), for the agent's own evaluate.sh."""
     from ptbench.tasks import get_task
@@ -97,33 +88,25 @@ def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) ->
         "judge",
         config.base_url,
         key,
-        models={config.model: config.model},
+        models={c.model: c.model for c in task.judge_configs},  # several judges share one endpoint and key
         cost_cap_usd=_float(options, "judge_cost_cap_usd"),
     )
 
 
 @contextmanager
-def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") -> Iterator[TrialGateway | None]:
+def trial_gateway(run: AgentRun) -> Iterator[TrialGateway | None]:
     """The trial's gateway for the whole solve stage (None for agents that call no LLM through one)."""
+    trial, spec = run.trial, run.spec
     if not uses_gateway(spec):
         with nullcontext(None) as none:
             yield none
         return
-    options = {**spec.options, **trial.spec.agent.options}
-    model = trial.spec.agent.model or (spec.rehearsal_model if rehearsal_url else "")
-    real_base = rehearsal_url or str(options.get("base_url") or "")
-    upstream = (
-        rehearsal_url
-        or _render(
-            spec.upstream, {"model": model, "options": options}, f"agents/{spec.name}/agent.yaml: upstream"
-        ).strip()
-    )
+    options, model, upstream, names = run.options, run.model, run.upstream, run.keys
     if not upstream:
         raise UserError(
             f"agent '{spec.name}': no provider URL for model '{model}' behind the gateway; set agent option base_url"
         )
-    names = required_keys(spec, model, options, real_base)
-    if rehearsal_url:
+    if run.rehearsal_url:
         keys = {n: REHEARSAL_KEY for n in names}
     else:
         keys = read_secrets(names)
@@ -137,7 +120,7 @@ def trial_gateway(trial: TrialDir, spec: AgentSpec, *, rehearsal_url: str = "") 
     judge = _judge_upstream(trial, options, keep)
     # The runner's children no longer inherit it; what the runner writes is still redacted of it.
     remove_from_environ([n for n in names if n not in keep])
-    models = _models(spec, model, options)
+    models = dict(run.allowed_models)
     if not models:  # an empty allow-list would let any model through: fail closed
         raise UserError(
             f"agent '{spec.name}' reaches its model through the trial's gateway, whose allow-list is the campaign's "

@@ -17,7 +17,6 @@ event records it.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -29,23 +28,15 @@ from dataclasses import dataclass
 import psutil
 
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
+from ptbench.core.prctl import set_child_subreaper
 from ptbench.node.cgroup import ENTER_FAILED_EXIT, TrialCgroup
 
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_GET_CHILD_SUBREAPER = 37
 KILL_SWEEP_SECONDS = 30.0
 
 
 def become_subreaper() -> bool:
     """Adopt orphaned descendants (Linux >= 3.4); True only if the kernel says it took effect."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            return False
-        flag = ctypes.c_int(0)
-        return libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value == 1
-    except (OSError, AttributeError):
-        return False
+    return set_child_subreaper(True)
 
 
 @dataclass

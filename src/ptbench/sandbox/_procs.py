@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 
+from ptbench.core.procgroup import signal_group
+
 
 def drain(stream, buf: bytearray, cap: int) -> None:
     """Keep reading past the cap so a chatty program cannot block on a full pipe; keep only the head."""
@@ -58,10 +60,7 @@ def kill_tree(proc: subprocess.Popen, root) -> None:
             victims = root.children(recursive=True)
         except psutil.Error:
             pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    signal_group(proc.pid, signal.SIGKILL)
     for v in victims:
         try:
             v.kill()

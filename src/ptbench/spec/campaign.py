@@ -159,7 +159,9 @@ class Integrity(Strict):
         description="paths (globs, relative to the workspace) or sha256 hashes of files that are not contamination",
     )
     check_minutes: float = Field(default=20, gt=0, description="time limit of each check")
-    judge: JudgeSettings | None = None
+    judge: JudgeSettings | list[JudgeSettings] | None = Field(
+        default=None, description="the LLM judge, or a list of judges whose majority per question decides"
+    )
 
     @field_validator("checks")
     @classmethod
@@ -171,8 +173,8 @@ class Integrity(Strict):
 
     @model_validator(mode="after")
     def _judge_configured(self) -> Integrity:
-        if "judge" in self.checks and self.judge is None:
-            raise ValueError("the 'judge' check needs a judge: {agent: codex, model: ...} section")
+        if "judge" in self.checks and not self.judge:
+            raise ValueError("the 'judge' check needs a judge: {agent: codex, model: ...} section (or a list of them)")
         return self
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.tasks._common import DatasetPin, load_rows, local_data_path, read_rows, render_template
-from ptbench.tasks._judged import JudgedTask
+from ptbench.tasks._judged import JudgedTask, mean_of_judges
 from ptbench.tasks.answer_cleanup import clean_answer
 from ptbench.tasks.base import Example, ScoredBatch, register_task
 from ptbench.tasks.subsets import read_ids, select_by_id
@@ -201,23 +201,45 @@ class ArenaHardWriting(JudgedTask):
             cut += was_cut
             conversations.append(self.judge_messages(question, reference, answer))  # game 1: model is B
             conversations.append(self.judge_messages(question, answer, reference))  # game 2: model is A
-        client, replies = self._judge(conversations)
-        scores, details, unparsable = [], [], 0
-        for i in range(len(examples)):
-            games, verdicts = [], []
-            for reply, model_is in ((replies[2 * i], "B"), (replies[2 * i + 1], "A")):
-                verdict = parse_verdict(reply.text) if reply.ok else None
-                if reply.ok and verdict is None:
-                    unparsable += 1
-                verdicts.append(verdict or f"error: {reply.error or 'no verdict'}")
-                if verdict:
-                    games.append((verdict, model_is))
-            # A question counts only when both orders were judged (otherwise position bias returns).
-            scores.append(question_score(games) if len(games) == 2 else None)
-            details.append({"verdicts": verdicts})
+        judged = self._judge(conversations)
+        per_judge: list[list[float | None]] = []
+        verdicts_by_judge: list[list[list[str]]] = []
+        labels: list[list[str | None]] = [[] for _ in range(2 * len(examples))]  # game -> verdict per judge
+        unparsable = 0
+        for _, replies in judged:
+            scores_j, verdicts_j = [], []
+            for i in range(len(examples)):
+                games, verdicts = [], []
+                for g, model_is in ((2 * i, "B"), (2 * i + 1, "A")):
+                    reply = replies[g]
+                    verdict = parse_verdict(reply.text) if reply.ok and reply.text is not None else None
+                    if reply.ok and verdict is None:
+                        unparsable += 1
+                    verdicts.append(verdict or f"error: {reply.error or 'no verdict'}")
+                    # the category compared across judges: A<B and B>A are the same verdict
+                    labels[g].append("/".join(map(str, _OUTCOMES[verdict])) if verdict else None)
+                    if verdict:
+                        games.append((verdict, model_is))
+                # A question counts only when both orders were judged (otherwise position bias returns).
+                scores_j.append(question_score(games) if len(games) == 2 else None)
+                verdicts_j.append(verdicts)
+            per_judge.append(scores_j)
+            verdicts_by_judge.append(verdicts_j)
+        scores = [mean_of_judges(column) for column in zip(*per_judge, strict=True)]
+        details: list[dict[str, Any]] = [{"verdicts": verdicts_by_judge[0][i]} for i in range(len(examples))]
+        if len(judged) > 1:
+            for i, d in enumerate(details):
+                d["verdicts_by_judge"] = {
+                    c.model: v[i] for c, v in zip(self.judge_configs, verdicts_by_judge, strict=True)
+                }
+                d["score_by_judge"] = {c.model: s[i] for c, s in zip(self.judge_configs, per_judge, strict=True)}
         record = self._judge_record(
-            client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples)
+            [c for c, _ in judged],
+            unparsable=unparsable,
+            failed_examples=sum(s is None for s in scores),
+            examples=len(examples),
         )
+        self._agreement(record, labels)
         self._check(record, "arena_hard_writing")
         record["verdict_weights"] = {"strong": 3, "weak": 1, "tie": "half of 1"}
         return ScoredBatch(

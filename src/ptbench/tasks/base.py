@@ -7,11 +7,13 @@ and the reference agent only talk to this interface.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ptbench.core.errors import UserError
 from ptbench.core.generation import GenerationSettings
+from ptbench.core.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -61,20 +63,6 @@ class Task(Protocol):
     def score(self, example: Example, completion: str) -> float: ...
 
 
-_REGISTRY: dict[str, type[Task]] = {}
-
-
-def register_task(name: str):
-    """Class decorator: make a task constructible by name (`get_task(name, **options)`)."""
-
-    def deco(cls):
-        cls.name = name
-        _REGISTRY[name] = cls
-        return cls
-
-    return deco
-
-
 def _load_builtin_tasks() -> None:
     import importlib
     import pkgutil
@@ -86,16 +74,24 @@ def _load_builtin_tasks() -> None:
             importlib.import_module(f"ptbench.tasks.{mod.name}")
 
 
+def _name_task(name: str, cls: type[Task]) -> None:
+    cls.name = name
+
+
+TASKS: Registry[type[Task]] = Registry("task", load=_load_builtin_tasks, on_register=_name_task)
+
+
+def register_task(name: str) -> Callable[[Any], Any]:
+    """Class decorator: make a task constructible by name (`get_task(name, **options)`)."""
+    return TASKS.register(name)
+
+
 def available_tasks() -> list[str]:
-    _load_builtin_tasks()
-    return sorted(_REGISTRY)
+    return TASKS.names()
 
 
 def task_class(name: str) -> type[Task]:
-    _load_builtin_tasks()
-    if name not in _REGISTRY:
-        raise UserError(f"unknown task '{name}' (known: {', '.join(sorted(_REGISTRY))})")
-    return _REGISTRY[name]
+    return TASKS.get(name)
 
 
 def get_task(name: str, **options: Any) -> Task:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptbench.tasks._common import DatasetPin, load_rows, render_template
-from ptbench.tasks._judged import JudgedTask
+from ptbench.tasks._judged import JudgedTask, mean_of_judges
 from ptbench.tasks.base import Example, MetricValue, ScoredBatch, register_task
 from ptbench.tasks.subsets import read_ids, select_by_id
 
@@ -120,20 +120,45 @@ class HealthBenchEasy(JudgedTask):
             for rubric in ex.reference:
                 index.append(i)
                 conversations.append(self.grader_messages(ex.meta["conversation"], response, rubric))
-        client, replies = self._judge(conversations)
-        grades: list[list[bool | None]] = [[] for _ in examples]
+        judged = self._judge(conversations)
+        per_judge: list[list[float | None]] = []
+        grades_by_judge: list[list[list[bool | None]]] = []
         unparsable = 0
-        for i, reply in zip(index, replies, strict=True):
-            grade = parse_grade(reply.text) if reply.ok else None
-            unparsable += reply.ok and grade is None
-            grades[i].append(grade)
-        scores = [
-            example_score(ex.reference, g) if all(x is not None for x in g) else None
-            for ex, g in zip(examples, grades, strict=True)
-        ]
-        details = [{"criteria_met": g} for g in grades]
+        for _, replies in judged:
+            grades: list[list[bool | None]] = [[] for _ in examples]
+            for i, reply in zip(index, replies, strict=True):
+                grade = parse_grade(reply.text) if reply.ok and reply.text is not None else None
+                unparsable += reply.ok and grade is None
+                grades[i].append(grade)
+            per_judge.append(
+                [
+                    example_score(ex.reference, g) if all(x is not None for x in g) else None
+                    for ex, g in zip(examples, grades, strict=True)
+                ]
+            )
+            grades_by_judge.append(grades)
+        scores = [mean_of_judges(column) for column in zip(*per_judge, strict=True)]
+        details: list[dict[str, Any]] = [{"criteria_met": g} for g in grades_by_judge[0]]
+        if len(judged) > 1:
+            for i, d in enumerate(details):
+                d["criteria_met_by_judge"] = {
+                    c.model: g[i] for c, g in zip(self.judge_configs, grades_by_judge, strict=True)
+                }
+                d["score_by_judge"] = {c.model: s[i] for c, s in zip(self.judge_configs, per_judge, strict=True)}
         record = self._judge_record(
-            client, unparsable=unparsable, failed_examples=sum(s is None for s in scores), examples=len(examples)
+            [c for c, _ in judged],
+            unparsable=unparsable,
+            failed_examples=sum(s is None for s in scores),
+            examples=len(examples),
+        )
+        # one judged item per rubric criterion: met / unmet per judge
+        self._agreement(
+            record,
+            [
+                [g[i][k] for g in grades_by_judge]
+                for i in range(len(examples))
+                for k in range(len(grades_by_judge[0][i]))
+            ],
         )
         self._check(record, "healthbench_easy")
         valid = [s for s in scores if s is not None]

@@ -4,7 +4,6 @@ die with the rollout process, even a SIGKILLed one (Linux). Their pids go in the
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -16,16 +15,14 @@ import psutil
 
 from ptbench.backends.base import Submitted, UnitArray, UnitState
 from ptbench.backends.jobs import JobsFile, Kind, write_jobs
-
-_PR_SET_PDEATHSIG = 1
+from ptbench.core.prctl import set_parent_death_signal
+from ptbench.core.procgroup import stop_groups
 
 
 def _die_with_parent() -> None:
-    """In the unit, before exec: SIGTERM when the process that started it dies, even SIGKILLed (Linux)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover (not Linux): a replica's idle exit still ends it
-        pass
+    """In the unit, before exec: SIGTERM when the process that started it dies, even SIGKILLed (Linux;
+    elsewhere a replica's idle exit still ends it)."""
+    set_parent_death_signal(signal.SIGTERM)
 
 
 def start(array: UnitArray) -> Submitted:
@@ -70,19 +67,9 @@ def stop(submitted: Submitted, grace_s: float = 5.0) -> None:
     SIGCONT, for a stopped one, as Slurm does), then SIGKILL their whole session."""
     procs = list(submitted.handles.values())
     deadline = time.monotonic() + grace_s
-    for sigs in ((), (signal.SIGTERM, signal.SIGCONT), (signal.SIGKILL,)):
-        for p in procs:
-            for sig in sigs:
-                if p.poll() is None:
-                    try:
-                        os.killpg(p.pid, sig)  # the unit and anything it started (heavy-tool workers)
-                    except ProcessLookupError:
-                        pass
-        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        deadline = time.monotonic() + 5.0
-    for p in procs:
-        p.wait()
+    while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop_groups(procs, grace_s=5.0)  # the units and anything they started (heavy-tool workers)
 
 
 def states(folder: Path, kind: Kind) -> dict[str, UnitState]:

@@ -34,6 +34,7 @@ from ptbench.backends.slurm import cmd as slurm_cmd
 from ptbench.backends.slurm import units
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
+from ptbench.core.private_api import SUBMITIT_SUBMIT_MODULE, submitit_sbatch_script
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict
 from ptbench.trial import TrialDir, TrialSpec
@@ -184,7 +185,7 @@ class SlurmBackend:
         """The sbatch script for an array of `count` tasks with `params`, as submit would write it."""
         path.parent.mkdir(parents=True, exist_ok=True)
         # the command line submitit's SlurmExecutor writes into every script it submits
-        command = " ".join([self.python, "-u -m submitit.core._submit", str(folder)])
+        command = " ".join([self.python, "-u -m", SUBMITIT_SUBMIT_MODULE, str(folder)])
         atomic_write_text(path, _sbatch_script(command, folder, count, params))
 
     def submit_array(self, folder: Path, fn: Any, args: list[list[Any]], params: dict[str, Any]) -> list[Any]:
@@ -434,8 +435,5 @@ def _remove_new_files(folder: Path, before: set[str]) -> None:
 
 
 def _sbatch_script(command: str, folder: Path, count: int, params: dict[str, Any]) -> str:
-    # submitit has no public function for the script text it submits; its private writer is used
-    # here only, so `render` shows exactly what `submit` hands to sbatch.
-    from submitit.slurm.slurm import _make_sbatch_string
-
-    return _make_sbatch_string(command=command, folder=folder, map_count=count if count > 1 else None, **params)
+    # `render` shows exactly what `submit` hands to sbatch (submitit's private writer, wrapped).
+    return submitit_sbatch_script(command=command, folder=folder, map_count=count if count > 1 else None, **params)

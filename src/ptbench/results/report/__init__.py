@@ -15,6 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from ptbench.core.files import atomic_write_text
+from ptbench.results import agreement
 from ptbench.results.collate import Collated
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
@@ -22,6 +23,7 @@ from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
 from ptbench.results.tables import (
+    JUDGE_AGREEMENT_NOTE,
     MARKS,
     MEANING,
     RULE_ORDER,
@@ -30,6 +32,7 @@ from ptbench.results.tables import (
     md_cell,
     per_base_rows,
     rule_summary,
+    with_judge_agreement,
 )
 
 _env = Environment(
@@ -81,7 +84,15 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
         trial_dir = result.loaded.trial_dirs.get((r.campaign, r.trial_id))
         if trial_dir is not None:
             page = load_trial_page(Path(trial_dir), t, out / "trials")
-            atomic_write_text(out / "trials" / name, trial_page.render(p=page, score=_score(t.value), meaning=MEANING))
+            atomic_write_text(
+                out / "trials" / name,
+                trial_page.render(
+                    p=page,
+                    score=_score(t.value),
+                    meaning=MEANING,
+                    judges=agreement.trial_text(r.extra_metrics),
+                ),
+            )
         rows.append(
             {
                 "href": f"trials/{name}",
@@ -97,20 +108,30 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
                 "reason": t.reason,
                 "score": _score(t.value),
                 "hours": f"{r.budget.solve_seconds_used / 3600:.2f}",
+                "judges": agreement.trial_text(r.extra_metrics),
             }
         )
+    head, main_rows = with_judge_agreement(
+        c,
+        [],
+        benchmark_rows(
+            c,
+            lambda s: md_cell(s, 100.0, ci=c.ci),
+            lambda s: md_cell(s, 100.0, ci=c.ci),
+            lambda s: md_cell(s, 100.0, with_std=False),
+        ),
+    )
+    main_judges = bool(head)  # the "judge agreement" column was appended
     index = _env.get_template("index.html.j2").render(
         c=c,
         costs=result.costs,
         warnings=result.warnings,
         plots=plots,
         trials=rows,
-        main_rows=benchmark_rows(
-            c,
-            lambda s: md_cell(s, 100.0, ci=c.ci),
-            lambda s: md_cell(s, 100.0, ci=c.ci),
-            lambda s: md_cell(s, 100.0, with_std=False),
-        ),
+        main_judges=main_judges,
+        judge_note=JUDGE_AGREEMENT_NOTE if main_judges else "",
+        any_judges=any(row["judges"] for row in rows),
+        main_rows=main_rows,
         comparison_head=COLUMNS,
         comparison_rows=comparison_rows(c.comparisons),
         comparison_notes=comparison_notes(c.comparisons) if c.comparisons else [],

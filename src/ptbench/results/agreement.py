@@ -1,0 +1,108 @@
+"""Agreement between judges over categorical verdicts (pure functions, no I/O).
+
+`verdicts[i][j]` is judge j's verdict on judged item i (any hashable category). Items where a
+judge gave no verdict are left out by the caller. Defined here:
+
+- percent agreement: the mean over items of the share of judge pairs that agree (Fleiss' P-bar;
+  with two judges, the share of items on which they agree);
+- Fleiss' kappa (Fleiss 1971) for any number of judges >= 2;
+- Cohen's kappa for exactly two judges (each judge's own marginals).
+
+A kappa is None where it is undefined: no item, or every verdict in one category (the chance
+agreement is 1, so agreement beyond chance cannot be measured). Percent agreement is still given.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+
+def fleiss_kappa_counts(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa from an items × categories table of rater counts (same raters per item)."""
+    if not counts:
+        return None
+    n = sum(counts[0])
+    if n < 2 or any(sum(row) != n for row in counts):
+        raise ValueError("every item needs the same number (>= 2) of ratings")
+    items = len(counts)
+    p_bar = sum((sum(c * c for c in row) - n) / (n * (n - 1)) for row in counts) / items
+    shares = [sum(row[j] for row in counts) / (items * n) for j in range(len(counts[0]))]
+    p_e = sum(p * p for p in shares)
+    if p_e >= 1.0 - 1e-12:
+        return None
+    return (p_bar - p_e) / (1 - p_e)
+
+
+def _table(verdicts: Sequence[Sequence[Hashable]]) -> list[list[int]]:
+    categories = sorted({v for row in verdicts for v in row}, key=repr)
+    return [[Counter(row)[c] for c in categories] for row in verdicts]
+
+
+def percent_agreement(verdicts: Sequence[Sequence[Hashable]]) -> float | None:
+    """Mean share of agreeing judge pairs per item; None without items."""
+    if not verdicts:
+        return None
+    n = len(verdicts[0])
+    return sum((sum(c * c for c in row) - n) / (n * (n - 1)) for row in _table(verdicts)) / len(verdicts)
+
+
+def fleiss_kappa(verdicts: Sequence[Sequence[Hashable]]) -> float | None:
+    return fleiss_kappa_counts(_table(verdicts)) if verdicts else None
+
+
+def cohen_kappa(verdicts: Sequence[Sequence[Hashable]]) -> float | None:
+    """Cohen's kappa of two judges: (p_o - p_e) / (1 - p_e), p_e from each judge's own marginals."""
+    if not verdicts:
+        return None
+    if any(len(row) != 2 for row in verdicts):
+        raise ValueError("Cohen's kappa needs exactly two judges per item")
+    items = len(verdicts)
+    p_o = sum(a == b for a, b in verdicts) / items
+    first, second = Counter(a for a, _ in verdicts), Counter(b for _, b in verdicts)
+    p_e = sum(first[c] * second[c] for c in first) / (items * items)
+    if p_e >= 1.0 - 1e-12:
+        return None
+    return (p_o - p_e) / (1 - p_e)
+
+
+def agreement(verdicts: Sequence[Sequence[Hashable]], judges: int) -> dict[str, Any]:
+    """What a trial records: judges, items, percent agreement, kappa and which kappa it is."""
+    rows = [list(r) for r in verdicts if len(r) == judges]
+    if judges < 2:
+        raise ValueError("agreement needs at least two judges")
+    kind = "cohen" if judges == 2 else "fleiss"
+    kappa = cohen_kappa(rows) if judges == 2 else fleiss_kappa(rows)
+    return {
+        "judges": judges,
+        "items": len(rows),
+        "percent_agreement": percent_agreement(rows),
+        "kappa": kappa,
+        "kappa_kind": kind,
+    }
+
+
+def trial_text(extra: dict[str, Any]) -> str:
+    """One trial's judge agreement as a table cell (from its result's extra_metrics); "" with one judge."""
+    if not extra.get("judge_count"):
+        return ""
+    kappa = extra.get("judge_kappa")
+    kind = "Cohen" if extra.get("judge_kappa_kind") == "cohen" else "Fleiss"
+    k = f"κ {kappa:.2f} ({kind})" if isinstance(kappa, (int, float)) else "κ undefined"
+    pa = extra.get("judge_agreement")
+    p = f"{pa * 100:.0f} % agree" if isinstance(pa, (int, float)) else "no item"
+    return f"{k}, {p}, {extra['judge_count']} judges"
+
+
+def mean_text(extras: list[dict[str, Any]]) -> str:
+    """Several trials' judge agreement as one cell: mean kappa and mean percent agreement over the
+    trials judged by several judges (n = those trials); "" when none was."""
+    rows = [e for e in extras if e.get("judge_count")]
+    if not rows:
+        return ""
+    kappas = [e["judge_kappa"] for e in rows if isinstance(e.get("judge_kappa"), (int, float))]
+    pas = [e["judge_agreement"] for e in rows if isinstance(e.get("judge_agreement"), (int, float))]
+    k = f"κ {sum(kappas) / len(kappas):.2f}" if kappas else "κ undefined"
+    p = f", {sum(pas) / len(pas) * 100:.0f} % agree" if pas else ""
+    return f"{k}{p} (n={len(rows)})"
