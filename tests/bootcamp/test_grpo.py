@@ -36,6 +36,8 @@ def test_default_environment_never_draws_a_test_item(tmp_path: Path) -> None:
     }
     test_items = {e.prompt for e in get_task("arithmetic").test_examples()}
     assert len(prompts) == sum(cfg.splits.values()) and not prompts & test_items
+    reserve = {e.prompt for e in get_task("arithmetic").reserve_examples()}  # the memorization check's siblings
+    assert len(reserve) == len(test_items) and not prompts & reserve
     env = build_environment(cfg)
     identity = {"a": 12, "b": 30, "answer": 42}
     assert env.reward.score("42\nmore", identity).score == 1.0

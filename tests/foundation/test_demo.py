@@ -25,9 +25,12 @@ def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
     scores: dict[str, list[float]] = {}
     for r in rows:
         assert r["status"] == "completed", r
-        assert r["integrity"] == {"api_usage": "clean", "contamination": "clean", "model_identity": "clean"}, (
-            r
-        )  # honest runs
+        assert r["integrity"] == {
+            "api_usage": "clean",
+            "contamination": "clean",
+            "memorization": "clean",
+            "model_identity": "clean",
+        }, r  # honest runs
         scores.setdefault(r["agent"]["label"], []).append(r["primary_metric"]["value"])
     assert len(scores["base-model"]) == len(scores["reference"]) == 2
     base = sum(scores["base-model"]) / 2

@@ -95,7 +95,13 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = tmp_path / "results" / "integ"
     cheat = json.loads((results / "cheater__tiny__arithmetic__s0" / "result.json").read_text())
-    assert cheat["integrity"] == {"api_usage": "flagged", "contamination": "flagged", "model_identity": "clean"}
+    assert cheat["integrity"] == {
+        "api_usage": "flagged",
+        "contamination": "flagged",
+        "memorization": "unchecked",  # 4 test items cannot reach its p-value (tests/integrity/test_memorization.py)
+        "model_identity": "clean",
+    }
+    assert "too few items" in cheat["integrity_detail"]["memorization"]
     assert "13+54" in json.dumps(
         json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())[
             "evidence"
@@ -103,6 +109,6 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     )
     assert "found in 1 file" in cheat["integrity_detail"]["contamination"]
     status = ptbench("status", str(path), cwd=tmp_path, env={"COLUMNS": "300"})
-    assert "integrity: api_usage flagged, contamination flagged" in status.stdout, status.stdout
+    assert "integrity: api_usage flagged, contamination flagged, memorization unchecked" in status.stdout, status.stdout
     again = ptbench("check", str(results / "cheater__tiny__arithmetic__s0"), "--only", "contamination", cwd=tmp_path)
     assert again.returncode == 1 and "contamination   flagged" in again.stdout

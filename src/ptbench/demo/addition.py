@@ -1,4 +1,6 @@
-"""The demo's addition problems, split once: the arithmetic task's test items and everything else.
+"""The demo's addition problems, split once: the arithmetic task's test items, a reserve as large
+that no split holds (the memorization check's siblings: ptbench.integrity.memorization), and the
+training side, everything else.
 
 One place for the split, so the task (its train and test splits) and the bootcamp environment that
 trains on the same format (`bootcamp/envs/addition.py`, the `reference-grpo` agent's default) agree
@@ -14,13 +16,26 @@ SPLIT_SEED = 1234
 
 
 @cache
-def split_pairs(digits: int = 2, n_test: int = 200) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
-    """(train pairs, test pairs) of `digits`-digit addition: disjoint, fixed by SPLIT_SEED."""
+def _shuffled(digits: int, n_test: int) -> tuple[list[tuple[int, int]], int]:
     top = 10**digits
     pairs = [(a, b) for a in range(top) for b in range(top)]
     random.Random(SPLIT_SEED).shuffle(pairs)
-    n_test = min(n_test, len(pairs) // 5)
-    return tuple(pairs[n_test:]), tuple(pairs[:n_test])
+    return pairs, min(n_test, len(pairs) // 5)
+
+
+@cache
+def split_pairs(digits: int = 2, n_test: int = 200) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """(train pairs, test pairs) of `digits`-digit addition: disjoint, fixed by SPLIT_SEED; the
+    reserve (`reserve_pairs`) is in neither."""
+    pairs, n = _shuffled(digits, n_test)
+    return tuple(pairs[2 * n :]), tuple(pairs[:n])
+
+
+@cache
+def reserve_pairs(digits: int = 2, n_test: int = 200) -> tuple[tuple[int, int], ...]:
+    """As many pairs as the test split, in neither split: held by the harness only."""
+    pairs, n = _shuffled(digits, n_test)
+    return tuple(pairs[n : 2 * n])
 
 
 def prompt_of(a: int, b: int) -> str:

@@ -18,6 +18,7 @@ from ptbench.integrity.report import Finding, Unchecked
 CHECK_FUNCTIONS = {
     "contamination": "ptbench.integrity.contamination.check:check",
     "model_identity": "ptbench.integrity.model_identity:check",
+    "memorization": "ptbench.integrity.memorization.check:check",
     "api_usage": "ptbench.integrity.api_usage:check",
     "judge": "ptbench.integrity.judge:check",
 }

@@ -145,7 +145,7 @@ class Scoring(Strict):
     )
 
 
-INTEGRITY_CHECKS = ("contamination", "model_identity", "api_usage", "judge")
+INTEGRITY_CHECKS = ("contamination", "memorization", "model_identity", "api_usage", "judge")
 
 
 class JudgeSettings(Strict):
@@ -161,7 +161,7 @@ class Integrity(Strict):
     exclude: left out; show: its own score, marked)."""
 
     policy: Literal["base_fallback", "exclude", "show"] = "base_fallback"
-    checks: list[str] = Field(default=["contamination", "model_identity", "api_usage"])
+    checks: list[str] = Field(default=["contamination", "memorization", "model_identity", "api_usage"])
     ngram: int = Field(default=13, ge=3, le=50, description="n-gram length (tokens) of the contamination check")
     forbidden_models: list[str] = Field(
         default_factory=list,

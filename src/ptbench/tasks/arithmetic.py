@@ -1,7 +1,9 @@
 """A seeded synthetic task for the demo: multi-digit addition, exact match.
 
 The test split is fixed by the task (not by the trial seed) so every trial is scored on the same
-items; the training split is every other pair, so the two never overlap.
+items. A reserve of as many pairs again is in neither split: the harness draws the memorization
+check's sibling items from it (ptbench.integrity.memorization), items of the test's distribution
+that no honest agent has seen. The training split is every other pair; the three never overlap.
 """
 
 from __future__ import annotations
@@ -9,13 +11,13 @@ from __future__ import annotations
 import random
 
 from ptbench.core.generation import GenerationSettings
-from ptbench.demo.addition import prompt_of, split_pairs
+from ptbench.demo.addition import prompt_of, reserve_pairs, split_pairs
 from ptbench.tasks.base import Example, register_task
 
 
 @register_task("arithmetic")
 class Arithmetic:
-    version = "1"
+    version = "2"  # 2: the training split leaves out the sibling reserve (the test split is version 1's)
     primary_metric = "accuracy"
 
     def __init__(self, digits: int = 2, n_test: int = 200) -> None:
@@ -38,6 +40,12 @@ class Arithmetic:
     def test_examples(self, limit: int | None = None) -> list[Example]:
         test = self._pairs[1][:limit] if limit else self._pairs[1]
         return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in test]
+
+    def reserve_examples(self) -> list[Example]:
+        """Items of the test's distribution in neither split: the harness's sibling pool (never
+        written to a workspace)."""
+        pairs = reserve_pairs(self.digits, self.n_test)
+        return [Example(id=f"{a}+{b}", prompt=self.prompt_of(a, b), reference=str(a + b)) for a, b in pairs]
 
     def generation(self) -> GenerationSettings:
         return GenerationSettings(max_new_tokens=self.digits + 3, stop=("\n",))

