@@ -44,9 +44,13 @@ def test_crash_and_timeout_are_unchecked_never_clean(trial_factory, tiny_model):
     )
     shutil.copytree(tiny_model, trial.final_model)
     (trial.final_model / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
-    verdicts = run_checks(trial.path, trial.spec)
+    verdicts = run_checks(trial.path, trial.spec)  # the check reads the damage and says so
     assert verdicts == {"model_identity": "unchecked"}
-    assert "crashed" in json.loads((trial.checks_dir / "model_identity.json").read_text())["reason"]
+    assert "unreadable safetensors" in json.loads((trial.checks_dir / "model_identity.json").read_text())["reason"]
+    # a check whose process dies (here: its interpreter cannot start) is unchecked, with the exit status
+    verdicts = run_checks(trial.path, trial.spec, env={"PYTHONHOME": str(trial.path / "no-such-python")})
+    assert verdicts == {"model_identity": "unchecked"}
+    assert "crashed (exit" in json.loads((trial.checks_dir / "model_identity.json").read_text())["reason"]
     verdicts = run_checks(trial.path, trial.spec, timeout_s=0.01)
     assert verdicts == {"model_identity": "unchecked"}
     assert "timed out" in json.loads((trial.checks_dir / "model_identity.json").read_text())["reason"]

@@ -1,6 +1,7 @@
 """Integrity checks run by the harness after collect: contamination, memorization (the model
-against held-out siblings), model identity, forbidden API use, and an optional LLM judge. Verdicts are `clean`, `flagged` (with evidence) or
-`unchecked` (with the reason); a check that could not run is never `clean`."""
+against held-out siblings), model identity, forbidden API use, and an optional LLM judge.
+Verdicts are `clean`, `flagged` (with evidence) or `unchecked` (with the reason); a check that
+could not run is never `clean`."""
 
 from ptbench.integrity.report import (
     CheckReport,
