@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 VENV=${PTBENCH_VERL_VENV:-$PWD/.venv-verl}
 # verl 0.9.1 is the release the adapters are tested against; transformers 5.9.0 is verl's own pin in
 # its cpu extra; torch 2.13.0 is the CPU build on this disk (verl's extras would pull a CUDA 2.11).
-PINS="verl==0.9.1 transformers==5.9.0 datasets==5.2.0 pyarrow==26.0.1 cachetools==8.0.2"
+# fastapi + uvicorn: imported by verl's rollout utils, which its agent loop imports (ptbench's own
+# bootcamp extra no longer brings them: its tool server is on aiohttp).
+PINS="verl==0.9.1 transformers==5.9.0 datasets==5.2.0 pyarrow==26.0.1 cachetools==8.0.2 fastapi==0.165.0 uvicorn==0.54.0"
 # The simulator environments' extras (pinned in pyproject), so verl's tests play them too.
 EXTRAS="bootcamp,verl,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting"
 marker="$VENV/.ptbench-pins"
