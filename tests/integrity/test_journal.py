@@ -224,3 +224,36 @@ os.unlink("held.txt")
     assert list((trial.path / "journal" / "pending").iterdir()) == []
     runs = json.loads((trial.path / "journal" / "summary.json").read_text())["runs"]
     assert len(runs) == 1 and runs[0]["ended"] is not None  # the placeholder written at start was closed
+
+
+def test_copies_of_the_submitted_models_tokenizer_are_the_model_but_anything_else_is_scanned(tmp_path: Path) -> None:
+    """The demo's tokenizer lists "13", "14", ... in order, which the 2-number arithmetic items match:
+    the journal's copy of the submitted model's own tokenizer is judged as the model (as the final
+    scan leaves final_model/ to identity and memorization), never a stash beside it or altered bytes."""
+    import hashlib
+
+    from ptbench.integrity.journal import read_journal
+
+    trial = tmp_path / "t"
+    (trial / "final_model").mkdir(parents=True)
+    (trial / "journal" / "objects").mkdir(parents=True)
+    (trial / "agent").mkdir()
+    (trial / "agent" / "launch.json").write_text(json.dumps({"journal": True}))
+    files = {
+        "workspace/final_model/tokenizer.json": b'{"vocab": {"13": 1, "14": 2}}',  # submitted: the model's own
+        "workspace/final_model/notes.json": b'{"q": "13+14="}',  # submitted too, but not a model file
+        "workspace/old/tokenizer.json": b'{"vocab": {"13": 1, "14": 2}, "x": "13+14="}',  # other bytes
+    }
+    records = []
+    for label, data in files.items():
+        sha = hashlib.sha256(data).hexdigest()
+        (trial / "journal" / "objects" / sha).write_bytes(data)
+        records.append({"kind": "kept", "sha256": sha, "label": label, "ino": 0, "size": len(data), "mtime_ns": 0})
+        if "final_model" in label:
+            (trial / "final_model" / Path(label).name).write_bytes(data)
+    (trial / "journal" / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (trial / "journal" / "summary.json").write_text(json.dumps({"runs": [{"run": 1, "ended": 1.0, "gaps": []}]}))
+    view = read_journal(trial)
+    scanned = sorted(name for names, _ in view.targets for name in names)
+    assert scanned == ["workspace/final_model/notes.json", "workspace/old/tokenizer.json"]
+    assert not view.gaps

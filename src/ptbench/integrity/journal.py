@@ -16,6 +16,7 @@ could not keep. A check with gaps and no finding is `unchecked`, never `clean`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -113,12 +114,13 @@ def read_journal(trial_dir: Path) -> JournalView:
         runs = []
     records = _records(root / RECORDS, view.gaps)
     by_sha: dict[str, list[str]] = {}
+    submitted = _final_model_digests(trial_dir)
     skipped: list[dict[str, Any]] = []
     missed: list[dict[str, Any]] = []  # not readable: a gap
     raced: list[dict[str, Any]] = []  # lived shorter than the journal's reaction time: counted, said
     for r in records:
         if r.get("kind") == "kept" and r.get("sha256"):
-            if not _in_place(trial_dir, r):
+            if not _in_place(trial_dir, r) and str(r["sha256"]) not in submitted:
                 by_sha.setdefault(str(r["sha256"]), []).append(str(r["label"]))
         elif r.get("kind") == "skipped":
             if r.get("why") != "weights" and not _in_place(trial_dir, r):
@@ -198,6 +200,33 @@ def _in_place(trial_dir: Path, rec: dict[str, Any]) -> bool:
     except OSError:
         return False
     return (st.st_ino, st.st_size, st.st_mtime_ns) == (rec.get("ino"), rec.get("size"), rec.get("mtime_ns"))
+
+
+# The files that define a model beside its weights. A tokenizer lists numbers and words in order, which
+# short test items (the demo's "13+14=") match; the final scan leaves final_model/ to model identity
+# and memorization, and so does the journal for copies of exactly these files of the submitted model.
+MODEL_DEFINITION = {
+    "tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "merges.txt", "tokenizer.model",
+    "special_tokens_map.json", "added_tokens.json", "config.json", "generation_config.json", "chat_template.jinja",
+}  # fmt: skip
+
+
+def _final_model_digests(trial_dir: Path, limit: int = 64 << 20) -> set[str]:
+    """sha256 of the collected final_model/'s model-definition files (MODEL_DEFINITION, up to `limit`
+    bytes): journal copies with those exact bytes are the submitted model's own files, not training
+    data. Any other file put in final_model/, or a copy whose bytes differ, is still scanned."""
+    out: set[str] = set()
+    root = trial_dir / "final_model"
+    if not root.is_dir() or root.is_symlink():
+        return out
+    for p in sorted(root.rglob("*")):
+        try:
+            if p.name not in MODEL_DEFINITION or p.is_symlink() or not p.is_file() or p.stat().st_size > limit:
+                continue
+            out.add(hashlib.sha256(p.read_bytes()).hexdigest())
+        except OSError:
+            continue
+    return out
 
 
 def _launch_journal(trial_dir: Path) -> bool:
