@@ -128,6 +128,7 @@ def test_collate_compare_end_to_end(tmp_path):
                  "--seeds-needed", "5", "--weights", "equal")  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert "Paired comparisons (points)" in p.stdout and "a − b" in p.stdout and "Seeds for a 95 % CI" in p.stdout
+    assert "too narrow with 3 seeds" in p.stdout  # a bootstrap over 3 seeds is marked, never shown as if sound
     data = json.loads((out / "results.json").read_text())
     assert {c["benchmark"] for c in data["comparisons"]} == {"gsm8k", "aime2025", "weighted"}
     for cmp in data["comparisons"]:

@@ -26,6 +26,9 @@ from ptbench.results.aggregate import Collation
 from ptbench.results.paired import Cell, Unit, paired_difference, seeds_needed
 
 SCALE = 100.0
+# A percentile bootstrap over fewer seeds than this cannot reach its nominal coverage (with 2 seeds
+# it can only ever see 3 distinct means): its interval is shown, marked, and the p-value is the test.
+FEW_SEEDS = 5
 WEIGHTED = "weighted"
 
 
@@ -176,6 +179,8 @@ def rows(comparisons: list[Comparison]) -> list[list[str]]:
             if cmp.ci_low is not None and cmp.ci_high is not None
             else "no CI: one seed"
         )
+        if cmp.ci_low is not None and cmp.n_pairs < FEW_SEEDS:
+            ci += f" — too narrow with {cmp.n_pairs} seeds"
         p = f"{cmp.p_value:.3g}" if cmp.p_value is not None else "—"
         out.append([f"{cmp.a} − {cmp.b}", cmp.benchmark, f"{cmp.diff:+.1f}", ci, p, str(cmp.n_pairs)])
     return out
@@ -185,7 +190,8 @@ def notes(comparisons: list[Comparison]) -> list[str]:
     out = [
         "Paired on identical (base model, task, seed) cells; CI: percentile bootstrap over seeds (and over "
         "test items within a cell where both trials have per-item scores); p: two-sided sign-flip "
-        "permutation test over seeds (exact up to 14 seeds)."
+        "permutation test over seeds (exact up to 14 seeds). An interval over fewer than 5 seeds is too "
+        "narrow (the bootstrap cannot see the spread it needs): read the p-value there."
     ]
     for cmp in comparisons:
         if cmp.unpaired:
