@@ -221,5 +221,5 @@ def test_reference_agent_trains_with_the_runners_kernel_choice(tmp_path: Path, m
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
     plan = plan_campaign(load_campaign(_campaign(tmp_path, [{"name": "reference"}])))
-    env = build_launch(plan.trials[0], prompt="P").env
+    env = build_launch(AgentRun.resolve(plan.trials[0]), prompt="P").env
     assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["ONEDNN_MAX_CPU_ISA"] == "AVX2"
