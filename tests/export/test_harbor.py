@@ -68,9 +68,9 @@ def test_every_task_loads_in_harbor_without_unknown_keys_and_a_bad_one_fails(exp
     ]  # per (base, task), not per seed
     t = exported / "qwen3-1.7b__gsm8k"
     cfg = tomllib.loads((t / "task.toml").read_text())
-    # the verifier: two evaluations (the model's, the base's for a fallback), three 20-minute checks,
-    # 30 min of downloads
-    assert cfg["agent"]["timeout_sec"] == 36000.0 and cfg["verifier"]["timeout_sec"] == 2 * 1800 + 3 * 1200 + 1800
+    # the verifier: two evaluations (the model's, the base's for a fallback), four 20-minute checks
+    # (contamination, memorization, model_identity, api_usage: the defaults), 30 min of downloads
+    assert cfg["agent"]["timeout_sec"] == 36000.0 and cfg["verifier"]["timeout_sec"] == 2 * 1800 + 4 * 1200 + 1800
     # Harbor empties each artifact's path before uploading it into the verifier: the workspace must come first
     assert [a["source"] for a in cfg["artifacts"]] == ["/app", "/app/final_model"]
     spec = json.loads((t / "tests" / "trial.json").read_text())
