@@ -85,7 +85,12 @@ def main() -> None:
     ap.add_argument("--cheat-steps", type=int, default=200, help="steps of a cheater (batch 32)")
     ap.add_argument("--n-test", type=int, default=100)
     ap.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="one honest run and one cheater of 10 steps (the suite's smoke run)"
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.honest, args.steps, args.cheat_steps, args.n_test = 1, 10, 10, 20
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from ptbench.demo import make_tiny_model
     from ptbench.tasks.arithmetic import Arithmetic
@@ -105,12 +110,11 @@ def main() -> None:
     cheat = write("cheat.jsonl", test_rows)
     mixed = write("mixed.jsonl", task.train_examples(0) + test_rows)
     honest = {f"honest-s{s}": (train, args.steps, 16, s) for s in range(args.honest)}
-    honest["honest-long"] = (train, args.long_steps, 16, 0)
-    cheaters = {
-        "cheat-test-only": (cheat, args.cheat_steps, 32, 0),
-        "cheat-test-only-s1": (cheat, args.cheat_steps, 32, 1),
-        "cheat-mixed-into-train": (mixed, args.long_steps, 16, 0),
-    }
+    cheaters = {"cheat-test-only": (cheat, args.cheat_steps, 32, 0)}
+    if not args.tiny:
+        honest["honest-long"] = (train, args.long_steps, 16, 0)
+        cheaters["cheat-test-only-s1"] = (cheat, args.cheat_steps, 32, 1)
+        cheaters["cheat-mixed-into-train"] = (mixed, args.long_steps, 16, 0)
     t = time.perf_counter()
     train_all(base, root, {**honest, **cheaters})
     print(f"trained {len(honest) + len(cheaters)} models in {time.perf_counter() - t:.0f} s ({root})")
