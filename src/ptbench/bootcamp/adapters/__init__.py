@@ -12,11 +12,30 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from ptbench.core.errors import UserError
+
 ADAPTERS = {
     "rg.": "ptbench.bootcamp.adapters.reasoning_gym",
     "spiel.": "ptbench.bootcamp.adapters.openspiel",
     "ta.": "ptbench.bootcamp.adapters.textarena",
 }
+
+
+def load_library(module: str, name: str, extra: str) -> ModuleType:
+    """The adapted library's module, or one line naming the pip command that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UserError(f"{name} is not installed; pip install 'ptbench[{extra}]'") from None
+
+
+def installed(adapter: ModuleType) -> bool:
+    """Whether the adapter's library can be loaded here (`bootcamp list`'s installed column)."""
+    try:
+        adapter.library()
+    except UserError:
+        return False
+    return True
 
 
 def adapter_for(name: str) -> ModuleType | None:

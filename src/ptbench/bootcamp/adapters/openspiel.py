@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import random
 import re
+from types import ModuleType
 from typing import Any
 
+from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
 from ptbench.bootcamp.api import (
     Generator,
@@ -29,7 +31,6 @@ from ptbench.bootcamp.api import (
 from ptbench.core.errors import UserError
 
 EXTRA = "bootcamp-openspiel"
-PIP = f"pip install 'ptbench[{EXTRA}]'"
 PREFIX = "spiel."
 SOURCE = "openspiel"
 DOMAIN = "OpenSpiel games (multi-turn, against a seeded random opponent)"
@@ -42,25 +43,13 @@ EXCLUDED = {
 }
 
 
-def _pyspiel():
-    try:
-        import pyspiel
-    except ImportError:
-        raise UserError(f"OpenSpiel is not installed; {PIP}") from None
-    return pyspiel
-
-
-def available() -> bool:
-    try:
-        _pyspiel()
-    except UserError:
-        return False
-    return True
+def library() -> ModuleType:
+    return load_library("pyspiel", "OpenSpiel", EXTRA)
 
 
 def names() -> list[str]:
     """Sequential games with one or two players that load with their default parameters."""
-    pyspiel = _pyspiel()
+    pyspiel = library()
     seq = pyspiel.GameType.Dynamics.SEQUENTIAL
     return sorted(
         g.short_name
@@ -84,7 +73,7 @@ def describe(name: str) -> dict[str, str]:
 
 
 def _load(name: str):
-    pyspiel = _pyspiel()
+    pyspiel = library()
     game = pyspiel.load_game(name)
     return game, pyspiel
 

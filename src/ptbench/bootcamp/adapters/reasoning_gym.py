@@ -21,15 +21,16 @@ import json
 import random
 import re
 from functools import cache, lru_cache
+from types import ModuleType
 from typing import Any
 
+from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, register_generator, register_reward
 from ptbench.core.errors import UserError
 
 EXTRA = "bootcamp-reasoning-gym"
 SOURCE = "reasoning-gym"
 DOMAIN = "reasoning-gym procedural datasets (single turn, the library's scorer)"
-PIP = f"pip install 'ptbench[{EXTRA}]'"
 PREFIX = "rg."
 LEVELS = (0, 1, 2)  # curriculum levels offered as ptbench levels (l0 easiest)
 # Datasets left out of the catalogue, and why (the reasons are printed by `bootcamp list --json`).
@@ -47,31 +48,19 @@ SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf"}
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
-def _library():
-    try:
-        import reasoning_gym.factory as factory
-    except ImportError:
-        raise UserError(f"reasoning-gym is not installed; {PIP}") from None
-    return factory
-
-
-def available() -> bool:
-    try:
-        _library()
-    except UserError:
-        return False
-    return True
+def library() -> ModuleType:
+    return load_library("reasoning_gym.factory", "reasoning-gym", EXTRA)
 
 
 def dataset_names() -> list[str]:
-    return sorted(n for n in _library().DATASETS if n not in EXCLUDED)
+    return sorted(n for n in library().DATASETS if n not in EXCLUDED)
 
 
 names = dataset_names
 
 
 def describe(dataset: str) -> dict[str, str]:
-    module = _library().DATASETS[dataset][0].__module__.split(".")
+    module = library().DATASETS[dataset][0].__module__.split(".")
     return {
         "domain": f"reasoning-gym: {module[1] if len(module) > 2 else 'misc'}",
         "tools": "-",
@@ -92,7 +81,7 @@ def check_dataset(name: Any) -> str:
 def level_config(dataset: str, level: int | None) -> dict[str, Any]:
     """The dataset's configuration fields (without seed and size) at a curriculum level (None: the
     default configuration). Fields keep their objects (some are nested configs)."""
-    factory = _library()
+    factory = library()
     if level is not None and factory.has_curriculum(dataset):
         curriculum = factory.create_curriculum(dataset)
         for attr, definition in curriculum.attributes.items():
@@ -107,9 +96,9 @@ def level_config(dataset: str, level: int | None) -> dict[str, Any]:
 def levels(dataset: str) -> tuple[int | None, ...]:
     """The curriculum levels whose configuration the dataset accepts (some libraries' level 0 is
     below their own minimum); (None,) where it has no curriculum or no valid level."""
-    if not _library().has_curriculum(dataset):
+    if not library().has_curriculum(dataset):
         return (None,)
-    config_class = _library().DATASETS[dataset][1]
+    config_class = library().DATASETS[dataset][1]
     ok = []
     for lv in LEVELS:
         try:  # the config's own checks, as the dataset runs them, without making any data
@@ -127,7 +116,7 @@ def _entry(dataset: str, level: int | None, overrides: str, seed: int) -> dict[s
     """The library's item for a case: a one-item dataset at that seed (the scorer reads the very
     objects the generator made, so no metadata has to survive a trip through JSON)."""
     config = {**level_config(dataset, level), **json.loads(overrides)}
-    return _library().create_dataset(dataset, **config, seed=seed, size=1)[0]
+    return library().create_dataset(dataset, **config, seed=seed, size=1)[0]
 
 
 @register_generator("reasoning_gym")
@@ -194,7 +183,7 @@ class ReasoningGymReward(RewardCalculator):
         try:
             entry = _entry(name, identity.get("level"), json.dumps(identity.get("config") or {}, sort_keys=True),
                            int(identity["seed"]))  # fmt: skip
-            score = float(_library().get_score_answer_fn(name)(extracted, entry))
+            score = float(library().get_score_answer_fn(name)(extracted, entry))
         except Exception:  # noqa: BLE001 - a scorer that fails on a hostile answer gives no reward
             return 0.0
         if not 0.0 <= score <= 1.0:

@@ -18,8 +18,10 @@ import contextlib
 import io
 import random
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
+from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
 from ptbench.bootcamp.api import (
     Generator,
@@ -33,7 +35,6 @@ from ptbench.bootcamp.api import (
 from ptbench.core.errors import UserError
 
 EXTRA = "bootcamp-textarena"
-PIP = f"pip install 'ptbench[{EXTRA}]'"
 PREFIX = "ta."
 SOURCE = "textarena"
 DOMAIN = "TextArena single-player games (multi-turn)"
@@ -46,20 +47,8 @@ GAMES = (
 )  # fmt: skip
 
 
-def _textarena():
-    try:
-        import textarena
-    except ImportError:
-        raise UserError(f"TextArena is not installed; {PIP}") from None
-    return textarena
-
-
-def available() -> bool:
-    try:
-        _textarena()
-    except UserError:
-        return False
-    return True
+def library() -> ModuleType:
+    return load_library("textarena", "TextArena", EXTRA)
 
 
 def names() -> list[str]:
@@ -83,7 +72,7 @@ class Game:
         self.rng_state = random.Random(int(identity["seed"])).getstate()
         self.seen = ""
         self.reward: float | None = None
-        self.env = self._call(lambda: _textarena().make(check_game(identity["game"])))
+        self.env = self._call(lambda: library().make(check_game(identity["game"])))
         self._call(lambda: self.env.reset(num_players=1, seed=int(identity["seed"])))
 
     def _call(self, fn: Callable[[], Any]) -> Any:
@@ -127,7 +116,7 @@ class TextArenaGenerator(Generator):
 
     @classmethod
     def check_params(cls, params: dict[str, Any]) -> None:
-        _textarena()
+        library()
         check_game(params.get("game"))
 
     def case(self, rng: random.Random) -> Identity:
