@@ -212,21 +212,10 @@ def render_shards(
     max_retries: int = 3,
 ) -> str:
     """The bootcamp rollout description: `queue N`, job $(Process) plays shard $(Process)/N."""
-    opts = opts or HTCondorOptions()
-    ctx = dict(
-        _common(opts),
-        out=_path(str(out), "rollout folder"),
+    return _render_rollout_jobs(
+        "htcondor_shards.sub.j2", out, opts, name, request_cpus, request_memory, request_disk, max_retries,
         shards=int(shards),
-        name=re.sub(r"[^A-Za-z0-9._-]", "-", name),
-        request_cpus=request_cpus,
-        request_memory=check_size(request_memory, "request_memory"),
-        request_disk=check_size(request_disk, "request_disk"),
-        requirements=opts.requirements,
-        max_retries=max_retries,
-    )
-    text = _ENV.get_template("htcondor_shards.sub.j2").render(ctx)
-    check_no_secrets(text, ctx["initialdir"])
-    return text
+    )  # fmt: skip
 
 
 def render_tool_servers(
@@ -243,21 +232,38 @@ def render_tool_servers(
     max_retries: int = 3,
 ) -> str:
     """The replicas' description: `queue N`, job $(ProcId) serves as replica $(ProcId) until the `shards` finish."""
+    return _render_rollout_jobs(
+        "htcondor_tool_servers.sub.j2", out, opts, name, request_cpus, request_memory, request_disk, max_retries,
+        replicas=int(replicas), shards=int(shards), idle_exit=f"{idle_exit_s:g}",
+    )  # fmt: skip
+
+
+def _render_rollout_jobs(
+    template: str,
+    out: Path,
+    opts: HTCondorOptions | None,
+    name: str,
+    request_cpus: int,
+    request_memory: str,
+    request_disk: str,
+    max_retries: int,
+    **extra: object,
+) -> str:
+    """A rollout's HTCondor description (shards or tool-server replicas): the same resources, name and
+    checks for both; `extra` holds what only one template reads."""
     opts = opts or HTCondorOptions()
     ctx = dict(
         _common(opts),
         out=_path(str(out), "rollout folder"),
-        replicas=int(replicas),
-        shards=int(shards),
-        idle_exit=f"{idle_exit_s:g}",
         name=re.sub(r"[^A-Za-z0-9._-]", "-", name),
         request_cpus=request_cpus,
         request_memory=check_size(request_memory, "request_memory"),
         request_disk=check_size(request_disk, "request_disk"),
         requirements=opts.requirements,
         max_retries=max_retries,
+        **extra,
     )
-    text = _ENV.get_template("htcondor_tool_servers.sub.j2").render(ctx)
+    text = _ENV.get_template(template).render(ctx)
     check_no_secrets(text, ctx["initialdir"])
     return text
 
