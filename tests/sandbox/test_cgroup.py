@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from ptbench.node.cgroup import TrialCgroup, own_cgroup
-from ptbench.runner.watchdog import Watchdog, terminate_descendants
+from ptbench.runner.watchdog import Watchdog
 from ptbench.sandbox import SandboxRequest, build_command
 from ptbench.sandbox.bwrap import python_paths
 from tests.support import require
@@ -88,21 +88,24 @@ def test_cgroup_kill_reaches_a_process_outside_the_runners_tree(tmp_path: Path) 
     subreaper) that also dropped the trial's marker variable (env -i). The cgroup holds it anyway."""
     cg = _trial_cgroup(tmp_path)
     pid_file = tmp_path / "escaped.pid"
+    escapee = f"setsid env -i bash -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 100000'"
+    starter = cg.wrap(["bash", "-c", f"({escapee} </dev/null >/dev/null 2>&1 &)"])
+    # The sweep runs in a fresh process, as the runner does, so it sees only its own descendants (this
+    # pytest process holds others in a whole-suite run, which a sweep from here would kill).
+    sweep = (
+        "import subprocess, sys; from ptbench.runner.watchdog import terminate_descendants; "
+        f"assert subprocess.run({starter!r}, timeout=30).returncode == 0; "
+        "print(terminate_descendants(0.0))"
+    )
     try:
-        starter = subprocess.run(
-            cg.wrap(
-                ["bash", "-c", f"(setsid env -i bash -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 100000' &)"]
-            ),
-            timeout=30,
-        )
-        assert starter.returncode == 0
+        out = subprocess.run([sys.executable, "-c", sweep], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
         while not pid_file.exists() or not pid_file.read_text().strip():
             time.sleep(0.05)
         escaped = psutil.Process(int(pid_file.read_text()))
-        mine = {p.pid for p in psutil.Process().children(recursive=True)}  # what the sweep can see
-        assert escaped.pid not in mine
-        # the sweep's view: this process's own descendants only (a whole-suite run may hold some), never it
-        assert terminate_descendants(0.0) == len(mine) and escaped.is_running()
+        assert escaped.pid not in {p.pid for p in psutil.Process().children(recursive=True)}
+        # the sweep found nothing to stop: the escaped process is out of its sight, and alive
+        assert out.stdout.split() == ["0"] and escaped.is_running()
         assert cg.pids() == [escaped.pid] and cg.populated()
         cg.kill()
         assert cg.wait_empty(10)

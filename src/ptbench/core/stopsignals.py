@@ -14,12 +14,14 @@ is what left `ptbench provider serve` alive after SIGINT in CI.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, Self
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RECHECK_S = 0.25
 
 
 class StopSignals:
@@ -65,8 +67,12 @@ class StopSignals:
 
         self._wakers.append(wake)
         try:
-            if self.received is None:
-                await came.wait()
+            while self.received is None:
+                # Re-check on a short period too: a process-directed signal may be taken by another
+                # thread (an executor's), which only sets CPython's pending flag; the Python handler
+                # then runs when the main thread next runs bytecode, which an idle epoll never does.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(came.wait(), RECHECK_S)
         finally:
             self._wakers.remove(wake)
         assert self.received is not None
