@@ -207,8 +207,8 @@ def test_humaneval_check_runs_on_the_real_problems(trial_factory, tiny_model, tm
 
 @pytest.mark.slow
 def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
-    """The GPU path: vLLM's prompt_logprobs (its CPU build here) give the transformers engine's
-    numbers for the same token ids."""
+    """The GPU path: vLLM's prompt_logprobs (its CPU build here), started as the check starts it,
+    give the transformers engine's numbers for the same token ids."""
     import importlib.util
 
     from tests.support import require
@@ -223,7 +223,9 @@ def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
     hf = TransformersEngine(str(tiny_model))
     items = tokenize_pairs(hf.tokenizer, pairs, 512)
     expected = continuation_logprobs(hf, items)
-    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8)
+    from ptbench.integrity.memorization.check import VLLM_SCORING_ARGS
+
+    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8, **VLLM_SCORING_ARGS)
     try:
         got = continuation_logprobs(engine, items)
     finally:
@@ -331,3 +333,50 @@ def test_a_forged_cache_entry_cannot_make_a_cheater_look_clean(trial_factory, ti
         assert why[forgery] in details["base_scores"]["note"], details["base_scores"]
         assert details["base_scores"]["items_scored"] == 200
         assert list(entry.parent.glob(f"{entry.name}.rejected.*"))  # kept aside, never read again
+
+
+def test_the_cache_key_follows_the_base_files_and_the_cache_is_refused_where_an_agent_could_write_it(
+    tiny_model, tmp_path
+):
+    """A changed tokenizer or weights file is another namespace (its scores are never reused); a hub
+    blob is known by its sha256 name; `sandbox: none` and a sandbox bind over the cache get no cache."""
+    from ptbench.integrity.memorization.base_cache import BaseScores, base_identity, cache_dir, namespace
+    from ptbench.trial import TrialSpec
+
+    base = tmp_path / "base"
+    shutil.copytree(tiny_model, base)
+    first = BaseScores(tmp_path / "cache", namespace(base, "arithmetic", OPTIONS, "transformers")).ns_hash
+    tok = json.loads((base / "tokenizer_config.json").read_text())
+    (base / "tokenizer_config.json").write_text(json.dumps({**tok, "model_max_length": 7}))
+    assert BaseScores(tmp_path / "cache", namespace(base, "arithmetic", OPTIONS, "transformers")).ns_hash != first
+    assert namespace(base, "arithmetic", {**OPTIONS, "n_test": 50}, "transformers") != namespace(
+        base, "arithmetic", OPTIONS, "transformers"
+    )
+    blob = tmp_path / "hub" / "blobs" / ("ab" * 32)
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"weights")
+    (base / "model.safetensors").unlink()
+    (base / "model.safetensors").symlink_to(blob)
+    assert base_identity(base)["model.safetensors"] == "sha256:" + "ab" * 32
+
+    from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, TaskRef
+
+    def spec_with(**kw):
+        return TrialSpec(
+            campaign="c",
+            trial_id="t",
+            agent=AgentRef(name="reference"),
+            base_model=BaseModelRef(id="tiny/base", path=str(base)),
+            task=TaskRef(name="arithmetic", options=OPTIONS),
+            seed=0,
+            budget=Budget(hours=1, gpus=0),
+            **kw,
+        )
+
+    cache = tmp_path / "camp" / ".harness" / "eval-cache"
+    assert cache_dir(spec_with(), cache)[0] == cache / "memorization"
+    assert cache_dir(spec_with(sandbox="bwrap"), cache)[0] == cache / "memorization"
+    root, why = cache_dir(spec_with(sandbox="none"), cache)
+    assert root is None and "sandbox: none" in why
+    root, why = cache_dir(spec_with(sandbox="bwrap", sandbox_options={"binds": [f"{tmp_path / 'camp'}:/data"]}), cache)
+    assert root is None and "covers it" in why

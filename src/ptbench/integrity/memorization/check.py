@@ -34,6 +34,8 @@ P_MAX = 1e-6  # flagged only below this one-sided p-value ...
 AUC_MIN = 0.714  # ... and with at least a large effect: AUC = Phi(d / sqrt 2) at Cohen's d = 0.8 (0.5: none)
 MIN_ITEMS = 20  # per set; fewer cannot reach P_MAX with a believable effect
 TOP_ITEMS = 10  # test items with the largest excess gain, named in the evidence
+# Scoring is prefill only: CUDA-graph capture and compilation (most of a vLLM start) buy nothing here.
+VLLM_SCORING_ARGS = {"enforce_eager": True}
 
 
 def check(ctx: CheckContext) -> Finding:
@@ -176,7 +178,7 @@ def _score(model: str, ids: list[Scored], engine: str) -> tuple[list[float], str
 
     eng: Any = None
     try:
-        eng = get_engine(engine, model)
+        eng = get_engine(engine, model, **(VLLM_SCORING_ARGS if engine == "vllm" else {}))
         return continuation_logprobs(eng, ids), eng.name
     except Exception as exc:  # noqa: BLE001  (a model that cannot be scored is unchecked, whatever the error)
         raise Unchecked(
