@@ -130,6 +130,7 @@ def test_textarena_game_played_and_a_claimed_score_scores_zero(tmp_path: Path) -
     assert len(task.test_examples(6)) == 6
 
 
+@pytest.mark.slow
 def test_tiny_model_plays_a_real_game_through_the_transformers_engine(tiny_model: Path, tmp_path: Path) -> None:
     require(_has("pyspiel"), "OpenSpiel is not installed (pip install 'ptbench[bootcamp-openspiel]')")
     opts = {"config": "spiel.tic_tac_toe", "max_new_tokens": 8}
@@ -210,3 +211,47 @@ def test_own_multi_turn_env_mastermind_pays_a_real_solve(tmp_path: Path) -> None
     assert max(r["turns"] for r in rows) > 2 and all(
         "exact:" in r["transcript"][1]["content"] for r in rows if r["turns"] > 1
     )
+
+
+GAME = """
+name: ttt
+seed: 5
+levels: [{name: default, generator: openspiel, params: {game: tic_tac_toe}}]
+splits: {test: 4, train: 8}
+interaction: {name: openspiel}
+reward: {name: game_outcome}
+limits: {max_assistant_turns: 20, max_tool_calls: 0}
+sampling: {temperature: 0.0, max_tokens: 8}
+"""
+
+CAMPAIGN = """
+name: mt
+agents: [{name: base-model}]
+base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
+tasks: [{name: bootcamp, options: {config: "@GAME@"}}]
+seeds: [0]
+budget: {hours: 1, gpus: 0, grace_seconds: 2, eval_minutes: 5}
+sandbox: none
+results_dir: "@RESULTS@"
+evaluation: {engine: transformers, chat_template: model}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_game_is_a_trials_task_and_its_episodes_are_recorded(tmp_path: Path, write_campaign) -> None:
+    """A real trial (local backend): the base model's games are the evaluation, per item in samples.jsonl."""
+    require(_has("pyspiel"), "OpenSpiel is not installed (pip install 'ptbench[bootcamp-openspiel]')")
+    from tests.conftest import ptbench
+
+    game = tmp_path / "ttt.yaml"
+    game.write_text(GAME)
+    run = ptbench("run", str(write_campaign(CAMPAIGN.replace("@GAME@", str(game)))), cwd=tmp_path, timeout=1200)
+    assert run.returncode == 0, run.stderr[-3000:]
+    trial = tmp_path / "results" / "mt" / "base-model__tiny__bootcamp__s0"
+    result = json.loads((trial / "result.json").read_text())
+    assert result["status"] == "completed" and result["primary_metric"]["name"] == "mean_reward"
+    assert result["primary_metric"]["n"] == 4 and result["integrity"]["contamination"] == "clean"
+    rows = _samples(trial / "eval")
+    assert len(rows) == 4 and all(r["transcript"] and r["stop_reason"] == "interaction" for r in rows)
+    assert result["primary_metric"]["value"] == pytest.approx(sum(r["score"] for r in rows) / 4)
