@@ -10,7 +10,10 @@ their gains above the siblings'. A one-sided Mann-Whitney U test compares the tw
 a tiny p-value AND a large effect (AUC: the chance a test item gained more than a sibling).
 
 Reads nothing the agent wrote except final_model/: the base model comes from the trusted cache or
-its path, test and sibling sets from the task's own loader and generator, in this process.
+its path, test and sibling sets from the task's own loader and generator, in this process. The
+base model's scores are computed once per campaign and kept where no agent can write
+(base_cache.py); final_model is scored in a fresh engine every time (evaluation, which holds it in
+an engine, runs later in its own process).
 """
 
 from __future__ import annotations
