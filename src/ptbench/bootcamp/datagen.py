@@ -33,7 +33,8 @@ from typing import Any
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
-from ptbench.bootcamp.rowschema import AGENT_NAME, EpisodeSpec, parquet_bytes, parquet_bytes_from_jsonl
+from ptbench.bootcamp.rows import RowText
+from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes, parquet_bytes_from_jsonl
 from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_bytes, atomic_write_json, atomic_writer
@@ -145,80 +146,6 @@ def row_order(seed: int, split: str, n: int) -> array:
     return order
 
 
-def build_row(
-    env: Environment,
-    split: str,
-    index: int,
-    case: dict[str, Any],
-    *,
-    gt: str | None = None,
-    spec: str | None = None,
-    reward_params: str | None = None,
-) -> dict[str, Any]:
-    """One row; `gt` (the identity's canonical JSON), `spec` (EpisodeSpec JSON) and `reward_params`
-    (canonical JSON) when already known: the same for every row of a config."""
-    cfg = env.config
-    identity, level = case["identity"], case["level"]
-    gt = gt if gt is not None else canonical_json(identity)
-    prompt = []
-    system = env.system_prompt(level)
-    if system:
-        prompt.append({"content": system, "role": "system"})
-    prompt.append({"content": env.generators[level].prompt(identity), "role": "user"})
-    extra: dict[str, Any] = {
-        "index": index,
-        "split": split,
-        "sample_id": case["sample_id"],
-        "level": level,
-        "case_index": case["k"],
-        "seed": cfg.seed,
-        "reward_fn": cfg.reward.name,
-        "reward_params": reward_params if reward_params is not None else canonical_json(cfg.reward.params),
-    }
-    # Every row of every bootcamp has the same columns (rowschema.row_schema): what differs between
-    # environments goes in the `ptbench` JSON string, so mixtures concatenate and empty splits load.
-    extra["ptbench"] = spec if spec is not None else EpisodeSpec.from_config(cfg).to_json()
-    return {
-        "agent_name": AGENT_NAME,
-        "data_source": cfg.source,
-        "prompt": prompt,
-        "ability": cfg.name,
-        "reward_model": {"ground_truth": gt, "style": "rule"},
-        "extra_info": extra,
-    }
-
-
-def sft_row(
-    env: Environment,
-    row: dict[str, Any],
-    fmt: str = "chat",
-    *,
-    tools: str | None = None,
-    identity: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
-    """The generator's reference answer as an SFT example (None: the generator has none).
-
-    `chat` (TRL's conversational prompt-completion): `prompt` is the row's messages, `completion` one
-    assistant message, `tools` the tool schemas as a JSON string (TRL's SFTTrainer json-loads it), so
-    TRL applies the model's chat template and trains on the completion only. `text`: the prompt as plain
-    text (system + user) and the answer as a string, for base models without a chat template."""
-    identity = identity if identity is not None else json.loads(row["reward_model"]["ground_truth"])
-    completion = env.generators[row["extra_info"]["level"]].reference_completion(identity)
-    if completion is None:
-        return None
-    if fmt == "text":
-        return {"completion": completion, "prompt": "\n\n".join(m["content"] for m in row["prompt"])}
-    return {
-        "completion": [{"content": completion, "role": "assistant"}],
-        "prompt": [dict(m) for m in row["prompt"]],
-        "tools": tools if tools is not None else json.dumps(env.tool_schemas, sort_keys=True),
-    }
-
-
-def dumps_jsonl(rows: list[dict[str, Any]]) -> bytes:
-    return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows).encode()
-
-
 # ------------------------------------------------------------------------------------ rows, in parts
 
 # What worker processes read (set before they fork: the picks and orders are never pickled).
@@ -240,9 +167,11 @@ def write_part(split: str, part: int) -> None:
         return  # made by an earlier (interrupted) run: parts are written atomically, this one last
     spec, tools = EpisodeSpec.from_config(env.config).to_json(), json.dumps(env.tool_schemas, sort_keys=True)
     params = canonical_json(env.config.reward.params)
+    text = RowText(env, split, spec=spec, reward_params=params, tools=tools)
+    source, generators = env.config.source, env.generators
     reader = Reader(spool, picks)
-    rows: list[dict[str, Any]] = []
-    sft: list[dict[str, Any]] = []
+    rows: list[str] = []
+    sft: list[str] = []
     levels: dict[str, int] = {}
     try:
         for i in range(part * PART, min((part + 1) * PART, len(order))):
@@ -250,22 +179,19 @@ def write_part(split: str, part: int) -> None:
             chunk = picks.chunks[int(picks.chunk_of[p])]
             line = reader.line(p)
             identity = json.loads(line)
-            key = env.generators[chunk.level].dedup_key(identity)
-            case = {"level": chunk.level, "k": chunk.k0 + int(picks.line_of[p]), "identity": identity,
-                    "sample_id": sample_id(env.config.source, key)}  # fmt: skip
-            row = build_row(env, split, i, case, gt=line, spec=spec, reward_params=params)
+            sid = sample_id(source, generators[chunk.level].dedup_key(identity))
+            row, s = text.lines(i, chunk.level, chunk.k0 + int(picks.line_of[p]), sid, identity, line)
             rows.append(row)
-            s = sft_row(env, row, tools=tools, identity=identity)
             levels[chunk.level] = levels.get(chunk.level, 0) + 1
             if s is not None:
                 sft.append(s)
     finally:
         reader.close()
     out.mkdir(exist_ok=True)
-    data = dumps_jsonl(rows)
+    data = "".join(rows).encode()
     atomic_write_bytes(out / jsonl, data)
     atomic_write_json(out / f"{split}.{part:06d}.levels.json", levels)
-    atomic_write_bytes(out / sft_name, dumps_jsonl(sft))
+    atomic_write_bytes(out / sft_name, "".join(sft).encode())
     if parquet:
         atomic_write_bytes(out / pq_name, parquet_bytes_from_jsonl(data))
 
