@@ -18,6 +18,7 @@ candidate chunks in parallel before one assembly.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,16 +26,16 @@ import random
 import shutil
 import tempfile
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
 from ptbench.bootcamp.rows import RowText
-from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes, parquet_bytes_from_jsonl
+from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes, table_from_jsonl
 from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_bytes, atomic_write_json, atomic_writer
@@ -154,7 +155,7 @@ _JOB: dict[str, Any] = {}
 
 def _part_names(split: str, part: int) -> tuple[str, str, str]:
     stem = f"{split}.{part:06d}"
-    return f"{stem}.jsonl", f"{stem}.sft.jsonl", f"{stem}.parquet"
+    return f"{stem}.jsonl", f"{stem}.sft.jsonl", f"{stem}.arrow"
 
 
 def write_part(split: str, part: int) -> None:
@@ -190,57 +191,92 @@ def write_part(split: str, part: int) -> None:
     out.mkdir(exist_ok=True)
     data = "".join(rows).encode()
     atomic_write_bytes(out / jsonl, data)
-    atomic_write_json(out / f"{split}.{part:06d}.levels.json", levels)
+    atomic_write_json(out / f"{split}.{part:06d}.meta.json", {"levels": levels, "sft_rows": len(sft)})
     atomic_write_bytes(out / sft_name, "".join(sft).encode())
-    if parquet:
-        atomic_write_bytes(out / pq_name, parquet_bytes_from_jsonl(data))
+    if parquet:  # the rows as an Arrow table (IPC file): the assembly writes it into the Parquet file as is
+        import pyarrow as pa
+
+        sink = pa.BufferOutputStream()
+        table = table_from_jsonl(data)
+        with pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        atomic_write_bytes(out / pq_name, sink.getvalue().to_pybytes())
 
 
-def _assemble(out_dir: Path, spool: Path, split: str, parts: int, parquet: bool) -> dict[str, Any]:
-    """Concatenate a split's parts into <split>.jsonl, sft/<split>.jsonl and <split>.parquet."""
+def _assemble(
+    out_dir: Path, spool: Path, split: str, parts: int, parquet: bool, ready: Iterator[None]
+) -> dict[str, Any]:
+    """Concatenate a split's parts into <split>.jsonl, sft/<split>.jsonl and <split>.parquet, each
+    part as soon as `next(ready)` returns (the parts are made in this order, meanwhile)."""
     digest, sft_rows = hashlib.sha256(), 0
     levels: dict[str, int] = {}
-    names = [_part_names(split, i) for i in range(parts)]
-    with atomic_writer(out_dir / f"{split}.jsonl") as fh:
-        for i, (jsonl, _, _) in enumerate(names):
-            with open(spool / "out" / jsonl, "rb") as part:
+    with contextlib.ExitStack() as files:
+        jsonl = files.enter_context(atomic_writer(out_dir / f"{split}.jsonl"))
+        sft = files.enter_context(atomic_writer(out_dir / "sft" / f"{split}.jsonl"))
+        table = _ParquetParts(files.enter_context(atomic_writer(out_dir / f"{split}.parquet"))) if parquet else None
+        for i in range(parts):
+            next(ready)
+            names = _part_names(split, i)
+            with open(spool / "out" / names[0], "rb") as part:
                 while block := part.read(1 << 20):
                     digest.update(block)
-                    fh.write(block)
-            for level, n in json.loads((spool / "out" / f"{split}.{i:06d}.levels.json").read_text()).items():
+                    jsonl.write(block)
+            with open(spool / "out" / names[1], "rb") as part:
+                _copy(part, sft)
+            meta = json.loads((spool / "out" / f"{split}.{i:06d}.meta.json").read_text())
+            for level, n in meta["levels"].items():
                 levels[level] = levels.get(level, 0) + n
-    with atomic_writer(out_dir / "sft" / f"{split}.jsonl") as fh:
-        for _, sft, _ in names:
-            with open(spool / "out" / sft, "rb") as part:
-                while block := part.read(1 << 20):
-                    sft_rows += block.count(b"\n")
-                    fh.write(block)
-    if parquet:
-        _concat_parquet(out_dir / f"{split}.parquet", [spool / "out" / pq for _, _, pq in names])
+            sft_rows += meta["sft_rows"]
+            if table is not None:
+                table.add(spool / "out" / names[2])
+        if table is not None:
+            table.close()
     return {"n": sum(levels.values()), "levels": levels, "jsonl_sha256": digest.hexdigest(), "sft_rows": sft_rows}
 
 
-def _concat_parquet(path: Path, parts: list[Path]) -> None:
-    """The parts' row groups into one file, with the settings of `parquet_bytes` (each part holds
-    whole row groups of 10,000 rows, so the file is the one a single write of every row makes)."""
-    if not parts:
-        atomic_write_bytes(path, parquet_bytes([]))
-        return
-    import pyarrow.parquet as pq
-
-    from ptbench.bootcamp.rowschema import PARQUET_ROW_GROUP, PARQUET_SETTINGS, row_schema
-
-    with atomic_writer(path) as fh:
-        with pq.ParquetWriter(fh, row_schema(), **PARQUET_SETTINGS) as writer:
-            for part in parts:
-                writer.write_table(pq.read_table(part), row_group_size=PARQUET_ROW_GROUP)
+def _copy(src: BinaryIO, dst: BinaryIO) -> None:
+    """src (from its start) appended to dst, in the kernel where it can."""
+    dst.flush()
+    copied = 0
+    try:
+        while n := os.copy_file_range(src.fileno(), dst.fileno(), 1 << 30):
+            copied += n
+    except OSError:  # a file system without copy_file_range: the rest through user space
+        src.seek(copied)
+        shutil.copyfileobj(src, dst, 1 << 20)
 
 
-def _in_workers(
+class _ParquetParts:
+    """The parts' Arrow tables as the row groups of one Parquet file, with the settings of
+    `parquet_bytes` (each part is one row group of 10,000 rows, the last maybe fewer, so the file is
+    the one a single write of every row makes; no part: `parquet_bytes([])`, every column, no rows)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh, self.writer = fh, None
+
+    def add(self, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ptbench.bootcamp.rowschema import PARQUET_ROW_GROUP, PARQUET_SETTINGS, row_schema
+
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.fh, row_schema(), **PARQUET_SETTINGS)
+        with pa.memory_map(str(path)) as source:
+            self.writer.write_table(pa.ipc.open_file(source).read_all(), row_group_size=PARQUET_ROW_GROUP)
+
+    def close(self) -> None:
+        if self.writer is None:
+            self.fh.write(parquet_bytes([]))
+        else:
+            self.writer.close()
+
+
+def _in_order(
     fn: Callable[..., None], calls: list[tuple], workers: int, say: Callable[[str], None], what: str
-) -> None:
+) -> Iterator[None]:
     """fn(*args) for each call, in forked worker processes (inline for one worker or one call);
-    says how far it got about every tenth of the way."""
+    yields as each call, in order, is done; says how far it got about every tenth of the way."""
     step = max(1, len(calls) // 10)
 
     def done(i: int) -> None:
@@ -251,6 +287,7 @@ def _in_workers(
         for i, args in enumerate(calls):
             fn(*args)
             done(i)
+            yield
         return
     import multiprocessing
 
@@ -258,6 +295,7 @@ def _in_workers(
         for i, result in enumerate([pool.apply_async(fn, args) for args in calls]):
             result.get()  # a worker's exception is raised here
             done(i)
+            yield
 
 
 def _make_chunk_job(index: int) -> None:
@@ -317,26 +355,28 @@ def generate(
         todo = [(j,) for j, c in enumerate(chunks) if not (spool / f"{c.name}.npz").is_file()]
         if len(todo) < len(chunks):
             say(f"resuming: {len(chunks) - len(todo)} of {len(chunks)} candidate chunks already made")
-        _in_workers(_make_chunk_job, todo, workers, say, "candidate chunks")
+        for _ in _in_order(_make_chunk_job, todo, workers, say, "candidate chunks"):
+            pass
         picks = select_cases(env, spool)
         orders = {split: row_order(config.seed, split, len(p)) for split, p in picks.items()}
         _JOB.update(picks=picks, orders=orders)
         parts = {split: -(-len(p) // PART) for split, p in picks.items()}
         calls = [(split, i) for split, n in parts.items() for i in range(n)]
-        _in_workers(write_part, calls, workers, say, f"row parts of {PART:,}")
+        (out / "sft").mkdir(exist_ok=True)
+        manifest: dict[str, Any] = {
+            "name": config.name,
+            "data_source": config.source,
+            "data_hash": config.data_hash(),
+            "seed": config.seed,
+            "splits": {},
+        }
+        # The parts are made by the workers while this process writes the ones done into the final files.
+        ready = _in_order(write_part, calls, workers, say, f"row parts of {PART:,}")
+        with contextlib.closing(ready):
+            for split, n in parts.items():
+                manifest["splits"][split] = _assemble(out, spool, split, n, parquet, ready)
     finally:
         _JOB.clear()
-    (out / "sft").mkdir(exist_ok=True)
-    manifest: dict[str, Any] = {
-        "name": config.name,
-        "data_source": config.source,
-        "data_hash": config.data_hash(),
-        "seed": config.seed,
-        "splits": {},
-    }
-    for split, n in parts.items():
-        say(f"assembling {split}")
-        manifest["splits"][split] = _assemble(out, spool, split, n, parquet)
     shutil.rmtree(spool / "out", ignore_errors=True)  # the parts are in the final files now
     atomic_write_json(out / MANIFEST, manifest)
     return manifest

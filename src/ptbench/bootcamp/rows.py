@@ -109,12 +109,21 @@ _MARKED = re.compile(re.escape(encode_basestring(_MARK)).replace(r"\{\}", "([0-9
 _CHECK_EVERY = 1000
 
 
-def _template(text: str) -> str:
-    """The JSON of a row with marker values as a str.format template: slot i becomes {i}."""
+Template = tuple[list[str], list[int]]
+"""The JSON of a row with marker values, cut at the markers: the text pieces, and which value goes
+after each piece but the last."""
+
+
+def _template(text: str) -> Template:
     pieces = _MARKED.split(text)
-    out = [pieces[0].replace("{", "{{").replace("}", "}}")]
-    for slot, rest in zip(pieces[1::2], pieces[2::2], strict=True):
-        out.append("{" + slot + "}" + rest.replace("{", "{{").replace("}", "}}"))
+    return pieces[0::2], [int(slot) for slot in pieces[1::2]]
+
+
+def _fill(template: Template, values: tuple[str, ...]) -> str:
+    pieces, slots = template
+    out = [pieces[0]]
+    for slot, piece in zip(slots, pieces[1:], strict=True):
+        out += (values[slot], piece)
     return "".join(out)
 
 
@@ -125,49 +134,47 @@ class RowText:
     def __init__(self, env: Environment, split: str, *, spec: str, reward_params: str, tools: str) -> None:
         self.env, self.split = env, split
         self.spec, self.reward_params, self.tools = spec, reward_params, tools
-        self.templates: dict[str, tuple[str, str]] = {}
+        self.row_t: dict[str, Template] = {}
+        self.sft_t: dict[str, Template] = {}  # made from the level's first row that has an SFT example
         self.count = 0
 
     def lines(
         self, index: int, level: str, case_index: int, sample_id: str, identity: dict[str, Any], gt: str
     ) -> tuple[str, str | None]:
         """(the row's line, the SFT example's line or None), each ending in a newline."""
+        gen = self.env.generators[level]
+        completion = gen.reference_completion(identity)
         self.count += 1
         want = None
-        if level not in self.templates or self.count % _CHECK_EVERY == 0:
+        if level not in self.row_t or (completion is not None and level not in self.sft_t):
             want = self._by_dicts(index, level, case_index, sample_id, identity, gt)
-        gen = self.env.generators[level]
-        row_t, sft_t = self.templates[level]
+        elif self.count % _CHECK_EVERY == 0:
+            want = self._by_dicts(index, level, case_index, sample_id, identity, gt)
         user = encode_basestring(gen.prompt(identity))
-        row = row_t.format(str(index), str(case_index), encode_basestring(sample_id), user, encode_basestring(gt))
-        completion = gen.reference_completion(identity)
-        got = row, None if completion is None else sft_t.format(encode_basestring(completion), user)
-        if want is not None and got != want:
+        values = (str(index), str(case_index), encode_basestring(sample_id), user, encode_basestring(gt))
+        row = _fill(self.row_t[level], values)
+        sft = None if completion is None else _fill(self.sft_t[level], (encode_basestring(completion), user))
+        if want is not None and (row, sft) != want:
             raise RuntimeError(f"RowText: row {index} of level {level!r} differs from build_row's (a bug)")
-        return got
+        return row, sft
 
     def _by_dicts(
         self, index: int, level: str, case_index: int, sample_id: str, identity: dict[str, Any], gt: str
     ) -> tuple[str, str | None]:
-        """The lines made from dicts (the reference); the level's templates from the first."""
+        """The lines made from dicts (the reference); the level's templates from the first such lines."""
         case = {"level": level, "k": case_index, "identity": identity, "sample_id": sample_id}
         row = build_row(self.env, self.split, index, case, gt=gt, spec=self.spec, reward_params=self.reward_params)
         sft = sft_row(self.env, row, tools=self.tools, identity=identity)
-        if level not in self.templates:
-            self.templates[level] = self._make_templates(row, sft)
+        if level not in self.row_t:
+            marked = copy.deepcopy(row)
+            extra = marked["extra_info"]
+            extra["index"], extra["case_index"], extra["sample_id"] = (_MARK.format(i) for i in range(3))
+            marked["prompt"][-1]["content"] = _MARK.format(3)
+            marked["reward_model"]["ground_truth"] = _MARK.format(4)
+            self.row_t[level] = _template(dumps_line(marked))
+        if sft is not None and level not in self.sft_t:
+            marked = copy.deepcopy(sft)
+            marked["completion"][0]["content"] = _MARK.format(0)
+            marked["prompt"][-1]["content"] = _MARK.format(1)
+            self.sft_t[level] = _template(dumps_line(marked))
         return dumps_line(row), None if sft is None else dumps_line(sft)
-
-    @staticmethod
-    def _make_templates(row: dict[str, Any], sft: dict[str, Any] | None) -> tuple[str, str]:
-        marked = copy.deepcopy(row)
-        extra = marked["extra_info"]
-        extra["index"], extra["case_index"], extra["sample_id"] = (_MARK.format(i) for i in range(3))
-        marked["prompt"][-1]["content"] = _MARK.format(3)
-        marked["reward_model"]["ground_truth"] = _MARK.format(4)
-        sft_t = ""
-        if sft is not None:
-            marked_sft = copy.deepcopy(sft)
-            marked_sft["completion"][0]["content"] = _MARK.format(0)
-            marked_sft["prompt"][-1]["content"] = _MARK.format(1)
-            sft_t = _template(dumps_line(marked_sft))
-        return _template(dumps_line(marked)), sft_t
