@@ -363,6 +363,10 @@ def generate(
         parts = {split: -(-len(p) // PART) for split, p in picks.items()}
         calls = [(split, i) for split, n in parts.items() for i in range(n)]
         (out / "sft").mkdir(exist_ok=True)
+        for split in parts:  # what a killed assembly left: atomic_writer's temporary files
+            for folder, name in ((out, f"{split}.jsonl"), (out / "sft", f"{split}.jsonl"), (out, f"{split}.parquet")):
+                for stale in folder.glob(f".{name}.*.tmp"):
+                    stale.unlink(missing_ok=True)
         manifest: dict[str, Any] = {
             "name": config.name,
             "data_source": config.source,
