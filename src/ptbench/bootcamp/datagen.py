@@ -10,10 +10,11 @@ How a dataset is made, so that the same config and seed always give byte-identic
 How it streams (memory does not grow with the rows: about 24 bytes a case, for the dedup hashes,
 the picks and the shuffle): candidates are made in chunks of 50,000 (`spool.py`) by worker
 processes and kept under `.cache/<data_hash>/`; the dedup reads only their 64-bit key hashes; the
-rows are then built in parts of 50,000 by the workers (JSONL, SFT JSONL and Parquet row groups
-of each part) and the parts are concatenated into the final files. Every chunk and part is written
-atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs make the
-candidate chunks in parallel before one assembly.
+rows are then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level
+templates, `rows.RowText`, and the part's Arrow table), while this process appends each finished
+part, in order, to the final files (the Parquet file gets one row group a part). Every chunk and
+part is written atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs
+make the candidate chunks in parallel before one assembly.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ import random
 import shutil
 import tempfile
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
@@ -252,7 +253,7 @@ class _ParquetParts:
     the one a single write of every row makes; no part: `parquet_bytes([])`, every column, no rows)."""
 
     def __init__(self, fh: BinaryIO) -> None:
-        self.fh, self.writer = fh, None
+        self.fh, self.writer = fh, cast(Any, None)
 
     def add(self, path: Path) -> None:
         import pyarrow as pa
@@ -274,7 +275,7 @@ class _ParquetParts:
 
 def _in_order(
     fn: Callable[..., None], calls: list[tuple], workers: int, say: Callable[[str], None], what: str
-) -> Iterator[None]:
+) -> Generator[None, None, None]:
     """fn(*args) for each call, in forked worker processes (inline for one worker or one call);
     yields as each call, in order, is done; says how far it got about every tenth of the way."""
     step = max(1, len(calls) // 10)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  # what json.dumps uses for str
+from json.encoder import encode_basestring  # what json.dumps uses for str
 from typing import Any
 
 from ptbench.bootcamp.api import canonical_json
