@@ -214,7 +214,9 @@ def _assemble(
     with contextlib.ExitStack() as files:
         jsonl = files.enter_context(atomic_writer(out_dir / f"{split}.jsonl"))
         sft = files.enter_context(atomic_writer(out_dir / "sft" / f"{split}.jsonl"))
-        table = _ParquetParts(files.enter_context(atomic_writer(out_dir / f"{split}.parquet"))) if parquet else None
+        table = None
+        if parquet:  # entered last: its footer is written (or the writer let go) before the file is closed
+            table = files.enter_context(_ParquetParts(files.enter_context(atomic_writer(out_dir / f"{split}.parquet"))))
         for i in range(parts):
             next(ready)
             names = _part_names(split, i)
@@ -230,8 +232,6 @@ def _assemble(
             sft_rows += meta["sft_rows"]
             if table is not None:
                 table.add(spool / "out" / names[2])
-        if table is not None:
-            table.close()
     return {"n": sum(levels.values()), "levels": levels, "jsonl_sha256": digest.hexdigest(), "sft_rows": sft_rows}
 
 
@@ -266,11 +266,14 @@ class _ParquetParts:
         with pa.memory_map(str(path)) as source:
             self.writer.write_table(pa.ipc.open_file(source).read_all(), row_group_size=PARQUET_ROW_GROUP)
 
-    def close(self) -> None:
-        if self.writer is None:
+    def __enter__(self) -> _ParquetParts:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self.writer is not None:
+            self.writer.close()  # on an error too (the temporary file goes): else its __del__ writes to a closed file
+        elif kind is None:
             self.fh.write(parquet_bytes([]))
-        else:
-            self.writer.close()
 
 
 def _in_order(
