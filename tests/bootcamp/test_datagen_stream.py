@@ -213,3 +213,23 @@ def test_generate_killed_mid_way_resumes_to_the_same_bytes(tmp_path: Path) -> No
     subprocess.run([*cmd, "--out", str(tmp_path / "killed")], check=True, capture_output=True)
     subprocess.run([*cmd, "--out", str(tmp_path / "ref")], check=True, capture_output=True)
     assert _files(tmp_path / "ref") == _files(tmp_path / "killed")
+
+
+def test_sft_parts_are_copied_without_copy_file_range(tmp_path: Path, monkeypatch) -> None:
+    """A file system without copy_file_range (none here, so the call is made to fail with EXDEV
+    after a first partial copy): the rest goes through user space, same bytes."""
+    import errno
+
+    cfg = load_bootcamp(small_config(tmp_path, "arithmetic", test=10, train=25))
+    generate(cfg, tmp_path / "ref", workers=1)
+    plain, calls = os.copy_file_range, []
+
+    def partial_then_exdev(src: int, dst: int, count: int, *args: Any) -> int:
+        calls.append(count)
+        if len(calls) % 2:
+            return plain(src, dst, 7)
+        raise OSError(errno.EXDEV, "cross-device")
+
+    monkeypatch.setattr(os, "copy_file_range", partial_then_exdev)
+    generate(cfg, tmp_path / "fallback", workers=1)
+    assert calls and _files(tmp_path / "ref") == _files(tmp_path / "fallback")
