@@ -9,10 +9,12 @@ from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.tables import (
+    JUDGE_AGREEMENT_NOTE,
     MEANING,
     RULE_ORDER,
     agent_row_count,
     benchmark_rows,
+    judge_agreement_cells,
     marks,
     number,
     per_base_rows,
@@ -49,6 +51,7 @@ _ESCAPES = {
     "±": r"$\pm$",
     "—": "---",
     "×": r"$\times$",
+    "κ": r"$\kappa$",
 }
 
 
@@ -112,11 +115,18 @@ def to_latex(c: Collation, scale: float = 100.0) -> str:
             c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False)
         )
     ]
+    judges = judge_agreement_cells(c)  # a column only when some trial had several judges
+    notes = footnotes(c)
+    if judges is not None:
+        head.append("Judge agreement")
+        # the agents' rows first, in c.agents' order; the baseline rows get an empty cell
+        rows = [[*r, escape(judges.get(c.agents[i], "")) if i < len(c.agents) else ""] for i, r in enumerate(rows)]
+        notes.append(escape(JUDGE_AGREEMENT_NOTE))
     out = [
         _table(
             head,
             rows,
-            footnotes(c),
+            notes,
             f"Scores ({escape(c.policy)} scoring policy).",
             rule_after=len(c.agents) if c.settings and c.agents else None,
         )

@@ -9,9 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from ptbench.results import agreement
-from ptbench.results.aggregate import Collation, Stat
+from ptbench.results.aggregate import Collation, ScoredTrial, Stat
 from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
@@ -122,13 +124,33 @@ def agent_row_count(c: Collation) -> int:
     return len({(a, b) for (a, b, _) in c.per_base})
 
 
-def judge_agreement_cells(c: Collation) -> dict[str, str] | None:
-    """agent -> its trials' mean judge agreement, or None when no trial had several judges."""
-    extras: dict[str, list[dict]] = {}
+def judge_agreement_by(c: Collation, key: Callable[[ScoredTrial], Hashable]) -> dict[Any, dict[str, Any]] | None:
+    """Judge agreement (`agreement.mean_fields`) per group of trials (key: agent, (agent, task), ...),
+    for the groups that had a trial with several judges; None when no trial had several judges."""
+    extras: dict[Any, list[dict]] = {}
     for t in c.trials:
-        extras.setdefault(t.record.agent.label, []).append(t.record.extra_metrics)
-    cells = {a: agreement.mean_text(e) for a, e in extras.items()}
-    return cells if any(cells.values()) else None
+        extras.setdefault(key(t), []).append(t.record.extra_metrics)
+    fields = {k: agreement.mean_fields(e) for k, e in extras.items()}
+    found = {k: f for k, f in fields.items() if f is not None}
+    return found or None
+
+
+def _by_agent(t: ScoredTrial) -> str:
+    return t.record.agent.label
+
+
+def _by_agent_task(t: ScoredTrial) -> tuple[str, str]:
+    return t.record.agent.label, t.record.task.label
+
+
+def _by_agent_base_task(t: ScoredTrial) -> tuple[str, str, str]:
+    return t.record.agent.label, t.record.base_model.label, t.record.task.label
+
+
+def judge_agreement_cells(c: Collation) -> dict[str, str] | None:
+    """agent -> its trials' mean judge agreement as a cell, or None when no trial had several judges."""
+    by_agent = judge_agreement_by(c, _by_agent)
+    return None if by_agent is None else {a: agreement.summary_text(f) for a, f in by_agent.items()}
 
 
 def with_judge_agreement(c: Collation, head: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
@@ -137,7 +159,8 @@ def with_judge_agreement(c: Collation, head: list[str], rows: list[list[str]]) -
     cells = judge_agreement_cells(c)
     if cells is None:
         return head, rows
-    return [*head, "judge agreement"], [[*r, cells.get(r[0], "")] for r in rows]
+    n = len(c.agents)  # the agents' rows come first; a baseline row never takes an agent's cell
+    return [*head, "judge agreement"], [[*r, cells.get(r[0], "") if i < n else ""] for i, r in enumerate(rows)]
 
 
 JUDGE_AGREEMENT_NOTE = (
@@ -238,6 +261,14 @@ def _stat_json(stat: Stat, ci: bool = False) -> dict:
 
 
 def to_json(c: Collation, costs: list[AgentCost]) -> dict:
+    judged = judge_agreement_by(c, _by_agent_task)  # None: no trial had several judges, no field anywhere
+
+    def judges(fields: dict[str, Any] | None) -> dict:
+        return {} if judged is None else {"judge_agreement": fields}
+
+    by_agent = judge_agreement_by(c, _by_agent) or {}
+    by_cell = judged or {}
+    by_base = judge_agreement_by(c, _by_agent_base_task) or {}
     return {
         "schema": COLLATION_SCHEMA,
         "schema_version": COLLATION_SCHEMA_VERSION,
@@ -248,12 +279,18 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
         "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
         "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
         "notes": c.notes,
-        "benchmark": [{"agent": a, "task": t, **_stat_json(s, c.ci)} for (a, t), s in sorted(c.per_benchmark.items())],
-        "aggregate": [{"agent": a, **_stat_json(s, c.ci)} for a, s in sorted(c.aggregate.items())],
+        "benchmark": [
+            {"agent": a, "task": t, **_stat_json(s, c.ci), **judges(by_cell.get((a, t)))}
+            for (a, t), s in sorted(c.per_benchmark.items())
+        ],
+        "aggregate": [
+            {"agent": a, **_stat_json(s, c.ci), **judges(by_agent.get(a))} for a, s in sorted(c.aggregate.items())
+        ],
         "comparisons": [cmp.to_json() for cmp in c.comparisons],
         **({"seeds_needed": {"width": c.seeds_width, "rows": c.seeds_needed}} if c.seeds_width is not None else {}),
         "per_base_model": [
-            {"agent": a, "base_model": b, "task": t, **_stat_json(s)} for (a, b, t), s in sorted(c.per_base.items())
+            {"agent": a, "base_model": b, "task": t, **_stat_json(s), **judges(by_base.get((a, b, t)))}
+            for (a, b, t), s in sorted(c.per_base.items())
         ],
         "baselines": [{"setting": s, "task": t, **_stat_json(st)} for (s, t), st in sorted(c.baselines.items())],
         "baseline_aggregate": [{"setting": s, "mean": _num(v)} for s, v in c.baseline_aggregate.items()],
@@ -271,13 +308,20 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
                 "rule": t.rule,
                 "reason": t.reason,
                 "value": _num(t.value),
+                **judges(agreement.trial_fields(t.record.extra_metrics)),
             }
             for t in c.trials
         ],
     }
 
 
+JUDGE_CSV_COLUMNS = ("judge_trials", "judge_kappa", "judge_agreement")  # only when a trial had several judges
+
+
 def to_csv(c: Collation) -> str:
+    by_cell = judge_agreement_by(c, _by_agent_task)
+    by_agent = judge_agreement_by(c, _by_agent) or {}
+    by_base = judge_agreement_by(c, _by_agent_base_task) or {}
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(
@@ -292,13 +336,21 @@ def to_csv(c: Collation) -> str:
             *(f"n_{r}" for r in RULE_ORDER),
             "incomplete",
             "values",
+            *(JUDGE_CSV_COLUMNS if by_cell is not None else ()),
         ]
     )
 
     def fmt(x: float | None) -> str:
         return "" if x is None or math.isnan(x) else f"{x:.6g}"
 
-    def row(table: str, agent: str, base: str, task: str, s: Stat) -> None:
+    def judges(fields: dict[str, Any] | None) -> list[Any]:
+        if by_cell is None:
+            return []
+        if fields is None:
+            return ["", "", ""]
+        return [fields["trials"], fmt(fields["kappa"]), fmt(fields["percent_agreement"])]
+
+    def row(table: str, agent: str, base: str, task: str, s: Stat, judged: dict[str, Any] | None = None) -> None:
         w.writerow(
             [
                 table,
@@ -311,15 +363,16 @@ def to_csv(c: Collation) -> str:
                 *(s.rules.get(r, 0) for r in RULE_ORDER),
                 s.incomplete,
                 " ".join(fmt(v) or "nan" for v in s.values),
+                *judges(judged),
             ]
         )
 
     for (a, t), s in sorted(c.per_benchmark.items()):
-        row("benchmark", a, "", t, s)
+        row("benchmark", a, "", t, s, (by_cell or {}).get((a, t)))
     for a, s in sorted(c.aggregate.items()):
-        row("aggregate", a, "", "weighted_avg", s)
+        row("aggregate", a, "", "weighted_avg", s, by_agent.get(a))
     for (a, b, t), s in sorted(c.per_base.items()):
-        row("per_base_model", a, b, t, s)
+        row("per_base_model", a, b, t, s, by_base.get((a, b, t)))
     for (setting, t), s in sorted(c.baselines.items()):
         row("baseline", setting, "", t, s)
     for setting, v in c.baseline_aggregate.items():
