@@ -84,8 +84,8 @@ def agreement(verdicts: Sequence[Sequence[Hashable]], judges: int) -> dict[str, 
 
 
 def trial_fields(extra: dict[str, Any]) -> dict[str, Any] | None:
-    """One trial's judge agreement from its result's extra_metrics (the collation JSON's per-trial
-    object: judges, items, percent_agreement, kappa, kappa_kind); None with one judge."""
+    """One trial's task-judge agreement from its result's extra_metrics (the collation JSON's
+    per-trial object: judges, items, percent_agreement, kappa, kappa_kind); None with one judge."""
     if not extra.get("judge_count"):
         return None
     return {
@@ -97,11 +97,30 @@ def trial_fields(extra: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def mean_fields(extras: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Several trials' judge agreement: over the trials judged by several judges (`trials`), the mean
-    kappa (over those whose kappa is defined, `kappa_trials`) and the mean percent agreement; the kappa
-    kinds seen. None when no trial had several judges."""
-    rows = [f for f in map(trial_fields, extras) if f is not None]
+def recorded_fields(recorded: Any) -> dict[str, Any] | None:
+    """An `agreement()` dict as a record holds it (the integrity judges' agreement, result.json's
+    `integrity_judge_agreement`), in the same shape as `trial_fields`; None without one, or when it is
+    not such a dict (never a guess)."""
+    if not isinstance(recorded, dict):
+        return None
+    judges, items = recorded.get("judges"), recorded.get("items")
+    if not isinstance(judges, int) or isinstance(judges, bool) or judges < 2 or not isinstance(items, int):
+        return None
+    return {
+        "judges": judges,
+        "items": items,
+        "percent_agreement": _number(recorded.get("percent_agreement")),
+        "kappa": _number(recorded.get("kappa")),
+        "kappa_kind": "cohen" if recorded.get("kappa_kind") == "cohen" else "fleiss",
+    }
+
+
+def mean_of(trials: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Several trials' agreement (each `trial_fields`/`recorded_fields`, None where one judge): over
+    the trials with several judges (`trials`), the mean kappa (over those whose kappa is defined,
+    `kappa_trials`) and the mean percent agreement; the kappa kinds seen. None when no trial had
+    several judges."""
+    rows = [f for f in trials if f is not None]
     if not rows:
         return None
     kappas = [f["kappa"] for f in rows if f["kappa"] is not None]
@@ -119,9 +138,8 @@ def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x else None
 
 
-def trial_text(extra: dict[str, Any]) -> str:
-    """One trial's judge agreement as a table cell (from its result's extra_metrics); "" with one judge."""
-    f = trial_fields(extra)
+def fields_text(f: dict[str, Any] | None) -> str:
+    """One trial's agreement as a table cell: "κ 0.50 (Fleiss), 80 % agree, 3 judges"; "" for None."""
     if f is None:
         return ""
     kind = "Cohen" if f["kappa_kind"] == "cohen" else "Fleiss"
@@ -130,15 +148,13 @@ def trial_text(extra: dict[str, Any]) -> str:
     return f"{k}, {p}, {f['judges']} judges"
 
 
-def mean_text(extras: list[dict[str, Any]]) -> str:
-    """Several trials' judge agreement as one cell: mean kappa and mean percent agreement over the
-    trials judged by several judges (n = those trials); "" when none was."""
-    f = mean_fields(extras)
-    return "" if f is None else summary_text(f)
+def trial_text(extra: dict[str, Any]) -> str:
+    """One trial's task-judge agreement as a table cell (from its extra_metrics); "" with one judge."""
+    return fields_text(trial_fields(extra))
 
 
 def summary_text(f: dict[str, Any]) -> str:
-    """`mean_fields` as a table cell: "κ 0.30, 70 % agree (n=2)"."""
+    """`mean_of` as a table cell: "κ 0.30, 70 % agree (n=2)"."""
     k = f"κ {f['kappa']:.2f}" if f["kappa"] is not None else "κ undefined"
     p = f", {f['percent_agreement'] * 100:.0f} % agree" if f["percent_agreement"] is not None else ""
     return f"{k}{p} (n={f['trials']})"

@@ -9,12 +9,12 @@ from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.tables import (
-    JUDGE_AGREEMENT_NOTE,
     MEANING,
     RULE_ORDER,
     agent_row_count,
     benchmark_rows,
     judge_agreement_cells,
+    judge_sources,
     marks,
     number,
     per_base_rows,
@@ -115,13 +115,13 @@ def to_latex(c: Collation, scale: float = 100.0) -> str:
             c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False)
         )
     ]
-    judges = judge_agreement_cells(c)  # a column only when some trial had several judges
     notes = footnotes(c)
-    if judges is not None:
-        head.append("Judge agreement")
+    for source in judge_sources(c):  # a column only for judges some trial had several of
+        cells = judge_agreement_cells(c, source) or {}
+        head.append(escape(source.title[0].upper() + source.title[1:]))
         # the agents' rows first, in c.agents' order; the baseline rows get an empty cell
-        rows = [[*r, escape(judges.get(c.agents[i], "")) if i < len(c.agents) else ""] for i, r in enumerate(rows)]
-        notes.append(escape(JUDGE_AGREEMENT_NOTE))
+        rows = [[*r, escape(cells.get(c.agents[i], "")) if i < len(c.agents) else ""] for i, r in enumerate(rows)]
+        notes.append(escape(source.note))
     out = [
         _table(
             head,

@@ -10,6 +10,7 @@ import csv
 import io
 import math
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from ptbench.results import agreement
@@ -19,6 +20,7 @@ from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.cost import AgentCost
 from ptbench.results.paired import mean_ci
+from ptbench.results.schema import ResultRecord
 
 COLLATION_SCHEMA = "ptbench.collation"
 COLLATION_SCHEMA_VERSION = 1
@@ -124,15 +126,54 @@ def agent_row_count(c: Collation) -> int:
     return len({(a, b) for (a, b, _) in c.per_base})
 
 
-def judge_agreement_by(c: Collation, key: Callable[[ScoredTrial], Hashable]) -> dict[Any, dict[str, Any]] | None:
-    """Judge agreement (`agreement.mean_fields`) per group of trials (key: agent, (agent, task), ...),
-    for the groups that had a trial with several judges; None when no trial had several judges."""
-    extras: dict[Any, list[dict]] = {}
+JUDGE_AGREEMENT_NOTE = (
+    "judge agreement: mean over the agent's trials judged by several judges (n) of Cohen's (two judges) "
+    "or Fleiss' kappa and of percent agreement over the judges' verdicts."
+)
+INTEGRITY_JUDGE_NOTE = (
+    "integrity judge agreement: the same over the agent's trials whose integrity check ran several judges, "
+    "over their answers to its two questions (with two questions per trial the kappa is a rough figure)."
+)
+
+
+@dataclass(frozen=True)
+class JudgeSource:
+    """Whose judges: a table column `title`; CSV columns <prefix>_trials, <prefix>_kappa,
+    <prefix>_agreement; JSON key <prefix>_agreement; `of` reads one record's agreement (None: one judge)."""
+
+    title: str
+    prefix: str
+    note: str
+    of: Callable[[ResultRecord], dict[str, Any] | None]
+
+
+JUDGE_SOURCES = (
+    JudgeSource("judge agreement", "judge", JUDGE_AGREEMENT_NOTE, lambda r: agreement.trial_fields(r.extra_metrics)),
+    JudgeSource(
+        "integrity judge agreement",
+        "integrity_judge",
+        INTEGRITY_JUDGE_NOTE,
+        lambda r: agreement.recorded_fields(r.integrity_judge_agreement),
+    ),
+)
+
+
+def judge_agreement_by(
+    c: Collation, key: Callable[[ScoredTrial], Hashable], source: JudgeSource = JUDGE_SOURCES[0]
+) -> dict[Any, dict[str, Any]] | None:
+    """Judge agreement (`agreement.mean_of`) per group of trials (key: agent, (agent, task), ...), for
+    the groups that had a trial with several judges; None when no trial had several judges."""
+    per: dict[Any, list[dict[str, Any] | None]] = {}
     for t in c.trials:
-        extras.setdefault(key(t), []).append(t.record.extra_metrics)
-    fields = {k: agreement.mean_fields(e) for k, e in extras.items()}
+        per.setdefault(key(t), []).append(source.of(t.record))
+    fields = {k: agreement.mean_of(f) for k, f in per.items()}
     found = {k: f for k, f in fields.items() if f is not None}
     return found or None
+
+
+def judge_sources(c: Collation) -> list[JudgeSource]:
+    """The sources some trial of the collation had several judges of: each one column, else none."""
+    return [s for s in JUDGE_SOURCES if any(s.of(t.record) is not None for t in c.trials)]
 
 
 def _by_agent(t: ScoredTrial) -> str:
@@ -147,26 +188,22 @@ def _by_agent_base_task(t: ScoredTrial) -> tuple[str, str, str]:
     return t.record.agent.label, t.record.base_model.label, t.record.task.label
 
 
-def judge_agreement_cells(c: Collation) -> dict[str, str] | None:
+def judge_agreement_cells(c: Collation, source: JudgeSource = JUDGE_SOURCES[0]) -> dict[str, str] | None:
     """agent -> its trials' mean judge agreement as a cell, or None when no trial had several judges."""
-    by_agent = judge_agreement_by(c, _by_agent)
+    by_agent = judge_agreement_by(c, _by_agent, source)
     return None if by_agent is None else {a: agreement.summary_text(f) for a, f in by_agent.items()}
 
 
 def with_judge_agreement(c: Collation, head: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
-    """The main table with a "judge agreement" column appended where some trial had several judges
-    (rows are the agents, then the baseline settings: those get an empty cell)."""
-    cells = judge_agreement_cells(c)
-    if cells is None:
-        return head, rows
-    n = len(c.agents)  # the agents' rows come first; a baseline row never takes an agent's cell
-    return [*head, "judge agreement"], [[*r, cells.get(r[0], "") if i < n else ""] for i, r in enumerate(rows)]
-
-
-JUDGE_AGREEMENT_NOTE = (
-    "judge agreement: mean over the agent's trials judged by several judges (n) of Cohen's (two judges) "
-    "or Fleiss' kappa and of percent agreement over the judges' verdicts."
-)
+    """The main table with a column per judge source some trial had several judges of ("judge
+    agreement", "integrity judge agreement"); rows are the agents, then the baseline settings: those
+    get an empty cell, never an agent's."""
+    n = len(c.agents)
+    for source in judge_sources(c):
+        cells = judge_agreement_cells(c, source) or {}
+        head = [*head, source.title]
+        rows = [[*r, cells.get(r[0], "") if i < n else ""] for i, r in enumerate(rows)]
+    return head, rows
 
 
 def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
@@ -183,8 +220,7 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
     )
     out.append(_md(head, rows))
     out += ["", rule_summary(c), legend(c), *c.notes]
-    if len(head) > len(c.tasks) + 2:
-        out.append(JUDGE_AGREEMENT_NOTE)
+    out += [source.note for source in judge_sources(c)]
     if c.ci:
         out.append("[lo, hi]: 95 % Student-t interval of the mean over runs (seeds).")
     out += comparison_markdown(c)
@@ -260,15 +296,28 @@ def _stat_json(stat: Stat, ci: bool = False) -> dict:
     }
 
 
+_LEVELS = {"agent": _by_agent, "cell": _by_agent_task, "base": _by_agent_base_task}
+
+
+def _judge_levels(c: Collation) -> Callable[[str, Hashable], dict[str, dict[str, Any] | None]]:
+    """(level, key) -> {<prefix>: mean agreement or None} for each judge source the collation has
+    (an empty dict when no trial had several judges: no column, no field anywhere)."""
+    sources = judge_sources(c)
+    by = {(s.prefix, lv): judge_agreement_by(c, key, s) or {} for s in sources for lv, key in _LEVELS.items()}
+
+    def at(level: str, k: Hashable) -> dict[str, dict[str, Any] | None]:
+        return {s.prefix: by[(s.prefix, level)].get(k) for s in sources}
+
+    return at
+
+
 def to_json(c: Collation, costs: list[AgentCost]) -> dict:
-    judged = judge_agreement_by(c, _by_agent_task)  # None: no trial had several judges, no field anywhere
+    at = _judge_levels(c)
+    sources = judge_sources(c)
 
-    def judges(fields: dict[str, Any] | None) -> dict:
-        return {} if judged is None else {"judge_agreement": fields}
+    def judges(level: str, k: Hashable) -> dict[str, Any]:
+        return {f"{prefix}_agreement": f for prefix, f in at(level, k).items()}
 
-    by_agent = judge_agreement_by(c, _by_agent) or {}
-    by_cell = judged or {}
-    by_base = judge_agreement_by(c, _by_agent_base_task) or {}
     return {
         "schema": COLLATION_SCHEMA,
         "schema_version": COLLATION_SCHEMA_VERSION,
@@ -280,16 +329,16 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
         "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
         "notes": c.notes,
         "benchmark": [
-            {"agent": a, "task": t, **_stat_json(s, c.ci), **judges(by_cell.get((a, t)))}
+            {"agent": a, "task": t, **_stat_json(s, c.ci), **judges("cell", (a, t))}
             for (a, t), s in sorted(c.per_benchmark.items())
         ],
         "aggregate": [
-            {"agent": a, **_stat_json(s, c.ci), **judges(by_agent.get(a))} for a, s in sorted(c.aggregate.items())
+            {"agent": a, **_stat_json(s, c.ci), **judges("agent", a)} for a, s in sorted(c.aggregate.items())
         ],
         "comparisons": [cmp.to_json() for cmp in c.comparisons],
         **({"seeds_needed": {"width": c.seeds_width, "rows": c.seeds_needed}} if c.seeds_width is not None else {}),
         "per_base_model": [
-            {"agent": a, "base_model": b, "task": t, **_stat_json(s), **judges(by_base.get((a, b, t)))}
+            {"agent": a, "base_model": b, "task": t, **_stat_json(s), **judges("base", (a, b, t))}
             for (a, b, t), s in sorted(c.per_base.items())
         ],
         "baselines": [{"setting": s, "task": t, **_stat_json(st)} for (s, t), st in sorted(c.baselines.items())],
@@ -308,20 +357,16 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
                 "rule": t.rule,
                 "reason": t.reason,
                 "value": _num(t.value),
-                **judges(agreement.trial_fields(t.record.extra_metrics)),
+                **{f"{source.prefix}_agreement": source.of(t.record) for source in sources},
             }
             for t in c.trials
         ],
     }
 
 
-JUDGE_CSV_COLUMNS = ("judge_trials", "judge_kappa", "judge_agreement")  # only when a trial had several judges
-
-
 def to_csv(c: Collation) -> str:
-    by_cell = judge_agreement_by(c, _by_agent_task)
-    by_agent = judge_agreement_by(c, _by_agent) or {}
-    by_base = judge_agreement_by(c, _by_agent_base_task) or {}
+    at = _judge_levels(c)
+    sources = judge_sources(c)  # three columns each, only for a source some trial had several judges of
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(
@@ -336,21 +381,19 @@ def to_csv(c: Collation) -> str:
             *(f"n_{r}" for r in RULE_ORDER),
             "incomplete",
             "values",
-            *(JUDGE_CSV_COLUMNS if by_cell is not None else ()),
+            *(f"{source.prefix}_{col}" for source in sources for col in ("trials", "kappa", "agreement")),
         ]
     )
 
     def fmt(x: float | None) -> str:
         return "" if x is None or math.isnan(x) else f"{x:.6g}"
 
-    def judges(fields: dict[str, Any] | None) -> list[Any]:
-        if by_cell is None:
-            return []
-        if fields is None:
-            return ["", "", ""]
-        return [fields["trials"], fmt(fields["kappa"]), fmt(fields["percent_agreement"])]
+    def judges(where: tuple[str, Hashable] | None) -> list[Any]:
+        """The judge columns of a row: (level, key) of an agent's row; None for a baseline row."""
+        found = at(*where) if where else dict.fromkeys(source.prefix for source in sources)
+        return [x for f in found.values() for x in ([""] * 3 if f is None else _judge_csv(f, fmt))]
 
-    def row(table: str, agent: str, base: str, task: str, s: Stat, judged: dict[str, Any] | None = None) -> None:
+    def row(table: str, agent: str, base: str, task: str, s: Stat, where: tuple[str, Hashable] | None = None) -> None:
         w.writerow(
             [
                 table,
@@ -363,21 +406,25 @@ def to_csv(c: Collation) -> str:
                 *(s.rules.get(r, 0) for r in RULE_ORDER),
                 s.incomplete,
                 " ".join(fmt(v) or "nan" for v in s.values),
-                *judges(judged),
+                *judges(where),
             ]
         )
 
     for (a, t), s in sorted(c.per_benchmark.items()):
-        row("benchmark", a, "", t, s, (by_cell or {}).get((a, t)))
+        row("benchmark", a, "", t, s, ("cell", (a, t)))
     for a, s in sorted(c.aggregate.items()):
-        row("aggregate", a, "", "weighted_avg", s, by_agent.get(a))
+        row("aggregate", a, "", "weighted_avg", s, ("agent", a))
     for (a, b, t), s in sorted(c.per_base.items()):
-        row("per_base_model", a, b, t, s, by_base.get((a, b, t)))
+        row("per_base_model", a, b, t, s, ("base", (a, b, t)))
     for (setting, t), s in sorted(c.baselines.items()):
         row("baseline", setting, "", t, s)
     for setting, v in c.baseline_aggregate.items():
         row("baseline", setting, "", "weighted_avg", Stat([v]))
     return buf.getvalue()
+
+
+def _judge_csv(f: dict[str, Any], fmt: Callable[[float | None], str]) -> list[Any]:
+    return [f["trials"], fmt(f["kappa"]), fmt(f["percent_agreement"])]
 
 
 def cost_csv(costs: list[AgentCost]) -> str:
