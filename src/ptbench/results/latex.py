@@ -8,13 +8,12 @@ from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.judge_columns import judge_agreement_cells, judge_sources
 from ptbench.results.tables import (
     MEANING,
     RULE_ORDER,
     agent_row_count,
     benchmark_rows,
-    judge_agreement_cells,
-    judge_sources,
     marks,
     number,
     per_base_rows,

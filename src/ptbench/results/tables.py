@@ -10,17 +10,15 @@ import csv
 import io
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Any
 
-from ptbench.results import agreement
-from ptbench.results.aggregate import Collation, ScoredTrial, Stat
+from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.cost import AgentCost
+from ptbench.results.judge_columns import judge_levels, judge_sources, with_judge_agreement
 from ptbench.results.paired import mean_ci
-from ptbench.results.schema import ResultRecord
 
 COLLATION_SCHEMA = "ptbench.collation"
 COLLATION_SCHEMA_VERSION = 1
@@ -126,86 +124,6 @@ def agent_row_count(c: Collation) -> int:
     return len({(a, b) for (a, b, _) in c.per_base})
 
 
-JUDGE_AGREEMENT_NOTE = (
-    "judge agreement: mean over the agent's trials judged by several judges (n) of Cohen's (two judges) "
-    "or Fleiss' kappa and of percent agreement over the judges' verdicts."
-)
-INTEGRITY_JUDGE_NOTE = (
-    "integrity judge agreement: the same over the agent's trials whose integrity check ran several judges, "
-    "over their answers to its two questions (with two questions per trial the kappa is a rough figure)."
-)
-
-
-@dataclass(frozen=True)
-class JudgeSource:
-    """Whose judges: a table column `title`; CSV columns <prefix>_trials, <prefix>_kappa,
-    <prefix>_agreement; JSON key <prefix>_agreement; `of` reads one record's agreement (None: one judge)."""
-
-    title: str
-    prefix: str
-    note: str
-    of: Callable[[ResultRecord], dict[str, Any] | None]
-
-
-JUDGE_SOURCES = (
-    JudgeSource("judge agreement", "judge", JUDGE_AGREEMENT_NOTE, lambda r: agreement.trial_fields(r.extra_metrics)),
-    JudgeSource(
-        "integrity judge agreement",
-        "integrity_judge",
-        INTEGRITY_JUDGE_NOTE,
-        lambda r: agreement.recorded_fields(r.integrity_judge_agreement),
-    ),
-)
-
-
-def judge_agreement_by(
-    c: Collation, key: Callable[[ScoredTrial], Hashable], source: JudgeSource = JUDGE_SOURCES[0]
-) -> dict[Any, dict[str, Any]] | None:
-    """Judge agreement (`agreement.mean_of`) per group of trials (key: agent, (agent, task), ...), for
-    the groups that had a trial with several judges; None when no trial had several judges."""
-    per: dict[Any, list[dict[str, Any] | None]] = {}
-    for t in c.trials:
-        per.setdefault(key(t), []).append(source.of(t.record))
-    fields = {k: agreement.mean_of(f) for k, f in per.items()}
-    found = {k: f for k, f in fields.items() if f is not None}
-    return found or None
-
-
-def judge_sources(c: Collation) -> list[JudgeSource]:
-    """The sources some trial of the collation had several judges of: each one column, else none."""
-    return [s for s in JUDGE_SOURCES if any(s.of(t.record) is not None for t in c.trials)]
-
-
-def _by_agent(t: ScoredTrial) -> str:
-    return t.record.agent.label
-
-
-def _by_agent_task(t: ScoredTrial) -> tuple[str, str]:
-    return t.record.agent.label, t.record.task.label
-
-
-def _by_agent_base_task(t: ScoredTrial) -> tuple[str, str, str]:
-    return t.record.agent.label, t.record.base_model.label, t.record.task.label
-
-
-def judge_agreement_cells(c: Collation, source: JudgeSource = JUDGE_SOURCES[0]) -> dict[str, str] | None:
-    """agent -> its trials' mean judge agreement as a cell, or None when no trial had several judges."""
-    by_agent = judge_agreement_by(c, _by_agent, source)
-    return None if by_agent is None else {a: agreement.summary_text(f) for a, f in by_agent.items()}
-
-
-def with_judge_agreement(c: Collation, head: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
-    """The main table with a column per judge source some trial had several judges of ("judge
-    agreement", "integrity judge agreement"); rows are the agents, then the baseline settings: those
-    get an empty cell, never an agent's."""
-    n = len(c.agents)
-    for source in judge_sources(c):
-        cells = judge_agreement_cells(c, source) or {}
-        head = [*head, source.title]
-        rows = [[*r, cells.get(r[0], "") if i < n else ""] for i, r in enumerate(rows)]
-    return head, rows
-
-
 def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
     out = [f"Scoring policy: {c.policy}" + (f" (integrity: {c.integrity_policy})" if c.integrity_policy else ""), ""]
     head, rows = with_judge_agreement(
@@ -296,23 +214,8 @@ def _stat_json(stat: Stat, ci: bool = False) -> dict:
     }
 
 
-_LEVELS = {"agent": _by_agent, "cell": _by_agent_task, "base": _by_agent_base_task}
-
-
-def _judge_levels(c: Collation) -> Callable[[str, Hashable], dict[str, dict[str, Any] | None]]:
-    """(level, key) -> {<prefix>: mean agreement or None} for each judge source the collation has
-    (an empty dict when no trial had several judges: no column, no field anywhere)."""
-    sources = judge_sources(c)
-    by = {(s.prefix, lv): judge_agreement_by(c, key, s) or {} for s in sources for lv, key in _LEVELS.items()}
-
-    def at(level: str, k: Hashable) -> dict[str, dict[str, Any] | None]:
-        return {s.prefix: by[(s.prefix, level)].get(k) for s in sources}
-
-    return at
-
-
 def to_json(c: Collation, costs: list[AgentCost]) -> dict:
-    at = _judge_levels(c)
+    at = judge_levels(c)
     sources = judge_sources(c)
 
     def judges(level: str, k: Hashable) -> dict[str, Any]:
@@ -365,7 +268,7 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
 
 
 def to_csv(c: Collation) -> str:
-    at = _judge_levels(c)
+    at = judge_levels(c)
     sources = judge_sources(c)  # three columns each, only for a source some trial had several judges of
     buf = io.StringIO()
     w = csv.writer(buf)

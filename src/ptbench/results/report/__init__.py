@@ -20,6 +20,7 @@ from ptbench.results.collate import Collated
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.judge_columns import judge_sources, with_judge_agreement
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
 from ptbench.results.tables import (
@@ -27,12 +28,10 @@ from ptbench.results.tables import (
     MEANING,
     RULE_ORDER,
     benchmark_rows,
-    judge_sources,
     legend,
     md_cell,
     per_base_rows,
     rule_summary,
-    with_judge_agreement,
 )
 
 _env = Environment(
