@@ -116,14 +116,24 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as exc:  # click's own usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
+        errors, aborts = _click_exceptions()
+        if isinstance(exc, errors):
+            exc.show()  # type: ignore[attr-defined]  # every ClickException has show()
             sys.exit(2)
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, aborts):
             sys.exit(130)
         raise
+
+
+def _click_exceptions() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+    """(usage errors, aborts) as click's classes and as those of the click copy typer carries (typer
+    0.2x vendors click: its usage errors are not click's, and a usage mistake would end in a traceback).
+    The copy's classes are found through typer's public BadParameter and Abort, not its private module."""
+    import click
+
+    errors: list[type[Exception]] = [click.exceptions.ClickException]
+    errors += [k for k in typer.BadParameter.__mro__ if k.__name__ == "ClickException" and issubclass(k, Exception)]
+    return tuple(errors), (click.exceptions.Abort, typer.Abort)
 
 
 if __name__ == "__main__":
