@@ -15,8 +15,11 @@ agreement is 1, so agreement beyond chance cannot be measured). Percent agreemen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ptbench.results.schema import ResultRecord
 
 
 def fleiss_kappa_counts(counts: Sequence[Sequence[int]]) -> float | None:
@@ -158,3 +161,11 @@ def summary_text(f: dict[str, Any]) -> str:
     k = f"κ {f['kappa']:.2f}" if f["kappa"] is not None else "κ undefined"
     p = f", {f['percent_agreement'] * 100:.0f} % agree" if f["percent_agreement"] is not None else ""
     return f"{k}{p} (n={f['trials']})"
+
+
+# Whose judges a trial's record holds the agreement of: the judged task's (extra_metrics) and the
+# integrity check's (integrity_judge_agreement). Each reader: the trial's fields, or None with one judge.
+READERS: dict[str, Callable[[ResultRecord], dict[str, Any] | None]] = {
+    "task": lambda r: trial_fields(r.extra_metrics),
+    "integrity": lambda r: recorded_fields(r.integrity_judge_agreement),
+}

@@ -25,23 +25,22 @@ INTEGRITY_JUDGE_NOTE = (
 
 @dataclass(frozen=True)
 class JudgeSource:
-    """Whose judges: a table column `title`; CSV columns <prefix>_trials, <prefix>_kappa,
-    <prefix>_agreement; JSON key <prefix>_agreement; `of` reads one record's agreement (None: one judge)."""
+    """Whose judges (`kind`, a key of `agreement.READERS`): a table column `title`; CSV columns
+    <prefix>_trials, <prefix>_kappa, <prefix>_agreement; JSON key <prefix>_agreement."""
 
+    kind: str
     title: str
     prefix: str
     note: str
-    of: Callable[[ResultRecord], dict[str, Any] | None]
+
+    def of(self, record: ResultRecord) -> dict[str, Any] | None:
+        """One record's agreement of these judges; None with one judge."""
+        return agreement.READERS[self.kind](record)
 
 
 JUDGE_SOURCES = (
-    JudgeSource("judge agreement", "judge", JUDGE_AGREEMENT_NOTE, lambda r: agreement.trial_fields(r.extra_metrics)),
-    JudgeSource(
-        "integrity judge agreement",
-        "integrity_judge",
-        INTEGRITY_JUDGE_NOTE,
-        lambda r: agreement.recorded_fields(r.integrity_judge_agreement),
-    ),
+    JudgeSource("task", "judge agreement", "judge", JUDGE_AGREEMENT_NOTE),
+    JudgeSource("integrity", "integrity judge agreement", "integrity_judge", INTEGRITY_JUDGE_NOTE),
 )
 
 
@@ -60,7 +59,7 @@ def judge_agreement_by(
 
 def judge_sources(c: Collation) -> list[JudgeSource]:
     """The sources some trial of the collation had several judges of: each one column, else none."""
-    return [s for s in JUDGE_SOURCES if any(s.of(t.record) is not None for t in c.trials)]
+    return [s for s in JUDGE_SOURCES if s.kind in c.judge_kinds]
 
 
 def by_agent(t: ScoredTrial) -> str:
