@@ -51,6 +51,7 @@ def _run(tmp_path: Path, tiny: Path, agent: dict, env: dict[str, str] | None = N
         "results_dir": str(tmp_path / "results"),
         "evaluation": {"engine": "transformers", "limit": 4},
         "sandbox": "bwrap",
+        "integrity": {"checks": ["api_usage"]},  # the others need a trained model to say anything
         **extra,
     }
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(data))
@@ -67,6 +68,12 @@ def _run(tmp_path: Path, tiny: Path, agent: dict, env: dict[str, str] | None = N
     return TrialDir(next((tmp_path / "results" / "mini").glob("*/trial.json")).parent)
 
 
+def _no_canary_under(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert CANARY.encode() not in path.read_bytes(), f"the key leaked into {path}"
+
+
 def _calls(trial: TrialDir) -> list[dict]:
     traj = json.loads((trial.agent_dir / "trajectory.json").read_text())
     return [s["tool_call"] for s in traj["steps"] if s["kind"] == "tool_call"]
@@ -79,7 +86,7 @@ def test_rehearsal_runs_bash_in_the_workspace_and_is_continued(tmp_path: Path, t
     script = {
         "turns": [
             {"shell": "printf 'print(6 * 7)\\n' > hello.py && {{ python }} hello.py > answer.txt && cat answer.txt"},
-            {"shell": "echo token=${OPENAI_API_KEY:0:10} && echo $PWD"},
+            {"shell": "printf 'token=%.10s\\n' \"$OPENAI_API_KEY\" && pwd"},  # mini runs /bin/sh
             {"shell": "cp -r {{ base_model }} final_model && echo copied"},
             {"shell": SUBMIT},
             {"shell": "cat answer.txt && ls final_model | grep -c json"},  # the continuation, same session
@@ -89,9 +96,11 @@ def test_rehearsal_runs_bash_in_the_workspace_and_is_continued(tmp_path: Path, t
     (tmp_path / "script.yaml").write_text(yaml.safe_dump(script))
     agent = {
         "name": "mini-swe-agent",
+        "model": "scripted",
         "options": {"rehearsal": {"script": str(tmp_path / "script.yaml")}, "continue_if_minutes_left": 1},
     }
-    trial = _run(tmp_path, tiny_model, agent, max_continuations=1)
+    # a rehearsal reads no key: the one set here (for `ptbench run`'s check) must reach nothing
+    trial = _run(tmp_path, tiny_model, agent, env={"OPENAI_API_KEY": CANARY}, max_continuations=1)
     result = trial.read_result()
     assert result["status"] == "completed" and result["primary_metric"]["n"] == 4, result
     assert result["agent"]["cli_version"] == "2.4.6"
@@ -121,6 +130,7 @@ def test_rehearsal_runs_bash_in_the_workspace_and_is_continued(tmp_path: Path, t
     assert requests and all(r["path"] == "/v1/chat/completions" for r in requests)
     assert "ptb-trial-" not in json.dumps([r["headers"] for r in requests])
     assert "the time budget is not used up yet" in json.dumps(requests[-1]["body"])
+    _no_canary_under(tmp_path / "results")
 
 
 @pytest.mark.slow
@@ -133,10 +143,9 @@ def test_open_model_on_a_vllm_server_through_the_gateway(tmp_path: Path, tiny_mo
     from tests.bootcamp.test_vllm_e2e import make_tiny_llama, vllm_server
 
     model_dir = tmp_path / "tiny-llama"
-    make_tiny_llama(model_dir)
-    # mini-swe-agent's prompt is long in the tiny model's 400-token vocabulary: a longer context than it was made with
-    long_context = {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
-    with vllm_server(model_dir, tmp_path / "vllm.log", max_model_len=16384, env=long_context) as port:
+    # mini-swe-agent's prompt is about 5000 tokens in the tiny model's 400-token vocabulary
+    make_tiny_llama(model_dir, max_positions=16384)
+    with vllm_server(model_dir, tmp_path / "vllm.log", max_model_len=16384) as port:
         agent = {
             "name": "mini-swe-agent",
             "model": "tiny",
@@ -144,6 +153,7 @@ def test_open_model_on_a_vllm_server_through_the_gateway(tmp_path: Path, tiny_mo
                 "base_url": f"http://127.0.0.1:{port}",
                 "key_env": "VLLM_API_KEY",
                 "step_limit": 3,
+                "max_attempts": 2,
                 "mini_config": {"model": {"model_kwargs": {"max_tokens": 16}}},
             },
         }
@@ -158,9 +168,34 @@ def test_open_model_on_a_vllm_server_through_the_gateway(tmp_path: Path, tiny_mo
     assert usage["source"] == "gateway" and usage["calls"] == len(calls)
     launch = json.loads((trial.agent_dir / "launch.json").read_text())
     assert "--model=openai/tiny" in launch["argv"] and launch["credentials"] == "gateway"
-    for path in (tmp_path / "results").rglob("*"):
-        if path.is_file():
-            assert CANARY.encode() not in path.read_bytes(), f"the vLLM key leaked into {path}"
+    _no_canary_under(tmp_path / "results")
+
+
+@pytest.mark.integration
+def test_an_api_error_fails_the_run_and_is_classified(tmp_path: Path, scripted_provider) -> None:
+    """The real package against a provider refusing the key: the driver exits 1, the trace holds the
+    error once, the failure is `auth` (not retried); a session that does not exist is not resumed."""
+    _require_mini()
+    from ptbench.agents.failures import classify
+    from ptbench.agents.traces import parse_native_log
+
+    python = find_executable(load_agent("mini-swe-agent"))
+    assert python is not None
+    driver = Path(__file__).resolve().parents[2] / "agents" / "mini-swe-agent" / "driver.py"
+    provider = scripted_provider([{"error": {"kind": "auth"}}, {"message": "unreachable"}])
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "ptb-trial-x"}
+    argv = [str(python), str(driver), "--model=openai/scripted", f"--api-base={provider.base_url}/v1"]
+    out = subprocess.run([*argv, "do it"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    traj = parse_native_log(out.stdout, "mini-swe-json", agent="mini-swe-agent")
+    assert traj.session_id and traj.runs[-1].is_error and len(traj.errors) == 1, traj.errors
+    assert "AuthenticationError" in traj.errors[0]
+    failure = classify(traj, out.stdout[-20000:], out.returncode)
+    assert failure is not None and failure.kind == "auth" and not failure.retryable
+    gone = subprocess.run(
+        [*argv, "--resume=nosuchsession", "go on"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert gone.returncode == 2 and "cannot resume session nosuchsession" in gone.stdout
 
 
 def test_example_campaign_validates_and_names_the_servers_key(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def _vllm_available() -> bool:
         return False
 
 
-def make_tiny_llama(path: Path) -> None:
+def make_tiny_llama(path: Path, max_positions: int = 1024) -> None:
     """Random 2-layer Llama (hidden 128, 2 heads -> head_dim 64, which vLLM's CPU kernels support)
     with a small BPE tokenizer and a chat template; the Hermes tool tokens exist so vLLM's tool
     parser can start."""
@@ -82,7 +82,7 @@ def make_tiny_llama(path: Path) -> None:
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=2,
-        max_position_embeddings=1024,
+        max_position_embeddings=max_positions,
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,
         tie_word_embeddings=True,
@@ -97,9 +97,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def vllm_server(
-    model_dir: Path, log_path: Path, *, max_model_len: int = 1024, env: dict[str, str] | None = None
-) -> Iterator[int]:
+def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -> Iterator[int]:
     """vLLM's OpenAI-compatible server (CPU build) serving `model_dir` as "tiny" on a free port; yields the port."""
     port = _free_port()
     log = open(log_path, "wb")
@@ -108,7 +106,6 @@ def vllm_server(
         VLLM_CPU_KVCACHE_SPACE="1",
         VLLM_LOGGING_LEVEL="WARNING",
         TOKENIZERS_PARALLELISM="false",
-        **(env or {}),
     )
     server = subprocess.Popen(
         [

@@ -33,9 +33,11 @@ def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> 
         typ, ts = ev.get("type"), ev.get("timestamp")
         if typ == "session":
             summary.session_id = ev.get("session_id") or summary.session_id
-        elif typ == "error":
+        elif typ == "error":  # the driver's last word; the same text as the exit message's, if it had one
             summary.is_error = True
-            b.error(str(ev.get("message") or "mini-swe-agent failed"))
+            text = str(ev.get("message") or "mini-swe-agent failed")
+            if text not in b.traj.errors:
+                b.error(text)
         elif typ == "exit":
             summary.session_id = ev.get("session_id") or summary.session_id
             submission = str(ev.get("submission") or "").strip()
