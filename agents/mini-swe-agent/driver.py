@@ -69,6 +69,11 @@ def message_event(message: dict[str, Any]) -> dict[str, Any]:
             event[key] = extra[key]
     if (usage := _usage(message)) is not None:
         event["usage"] = usage
+    if extra.get("interrupt_type") == "FormatError":  # the reply it answers is not kept as a message: say it here
+        response = extra.get("response")
+        choices = response.get("choices") if isinstance(response, dict) else None
+        if choices and isinstance(choices[0], dict):
+            event["reply"] = (choices[0].get("message") or {}).get("content")
     return event
 
 

@@ -2,7 +2,8 @@
 
 Events: `session` (id, version), `message` (role assistant with `tool_calls` [{id, command}] and the
 API's `usage`; role tool with `output` and `returncode`; role user, a format error when it has
-`interrupt_type`; role exit with `exit_status`), `exit` (the run's end) and `error` (the driver failed).
+`interrupt_type`, with the `reply` that had no tool call and its `usage`; role exit with
+`exit_status`), `exit` (the run's end) and `error` (the driver failed).
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> 
                     exit_code=code if isinstance(code, int) else None,
                 )
             elif role == "user" and ev.get("interrupt_type"):  # mini's format errors go back to the model
+                if reply := content_text(ev.get("reply")).strip():  # the reply without a tool call
+                    b.message(reply, ts)
+                    last_text = reply
+                if isinstance(ev.get("usage"), dict):  # that reply's tokens
+                    summary.usage.add(_usage(ev["usage"]))
                 b.traj.warnings.append(f"{ev['interrupt_type']}: {content_text(ev.get('content'))[:300]}")
             elif role == "exit":
                 status = str(ev.get("exit_status") or "")
