@@ -93,6 +93,15 @@ if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.
   npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}" >/dev/null
 fi
 
+# mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
+# The launcher finds it at $PTBENCH_VENVS_DIR/mini-swe-agent (default .cache/venvs/mini-swe-agent).
+MINI=mini-swe-agent==2.4.6
+MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
+if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
+  python -m venv "$MINI_VENV"
+  "$MINI_VENV/bin/python" -m pip install --disable-pip-version-check -q "$MINI"
+fi
+
 # Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
 # its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.
 HARBOR_VENV=${PTBENCH_HARBOR_VENV:-$PWD/.venv-harbor}
