@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptbench.caches.resources import EvalList, Resource
+from ptbench.core.files import sha256_file
 
 SLICES, SLICE_BYTES = 16, 64 * 1024
 
@@ -50,14 +51,6 @@ class Report:
 
 def repo_folder(kind: str, repo: str) -> str:
     return f"{kind}s--{repo.replace('/', '--')}"
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def safetensors_fingerprint(path: Path) -> str | None:

@@ -6,6 +6,7 @@ temporary file in the same folder and renamed over the target, so a reader never
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -93,3 +94,12 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except FileNotFoundError:
         pass
     return out
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB blocks (any size, flat memory)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ptbench.core.files import sha256_file
 from ptbench.integrity.contamination.decode import Budget
 from ptbench.integrity.contamination.index import (
     TestIndex,
@@ -266,7 +267,7 @@ _EXCLUDED_AS = {"harness": "harness training data", "base model": "copies of bas
 def _allowed(
     ctx: CheckContext, path: Path, label: str, harness_train: str | None, base_files: frozenset[str] = frozenset()
 ) -> str | None:
-    digest = _sha256(path)
+    digest = sha256_file(path)
     if harness_train and digest == harness_train and label == "workspace/data/train.jsonl":
         return "harness"
     if digest in base_files:  # byte for byte a file the base model ships (a tokenizer.json saved with a checkpoint)
@@ -291,7 +292,7 @@ def _base_model_hashes(ctx: CheckContext) -> frozenset[str]:
     if root is None or not root.is_dir():
         return frozenset()
     return frozenset(
-        _sha256(f) for f in root.rglob("*") if f.is_file() and not f.is_symlink() and f.stat().st_size < 64 << 20
+        sha256_file(f) for f in root.rglob("*") if f.is_file() and not f.is_symlink() and f.stat().st_size < 64 << 20
     )
 
 
@@ -315,11 +316,3 @@ def _line_of(path: Path, offset: int) -> int:
             line += block.count(b"\n")
             done += len(block)
     return line
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()

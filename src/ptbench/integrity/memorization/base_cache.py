@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ptbench.core.files import atomic_write_text
+from ptbench.core.files import atomic_write_text, sha256_file
 from ptbench.core.locks import file_lock
 from ptbench.inference.loglik import Scored
 
@@ -96,7 +96,7 @@ def base_identity(base: Path) -> dict[str, str]:
         if path.is_symlink() and target.parent.name == "blobs" and _HUB_BLOB.fullmatch(target.name):
             out[path.relative_to(base).as_posix()] = f"sha256:{target.name}"
         elif st.st_size <= SMALL_FILE:
-            out[path.relative_to(base).as_posix()] = f"sha256:{_sha256(target)}"
+            out[path.relative_to(base).as_posix()] = f"sha256:{sha256_file(target)}"
         else:
             h = hashlib.sha256()
             with open(target, "rb") as fh:
@@ -204,14 +204,6 @@ def _untrusted(path: Path) -> str | None:
 
 def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 _DEVICE: list[str] = []
