@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite as CI runs it: installs everything, runs the gate (ruff, mypy), starts the dev Slurm
 # cluster, runs pytest.
-# Extra arguments go to pytest (e.g. bash scripts/test.sh tests/foundation -x).
+# Extra arguments go to pytest (e.g. bash scripts/test.sh tests/runner -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # `-m gpu` (the GPU tests, on a GPU machine) installs the GPU stack instead and needs no Slurm cluster.

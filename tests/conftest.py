@@ -56,3 +56,12 @@ def ptbench(
         timeout=timeout,
         env={**os.environ, **(env or {})},
     )
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh) each test file runs whole on one
+    worker, so its module fixtures (trained models, servers) are built once; every test that uses the
+    dev Slurm cluster runs on one worker, in order, as the one-node cluster expects."""
+    for item in items:
+        group = "slurm" if item.get_closest_marker("slurm") else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))

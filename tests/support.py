@@ -25,6 +25,14 @@ from ptbench.testing.server import ScriptedProvider, provider_in_thread
 StartProvider = Callable[..., ScriptedProvider]
 
 
+def own_sandbox_uid(uid: int) -> bool:
+    """Whether `uid` is one of the spare uids this process's code sandbox hands out
+    (ptbench.sandbox.codeexec._sandbox_uid): a leak sweep counts only its own, not a concurrent
+    test's (pytest-xdist runs another worker beside this one)."""
+    base = 2_000_000 + (os.getpid() % 4000) * 1000
+    return base <= uid < base + 1000
+
+
 def require(ok: bool, why: str) -> None:
     """In CI (CI=true) a missing real component fails the test; locally it skips."""
     if not ok:

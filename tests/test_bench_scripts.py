@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixture)
+from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

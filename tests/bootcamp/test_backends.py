@@ -15,7 +15,7 @@ import pytest
 from ptbench.backends.htcondor.replicas import shards_description as condor_submit_description
 from ptbench.backends.units import shard_command
 from ptbench.bootcamp.datagen import Shard
-from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
+from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 from .chat_endpoint import serve_in_thread
 from .conftest import require, small_config
@@ -38,7 +38,7 @@ def test_shard_command_is_one_plain_command_line(tmp_path: Path) -> None:
 
 def test_condor_description_parses_with_the_real_bindings(tmp_path: Path) -> None:
     try:
-        import htcondor2  # `import htcondor` would find tests/htcondor first; 25.x ships only htcondor2
+        import htcondor2  # 25.x ships only htcondor2
     except ImportError:
         htcondor2 = None
     require(htcondor2 is not None, "the htcondor Python bindings are not installed (pip install 'ptbench[condor]')")

@@ -41,7 +41,7 @@ OPTIONS = {
 @pytest.fixture
 def htcondor2():
     try:
-        import htcondor2 as mod  # `import htcondor` would find tests/htcondor first
+        import htcondor2 as mod  # 25.x ships only htcondor2
     except ImportError:
         mod = None
     require(mod is not None, "the htcondor Python bindings are not installed (pip install 'ptbench[condor]')")

@@ -18,7 +18,7 @@ from ptbench.backends.slurm import cmd as slurm_cmd
 from ptbench.backends.tool_replicas import replica_status_rows
 from ptbench.bootcamp.replicas import read_replicas, read_token, replica_dir
 from ptbench.core.files import read_jsonl
-from tests.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
+from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
 
 from .chat_endpoint import serve_in_thread
 from .conftest import require

@@ -12,7 +12,7 @@ from ptbench.core.errors import UserError
 from ptbench.results.collate import load_records
 from ptbench.results.schema import SCHEMA_VERSION
 from ptbench.trial import STATE_SCHEMA, TrialDir
-from tests.foundation.test_collate import record
+from tests.results.test_collate import record
 
 
 def test_the_collator_reports_a_newer_result_in_one_line_and_reads_the_rest(tmp_path: Path) -> None:

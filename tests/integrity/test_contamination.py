@@ -162,3 +162,43 @@ def test_a_test_set_that_cannot_be_loaded_is_unchecked(trial_factory, tmp_path):
     trial = trial_factory(task="gsm8k", options={"data_path": str(tmp_path / "gone")})
     with pytest.raises(Unchecked, match="test set of task 'gsm8k' unavailable"):
         run(trial)
+
+
+def test_copies_of_base_model_files_are_exempt_but_an_edited_copy_is_not(trial_factory, tmp_path):
+    """A checkpoint saved with the base model's own character-level tokenizer (`"$": 13, "%": 14`) is
+    not an arithmetic item; a tokenizer.json with an item slipped in is, and so is any other file."""
+    base = tmp_path / "base"
+    base.mkdir()
+    vocab = {"<s>": 1, "$": 13, "%": 14, "&": 15}
+    (base / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab}}, indent=2))
+    trial = trial_factory(task="arithmetic", options={"n_test": 200}, base=str(base))
+    item = get_task("arithmetic", n_test=200).test_examples()[0].id  # e.g. "8+56"
+    a, b = item.split("+")
+    ckpt = trial.workspace / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"<s>": 1, "$": int(a), "%": int(b)}}}))
+    (base / "tokenizer.json").write_bytes((ckpt / "tokenizer.json").read_bytes())  # the base ships exactly this
+    f = run(trial)
+    assert f.verdict == "clean", f.evidence
+    assert f.details["excluded"]["copies of base model files"] == ["workspace/ckpt/tokenizer.json"]
+    (ckpt / "tokenizer.json").write_text((base / "tokenizer.json").read_text() + "\n")  # one byte more: data again
+    f = run(trial)
+    assert f.verdict == "flagged" and {e["item_id"] for e in f.evidence} == {item}
+    hub = trial_factory(task="arithmetic", options={"n_test": 200}, base=str(tmp_path / "absent"))
+    (ckpt / "tokenizer.json").write_bytes((base / "tokenizer.json").read_bytes())
+    assert run(hub).verdict == "flagged"  # no local base model to compare with: nothing is exempt
+
+
+def test_parquet_struct_fields_keep_their_keys_but_an_item_inside_one_is_found(trial_factory):
+    """Row metadata such as {case_index: 8, index: 56} reads as its JSON would, not as the item "8+56";
+    an item written into one struct field, or split as a+b across two values of a string, is found."""
+    trial = trial_factory(task="arithmetic", options={"n_test": 200})
+    item = get_task("arithmetic", n_test=200).test_examples()[0].id
+    a, b = (int(x) for x in item.split("+"))
+    meta = [{"case_index": a, "index": b, "split": "test"}]
+    pq.write_table(pa.table({"extra_info": meta}), trial.workspace / "rows.parquet")
+    assert run(trial).verdict == "clean"
+    hidden = [{"case_index": a, "index": b, "split": "test", "note": f"{a} + {b}"}]
+    pq.write_table(pa.table({"extra_info": hidden}), trial.workspace / "rows.parquet")
+    f = run(trial)
+    assert f.verdict == "flagged" and f.evidence[0]["file"] == "workspace/rows.parquet[extra_info]"

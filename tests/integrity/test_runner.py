@@ -1,6 +1,6 @@
 """The integrity stage fails closed: forged checks/ are ignored, crashes and time-outs are
 `unchecked`, damaged verdict files never read as clean, and a real trial records its flags.
-(Honest runs come out clean in tests/foundation/test_demo.py: the reference agent's real TRL run.)"""
+(Honest runs come out clean in tests/demo/test_demo.py: the reference agent's real TRL run.)"""
 
 from __future__ import annotations
 

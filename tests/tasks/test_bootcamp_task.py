@@ -41,9 +41,9 @@ def test_scores_are_the_rewards_and_hostile_answers_get_nothing() -> None:
     assert train and not any(p["prompt"].strip().endswith(q.strip()) for p in train for q in test_prompts)
 
 
-def test_multi_turn_environment_is_refused_with_its_reason() -> None:
-    with pytest.raises(UserError, match="plays several turns"):
-        get_task("bootcamp", config="spiel.tic_tac_toe")
+def test_tool_environment_is_refused_with_its_reason() -> None:
+    with pytest.raises(UserError, match="has tools"):
+        get_task("bootcamp", config="campaigns/bootcamp/sql_explore.yaml")
     with pytest.raises(UserError, match="name the bootcamp"):
         get_task("bootcamp")
     p = subprocess.run([sys.executable, "-m", "ptbench", "eval", "bootcamp", "--model", "x", "--task-options",

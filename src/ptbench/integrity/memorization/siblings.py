@@ -47,6 +47,8 @@ NO_SIBLINGS = {
     "answer whose likelihood measures memorization, so no sibling comparison is defined",
     "healthbench_easy": "open-ended conversations graded by rubric: no single reference answer whose "
     "likelihood measures memorization, so no sibling comparison is defined",
+    "bootcamp": "a bootcamp environment's sibling source (fresh cases from its own generators, drawn with a "
+    "secret seed) is not built yet, and a multi-turn game has no single reference answer to measure",
 }
 
 

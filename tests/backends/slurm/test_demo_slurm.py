@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.backends.slurm.conftest import all_finished, jobs_of, results, wait_for
 from tests.conftest import REPO, ptbench
-from tests.slurm.conftest import all_finished, jobs_of, results, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.integration]
 

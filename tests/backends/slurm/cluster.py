@@ -14,7 +14,7 @@ import pytest
 
 from tests.support import require
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "scripts" / "slurm-dev-cluster.sh"
 
 

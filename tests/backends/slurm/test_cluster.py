@@ -13,8 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.backends.slurm.conftest import all_finished, jobs_of, results, slurm_states, wait_for
 from tests.conftest import ptbench
-from tests.slurm.conftest import all_finished, jobs_of, results, slurm_states, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -224,7 +224,7 @@ def test_unknown_partition_is_slurms_refusal_in_one_line(slurm_campaign, test_ag
 
 def test_sbatch_wrapper_renders_then_submits(slurm_campaign, test_agents, tmp_path: Path) -> None:
     camp = slurm_campaign("wrap")
-    wrapper = Path(__file__).resolve().parents[2] / "submit" / "sbatch_submit.sh"
+    wrapper = Path(__file__).resolve().parents[3] / "submit" / "sbatch_submit.sh"
     dry = subprocess.run(["bash", str(wrapper), str(camp), "--dry-run"], capture_output=True, text=True, timeout=120)
     cdir = tmp_path / "results" / "wrap"
     assert dry.returncode == 0 and (cdir / "submit" / "slurm.sh").exists() and not (cdir / "jobs.json").exists(), (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixture)
+from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (the session fixture)
 
 
 @pytest.fixture
