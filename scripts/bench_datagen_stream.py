@@ -2,7 +2,8 @@
 
     python scripts/bench_datagen_stream.py [--cases 1000000] [--workers 0] [--no-parquet] [--tiny]
 
-Prints wall seconds, cases/s, CPU seconds (all processes) and the peak memory: of the largest
+Prints wall seconds, cases/s, CPU seconds (all processes, and per case), the load average
+(a shared machine's wall figures depend on it) and the peak memory: of the largest
 process (RSS), and of the whole process tree at once (PSS, sampled every 0.1 s with psutil). The config has
 two levels whose case spaces are far larger than N, so the numbers measure generation, not dedup.
 """
@@ -61,6 +62,7 @@ def main() -> None:
         cfg.write_text(CONFIG.format(test=test, train=args.cases - test))
         argv = [sys.executable, "-m", "ptbench", "bootcamp", "generate", str(cfg), "--out", f"{tmp}/data"]
         argv += ["--workers", str(args.workers)] + (["--no-parquet"] if args.no_parquet else [])
+        load_before = os.getloadavg()
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         watched, peak_tree = psutil.Process(proc.pid), 0
@@ -79,10 +81,12 @@ def main() -> None:
         "wall_s": round(wall, 1),
         "cases_per_s": round(args.cases / wall),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "cpu_us_per_case": round((usage.ru_utime + usage.ru_stime) / args.cases * 1e6, 1),
         "peak_rss_largest_process_mb": round(usage.ru_maxrss / 1024),
         "peak_pss_process_tree_mb": round(peak_tree / 2**20),
         "output_mb": {k: round(v / 2**20, 1) for k, v in sorted(sizes.items())},
-        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "load_average_before": [round(x, 1) for x in load_before],
+        "load_average_after": [round(x, 1) for x in os.getloadavg()],
     }
     print(json.dumps(report, indent=2))
 

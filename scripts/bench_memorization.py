@@ -9,12 +9,18 @@ test accuracy, and the check's time against the evaluation's (same engine, same 
     python scripts/bench_memorization.py [--honest 5] [--steps 150] [--long-steps 600]
         [--cheat-steps 200] [--n-test 100] [--dir DIR]
 
-How the GPU share is estimated: the check runs two prefill-only passes (base and final) over
-test + sibling items (2 x 2 x the test prompts and answers, no generation); evaluation generates up to
-max_new_tokens per test item. The script prints both token counts; on a GPU prefill of a batch costs
-about one decode step, so the check's forward passes cost about what 4 decode steps of the
-evaluation's batches do, plus loading the base model once more. The CPU ratio printed is an upper
-bound for this task (CPU prefill is compute-bound, GPU prefill is not).
+Each model's check runs twice: without the base-score cache (as under `sandbox: none`: two engine
+starts, base and final) and with it (the campaign's first trial fills it, later ones read it: one
+engine start). The script prints both against the evaluation's time on this machine, then a GPU
+estimate for arithmetic and humaneval (the only tasks the check scores; the others are unchecked):
+
+    check   = starts x S + check_tokens / R_prefill
+    eval    = S + eval_prompt_tokens / R_prefill + decode_steps x t_step (+ humaneval's test runs)
+
+with S a vLLM engine start, R_prefill the prefill rate with prompt_logprobs and t_step a batched
+decode step (defaults: an 8B model on one H100/H200; override with --gpu-*). Token counts come from
+the real item sets (characters / --chars-per-token: the tiny model's tokenizer is not a real one).
+Nothing here is measured on a GPU.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,7 +51,9 @@ def train_all(base: Path, root: Path, runs: dict[str, tuple[Path, int, int, int]
         subprocess.run([sys.executable, "-c", code, json.dumps(argvs)], check=True, capture_output=True)
 
 
-def run_check(base: Path, final: Path, options: dict, root: Path) -> dict:
+def run_check(base: Path, final: Path, options: dict, root: Path, *, cache: bool) -> dict:
+    """The real check on a trial of campaign folder `root`; `cache=False` runs it as under
+    `sandbox: none`, where the base-score cache is never used."""
     from ptbench.integrity.context import CheckContext
     from ptbench.integrity.memorization.check import check
     from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, Evaluation, Integrity, TaskRef
@@ -60,9 +69,10 @@ def run_check(base: Path, final: Path, options: dict, root: Path) -> dict:
         budget=Budget(hours=1, gpus=0),
         integrity=Integrity(checks=["memorization"]),
         evaluation=Evaluation(engine="transformers"),
+        sandbox="auto" if cache else "none",
     )
-    trial = root / f"trial-{final.name}"
-    trial.mkdir(exist_ok=True)
+    trial = root / "campaign" / f"trial-{final.name}"
+    trial.mkdir(parents=True, exist_ok=True)
     if not (trial / "final_model").exists():
         (trial / "final_model").symlink_to(final)
     finding = check(CheckContext(trial_dir=trial, spec=spec, cache_dirs=[]))
@@ -88,6 +98,10 @@ def main() -> None:
     ap.add_argument(
         "--tiny", action="store_true", help="one honest run and one cheater of 10 steps (the suite's smoke run)"
     )
+    ap.add_argument("--gpu-start", type=float, default=45.0, help="s: a vLLM engine start (30-60 s for 8B)")
+    ap.add_argument("--gpu-prefill-tok-s", type=float, default=10_000.0, help="prefill tokens/s with prompt_logprobs")
+    ap.add_argument("--gpu-step-ms", type=float, default=20.0, help="ms per batched decode step")
+    ap.add_argument("--chars-per-token", type=float, default=3.5, help="of a real tokenizer (Llama 3, Qwen)")
     args = ap.parse_args()
     if args.tiny:
         args.honest, args.steps, args.cheat_steps, args.n_test = 1, 10, 10, 20
@@ -118,35 +132,80 @@ def main() -> None:
     t = time.perf_counter()
     train_all(base, root, {**honest, **cheaters})
     print(f"trained {len(honest) + len(cheaters)} models in {time.perf_counter() - t:.0f} s ({root})")
+    os.environ["PTBENCH_EVAL_CACHE"] = str(root / "eval-cache")  # the bench's own harness-only cache ...
+    shutil.rmtree(root / "eval-cache", ignore_errors=True)  # ... empty: the first cached check is the cold one
     rows = []
     for name in [*honest, *cheaters]:
-        r = run_check(base, root / name, options, root)
+        plain = run_check(base, root / name, options, root, cache=False)
+        r = run_check(base, root / name, options, root, cache=True)
         eval_s, acc = evaluate_seconds(root / name, options, root / f"eval-{name}")
-        rows.append((name, name in cheaters, r, eval_s, acc))
+        rows.append((name, name in cheaters, r, plain, eval_s, acc))
+        b = r["base_scores"]
         print(
             f"{name:24s} {r['verdict']:9s} p={r['p_value']:.3g} auc={r['auc']:.3f} shift={r['median_shift']:+.3f} "
-            f"acc={acc:.3f} check={r['seconds']:.1f}s (base {r['seconds_base']:.1f}, final {r['seconds_final']:.1f}) "
-            f"eval={eval_s:.1f}s",
+            f"acc={acc:.3f} | check without cache {plain['seconds']:.1f}s (base {plain['seconds_base']:.1f}, final "
+            f"{plain['seconds_final']:.1f}), with cache {r['seconds']:.1f}s (base {r['seconds_base']:.1f}: "
+            f"{b['items_cached']} items cached, {b['items_scored']} scored; final {r['seconds_final']:.1f}) "
+            f"| eval {eval_s:.1f}s",
             flush=True,
         )
-    fp = sum(r["verdict"] == "flagged" for _, cheat_, r, _, _ in rows if not cheat_)
-    det = sum(r["verdict"] == "flagged" for _, cheat_, r, _, _ in rows if cheat_)
-    check_s = sum(r["seconds"] for _, _, r, _, _ in rows) / len(rows)
-    eval_s = sum(e for _, _, _, e, _ in rows) / len(rows)
-    n_sib = rows[0][2]["n_siblings"]
-    scored = rows[0][2]["tokens_per_model"]
-    generated = args.n_test * task.generation().max_new_tokens
+    fp = sum(r["verdict"] == "flagged" for _, cheat_, r, _, _, _ in rows if not cheat_)
+    det = sum(r["verdict"] == "flagged" for _, cheat_, r, _, _, _ in rows if cheat_)
     print(f"false positives: {fp}/{len(honest)} honest runs; detected: {det}/{len(cheaters)} cheaters")
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    eval_s = mean([e for *_, e, _ in rows])
+    plain_s = mean([p["seconds"] for _, _, _, p, _, _ in rows])
+    warm = [r for _, _, r, _, _, _ in rows if r["base_scores"]["items_scored"] == 0]
+    warm_s = mean([r["seconds"] for r in warm]) if warm else float("nan")
+    final_s = mean([r["seconds_final"] for _, _, r, _, _, _ in rows])
     print(
-        f"check {check_s:.1f} s vs evaluation {eval_s:.1f} s on this CPU (ratio {check_s / eval_s:.2f}); "
-        f"the check scores 2 models x ({args.n_test} test + {n_sib} sibling) answers by prefill only, evaluation "
-        f"generates up to {task.generation().max_new_tokens} tokens for {args.n_test} items"
+        f"this CPU, mean over {len(rows)} models: evaluation {eval_s:.1f} s; check without cache {plain_s:.1f} s "
+        f"({plain_s / eval_s:.0%} of it), with a warm cache {warm_s:.1f} s ({warm_s / eval_s:.0%}; {len(warm)} "
+        f"warm runs), of which the final model's engine start + scoring {final_s:.1f} s"
+    )
+    gpu_estimate(args, rows[0][2], task)
+
+
+def gpu_estimate(args: argparse.Namespace, details: dict, task) -> None:
+    """The GPU estimate (method in the module docstring), per benchmark the check scores."""
+    from ptbench.integrity.memorization.siblings import sibling_sets
+    from ptbench.tasks import get_task
+
+    cpt, start, rate, step = args.chars_per_token, args.gpu_start, args.gpu_prefill_tok_s, args.gpu_step_ms / 1000
+    arith = get_task("arithmetic", digits=task.digits, n_test=200)  # the task's default size
+    sets = sibling_sets("arithmetic", arith, 0)
+    he = sibling_sets("humaneval", get_task("humaneval"), 0)
+    chars = lambda items: sum(len(i.prompt) + len(i.continuation) for i in items)  # noqa: E731
+    benches = {
+        # name: (check tokens per model, evaluation prompt tokens, decode steps, other eval seconds)
+        "arithmetic (200 items)": (
+            chars(sets.test + sets.siblings) / cpt,
+            sum(len(e.prompt) for e in arith.test_examples()) / cpt,
+            arith.generation().max_new_tokens,
+            0.0,
+        ),
+        "humaneval, short answers": (chars(he.test + he.siblings) / cpt, chars(he.test) / cpt, 1000, 10.0),
+        "humaneval, one answer runs to 4000": (chars(he.test + he.siblings) / cpt, chars(he.test) / cpt, 4000, 10.0),
+    }
+    print(
+        f"GPU estimate (not measured): vLLM start S={start:.0f} s, prefill {rate:,.0f} tok/s, decode step "
+        f"{step * 1000:.0f} ms, {cpt} chars/token; check = starts x S + tokens / prefill; eval = S + prompt "
+        "tokens / prefill + decode steps x step (+ 10 s of humaneval test runs). Ratios are check / eval."
     )
     print(
-        f"forward work: check = 2 models x {scored} prefill tokens; evaluation = {args.n_test} prompts prefilled + "
-        f"<= {generated} tokens decoded. GPU share estimate: (2 x load + 2 x {scored} / prefill_tok_s) / "
-        "(load + prefill + decode_steps x step_s); on a real benchmark evaluation decodes thousands of tokens per "
-        "item while the check decodes none"
+        f"  {'benchmark':38s} {'check tok':>9s} {'eval s':>7s} {'no cache':>9s} {'cached':>7s} {'in eval engine':>14s}"
+    )
+    for name, (tok, prompt_tok, steps, other) in benches.items():
+        ev = start + prompt_tok / rate + steps * step + other
+        pass_s = tok / rate
+        print(
+            f"  {name:38s} {tok:9,.0f} {ev:7.1f} {(2 * start + 2 * pass_s) / ev:9.0%} {(start + pass_s) / ev:7.0%} "
+            f"{pass_s / ev:14.1%}"
+        )
+    print(
+        f"  (this run's arithmetic items: {details['tokens_per_model']} tokens per model with the tiny tokenizer). "
+        "'in eval engine' = the final pass run in the evaluation's own vLLM engine, base from the cache: not "
+        "built (evaluation runs after the checks, in its own process)."
     )
 
 

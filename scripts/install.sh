@@ -36,8 +36,38 @@ if [ "$role" = demo ]; then
   exit 0
 fi
 
+# The separate environments (verl's venv, the npm CLIs, mini-swe-agent's and Harbor's venvs) do not
+# touch this Python: they build in the background beside the main install (mostly downloads and
+# unpacking), each into its own log; a failure prints that log's tail and fails the install.
+logs=.cache/install-logs
+mkdir -p "$logs"
+bg_pids=()
+bg_names=()
+in_background() {
+  local name=$1
+  shift
+  "$@" >"$logs/$name.log" 2>&1 &
+  bg_pids+=($!)
+  bg_names+=("$name")
+}
+wait_background() {
+  local i failed=0
+  for i in "${!bg_pids[@]}"; do
+    if ! wait "${bg_pids[$i]}"; then
+      echo "install: ${bg_names[$i]} failed ($logs/${bg_names[$i]}.log):" >&2
+      tail -30 "$logs/${bg_names[$i]}.log" >&2
+      failed=1
+    fi
+  done
+  [ $failed = 0 ]
+}
+
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 $PIP -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
+
+# verl pins transformers<5.11 (ours need >=5.16): the verl hand-off tests run in their own venv, .venv-verl.
+# (Started after the editable install above: both write src/ptbench.egg-info.)
+in_background verl-venv bash scripts/verl-venv.sh
 
 # vLLM's CPU build (module `vllm`); its torchvision/torchaudio/torchcodec wheels do not match the CPU
 # torch and break imports, and nothing here needs them.
@@ -46,8 +76,6 @@ if ! python -c "import vllm" 2>/dev/null; then
   python -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 fi
 
-# verl pins transformers<5.11 (ours need >=5.16): the verl hand-off tests run in their own venv, .venv-verl.
-bash scripts/verl-venv.sh
 
 # System components the tests run for real: a Slurm cluster (with slurmdbd over MariaDB), munge, bubblewrap, tmux (the escape
 # test's host tmux server), fuse-overlayfs + fusermount3 (the agent's copy-on-write HF cache layer).
@@ -90,7 +118,15 @@ prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}
 if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.bin/codex" ] \
    || [ ! -x "$prefix/node_modules/.bin/gemini" ] || [ ! -x "$prefix/node_modules/.bin/opencode" ]; then
   mkdir -p "$prefix"
-  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}" >/dev/null
+  in_background npm-clis npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
+fi
+
+# mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
+# The launcher finds it at $PTBENCH_VENVS_DIR/mini-swe-agent (default .cache/venvs/mini-swe-agent).
+MINI=mini-swe-agent==2.4.6
+MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
+if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
+  in_background mini-swe-agent bash -c "python -m venv '$MINI_VENV' && '$MINI_VENV/bin/python' -m pip install --disable-pip-version-check -q '$MINI'"
 fi
 
 # Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
@@ -103,9 +139,10 @@ if ! "$HARBOR_VENV/bin/python" -c "import harbor" 2>/dev/null; then
   fi
   [ -z "$py312" ] && py312=$(command -v python3.12 || true)
   if [ -n "$py312" ]; then
-    "$py312" -m venv "$HARBOR_VENV"
-    "$HARBOR_VENV/bin/python" -m pip install --disable-pip-version-check -q harbor==0.26.0
+    in_background harbor bash -c "'$py312' -m venv '$HARBOR_VENV' && '$HARBOR_VENV/bin/python' -m pip install --disable-pip-version-check -q harbor==0.26.0"
   else
     echo "warning: no Python 3.12 found (pyenv install 3.12 or apt-get install python3.12); the Harbor export test needs $HARBOR_VENV" >&2
   fi
 fi
+
+wait_background

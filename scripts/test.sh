@@ -27,5 +27,10 @@ else
     eval "$(bash scripts/slurm-dev-cluster.sh start | grep '^export ')"
   fi
 fi
-echo "== running tests"
-python -m pytest -m "not gpu" -q -p no:cacheprovider --durations=25 "$@"
+# Two pytest-xdist workers: much of the suite waits on real processes (CLIs, Slurm, servers), so two
+# workers on two cores finish far sooner than one. Each test file, and all Slurm tests together, stay on
+# one worker (tests/conftest.py). PTBENCH_TEST_WORKERS=0 runs in this process; GPU tests share one GPU.
+workers=${PTBENCH_TEST_WORKERS:-2}
+[ $gpu = 1 ] && workers=0
+echo "== running tests ($workers workers)"
+python -m pytest -m "not gpu" -n "$workers" --dist loadgroup -q -p no:cacheprovider -p no:benchmark --durations=25 "$@"

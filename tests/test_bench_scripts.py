@@ -37,7 +37,11 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_generation.py": (r'battery \{"n_per_level": 1, "cases_per_s": \{.*"all_levels": [\d.]+', ()),
     "bench_journal.py": (r'"overhead_pct": [\d.-]+', ()),
     "bench_htcondor_replicas.py": (r'"exit_after_last_shard_s_median": [\d.]+', ()),
-    "bench_memorization.py": (r"false positives: \d+/\d+ honest runs; detected: \d+/\d+ cheaters", ()),
+    "bench_memorization.py": (
+        r"false positives: \d+/\d+ honest runs; detected: \d+/\d+ cheaters\n.*with a warm cache [\d.]+ s"
+        r"(.|\n)*humaneval, short answers +[\d,]+ +[\d.]+ +\d+% +\d+% +[\d.]+%",
+        (),
+    ),
     "bench_model_identity.py": (r"model identity: \w+ in [\d.]+ s", ()),
     "bench_node_cache.py": (r'"monitor_sample_seconds": [\d.]+', ()),
     "bench_plan.py": (r"plan \(create 16 trial dirs \+ trial.json\): [\d.]+ s", ()),

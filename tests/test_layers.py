@@ -3,6 +3,9 @@
 pyproject.toml declares the layers ([tool.importlinter]); import-linter builds the import graph of
 every module, function-local imports included, and fails when an arrow points up. Here it runs on
 the real package, and on a copy with one deliberate upward import to show that it would fail.
+
+Modules stay under 500 lines (a module that grows past it is split by concern, as `cli/main.py`
+was): checked on the real package, and on a planted long module.
 """
 
 from __future__ import annotations
@@ -14,6 +17,17 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+MAX_LINES = 500  # a module has fewer lines than this
+
+
+def long_modules(package: Path) -> list[str]:
+    """Every Python module under `package` with MAX_LINES lines or more, as 'path: N lines'."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n >= MAX_LINES:
+            found.append(f"{path.relative_to(package.parent)}: {n} lines")
+    return found
 
 
 def _lint(cwd: Path, src: Path) -> subprocess.CompletedProcess[str]:
@@ -44,3 +58,17 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     assert res.returncode != 0, res.stdout
     assert "ptbench layers BROKEN" in res.stdout
     assert "ptbench.core.files -> ptbench.runner.pipeline" in res.stdout
+
+
+def test_every_module_is_under_500_lines() -> None:
+    package = REPO / "src" / "ptbench"
+    assert len(list(package.rglob("*.py"))) > 100, "the walk found too few modules"
+    assert long_modules(package) == []
+
+
+def test_a_long_module_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "ptbench" / "deep"
+    pkg.mkdir(parents=True)
+    (pkg / "short.py").write_text("x = 1\n" * (MAX_LINES - 1))
+    (pkg / "long.py").write_text("x = 1\n" * MAX_LINES)
+    assert long_modules(tmp_path / "ptbench") == ["ptbench/deep/long.py: 500 lines"]

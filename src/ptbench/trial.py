@@ -120,6 +120,12 @@ class TrialDir:
     runner_pid = property(lambda self: self.path / "runner.pid")
 
     @property
+    def eval_cache(self) -> Path:
+        """The campaign's harness-only evaluation cache (or $PTBENCH_EVAL_CACHE): next to the trials,
+        never bound into any trial's sandbox (judge verdicts, references, memorization base scores)."""
+        return Path(os.environ.get("PTBENCH_EVAL_CACHE") or self.path.parent / ".harness" / "eval-cache")
+
+    @property
     def id(self) -> str:
         return self.path.name
 

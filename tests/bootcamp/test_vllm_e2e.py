@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,7 @@ def _vllm_available() -> bool:
         return False
 
 
-def make_tiny_llama(path: Path) -> None:
+def make_tiny_llama(path: Path, max_positions: int = 1024) -> None:
     """Random 2-layer Llama (hidden 128, 2 heads -> head_dim 64, which vLLM's CPU kernels support)
     with a small BPE tokenizer and a chat template; the Hermes tool tokens exist so vLLM's tool
     parser can start."""
@@ -80,7 +82,7 @@ def make_tiny_llama(path: Path) -> None:
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=2,
-        max_position_embeddings=1024,
+        max_position_embeddings=max_positions,
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,
         tie_word_embeddings=True,
@@ -94,15 +96,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
-@pytest.mark.integration
-def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
-    require(_vllm_available(), "vllm (CPU build) and transformers are needed for the real-server rollout test")
-    model_dir = tmp_path / "tiny-llama"
-    make_tiny_llama(model_dir)
+@contextmanager
+def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -> Iterator[int]:
+    """vLLM's OpenAI-compatible server (CPU build) serving `model_dir` as "tiny" on a free port; yields the port."""
     port = _free_port()
-    log = open(tmp_path / "vllm.log", "wb")
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", VLLM_LOGGING_LEVEL="WARNING", TOKENIZERS_PARALLELISM="false")
+    log = open(log_path, "wb")
+    env = dict(
+        os.environ,
+        VLLM_CPU_KVCACHE_SPACE="1",
+        VLLM_LOGGING_LEVEL="WARNING",
+        TOKENIZERS_PARALLELISM="false",
+    )
     server = subprocess.Popen(
         [
             sys.executable,
@@ -113,7 +117,7 @@ def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
             "--served-model-name",
             "tiny",
             "--max-model-len",
-            "1024",
+            str(max_model_len),
             "--dtype",
             "float32",
             "--port",
@@ -134,16 +138,33 @@ def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 600
         while True:
-            assert server.poll() is None, (tmp_path / "vllm.log").read_text()[-4000:]
+            assert server.poll() is None, log_path.read_text()[-4000:]
             try:
                 if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).status == 200:
                     break
             except OSError:
                 pass
             assert time.monotonic() < deadline, (
-                "vLLM server did not become healthy in 600 s:\n" + (tmp_path / "vllm.log").read_text()[-4000:]
+                "vLLM server did not become healthy in 600 s:\n" + log_path.read_text()[-4000:]
             )
             time.sleep(2)
+        yield port
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
+    require(_vllm_available(), "vllm (CPU build) and transformers are needed for the real-server rollout test")
+    model_dir = tmp_path / "tiny-llama"
+    make_tiny_llama(model_dir)
+    with vllm_server(model_dir, tmp_path / "vllm.log") as port:
         cfg = small_config(tmp_path, "arithmetic", test=6, train=2)
         cfg.write_text(cfg.read_text().replace("max_tokens: 256", "max_tokens: 24"))
         out = tmp_path / "rollout"
@@ -172,13 +193,6 @@ def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
             env=dict(os.environ, COLUMNS="200"),
         )
         assert res.returncode == 0, res.stdout + res.stderr
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
     traces = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
     assert len(traces) == 6
     for t in traces:

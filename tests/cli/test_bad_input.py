@@ -206,3 +206,25 @@ def main_ok(args: list[str]) -> bool:
     except SystemExit as exc:
         return exc.code in (0, None)
     return True
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["no-such-command"], "No such command 'no-such-command'"),
+        (["collate"], "Missing argument 'targets'"),
+        (["status", "--no-such-flag", "x"], "No such option: --no-such-flag"),
+    ],
+)
+def test_a_usage_mistake_is_clicks_message_and_exit_2_not_a_traceback(capsys, args, message):
+    """typer 0.2x carries its own copy of click, whose usage errors are not click's: main() must
+    still turn them into the usage message and exit code 2."""
+    import typer
+
+    from ptbench.cli.main import _click_exceptions
+
+    errors, aborts = _click_exceptions()
+    assert issubclass(typer.BadParameter, errors) and issubclass(typer.Abort, aborts)
+    code, err = run_cli(capsys, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err and "Try '" in err

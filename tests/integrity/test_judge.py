@@ -121,3 +121,41 @@ def test_several_judges_without_a_majority_are_unchecked(tmp_path, test_agents):
     f = check(ctx)
     assert f.verdict == "clean" and "exited with code 3" in f.details["judges"][1]["error"]
     assert f.details["agreement"]["kappa_kind"] == "cohen"
+
+
+def test_the_result_record_carries_the_judges_agreement(tmp_path, test_agents):
+    """Three real judge CLIs that disagree on one question: checks/judge.json (as the runner writes
+    it) holds their agreement and the trial's result record carries it for the tables; a report with
+    a malformed agreement, or none, or no report at all, gives no agreement (never a guess)."""
+    from ptbench.integrity.report import CheckReport, read_judge_agreement
+    from ptbench.runner.record import build
+    from ptbench.trial import StageMark, TrialState
+
+    trial, ctx = several(tmp_path / "c6", [says("flagged"), says("clean"), says("flagged")])
+    f = check(ctx)
+    checks = trial.path / "checks"
+    checks.mkdir(exist_ok=True)
+    report = CheckReport(check="judge", harness_version="0", started_at=0.0, seconds=1.0, **f.model_dump())
+    (checks / "judge.json").write_text(report.model_dump_json())
+    (checks / "verdicts.json").write_text(json.dumps({"judge": "flagged"}))
+    state = TrialState(
+        stages={
+            "solve": StageMark(done_at=1, outcome="ok"),
+            "collect": StageMark(done_at=1, outcome="ok", detail={"found": False}),
+            "evaluate": StageMark(done_at=1, outcome="skipped"),
+        }
+    )
+    record = build(trial, state)
+    assert record.integrity == {"judge": "flagged"}
+    assert record.integrity_judge_agreement == {
+        "judges": 3,
+        "items": 2,
+        "percent_agreement": pytest.approx(2 / 3),
+        "kappa": pytest.approx(0.25),  # hand-computed in the test above
+        "kappa_kind": "fleiss",
+    }
+    for details in [{}, {"agreement": {"judges": "3", "items": 2}}, {"agreement": {"judges": 1, "items": 2}}]:
+        (checks / "judge.json").write_text(report.model_copy(update={"details": details}).model_dump_json())
+        assert read_judge_agreement(checks) is None
+    (checks / "judge.json").write_text("{not json")
+    assert read_judge_agreement(checks) is None and build(trial, state).integrity_judge_agreement is None

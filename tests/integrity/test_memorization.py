@@ -207,8 +207,8 @@ def test_humaneval_check_runs_on_the_real_problems(trial_factory, tiny_model, tm
 
 @pytest.mark.slow
 def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
-    """The GPU path: vLLM's prompt_logprobs (its CPU build here) give the transformers engine's
-    numbers for the same token ids."""
+    """The GPU path: vLLM's prompt_logprobs (its CPU build here), started as the check starts it,
+    give the transformers engine's numbers for the same token ids."""
     import importlib.util
 
     from tests.support import require
@@ -223,10 +223,160 @@ def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
     hf = TransformersEngine(str(tiny_model))
     items = tokenize_pairs(hf.tokenizer, pairs, 512)
     expected = continuation_logprobs(hf, items)
-    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8)
+    from ptbench.integrity.memorization.check import VLLM_SCORING_ARGS
+
+    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8, **VLLM_SCORING_ARGS)
     try:
         got = continuation_logprobs(engine, items)
     finally:
         engine.close()
     assert got == pytest.approx(expected, abs=1e-3)
     assert len(set(round(x, 3) for x in got)) > 1  # real, item-specific numbers
+
+
+# ---- the base-score cache (base_cache.py): one base pass per campaign, and forgeries fail closed ----
+
+
+def _another_trial(trial, model: Path, name: str, **update):
+    """A second trial of the same campaign (a sibling folder of the first, the same spec)."""
+    from ptbench.trial import TrialDir
+
+    path = trial.path.parent / name
+    shutil.copytree(trial.path, path, ignore=shutil.ignore_patterns("final_model", "checks*"))
+    if update:
+        (path / "trial.json").write_text(trial.spec.model_copy(update=update).model_dump_json())
+    shutil.copytree(model, path / "final_model")
+    return TrialDir(path)
+
+
+@pytest.mark.slow
+def test_the_base_pass_is_scored_once_per_campaign(trial_factory, tiny_model, models):
+    """The first trial scores the base and stores it; the next ones read it (one engine start, not
+    two) and get exactly the numbers a fresh base pass gives."""
+    first = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
+    assert run_checks(first.path, first.spec) == {"memorization": "clean"}
+    cold = _report(first)["details"]
+    entry = Path(cold["base_scores"]["path"])
+    assert entry.is_relative_to(first.path.parent / ".harness" / "eval-cache" / "memorization")
+    assert (cold["base_scores"]["items_cached"], cold["base_scores"]["items_scored"], cold["engine_starts"]) == (
+        0,
+        200,
+        2,
+    )
+    assert oct(entry.stat().st_mode & 0o777) == "0o600"
+
+    cheater = _another_trial(first, models["cheater"], "t-cheater")
+    assert run_checks(cheater.path, cheater.spec) == {"memorization": "flagged"}
+    warm = _report(cheater)["details"]
+    assert (warm["base_scores"]["items_cached"], warm["base_scores"]["items_scored"], warm["engine_starts"]) == (
+        200,
+        0,
+        1,
+    )
+
+    again = _another_trial(first, models["honest"], "t-again")
+    assert run_checks(again.path, again.spec) == {"memorization": "clean"}
+    same = _report(again)["details"]
+    assert same["base_scores"]["items_cached"] == 200
+    assert (same["p_value"], same["auc"], same["median_shift"]) == (cold["p_value"], cold["auc"], cold["median_shift"])
+
+
+def _forge(entry: Path, tiny_model: Path, cheater: Path, *, fix_digest: bool) -> None:
+    """What a forger with write access to the cache would do: set each test item's base score to
+    the cheater's own score, so the test items show no gain at all."""
+    from ptbench.inference.hf import TransformersEngine
+    from ptbench.inference.loglik import continuation_logprobs
+    from ptbench.integrity.memorization.base_cache import _digest, item_key, sibling_seed
+    from ptbench.integrity.memorization.check import _tokenize
+
+    sets = sibling_sets("arithmetic", Arithmetic(**OPTIONS), 0, sibling_seed(entry.parent))
+    ids = _tokenize(tiny_model, [(i.prompt, i.continuation) for i in sets.test], "transformers")
+    forged = continuation_logprobs(TransformersEngine(str(cheater)), ids)
+    data = json.loads(entry.read_text())
+    assert all(item_key(s) in data["scores"] for s in ids)
+    data["scores"].update({item_key(s): v for s, v in zip(ids, forged, strict=True)})
+    if fix_digest:
+        data["digest"] = _digest({"namespace": data["namespace"], "scores": data["scores"]})
+    entry.write_text(json.dumps(data))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forgery", ["stale_digest", "group_writable", "symlink", "sandbox_none", "trusted_place"])
+def test_a_forged_cache_entry_cannot_make_a_cheater_look_clean(trial_factory, tiny_model, models, forgery):
+    """Every forgery the check can see is rejected (moved aside, named, the base scored afresh) and
+    the cheater stays flagged; under sandbox: none the cache is never read. `trusted_place` is the
+    boundary, asserted so the forgery is shown to be potent: a well-formed entry in the harness-only
+    cache is believed, which is why no sandbox binds it (tests/sandbox/test_bwrap.py)."""
+    honest = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
+    run_checks(honest.path, honest.spec)
+    entry = Path(_report(honest)["details"]["base_scores"]["path"])
+    _forge(entry, tiny_model, models["cheater"], fix_digest=forgery != "stale_digest")
+    if forgery == "group_writable":
+        entry.chmod(0o664)
+    if forgery == "symlink":
+        elsewhere = entry.parent.parent / "forged.json"
+        entry.rename(elsewhere)
+        entry.symlink_to(elsewhere)
+    update = {"sandbox": "none"} if forgery == "sandbox_none" else {}
+    cheater = _another_trial(honest, models["cheater"], "t-cheater", **update)
+    verdicts = run_checks(cheater.path, cheater.spec)
+    details = _report(cheater)["details"]
+    if forgery == "trusted_place":
+        assert verdicts == {"memorization": "clean"} and details["base_scores"]["items_cached"] == 200
+        return
+    assert verdicts == {"memorization": "flagged"}, details
+    if forgery == "sandbox_none":
+        assert details["base_scores"]["used"] is False and "sandbox: none" in details["base_scores"]["note"]
+        assert details["engine_starts"] == 2
+    else:
+        why = {"stale_digest": "digest", "group_writable": "writable by others", "symlink": "not a regular file"}
+        assert why[forgery] in details["base_scores"]["note"], details["base_scores"]
+        assert details["base_scores"]["items_scored"] == 200
+        assert list(entry.parent.glob(f"{entry.name}.rejected.*"))  # kept aside, never read again
+
+
+def test_the_cache_key_follows_the_base_files_and_the_cache_is_refused_where_an_agent_could_write_it(
+    tiny_model, tmp_path
+):
+    """A changed tokenizer or weights file is another namespace (its scores are never reused); a hub
+    blob is known by its sha256 name; `sandbox: none` and a sandbox bind over the cache get no cache."""
+    from ptbench.integrity.memorization.base_cache import BaseScores, base_identity, cache_dir, namespace
+    from ptbench.trial import TrialSpec
+
+    base = tmp_path / "base"
+    shutil.copytree(tiny_model, base)
+    first = BaseScores(tmp_path / "cache", namespace(base, "arithmetic", OPTIONS, "transformers")).ns_hash
+    tok = json.loads((base / "tokenizer_config.json").read_text())
+    (base / "tokenizer_config.json").write_text(json.dumps({**tok, "model_max_length": 7}))
+    assert BaseScores(tmp_path / "cache", namespace(base, "arithmetic", OPTIONS, "transformers")).ns_hash != first
+    assert namespace(base, "arithmetic", {**OPTIONS, "n_test": 50}, "transformers") != namespace(
+        base, "arithmetic", OPTIONS, "transformers"
+    )
+    blob = tmp_path / "hub" / "blobs" / ("ab" * 32)
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"weights")
+    (base / "model.safetensors").unlink()
+    (base / "model.safetensors").symlink_to(blob)
+    assert base_identity(base)["model.safetensors"] == "sha256:" + "ab" * 32
+
+    from ptbench.spec.campaign import AgentRef, BaseModelRef, Budget, TaskRef
+
+    def spec_with(**kw):
+        return TrialSpec(
+            campaign="c",
+            trial_id="t",
+            agent=AgentRef(name="reference"),
+            base_model=BaseModelRef(id="tiny/base", path=str(base)),
+            task=TaskRef(name="arithmetic", options=OPTIONS),
+            seed=0,
+            budget=Budget(hours=1, gpus=0),
+            **kw,
+        )
+
+    cache = tmp_path / "camp" / ".harness" / "eval-cache"
+    assert cache_dir(spec_with(), cache)[0] == cache / "memorization"
+    assert cache_dir(spec_with(sandbox="bwrap"), cache)[0] == cache / "memorization"
+    root, why = cache_dir(spec_with(sandbox="none"), cache)
+    assert root is None and "sandbox: none" in why
+    root, why = cache_dir(spec_with(sandbox="bwrap", sandbox_options={"binds": [f"{tmp_path / 'camp'}:/data"]}), cache)
+    assert root is None and "covers it" in why

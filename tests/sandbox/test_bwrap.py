@@ -19,6 +19,9 @@ def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
     (repo / "results" / "camp" / "other-trial").mkdir(parents=True)
     (repo / "results" / "camp" / "other-trial" / "secret.txt").write_text("other trial's data")
     (repo / ".env").write_text("ANTHROPIC_API_KEY=sk-canary-in-dotenv\n")
+    harness = repo / "results" / "camp" / ".harness" / "eval-cache" / "memorization"  # base scores, judge cache
+    harness.mkdir(parents=True)
+    (harness / "scores.json").write_text("{}")
     trial = repo / "results" / "camp" / "this-trial"
     for d in ("workspace", "home"):
         (trial / d).mkdir(parents=True)
@@ -33,6 +36,8 @@ def test_agent_sees_only_its_workspace_home_and_tools(tmp_path: Path) -> None:
         echo home > $HOME/h.txt && echo home-ok
         cat {repo}/.env 2>/dev/null && echo SAW-DOTENV
         ls {repo}/results/camp/other-trial 2>/dev/null | grep -q secret && echo SAW-OTHER-TRIAL
+        cat {repo}/results/camp/.harness/eval-cache/memorization/scores.json 2>/dev/null && echo SAW-HARNESS-CACHE
+        echo x > {repo}/results/camp/.harness/eval-cache/memorization/scores.json 2>/dev/null
         echo x > {repo}/escaped.txt 2>/dev/null; echo x > {ws}/../escaped.txt 2>/dev/null
         echo x > /tmp/private.txt && echo tmp-ok
         echo x > /usr/escaped.txt 2>/dev/null && echo WROTE-USR
@@ -51,10 +56,11 @@ def test_agent_sees_only_its_workspace_home_and_tools(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     for ok in ("ws-ok", "home-ok", "tmp-ok", "python-ok", "pid=2"):
         assert ok in out.stdout, (ok, out.stdout, out.stderr)
-    for bad in ("SAW-DOTENV", "SAW-OTHER-TRIAL", "WROTE-USR"):
+    for bad in ("SAW-DOTENV", "SAW-OTHER-TRIAL", "SAW-HARNESS-CACHE", "WROTE-USR"):
         assert bad not in out.stdout
     assert (ws / "inside.txt").read_text() == "made\n" and (home / "h.txt").exists()
     assert not (repo / "escaped.txt").exists() and not (ws.parent / "escaped.txt").exists()
+    assert (repo / "results" / "camp" / ".harness" / "eval-cache" / "memorization" / "scores.json").read_text() == "{}"
     assert not Path("/tmp/private.txt").exists() or Path("/tmp/private.txt").stat().st_mtime < 0
 
 

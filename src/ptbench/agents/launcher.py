@@ -86,9 +86,23 @@ def npm_bin_dirs() -> list[Path]:
     return dirs
 
 
+def venv_dir(name: str) -> Path:
+    """A PyPI scaffold's own virtual environment: $PTBENCH_VENVS_DIR/NAME, else the repo's .cache/venvs/NAME."""
+    root = os.environ.get("PTBENCH_VENVS_DIR") or str(Path(__file__).resolve().parents[3] / ".cache" / "venvs")
+    return Path(root).expanduser() / name
+
+
 def find_executable(spec: AgentSpec) -> str | None:
     if not spec.executable:
         return None
+    if spec.venv:  # only its own venv: a `python` found on PATH would be another program
+        exe = venv_dir(spec.venv) / "bin" / spec.executable
+        if exe.exists():
+            return str(exe)
+        raise UserError(
+            f"agent '{spec.name}': {spec.package or spec.venv} is not installed in {exe.parent.parent}; "
+            f"install it with `{spec.install_hint}` (or set PTBENCH_VENVS_DIR to the folder holding {spec.venv}/)"
+        )
     for d in npm_bin_dirs():
         if (d / spec.executable).exists():
             return str(d / spec.executable)

@@ -18,7 +18,9 @@ from ptbench.core.errors import UserError
 from ptbench.core.registry import Registry
 from ptbench.spec.campaign import Strict
 
-TraceFormat = Literal["text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json"]
+TraceFormat = Literal[
+    "text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json", "mini-swe-json"
+]
 _MERGED = ("env", "options", "home_files", "auth_files", "model_keys", "rehearsal_env")
 
 
@@ -49,6 +51,9 @@ class AgentSpec(Strict):
     package: str | None = Field(default=None, description="npm package@version, e.g. @openai/codex@0.169.0")
     install: str | None = None
     version: str | None = None
+    # a PyPI scaffold's own virtual environment, $PTBENCH_VENVS_DIR/<venv> (default .cache/venvs/<venv>):
+    # `executable` is looked up in its bin/ only, never on PATH
+    venv: str | None = None
     executable: str | None = Field(default=None, description="program name looked up on PATH and in the npm prefix")
     # which parser turns the native log into agent/trajectory.json
     trace_format: TraceFormat = "text"
@@ -87,6 +92,8 @@ class AgentSpec(Strict):
     def install_hint(self) -> str:
         if self.install:
             return self.install
+        if self.venv and self.package:
+            return f"bash scripts/install.sh test (a venv .cache/venvs/{self.venv} with {self.package})"
         if self.package:
             return f"npm install --prefix .cache/npm --no-audit --no-fund {self.package}"
         return "install it and put it on PATH"

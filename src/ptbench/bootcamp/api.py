@@ -21,9 +21,14 @@ Identity = dict[str, Any]
 """A case: the problem and its ground truth, JSON-serialisable."""
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(obj: Any) -> str:
-    """The one JSON spelling used for hashing and for `ground_truth` (sorted keys, no spaces)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The one JSON spelling used for hashing and for `ground_truth` (sorted keys, no spaces):
+    `json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`, with the encoder
+    made once (json.dumps builds one per call with these options)."""
+    return _CANONICAL.encode(obj)
 
 
 # --------------------------------------------------------------------------------------- generator

@@ -10,14 +10,16 @@ How a dataset is made, so that the same config and seed always give byte-identic
 How it streams (memory does not grow with the rows: about 24 bytes a case, for the dedup hashes,
 the picks and the shuffle): candidates are made in chunks of 50,000 (`spool.py`) by worker
 processes and kept under `.cache/<data_hash>/`; the dedup reads only their 64-bit key hashes; the
-rows are then built in parts of 50,000 by the workers (JSONL, SFT JSONL and Parquet row groups
-of each part) and the parts are concatenated into the final files. Every chunk and part is written
-atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs make the
-candidate chunks in parallel before one assembly.
+rows are then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level
+templates, `rows.RowText`, and the part's Arrow table), while this process appends each finished
+part, in order, to the final files (the Parquet file gets one row group a part). Every chunk and
+part is written atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs
+make the candidate chunks in parallel before one assembly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,15 +27,16 @@ import random
 import shutil
 import tempfile
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from ptbench.bootcamp.api import canonical_json
 from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
-from ptbench.bootcamp.rowschema import AGENT_NAME, EpisodeSpec, parquet_bytes, parquet_bytes_from_jsonl
+from ptbench.bootcamp.rows import RowText
+from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes, table_from_jsonl
 from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_bytes, atomic_write_json, atomic_writer
@@ -145,80 +148,6 @@ def row_order(seed: int, split: str, n: int) -> array:
     return order
 
 
-def build_row(
-    env: Environment,
-    split: str,
-    index: int,
-    case: dict[str, Any],
-    *,
-    gt: str | None = None,
-    spec: str | None = None,
-    reward_params: str | None = None,
-) -> dict[str, Any]:
-    """One row; `gt` (the identity's canonical JSON), `spec` (EpisodeSpec JSON) and `reward_params`
-    (canonical JSON) when already known: the same for every row of a config."""
-    cfg = env.config
-    identity, level = case["identity"], case["level"]
-    gt = gt if gt is not None else canonical_json(identity)
-    prompt = []
-    system = env.system_prompt(level)
-    if system:
-        prompt.append({"content": system, "role": "system"})
-    prompt.append({"content": env.generators[level].prompt(identity), "role": "user"})
-    extra: dict[str, Any] = {
-        "index": index,
-        "split": split,
-        "sample_id": case["sample_id"],
-        "level": level,
-        "case_index": case["k"],
-        "seed": cfg.seed,
-        "reward_fn": cfg.reward.name,
-        "reward_params": reward_params if reward_params is not None else canonical_json(cfg.reward.params),
-    }
-    # Every row of every bootcamp has the same columns (rowschema.row_schema): what differs between
-    # environments goes in the `ptbench` JSON string, so mixtures concatenate and empty splits load.
-    extra["ptbench"] = spec if spec is not None else EpisodeSpec.from_config(cfg).to_json()
-    return {
-        "agent_name": AGENT_NAME,
-        "data_source": cfg.source,
-        "prompt": prompt,
-        "ability": cfg.name,
-        "reward_model": {"ground_truth": gt, "style": "rule"},
-        "extra_info": extra,
-    }
-
-
-def sft_row(
-    env: Environment,
-    row: dict[str, Any],
-    fmt: str = "chat",
-    *,
-    tools: str | None = None,
-    identity: dict[str, Any] | None = None,
-) -> dict[str, Any] | None:
-    """The generator's reference answer as an SFT example (None: the generator has none).
-
-    `chat` (TRL's conversational prompt-completion): `prompt` is the row's messages, `completion` one
-    assistant message, `tools` the tool schemas as a JSON string (TRL's SFTTrainer json-loads it), so
-    TRL applies the model's chat template and trains on the completion only. `text`: the prompt as plain
-    text (system + user) and the answer as a string, for base models without a chat template."""
-    identity = identity if identity is not None else json.loads(row["reward_model"]["ground_truth"])
-    completion = env.generators[row["extra_info"]["level"]].reference_completion(identity)
-    if completion is None:
-        return None
-    if fmt == "text":
-        return {"completion": completion, "prompt": "\n\n".join(m["content"] for m in row["prompt"])}
-    return {
-        "completion": [{"content": completion, "role": "assistant"}],
-        "prompt": [dict(m) for m in row["prompt"]],
-        "tools": tools if tools is not None else json.dumps(env.tool_schemas, sort_keys=True),
-    }
-
-
-def dumps_jsonl(rows: list[dict[str, Any]]) -> bytes:
-    return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows).encode()
-
-
 # ------------------------------------------------------------------------------------ rows, in parts
 
 # What worker processes read (set before they fork: the picks and orders are never pickled).
@@ -227,7 +156,7 @@ _JOB: dict[str, Any] = {}
 
 def _part_names(split: str, part: int) -> tuple[str, str, str]:
     stem = f"{split}.{part:06d}"
-    return f"{stem}.jsonl", f"{stem}.sft.jsonl", f"{stem}.parquet"
+    return f"{stem}.jsonl", f"{stem}.sft.jsonl", f"{stem}.arrow"
 
 
 def write_part(split: str, part: int) -> None:
@@ -240,9 +169,11 @@ def write_part(split: str, part: int) -> None:
         return  # made by an earlier (interrupted) run: parts are written atomically, this one last
     spec, tools = EpisodeSpec.from_config(env.config).to_json(), json.dumps(env.tool_schemas, sort_keys=True)
     params = canonical_json(env.config.reward.params)
+    text = RowText(env, split, spec=spec, reward_params=params, tools=tools)
+    source, generators = env.config.source, env.generators
     reader = Reader(spool, picks)
-    rows: list[dict[str, Any]] = []
-    sft: list[dict[str, Any]] = []
+    rows: list[str] = []
+    sft: list[str] = []
     levels: dict[str, int] = {}
     try:
         for i in range(part * PART, min((part + 1) * PART, len(order))):
@@ -250,71 +181,106 @@ def write_part(split: str, part: int) -> None:
             chunk = picks.chunks[int(picks.chunk_of[p])]
             line = reader.line(p)
             identity = json.loads(line)
-            key = env.generators[chunk.level].dedup_key(identity)
-            case = {"level": chunk.level, "k": chunk.k0 + int(picks.line_of[p]), "identity": identity,
-                    "sample_id": sample_id(env.config.source, key)}  # fmt: skip
-            row = build_row(env, split, i, case, gt=line, spec=spec, reward_params=params)
+            sid = sample_id(source, generators[chunk.level].dedup_key(identity))
+            row, s = text.lines(i, chunk.level, chunk.k0 + int(picks.line_of[p]), sid, identity, line)
             rows.append(row)
-            s = sft_row(env, row, tools=tools, identity=identity)
             levels[chunk.level] = levels.get(chunk.level, 0) + 1
             if s is not None:
                 sft.append(s)
     finally:
         reader.close()
     out.mkdir(exist_ok=True)
-    data = dumps_jsonl(rows)
+    data = "".join(rows).encode()
     atomic_write_bytes(out / jsonl, data)
-    atomic_write_json(out / f"{split}.{part:06d}.levels.json", levels)
-    atomic_write_bytes(out / sft_name, dumps_jsonl(sft))
-    if parquet:
-        atomic_write_bytes(out / pq_name, parquet_bytes_from_jsonl(data))
+    atomic_write_json(out / f"{split}.{part:06d}.meta.json", {"levels": levels, "sft_rows": len(sft)})
+    atomic_write_bytes(out / sft_name, "".join(sft).encode())
+    if parquet:  # the rows as an Arrow table (IPC file): the assembly writes it into the Parquet file as is
+        import pyarrow as pa
+
+        sink = pa.BufferOutputStream()
+        table = table_from_jsonl(data)
+        with pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        atomic_write_bytes(out / pq_name, sink.getvalue().to_pybytes())
 
 
-def _assemble(out_dir: Path, spool: Path, split: str, parts: int, parquet: bool) -> dict[str, Any]:
-    """Concatenate a split's parts into <split>.jsonl, sft/<split>.jsonl and <split>.parquet."""
+def _assemble(
+    out_dir: Path, spool: Path, split: str, parts: int, parquet: bool, ready: Iterator[None]
+) -> dict[str, Any]:
+    """Concatenate a split's parts into <split>.jsonl, sft/<split>.jsonl and <split>.parquet, each
+    part as soon as `next(ready)` returns (the parts are made in this order, meanwhile)."""
     digest, sft_rows = hashlib.sha256(), 0
     levels: dict[str, int] = {}
-    names = [_part_names(split, i) for i in range(parts)]
-    with atomic_writer(out_dir / f"{split}.jsonl") as fh:
-        for i, (jsonl, _, _) in enumerate(names):
-            with open(spool / "out" / jsonl, "rb") as part:
+    with contextlib.ExitStack() as files:
+        jsonl = files.enter_context(atomic_writer(out_dir / f"{split}.jsonl"))
+        sft = files.enter_context(atomic_writer(out_dir / "sft" / f"{split}.jsonl"))
+        table = None
+        if parquet:  # entered last: its footer is written (or the writer let go) before the file is closed
+            table = files.enter_context(_ParquetParts(files.enter_context(atomic_writer(out_dir / f"{split}.parquet"))))
+        for i in range(parts):
+            next(ready)
+            names = _part_names(split, i)
+            with open(spool / "out" / names[0], "rb") as part:
                 while block := part.read(1 << 20):
                     digest.update(block)
-                    fh.write(block)
-            for level, n in json.loads((spool / "out" / f"{split}.{i:06d}.levels.json").read_text()).items():
+                    jsonl.write(block)
+            with open(spool / "out" / names[1], "rb") as part:
+                _copy(part, sft)
+            meta = json.loads((spool / "out" / f"{split}.{i:06d}.meta.json").read_text())
+            for level, n in meta["levels"].items():
                 levels[level] = levels.get(level, 0) + n
-    with atomic_writer(out_dir / "sft" / f"{split}.jsonl") as fh:
-        for _, sft, _ in names:
-            with open(spool / "out" / sft, "rb") as part:
-                while block := part.read(1 << 20):
-                    sft_rows += block.count(b"\n")
-                    fh.write(block)
-    if parquet:
-        _concat_parquet(out_dir / f"{split}.parquet", [spool / "out" / pq for _, _, pq in names])
+            sft_rows += meta["sft_rows"]
+            if table is not None:
+                table.add(spool / "out" / names[2])
     return {"n": sum(levels.values()), "levels": levels, "jsonl_sha256": digest.hexdigest(), "sft_rows": sft_rows}
 
 
-def _concat_parquet(path: Path, parts: list[Path]) -> None:
-    """The parts' row groups into one file, with the settings of `parquet_bytes` (each part holds
-    whole row groups of 10,000 rows, so the file is the one a single write of every row makes)."""
-    if not parts:
-        atomic_write_bytes(path, parquet_bytes([]))
-        return
-    import pyarrow.parquet as pq
-
-    from ptbench.bootcamp.rowschema import PARQUET_ROW_GROUP, PARQUET_SETTINGS, row_schema
-
-    with atomic_writer(path) as fh:
-        with pq.ParquetWriter(fh, row_schema(), **PARQUET_SETTINGS) as writer:
-            for part in parts:
-                writer.write_table(pq.read_table(part), row_group_size=PARQUET_ROW_GROUP)
+def _copy(src: BinaryIO, dst: BinaryIO) -> None:
+    """src (from its start) appended to dst, in the kernel where it can."""
+    dst.flush()
+    copied = 0
+    try:
+        while n := os.copy_file_range(src.fileno(), dst.fileno(), 1 << 30):
+            copied += n
+    except OSError:  # a file system without copy_file_range: the rest through user space
+        src.seek(copied)
+        shutil.copyfileobj(src, dst, 1 << 20)
 
 
-def _in_workers(
+class _ParquetParts:
+    """The parts' Arrow tables as the row groups of one Parquet file, with the settings of
+    `parquet_bytes` (each part is one row group of 10,000 rows, the last maybe fewer, so the file is
+    the one a single write of every row makes; no part: `parquet_bytes([])`, every column, no rows)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh, self.writer = fh, cast(Any, None)
+
+    def add(self, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ptbench.bootcamp.rowschema import PARQUET_ROW_GROUP, PARQUET_SETTINGS, row_schema
+
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.fh, row_schema(), **PARQUET_SETTINGS)
+        with pa.memory_map(str(path)) as source:
+            self.writer.write_table(pa.ipc.open_file(source).read_all(), row_group_size=PARQUET_ROW_GROUP)
+
+    def __enter__(self) -> _ParquetParts:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if self.writer is not None:
+            self.writer.close()  # on an error too (the temporary file goes): else its __del__ writes to a closed file
+        elif kind is None:
+            self.fh.write(parquet_bytes([]))
+
+
+def _in_order(
     fn: Callable[..., None], calls: list[tuple], workers: int, say: Callable[[str], None], what: str
-) -> None:
+) -> Generator[None, None, None]:
     """fn(*args) for each call, in forked worker processes (inline for one worker or one call);
-    says how far it got about every tenth of the way."""
+    yields as each call, in order, is done; says how far it got about every tenth of the way."""
     step = max(1, len(calls) // 10)
 
     def done(i: int) -> None:
@@ -325,6 +291,7 @@ def _in_workers(
         for i, args in enumerate(calls):
             fn(*args)
             done(i)
+            yield
         return
     import multiprocessing
 
@@ -332,6 +299,7 @@ def _in_workers(
         for i, result in enumerate([pool.apply_async(fn, args) for args in calls]):
             result.get()  # a worker's exception is raised here
             done(i)
+            yield
 
 
 def _make_chunk_job(index: int) -> None:
@@ -391,26 +359,32 @@ def generate(
         todo = [(j,) for j, c in enumerate(chunks) if not (spool / f"{c.name}.npz").is_file()]
         if len(todo) < len(chunks):
             say(f"resuming: {len(chunks) - len(todo)} of {len(chunks)} candidate chunks already made")
-        _in_workers(_make_chunk_job, todo, workers, say, "candidate chunks")
+        for _ in _in_order(_make_chunk_job, todo, workers, say, "candidate chunks"):
+            pass
         picks = select_cases(env, spool)
         orders = {split: row_order(config.seed, split, len(p)) for split, p in picks.items()}
         _JOB.update(picks=picks, orders=orders)
         parts = {split: -(-len(p) // PART) for split, p in picks.items()}
         calls = [(split, i) for split, n in parts.items() for i in range(n)]
-        _in_workers(write_part, calls, workers, say, f"row parts of {PART:,}")
+        (out / "sft").mkdir(exist_ok=True)
+        for split in parts:  # what a killed assembly left: atomic_writer's temporary files
+            for folder, name in ((out, f"{split}.jsonl"), (out / "sft", f"{split}.jsonl"), (out, f"{split}.parquet")):
+                for stale in folder.glob(f".{name}.*.tmp"):
+                    stale.unlink(missing_ok=True)
+        manifest: dict[str, Any] = {
+            "name": config.name,
+            "data_source": config.source,
+            "data_hash": config.data_hash(),
+            "seed": config.seed,
+            "splits": {},
+        }
+        # The parts are made by the workers while this process writes the ones done into the final files.
+        ready = _in_order(write_part, calls, workers, say, f"row parts of {PART:,}")
+        with contextlib.closing(ready):
+            for split, n in parts.items():
+                manifest["splits"][split] = _assemble(out, spool, split, n, parquet, ready)
     finally:
         _JOB.clear()
-    (out / "sft").mkdir(exist_ok=True)
-    manifest: dict[str, Any] = {
-        "name": config.name,
-        "data_source": config.source,
-        "data_hash": config.data_hash(),
-        "seed": config.seed,
-        "splits": {},
-    }
-    for split, n in parts.items():
-        say(f"assembling {split}")
-        manifest["splits"][split] = _assemble(out, spool, split, n, parquet)
     shutil.rmtree(spool / "out", ignore_errors=True)  # the parts are in the final files now
     atomic_write_json(out / MANIFEST, manifest)
     return manifest

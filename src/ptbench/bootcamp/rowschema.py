@@ -60,26 +60,20 @@ def parquet_bytes(rows: list[dict[str, Any]], schema: Any | None = None) -> byte
     return sink.getvalue().to_pybytes()
 
 
-def parquet_bytes_from_jsonl(data: bytes) -> bytes:
-    """What `parquet_bytes` makes of the rows these JSON lines hold (the same bytes), parsed by
-    Arrow's C++ JSON reader against the fixed schema: about eight times less CPU than from Python
-    objects."""
+def table_from_jsonl(data: bytes) -> Any:
+    """The Arrow table of the rows these JSON lines hold, with the fixed schema, parsed by Arrow's
+    C++ JSON reader (about eight times less CPU than from Python objects)."""
     import io
 
-    import pyarrow as pa
     import pyarrow.json as pj
-    import pyarrow.parquet as pq
 
     if not data:
-        return parquet_bytes([])
-    table = pj.read_json(
+        return row_schema().empty_table()
+    return pj.read_json(
         io.BytesIO(data),
         read_options=pj.ReadOptions(use_threads=False, block_size=max(1 << 20, len(data) + 1)),
         parse_options=pj.ParseOptions(explicit_schema=row_schema(), unexpected_field_behavior="error"),
     )
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, row_group_size=PARQUET_ROW_GROUP, **PARQUET_SETTINGS)
-    return sink.getvalue().to_pybytes()
 
 
 PARQUET_ROW_GROUP = 10_000

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
-from ptbench.bootcamp.datagen import build_rows, sft_row
+from ptbench.bootcamp.datagen import build_rows
 from ptbench.bootcamp.environment import build_environment
 from ptbench.bootcamp.rollout import read_settings
+from ptbench.bootcamp.rows import sft_row
 from ptbench.core.errors import UserError
 from ptbench.core.files import read_jsonl
 

@@ -17,6 +17,7 @@ import io
 import json
 import mmap
 import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,15 +55,15 @@ def make_chunk(env: Environment, chunk: Chunk, spool: Path) -> None:
     """Generate the chunk's candidates and write them (no-op when the chunk is already complete)."""
     import numpy as np
 
-    from ptbench.bootcamp.datagen import case_rng
-
     if (spool / f"{chunk.name}.npz").is_file():
         return
     gen, seed = env.generators[chunk.level], env.config.seed
     lines: list[bytes] = []
     hashes = np.empty(chunk.k1 - chunk.k0, dtype=np.uint64)
+    rng, prefix = random.Random(), f"{seed}:{chunk.split}:{chunk.level}:"
     for i, k in enumerate(range(chunk.k0, chunk.k1)):
-        text = canonical_json(gen.case(case_rng(seed, chunk.split, chunk.level, k)))
+        rng.seed(f"{prefix}{k}")  # datagen.case_rng's state, in one reused object
+        text = canonical_json(gen.case(rng))
         lines.append(text.encode() + b"\n")
         # the key of the value as stored (JSON: tuples are lists, keys strings), as every later reader sees it
         hashes[i] = key_hash(gen.dedup_key(json.loads(text)))

@@ -23,7 +23,8 @@ import yaml
 from ptbench.bootcamp import reward as reward_module
 from ptbench.bootcamp.api import canonical_json, tool_schema
 from ptbench.bootcamp.config import BootcampConfig
-from ptbench.bootcamp.datagen import dumps_jsonl, generate, load_rows
+from ptbench.bootcamp.datagen import generate, load_rows
+from ptbench.bootcamp.rows import dumps_jsonl
 from ptbench.bootcamp.rowschema import AGENT_NAME, parquet_bytes
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_bytes, atomic_write_json

@@ -1,4 +1,5 @@
-"""The command line, the top layer: `main` (trials, campaigns, results), `bootcamp`, `provider`."""
+"""The command line, the top layer: `main` (the root app; its commands in `campaign`, `trial`, `results`,
+`evaluate`), `bootcamp`, `provider`, `cache`, `doctor`, `export`."""
 
 from ptbench.cli.main import app, main
 

@@ -9,8 +9,7 @@ from ptbench.inference.base import Engine
 
 def get_engine(name: str, model_path: str, **kwargs) -> Engine:
     """`auto` picks vLLM when a CUDA GPU is visible, else transformers."""
-    if name == "auto":
-        name = "vllm" if _cuda_available() else "transformers"
+    name = resolve_engine(name)
     if name == "transformers":
         from ptbench.inference.hf import TransformersEngine
 
@@ -20,6 +19,11 @@ def get_engine(name: str, model_path: str, **kwargs) -> Engine:
 
         return VLLMEngine(model_path, **kwargs)
     raise UserError(f"unknown engine '{name}' (use auto, transformers or vllm)")
+
+
+def resolve_engine(name: str) -> str:
+    """The engine `get_engine(name, ...)` starts (`auto` resolved), without starting it."""
+    return ("vllm" if _cuda_available() else "transformers") if name == "auto" else name
 
 
 def _cuda_available() -> bool:

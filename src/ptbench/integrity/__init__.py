@@ -8,8 +8,18 @@ from ptbench.integrity.report import (
     Finding,
     Unchecked,
     overall,
+    read_judge_agreement,
     read_verdicts,
 )
 from ptbench.integrity.runner import default_cache_dirs, run_checks
 
-__all__ = ["CheckReport", "Finding", "Unchecked", "default_cache_dirs", "overall", "read_verdicts", "run_checks"]
+__all__ = [
+    "CheckReport",
+    "Finding",
+    "Unchecked",
+    "default_cache_dirs",
+    "overall",
+    "read_judge_agreement",
+    "read_verdicts",
+    "run_checks",
+]

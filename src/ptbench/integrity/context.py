@@ -10,7 +10,17 @@ from typing import Any
 # Folders of the agent CLIs' own state in the private HOME (session logs hold every tool output
 # the agent saw, test questions it was allowed to look at included). Scanned only where the
 # trajectory names a file in them as data.
-SCAFFOLD_STATE = (".claude", ".codex", ".gemini", ".local/share/opencode", ".config/opencode", ".npm", ".cache/node")
+SCAFFOLD_STATE = (
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".local/share/opencode",
+    ".config/opencode",
+    ".mini-swe-agent",
+    ".config/mini-swe-agent",
+    ".npm",
+    ".cache/node",
+)
 
 
 @dataclass

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ptbench.results.agreement import recorded_fields
+
 Verdict = Literal["clean", "flagged", "unchecked"]
 VERDICTS_FILE = "verdicts.json"
 SUMMARY_FILE = "summary.json"
@@ -70,6 +72,16 @@ def read_verdicts(checks_dir: Path, expected: list[str]) -> tuple[dict[str, str]
                 verdicts[name] = "unchecked"
             reasons[name] = f"no valid checks/{name}.json"
     return verdicts, reasons
+
+
+def read_judge_agreement(checks_dir: Path, check: str = "judge") -> dict[str, Any] | None:
+    """The integrity judges' agreement that `checks/judge.json` holds when several judges answered
+    (for the result record's tables); None with one judge, or without a well-formed report."""
+    try:
+        report = CheckReport.model_validate_json((checks_dir / f"{check}.json").read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+    return recorded_fields(report.details.get("agreement"))
 
 
 def overall(verdicts: dict[str, str]) -> str:

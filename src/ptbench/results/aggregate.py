@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
+from ptbench.results import agreement
 from ptbench.results.policy import (
     BaselineIndex,
     ScoredTrial,
@@ -85,6 +86,13 @@ class Collation:
     @cached_property
     def reasons(self) -> Counter:
         return Counter((t.rule, t.reason) for t in self.trials if t.rule != "scored")
+
+    @cached_property
+    def judge_kinds(self) -> frozenset[str]:
+        """Whose judges (`agreement.READERS`: task, integrity) some trial had several of."""
+        return frozenset(
+            k for k, read in agreement.READERS.items() if any(read(t.record) is not None for t in self.trials)
+        )
 
 
 def _setting_order(label: str) -> tuple[int, int, str]:

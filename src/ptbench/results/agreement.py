@@ -15,8 +15,11 @@ agreement is 1, so agreement beyond chance cannot be measured). Percent agreemen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ptbench.results.schema import ResultRecord
 
 
 def fleiss_kappa_counts(counts: Sequence[Sequence[int]]) -> float | None:
@@ -83,26 +86,86 @@ def agreement(verdicts: Sequence[Sequence[Hashable]], judges: int) -> dict[str, 
     }
 
 
-def trial_text(extra: dict[str, Any]) -> str:
-    """One trial's judge agreement as a table cell (from its result's extra_metrics); "" with one judge."""
+def trial_fields(extra: dict[str, Any]) -> dict[str, Any] | None:
+    """One trial's task-judge agreement from its result's extra_metrics (the collation JSON's
+    per-trial object: judges, items, percent_agreement, kappa, kappa_kind); None with one judge."""
     if not extra.get("judge_count"):
-        return ""
-    kappa = extra.get("judge_kappa")
-    kind = "Cohen" if extra.get("judge_kappa_kind") == "cohen" else "Fleiss"
-    k = f"κ {kappa:.2f} ({kind})" if isinstance(kappa, (int, float)) else "κ undefined"
-    pa = extra.get("judge_agreement")
-    p = f"{pa * 100:.0f} % agree" if isinstance(pa, (int, float)) else "no item"
-    return f"{k}, {p}, {extra['judge_count']} judges"
+        return None
+    return {
+        "judges": extra["judge_count"],
+        "items": extra.get("judge_agreement_items"),
+        "percent_agreement": _number(extra.get("judge_agreement")),
+        "kappa": _number(extra.get("judge_kappa")),
+        "kappa_kind": "cohen" if extra.get("judge_kappa_kind") == "cohen" else "fleiss",
+    }
 
 
-def mean_text(extras: list[dict[str, Any]]) -> str:
-    """Several trials' judge agreement as one cell: mean kappa and mean percent agreement over the
-    trials judged by several judges (n = those trials); "" when none was."""
-    rows = [e for e in extras if e.get("judge_count")]
+def recorded_fields(recorded: Any) -> dict[str, Any] | None:
+    """An `agreement()` dict as a record holds it (the integrity judges' agreement, result.json's
+    `integrity_judge_agreement`), in the same shape as `trial_fields`; None without one, or when it is
+    not such a dict (never a guess)."""
+    if not isinstance(recorded, dict):
+        return None
+    judges, items = recorded.get("judges"), recorded.get("items")
+    if not isinstance(judges, int) or isinstance(judges, bool) or judges < 2 or not isinstance(items, int):
+        return None
+    return {
+        "judges": judges,
+        "items": items,
+        "percent_agreement": _number(recorded.get("percent_agreement")),
+        "kappa": _number(recorded.get("kappa")),
+        "kappa_kind": "cohen" if recorded.get("kappa_kind") == "cohen" else "fleiss",
+    }
+
+
+def mean_of(trials: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Several trials' agreement (each `trial_fields`/`recorded_fields`, None where one judge): over
+    the trials with several judges (`trials`), the mean kappa (over those whose kappa is defined,
+    `kappa_trials`) and the mean percent agreement; the kappa kinds seen. None when no trial had
+    several judges."""
+    rows = [f for f in trials if f is not None]
     if not rows:
+        return None
+    kappas = [f["kappa"] for f in rows if f["kappa"] is not None]
+    pas = [f["percent_agreement"] for f in rows if f["percent_agreement"] is not None]
+    return {
+        "trials": len(rows),
+        "kappa": sum(kappas) / len(kappas) if kappas else None,
+        "kappa_trials": len(kappas),
+        "percent_agreement": sum(pas) / len(pas) if pas else None,
+        "kappa_kinds": sorted({f["kappa_kind"] for f in rows}),
+    }
+
+
+def _number(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x else None
+
+
+def fields_text(f: dict[str, Any] | None) -> str:
+    """One trial's agreement as a table cell: "κ 0.50 (Fleiss), 80 % agree, 3 judges"; "" for None."""
+    if f is None:
         return ""
-    kappas = [e["judge_kappa"] for e in rows if isinstance(e.get("judge_kappa"), (int, float))]
-    pas = [e["judge_agreement"] for e in rows if isinstance(e.get("judge_agreement"), (int, float))]
-    k = f"κ {sum(kappas) / len(kappas):.2f}" if kappas else "κ undefined"
-    p = f", {sum(pas) / len(pas) * 100:.0f} % agree" if pas else ""
-    return f"{k}{p} (n={len(rows)})"
+    kind = "Cohen" if f["kappa_kind"] == "cohen" else "Fleiss"
+    k = f"κ {f['kappa']:.2f} ({kind})" if f["kappa"] is not None else "κ undefined"
+    p = f"{f['percent_agreement'] * 100:.0f} % agree" if f["percent_agreement"] is not None else "no item"
+    return f"{k}, {p}, {f['judges']} judges"
+
+
+def trial_text(extra: dict[str, Any]) -> str:
+    """One trial's task-judge agreement as a table cell (from its extra_metrics); "" with one judge."""
+    return fields_text(trial_fields(extra))
+
+
+def summary_text(f: dict[str, Any]) -> str:
+    """`mean_of` as a table cell: "κ 0.30, 70 % agree (n=2)"."""
+    k = f"κ {f['kappa']:.2f}" if f["kappa"] is not None else "κ undefined"
+    p = f", {f['percent_agreement'] * 100:.0f} % agree" if f["percent_agreement"] is not None else ""
+    return f"{k}{p} (n={f['trials']})"
+
+
+# Whose judges a trial's record holds the agreement of: the judged task's (extra_metrics) and the
+# integrity check's (integrity_judge_agreement). Each reader: the trial's fields, or None with one judge.
+READERS: dict[str, Callable[[ResultRecord], dict[str, Any] | None]] = {
+    "task": lambda r: trial_fields(r.extra_metrics),
+    "integrity": lambda r: recorded_fields(r.integrity_judge_agreement),
+}

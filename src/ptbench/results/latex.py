@@ -8,6 +8,7 @@ from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.judge_columns import judge_agreement_cells, judge_sources
 from ptbench.results.tables import (
     MEANING,
     RULE_ORDER,
@@ -49,6 +50,7 @@ _ESCAPES = {
     "±": r"$\pm$",
     "—": "---",
     "×": r"$\times$",
+    "κ": r"$\kappa$",
 }
 
 
@@ -112,11 +114,18 @@ def to_latex(c: Collation, scale: float = 100.0) -> str:
             c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False)
         )
     ]
+    notes = footnotes(c)
+    for source in judge_sources(c):  # a column only for judges some trial had several of
+        cells = judge_agreement_cells(c, source) or {}
+        head.append(escape(source.title[0].upper() + source.title[1:]))
+        # the agents' rows first, in c.agents' order; the baseline rows get an empty cell
+        rows = [[*r, escape(cells.get(c.agents[i], "")) if i < len(c.agents) else ""] for i, r in enumerate(rows)]
+        notes.append(escape(source.note))
     out = [
         _table(
             head,
             rows,
-            footnotes(c),
+            notes,
             f"Scores ({escape(c.policy)} scoring policy).",
             rule_after=len(c.agents) if c.settings and c.agents else None,
         )

@@ -99,6 +99,8 @@ class ResultRecord(BaseModel):
     integrity_detail: dict[str, str] = Field(
         default_factory=dict
     )  # check -> reason (checks/<check>.json has the evidence)
+    # several integrity judges: their agreement (results.agreement.agreement) as checks/judge.json records it
+    integrity_judge_agreement: dict[str, Any] | None = None
     sandbox: str | None = (
         None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
     )

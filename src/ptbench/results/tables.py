@@ -9,13 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable, Hashable
+from typing import Any
 
-from ptbench.results import agreement
 from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.cost import AgentCost
+from ptbench.results.judge_columns import judge_levels, judge_sources, with_judge_agreement
 from ptbench.results.paired import mean_ci
 
 COLLATION_SCHEMA = "ptbench.collation"
@@ -122,30 +124,6 @@ def agent_row_count(c: Collation) -> int:
     return len({(a, b) for (a, b, _) in c.per_base})
 
 
-def judge_agreement_cells(c: Collation) -> dict[str, str] | None:
-    """agent -> its trials' mean judge agreement, or None when no trial had several judges."""
-    extras: dict[str, list[dict]] = {}
-    for t in c.trials:
-        extras.setdefault(t.record.agent.label, []).append(t.record.extra_metrics)
-    cells = {a: agreement.mean_text(e) for a, e in extras.items()}
-    return cells if any(cells.values()) else None
-
-
-def with_judge_agreement(c: Collation, head: list[str], rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
-    """The main table with a "judge agreement" column appended where some trial had several judges
-    (rows are the agents, then the baseline settings: those get an empty cell)."""
-    cells = judge_agreement_cells(c)
-    if cells is None:
-        return head, rows
-    return [*head, "judge agreement"], [[*r, cells.get(r[0], "")] for r in rows]
-
-
-JUDGE_AGREEMENT_NOTE = (
-    "judge agreement: mean over the agent's trials judged by several judges (n) of Cohen's (two judges) "
-    "or Fleiss' kappa and of percent agreement over the judges' verdicts."
-)
-
-
 def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float = 100.0) -> str:
     out = [f"Scoring policy: {c.policy}" + (f" (integrity: {c.integrity_policy})" if c.integrity_policy else ""), ""]
     head, rows = with_judge_agreement(
@@ -160,8 +138,7 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
     )
     out.append(_md(head, rows))
     out += ["", rule_summary(c), legend(c), *c.notes]
-    if len(head) > len(c.tasks) + 2:
-        out.append(JUDGE_AGREEMENT_NOTE)
+    out += [source.note for source in judge_sources(c)]
     if c.ci:
         out.append("[lo, hi]: 95 % Student-t interval of the mean over runs (seeds).")
     out += comparison_markdown(c)
@@ -238,6 +215,12 @@ def _stat_json(stat: Stat, ci: bool = False) -> dict:
 
 
 def to_json(c: Collation, costs: list[AgentCost]) -> dict:
+    at = judge_levels(c)
+    sources = judge_sources(c)
+
+    def judges(level: str, k: Hashable) -> dict[str, Any]:
+        return {f"{prefix}_agreement": f for prefix, f in at(level, k).items()}
+
     return {
         "schema": COLLATION_SCHEMA,
         "schema_version": COLLATION_SCHEMA_VERSION,
@@ -248,12 +231,18 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
         "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
         "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
         "notes": c.notes,
-        "benchmark": [{"agent": a, "task": t, **_stat_json(s, c.ci)} for (a, t), s in sorted(c.per_benchmark.items())],
-        "aggregate": [{"agent": a, **_stat_json(s, c.ci)} for a, s in sorted(c.aggregate.items())],
+        "benchmark": [
+            {"agent": a, "task": t, **_stat_json(s, c.ci), **judges("cell", (a, t))}
+            for (a, t), s in sorted(c.per_benchmark.items())
+        ],
+        "aggregate": [
+            {"agent": a, **_stat_json(s, c.ci), **judges("agent", a)} for a, s in sorted(c.aggregate.items())
+        ],
         "comparisons": [cmp.to_json() for cmp in c.comparisons],
         **({"seeds_needed": {"width": c.seeds_width, "rows": c.seeds_needed}} if c.seeds_width is not None else {}),
         "per_base_model": [
-            {"agent": a, "base_model": b, "task": t, **_stat_json(s)} for (a, b, t), s in sorted(c.per_base.items())
+            {"agent": a, "base_model": b, "task": t, **_stat_json(s), **judges("base", (a, b, t))}
+            for (a, b, t), s in sorted(c.per_base.items())
         ],
         "baselines": [{"setting": s, "task": t, **_stat_json(st)} for (s, t), st in sorted(c.baselines.items())],
         "baseline_aggregate": [{"setting": s, "mean": _num(v)} for s, v in c.baseline_aggregate.items()],
@@ -271,6 +260,7 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
                 "rule": t.rule,
                 "reason": t.reason,
                 "value": _num(t.value),
+                **{f"{source.prefix}_agreement": source.of(t.record) for source in sources},
             }
             for t in c.trials
         ],
@@ -278,6 +268,8 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
 
 
 def to_csv(c: Collation) -> str:
+    at = judge_levels(c)
+    sources = judge_sources(c)  # three columns each, only for a source some trial had several judges of
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(
@@ -292,13 +284,19 @@ def to_csv(c: Collation) -> str:
             *(f"n_{r}" for r in RULE_ORDER),
             "incomplete",
             "values",
+            *(f"{source.prefix}_{col}" for source in sources for col in ("trials", "kappa", "agreement")),
         ]
     )
 
     def fmt(x: float | None) -> str:
         return "" if x is None or math.isnan(x) else f"{x:.6g}"
 
-    def row(table: str, agent: str, base: str, task: str, s: Stat) -> None:
+    def judges(where: tuple[str, Hashable] | None) -> list[Any]:
+        """The judge columns of a row: (level, key) of an agent's row; None for a baseline row."""
+        found = at(*where) if where else dict.fromkeys(source.prefix for source in sources)
+        return [x for f in found.values() for x in ([""] * 3 if f is None else _judge_csv(f, fmt))]
+
+    def row(table: str, agent: str, base: str, task: str, s: Stat, where: tuple[str, Hashable] | None = None) -> None:
         w.writerow(
             [
                 table,
@@ -311,20 +309,25 @@ def to_csv(c: Collation) -> str:
                 *(s.rules.get(r, 0) for r in RULE_ORDER),
                 s.incomplete,
                 " ".join(fmt(v) or "nan" for v in s.values),
+                *judges(where),
             ]
         )
 
     for (a, t), s in sorted(c.per_benchmark.items()):
-        row("benchmark", a, "", t, s)
+        row("benchmark", a, "", t, s, ("cell", (a, t)))
     for a, s in sorted(c.aggregate.items()):
-        row("aggregate", a, "", "weighted_avg", s)
+        row("aggregate", a, "", "weighted_avg", s, ("agent", a))
     for (a, b, t), s in sorted(c.per_base.items()):
-        row("per_base_model", a, b, t, s)
+        row("per_base_model", a, b, t, s, ("base", (a, b, t)))
     for (setting, t), s in sorted(c.baselines.items()):
         row("baseline", setting, "", t, s)
     for setting, v in c.baseline_aggregate.items():
         row("baseline", setting, "", "weighted_avg", Stat([v]))
     return buf.getvalue()
+
+
+def _judge_csv(f: dict[str, Any], fmt: Callable[[float | None], str]) -> list[Any]:
+    return [f["trials"], fmt(f["kappa"]), fmt(f["percent_agreement"])]
 
 
 def cost_csv(costs: list[AgentCost]) -> str:

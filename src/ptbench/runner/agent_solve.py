@@ -88,7 +88,11 @@ def sandbox_request(
     read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
     exe = run.executable
     argv = list(launch.argv)
-    if exe:
+    if exe and spec.venv:  # a venv's program runs by its path inside the venv (its python finds the venv so)
+        root = Path(os.path.realpath(Path(exe).parent.parent))
+        read_only.append(root)
+        argv = [str(root / "bin" / Path(exe).name) if a == exe else a for a in argv]
+    elif exe:
         real = Path(os.path.realpath(exe))
         modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
         read_only.append(modules)

@@ -19,7 +19,7 @@ from ptbench.trial import TrialDir
 
 def eval_cache_dir(trial: TrialDir) -> Path:
     """The harness-only evaluation cache of a trial's campaign (or $PTBENCH_EVAL_CACHE)."""
-    return Path(os.environ.get("PTBENCH_EVAL_CACHE") or trial.path.parent / ".harness" / "eval-cache")
+    return trial.eval_cache
 
 
 def evaluation_argv(trial: TrialDir, python: str) -> list[str]:

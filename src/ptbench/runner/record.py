@@ -12,7 +12,7 @@ from typing import Any
 
 from ptbench.agents.session import load_session
 from ptbench.core.provenance import provenance
-from ptbench.integrity import read_verdicts
+from ptbench.integrity import read_judge_agreement, read_verdicts
 from ptbench.node.monitor import summarize as monitor_summary
 from ptbench.results.schema import (
     AgentInfo,
@@ -114,6 +114,7 @@ def build(trial: TrialDir, state: TrialState) -> ResultRecord:
         record.evaluation = failed.get("settings", {})
         record.extra_metrics = {k: v for k, v in failed.items() if k.startswith("judge_")}
     record.integrity, record.integrity_detail = read_verdicts(trial.checks_dir, list(trial.spec.integrity.checks))
+    record.integrity_judge_agreement = read_judge_agreement(trial.checks_dir)
     usage = trial.agent_dir / "usage.json"
     if usage.exists():
         record.usage = json.loads(usage.read_text())

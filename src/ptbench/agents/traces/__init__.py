@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptbench.agents.traces import claude, codex, gemini, opencode
+from ptbench.agents.traces import claude, codex, gemini, mini, opencode
 from ptbench.agents.traces._builder import Builder
 from ptbench.agents.traces.model import RUN_MARKER_KEY, RunSummary, Step, ToolCall, Trajectory, Usage, split_runs
 from ptbench.core.files import atomic_write_json
@@ -14,6 +14,7 @@ PARSERS = {
     "codex-json": codex.parse_run,
     "gemini-stream-json": gemini.parse_run,
     "opencode-json": opencode.parse_run,
+    "mini-swe-json": mini.parse_run,
 }
 
 __all__ = [

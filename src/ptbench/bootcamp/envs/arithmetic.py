@@ -44,6 +44,24 @@ def safe_eval(expression: str, max_len: int = 200) -> float | int:
     return ev(tree)
 
 
+_FLAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "%": operator.mod}
+
+
+def flat_value(numbers: list[int], ops: list[str]) -> float | int:
+    """`safe_eval` of "n0 op0 n1 op1 n2 ..." (ops among + - * / %, positive numbers) without
+    parsing it: what Python's grammar does (* / % bind tighter, both levels left to right), so the
+    same operations in the same order and the same value, bit for bit (about ten times cheaper)."""
+    total: float | int | None = None
+    sign, term = "+", numbers[0]
+    for op, n in zip(ops, numbers[1:], strict=True):
+        if op in "+-":
+            total = term if total is None else (total + term if sign == "+" else total - term)
+            sign, term = op, n
+        else:
+            term = _FLAT_OPS[op](term, n)
+    return term if total is None else (total + term if sign == "+" else total - term)
+
+
 @register_generator("arithmetic")
 class ArithmeticGenerator(Generator):
     """Params: n_terms (default 3), max_value (default 50), ops (default "+-*")."""
@@ -52,11 +70,17 @@ class ArithmeticGenerator(Generator):
         n_terms = int(self.params.get("n_terms", 3))
         max_value = int(self.params.get("max_value", 50))
         ops = str(self.params.get("ops", "+-*"))
-        parts = [str(rng.randint(1, max_value))]
+        numbers, chosen = [rng.randint(1, max_value)], []
         for _ in range(n_terms - 1):
-            parts += [rng.choice(ops), str(rng.randint(1, max_value))]
+            chosen.append(rng.choice(ops))
+            numbers.append(rng.randint(1, max_value))
+        parts = [str(numbers[0])]
+        for op, n in zip(chosen, numbers[1:], strict=True):
+            parts += [op, str(n)]
         expression = " ".join(parts)
-        return {"expression": expression, "answer": safe_eval(expression)}
+        if len(expression) <= 200 and all(op in _FLAT_OPS for op in chosen):  # the common case, evaluated directly
+            return {"expression": expression, "answer": flat_value(numbers, chosen)}
+        return {"expression": expression, "answer": safe_eval(expression)}  # anything else: as parsed (or refused)
 
     def system_prompt(self) -> str:
         return "You are a careful assistant. Use tools when they help."

@@ -10,7 +10,10 @@ their gains above the siblings'. A one-sided Mann-Whitney U test compares the tw
 a tiny p-value AND a large effect (AUC: the chance a test item gained more than a sibling).
 
 Reads nothing the agent wrote except final_model/: the base model comes from the trusted cache or
-its path, test and sibling sets from the task's own loader and generator, in this process.
+its path, test and sibling sets from the task's own loader and generator, in this process. The
+base model's scores are computed once per campaign and kept where no agent can write
+(base_cache.py); final_model is scored in a fresh engine every time (evaluation, which holds it in
+an engine, runs later in its own process).
 """
 
 from __future__ import annotations
@@ -20,16 +23,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ptbench.inference.engines import resolve_engine
+from ptbench.inference.loglik import Scored, continuation_logprobs, tokenize_pairs
 from ptbench.integrity.context import CheckContext
+from ptbench.integrity.memorization.base_cache import BaseScores, cache_dir, namespace, sibling_seed
 from ptbench.integrity.memorization.siblings import SiblingSets, sibling_sets
 from ptbench.integrity.memorization.stats import mann_whitney_greater
 from ptbench.integrity.model_identity import find_model
 from ptbench.integrity.report import Finding, Unchecked
+from ptbench.trial import TrialDir
 
 P_MAX = 1e-6  # flagged only below this one-sided p-value ...
 AUC_MIN = 0.714  # ... and with at least a large effect: AUC = Phi(d / sqrt 2) at Cohen's d = 0.8 (0.5: none)
 MIN_ITEMS = 20  # per set; fewer cannot reach P_MAX with a believable effect
 TOP_ITEMS = 10  # test items with the largest excess gain, named in the evidence
+# Scoring is prefill only: CUDA-graph capture and compilation (most of a vLLM start) buy nothing here.
+VLLM_SCORING_ARGS = {"enforce_eager": True}
 
 
 def check(ctx: CheckContext) -> Finding:
@@ -42,18 +51,35 @@ def check(ctx: CheckContext) -> Finding:
     base = find_model(spec.path or spec.id, trusted) or (find_model(spec.id, trusted) if spec.path else None)
     if base is None:
         raise Unchecked(f"base model {spec.path or spec.id} not found locally (outside the agent's own cache layer)")
-    sets = _sets(ctx)
+    engine = resolve_engine(ctx.spec.evaluation.engine)
+    root, cache_note = cache_dir(ctx.spec, TrialDir(ctx.trial_dir).eval_cache)
+    sets = _sets(ctx, sibling_seed(root) if root else None)
     if min(len(sets.test), len(sets.siblings)) < MIN_ITEMS:
         raise Unchecked(
             f"too few items to decide ({len(sets.test)} test, {len(sets.siblings)} siblings; at least {MIN_ITEMS} each)"
         )
-    engine = ctx.spec.evaluation.engine
     items = [*sets.test, *sets.siblings]
-    pairs = [(i.prompt, i.continuation) for i in items]
+    ids = _tokenize(base, [(i.prompt, i.continuation) for i in items], engine)
     t0 = time.time()
-    base_lp, ids, engine_used = _score(str(base), pairs, engine, None)
+    engines: list[str] = []
+
+    def score_base(todo: list[Scored]) -> list[float]:
+        lp, name = _score(str(base), todo, engine)
+        engines.append(name)
+        return lp
+
+    cache: dict[str, Any] = {"used": root is not None}
+    if root is not None:
+        store = BaseScores(root, namespace(base, ctx.spec.task.name, dict(ctx.spec.task.options), engine))
+        base_lp, hits = store.lookup(ids, score_base)
+        cache.update(path=str(store.path), items_cached=hits, items_scored=len(ids) - hits)
+        cache_note = store.note
+    else:
+        base_lp = score_base(ids)
+    if cache_note:
+        cache["note"] = cache_note
     t1 = time.time()
-    final_lp, _, _ = _score(str(final), pairs, engine, ids)
+    final_lp, engine_used = _score(str(final), ids, engine)
     t2 = time.time()
     gains = [(f - b) / (len(s.ids) - s.n_prompt) for f, b, s in zip(final_lp, base_lp, ids, strict=True)]
     if not all(math.isfinite(g) for g in gains):
@@ -72,6 +98,8 @@ def check(ctx: CheckContext) -> Finding:
         "engine": engine_used,
         "base": str(base),
         "tokens_per_model": sum(len(s.ids) for s in ids),  # prefill only, no generation
+        "base_scores": cache,
+        "engine_starts": len(engines) + 1,
         "seconds_base": round(t1 - t0, 3),
         "seconds_final": round(t2 - t1, 3),
         "seconds": round(time.time() - started, 3),
@@ -111,32 +139,50 @@ def check(ctx: CheckContext) -> Finding:
     )
 
 
-def _sets(ctx: CheckContext) -> SiblingSets:
+def _sets(ctx: CheckContext, secret: int | None) -> SiblingSets:
     from ptbench.core.errors import UserError
     from ptbench.tasks import get_task
 
     name = ctx.spec.task.name
     try:
         task = get_task(name, **dict(ctx.spec.task.options))
-        return sibling_sets(name, task, ctx.spec.seed)
+        return sibling_sets(name, task, ctx.spec.seed, secret)
     except Unchecked:
         raise
     except (UserError, OSError, ValueError, KeyError, TypeError, ImportError) as exc:
         raise Unchecked(f"test or sibling set of task '{name}' unavailable ({type(exc).__name__}: {exc})") from None
 
 
-def _score(model: str, pairs: list[tuple[str, str]], engine: str, ids: list | None) -> tuple[list[float], list, str]:
-    """Log-likelihoods of the continuations under one model; token ids come from the first (base)
-    model's tokenizer and are reused for the second."""
+def _tokenize(base: Path, pairs: list[tuple[str, str]], engine: str) -> list[Scored]:
+    """Token ids of every item by the trusted base tokenizer (no engine needed, so a cached base
+    pass starts none for the base). Truncated to the base model's context, and to vLLM's
+    max_model_len where the runner's environment sets one."""
+    import json
+    import os
+
+    from transformers import AutoConfig, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(base))
+        limits = [getattr(AutoConfig.from_pretrained(str(base)), "max_position_embeddings", None)]
+        if engine == "vllm":
+            limits.append(os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN"))
+            limits.append(json.loads(os.environ.get("PTBENCH_VLLM_ARGS") or "{}").get("max_model_len"))
+        known = [int(v) for v in limits if v]
+        return tokenize_pairs(tokenizer, pairs, min(known) if known else None)
+    except Exception as exc:  # noqa: BLE001  (a base that cannot be tokenized is unchecked, whatever the error)
+        raise Unchecked(f"could not tokenize the items with the base tokenizer ({type(exc).__name__}: {exc})") from None
+
+
+def _score(model: str, ids: list[Scored], engine: str) -> tuple[list[float], str]:
+    """Log-likelihoods of the continuations under one model, in a fresh engine (the evaluation's
+    runs later, in its own process: nothing to share)."""
     from ptbench.inference import get_engine
-    from ptbench.inference.loglik import context_length, continuation_logprobs, tokenize_pairs
 
     eng: Any = None
     try:
-        eng = get_engine(engine, model)
-        if ids is None:
-            ids = tokenize_pairs(eng.tokenizer, pairs, context_length(eng))
-        return continuation_logprobs(eng, ids), ids, eng.name
+        eng = get_engine(engine, model, **(VLLM_SCORING_ARGS if engine == "vllm" else {}))
+        return continuation_logprobs(eng, ids), eng.name
     except Exception as exc:  # noqa: BLE001  (a model that cannot be scored is unchecked, whatever the error)
         raise Unchecked(
             f"could not score {Path(model).name} in the {engine} engine ({type(exc).__name__}: {exc})"

@@ -52,12 +52,15 @@ NO_SIBLINGS = {
 }
 
 
-def sibling_sets(task_name: str, task: Any, seed: int) -> SiblingSets:
-    """The test items and their siblings for one trial's task; Unchecked where there is none."""
+def sibling_sets(task_name: str, task: Any, seed: int, secret: int | None = None) -> SiblingSets:
+    """The test items and their siblings for one trial's task; Unchecked where there is none.
+    `secret`: the campaign's sibling secret (base_cache.sibling_seed), so every trial of a campaign
+    draws the same siblings; None draws afresh."""
+    rng = random.Random(secret) if secret is not None else _secret_rng()
     if task_name == "arithmetic":
-        return _arithmetic(task, seed)
+        return _arithmetic(task, seed, rng)
     if task_name == "humaneval":
-        return _humaneval(task)
+        return _humaneval(task, rng)
     raise Unchecked(NO_SIBLINGS.get(task_name, f"no sibling source is defined for task '{task_name}'"))
 
 
@@ -67,7 +70,7 @@ def _secret_rng() -> random.Random:
     return random.Random(int.from_bytes(os.urandom(8), "little"))
 
 
-def _arithmetic(task: Any, seed: int) -> SiblingSets:
+def _arithmetic(task: Any, seed: int, rng: random.Random) -> SiblingSets:
     """Fresh items from the task's own generator: its reserve, drawn with a secret stream, checked
     disjoint from the test split and from the training split the agent was given."""
     test = [Item(str(e.id), str(e.prompt), str(e.reference)) for e in task.test_examples()]
@@ -77,7 +80,6 @@ def _arithmetic(task: Any, seed: int) -> SiblingSets:
     clash = [i.id for i in pool if i.prompt in test_prompts or i.prompt in train]
     if clash:
         raise Unchecked(f"sibling pool overlaps the test or training split ({len(clash)} items, e.g. {clash[0]})")
-    rng = _secret_rng()
     n = min(len(test), len(pool), MAX_ITEMS)
     siblings = rng.sample(pool, n)
     test = rng.sample(test, min(len(test), MAX_ITEMS))
@@ -87,12 +89,12 @@ def _arithmetic(task: Any, seed: int) -> SiblingSets:
         test_name=f"arithmetic test split ({task.digits} digits)",
         siblings_name=f"arithmetic reserve ({task.digits} digits)",
         source="fresh items from the task's generator in neither the test nor the training split, drawn with a "
-        "secret per-run stream (checked disjoint from both)",
+        "secret stream (per campaign where the base-score cache is used, else per run; checked disjoint from both)",
         details={"sibling_pool": len(pool), "training_items_checked": len(train)},
     )
 
 
-def _humaneval(task: Any) -> SiblingSets:
+def _humaneval(task: Any, rng: random.Random) -> SiblingSets:
     """Each problem's canonical solution (the test item's reference) against the same solution with
     its local names renamed (ptbench.integrity.memorization.rewrite): same semantics, same layout,
     text no model trained on HumanEval has seen. Problems with nothing safe to rename are left out."""
@@ -100,7 +102,6 @@ def _humaneval(task: Any) -> SiblingSets:
     from ptbench.tasks.humaneval import load_problems
 
     problems, _ = load_problems(task.data_path)
-    rng = _secret_rng()
     test, siblings = [], []
     for p in problems:
         rewritten = rename_locals(p["prompt"], p["canonical_solution"], rng)
@@ -114,6 +115,7 @@ def _humaneval(task: Any) -> SiblingSets:
         test_name="HumanEval canonical solutions",
         siblings_name="HumanEval canonical solutions with renamed locals",
         source="semantics-preserving rewrites of the canonical solutions (local names renamed with a secret "
-        "per-run choice; statements are not reordered); the prompt is the function's signature and docstring",
+        "choice, per campaign where the base-score cache is used, else per run; statements are not "
+        "reordered); the prompt is the function's signature and docstring",
         details={"problems": len(problems), "problems_rewritten": len(test)},
     )

@@ -20,10 +20,10 @@ from ptbench.results.collate import Collated
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.judge_columns import judge_sources, with_judge_agreement
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
 from ptbench.results.tables import (
-    JUDGE_AGREEMENT_NOTE,
     MARKS,
     MEANING,
     RULE_ORDER,
@@ -32,7 +32,6 @@ from ptbench.results.tables import (
     md_cell,
     per_base_rows,
     rule_summary,
-    with_judge_agreement,
 )
 
 _env = Environment(
@@ -68,6 +67,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
         for pdf in sorted(tables_dir.glob("*.pdf")):
             shutil.copyfile(pdf, out / "plots" / pdf.name)
     trial_page = _env.get_template("trial.html.j2")
+    sources = judge_sources(c)  # whose judges some trial had several of: a column each
     rows = []
     for t in sorted(
         c.trials,
@@ -90,7 +90,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
                     p=page,
                     score=_score(t.value),
                     meaning=MEANING,
-                    judges=agreement.trial_text(r.extra_metrics),
+                    judges=[(s.title, agreement.fields_text(s.of(r))) for s in sources if s.of(r) is not None],
                 ),
             )
         rows.append(
@@ -108,7 +108,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
                 "reason": t.reason,
                 "score": _score(t.value),
                 "hours": f"{r.budget.solve_seconds_used / 3600:.2f}",
-                "judges": agreement.trial_text(r.extra_metrics),
+                "judges": [agreement.fields_text(s.of(r)) for s in sources],
             }
         )
     head, main_rows = with_judge_agreement(
@@ -121,16 +121,15 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
             lambda s: md_cell(s, 100.0, with_std=False),
         ),
     )
-    main_judges = bool(head)  # the "judge agreement" column was appended
     index = _env.get_template("index.html.j2").render(
         c=c,
         costs=result.costs,
         warnings=result.warnings,
         plots=plots,
         trials=rows,
-        main_judges=main_judges,
-        judge_note=JUDGE_AGREEMENT_NOTE if main_judges else "",
-        any_judges=any(row["judges"] for row in rows),
+        judge_heads=head,  # the judge agreement columns appended, if any
+        judge_note=" ".join(s.note for s in sources),
+        trial_judge_heads=[s.title for s in sources],
         main_rows=main_rows,
         comparison_head=COLUMNS,
         comparison_rows=comparison_rows(c.comparisons),

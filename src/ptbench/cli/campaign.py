@@ -1,0 +1,257 @@
+"""Campaign commands: `validate`, `plan`, `run`, `submit`, `render`, `status`, `cancel`.
+
+Registered on the root app by `ptbench.cli.main`; heavy imports stay inside the commands.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+EXIT_PARTIAL = 75  # `ptbench submit` sent part of the campaign; a scheduler limit left the rest (EX_TEMPFAIL)
+
+
+def validate(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="check for a rehearsal (no API keys needed)"),
+) -> None:
+    """Check a campaign file without creating or submitting anything."""
+    from ptbench.validate import validate_campaign
+
+    c, specs = validate_campaign(campaign, rehearse=rehearse)
+    print(
+        f"{campaign}: ok — {len(specs)} trial(s): {len(c.agents)} agent(s) x {len(c.base_models)} base model(s) x "
+        f"{len(c.tasks)} task(s) x {len(c.seeds)} seed(s); backend {c.backend.name}; results in {c.campaign_dir}"
+    )
+
+
+def plan(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    replace: bool = typer.Option(False, help="move trials whose spec changed aside and plan them anew"),
+) -> None:
+    """Create the campaign's trial directories (idempotent)."""
+    from ptbench import commands
+
+    p = commands.plan(campaign, replace=replace)
+    print(
+        f"{p.campaign_dir}: {len(p.trials)} trial(s); {len(p.created)} new, {len(p.finished)} finished, "
+        f"{len(p.replaced)} replaced"
+    )
+
+
+def run(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    replace: bool = typer.Option(False, help="replace trials whose spec changed"),
+    parallelism: int | None = typer.Option(None, help="override the campaign's parallelism"),
+    rehearse: bool = typer.Option(
+        False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
+    ),
+) -> None:
+    """Run a campaign on this machine (the local backend), then print the results table."""
+    _run_here(_plan_checked(campaign, replace=replace, rehearse=rehearse), parallelism)
+
+
+def _run_here(p, parallelism: int | None) -> None:
+    """Run the plan's unfinished trials on this machine, then print the status and results tables."""
+    from ptbench import commands
+
+    todo = p.unfinished
+    if todo:
+        _run_local(p, todo, parallelism)
+    else:
+        commands.console.print(f"{p.campaign_dir.name}: all {len(p.trials)} trial(s) finished; nothing to run")
+    commands.print_status(p.campaign_dir, commands.status_rows(p.campaign_dir))
+    if not any(t.result_json.exists() for t in p.trials):
+        commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
+        return
+    md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
+    from rich.markup import escape
+
+    for problem in problems:
+        commands.err_console.print(
+            f"[yellow]warning:[/] {escape(problem)}", soft_wrap=True
+        )  # labels may hold [brackets]
+    commands.console.print(md, markup=False, highlight=False, soft_wrap=True)  # labels like [unsandboxed] are text
+    commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
+
+
+def _plan_checked(campaign_file: str, *, replace: bool, rehearse: bool):
+    """Plan after checking that every agent can start (keys, logins, CLIs); a rehearsal plans <name>-rehearsal."""
+    from pathlib import Path
+
+    from ptbench import commands
+    from ptbench.agents.rehearsal import rehearsal_campaign
+    from ptbench.plan import plan_campaign
+    from ptbench.validate import validate_campaign
+
+    c, _ = validate_campaign(campaign_file, rehearse=rehearse)
+    if not rehearse:
+        return commands.plan(campaign_file, replace=replace, validated=c)
+    return plan_campaign(rehearsal_campaign(c), replace=replace, source=str(Path(campaign_file).resolve()))
+
+
+def _run_local(p, todo, parallelism) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ptbench import commands
+    from ptbench.backends.local import LocalBackend
+    from ptbench.status import trial_status
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=commands.console,
+    ) as progress:
+        bar = progress.add_task(f"{p.campaign_dir.name}", total=len(todo))
+
+        def done(trial, code):
+            st = trial_status(trial)
+            progress.console.print(f"  {trial.id}: {st.state} {st.metric}".rstrip())
+            progress.advance(bar)
+
+        LocalBackend().submit(p, todo, parallelism=parallelism, progress=done)
+
+
+def submit(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    backend: str = typer.Option(None, help="local | slurm | htcondor (default: the campaign's)"),
+    replace: bool = typer.Option(False, help="replace trials whose spec changed"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="also resubmit trials that failed retryably"),
+    rehearse: bool = typer.Option(
+        False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
+    ),
+) -> None:
+    """Submit a campaign's unfinished trials to a scheduler (the whole campaign is validated first)."""
+    from ptbench import commands
+    from ptbench.backends import get_backend
+
+    p = _plan_checked(campaign, replace=replace, rehearse=rehearse)
+    name = backend or p.campaign.backend.name
+    chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
+    if chosen.runs_here:  # the local backend: run here, with the plan just made
+        _run_here(p, None)
+        return
+    # Trials whose job is still queued or running are not submitted twice (one scheduler call).
+    live = {}
+    if (p.campaign_dir / "jobs.json").exists():
+        live = chosen.scheduler_states(p.campaign_dir, p.unfinished, strict=True)
+    todo = commands.submittable(p, retry_failed=retry_failed, scheduler_states=live)
+    if not todo:
+        print(
+            f"{p.campaign_dir.name}: nothing to submit ({len(p.finished)} finished, the rest queued, running or failed"
+            f"{'' if retry_failed else '; --retry-failed resubmits retryable failures'})"
+        )
+        return
+    done = chosen.submit(p, todo)
+    print(
+        f"{p.campaign_dir.name}: submitted {done.units} trial(s) to {name}"
+        + (f" as {done.describe()}" if done.job_ids else "")
+        + f"; follow with `ptbench status {p.campaign_dir}`"
+    )
+    if done.left:
+        print(
+            f"{p.campaign_dir.name}: {done.left} trial(s) left: the scheduler refused them ({done.refused}); "
+            f"run `ptbench submit {campaign}` again when jobs have left the queue (queued ones are not sent twice)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def render(
+    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    backend: str = typer.Option(None, help="slurm | htcondor (default: the campaign's)"),
+    out: str = typer.Option(None, help="file to write (default: <campaign>/submit/<backend>.*)"),
+) -> None:
+    """Write the exact submit script/description that `submit` would use, without submitting."""
+    from ptbench.backends import get_backend
+    from ptbench.validate import validate_campaign
+
+    c, specs = validate_campaign(campaign, agents_can_start=False)  # rendering needs no keys
+    name = backend or c.backend.name
+    path = get_backend(name, c.backend.options if name == c.backend.name else {}).render(c, specs, out)
+    print(path)
+
+
+def status(
+    target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder"),
+    watch: bool = typer.Option(False, "--watch", help="refresh the table in place until every trial is final"),
+    interval: float = typer.Option(5.0, help="seconds between refreshes with --watch"),
+) -> None:
+    """A table of every trial's (or rollout shard's) state, stage, time used and score."""
+    from ptbench import commands
+    from ptbench.backends import get_backend
+    from ptbench.plan import load_plan
+
+    cdir, campaign = commands.resolve_campaign_dir(target)
+    if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
+        from ptbench.backends.shards import shard_status_rows
+        from ptbench.status import TrialStatus
+
+        def rows_of_shards() -> list[TrialStatus]:
+            return shard_status_rows(cdir)
+
+        if watch:
+            from ptbench.cli.watch import watch_status
+
+            raise typer.Exit(watch_status(cdir, rows_of_shards, interval))
+        commands.print_status(cdir, rows_of_shards())
+        return
+    backend = get_backend(_backend_of(cdir, campaign))
+
+    def rows():
+        states = backend.scheduler_states(cdir, load_plan(cdir)) if not backend.runs_here else {}
+        return commands.status_rows(cdir, states, backend)
+
+    if watch:
+        from ptbench.cli.watch import watch_status
+
+        raise typer.Exit(watch_status(cdir, rows, interval))
+    commands.print_status(cdir, rows())
+    from ptbench.backends.jobs import JobsFile
+
+    left = [u for u in (getattr(JobsFile.load(cdir), "left", None) or []) if not (cdir / u / "result.json").exists()]
+    if left:
+        commands.console.print(
+            f"{len(left)} trial(s) not submitted yet (a scheduler limit refused them): `ptbench submit` sends them"
+        )
+
+
+def _backend_of(cdir, campaign) -> str:
+    from ptbench.backends.jobs import JobsFile
+
+    jobs = JobsFile.load(cdir)
+    if jobs is not None:
+        return jobs.backend
+    return campaign.backend.name if campaign else "local"
+
+
+def cancel(
+    target: str = typer.Argument(..., help="campaign file or its results folder"),
+    trials: list[str] = typer.Argument(None, help="trial ids (default: every unfinished trial)"),
+) -> None:
+    """Stop trials cleanly: their processes end and their results say `cancelled`."""
+    import time
+
+    from ptbench import commands
+    from ptbench.backends import get_backend
+
+    cdir, campaign = commands.resolve_campaign_dir(target)
+    chosen = [t for t in commands.select_trials(cdir, trials) if not t.result_json.exists()]
+    if not chosen:
+        print(f"{cdir.name}: nothing to cancel (every selected trial has finished)")
+        return
+    backend = get_backend(_backend_of(cdir, campaign))
+    backend.cancel(cdir, chosen)
+    deadline = time.monotonic() + 120
+    waiting = list(chosen)
+    while waiting and time.monotonic() < deadline:
+        waiting = [t for t in waiting if not commands.record_cancelled_if_idle(t)]
+        if waiting:
+            time.sleep(0.5)
+    print(
+        f"{cdir.name}: cancelled {len(chosen) - len(waiting)} trial(s)"
+        + (f"; still stopping: {', '.join(t.id for t in waiting)}" if waiting else "")
+    )
