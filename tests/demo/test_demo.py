@@ -1,4 +1,6 @@
-"""Acceptance: the demo campaign, as the quickstart runs it, shows reference clearly above base-model."""
+"""Acceptance: the demo campaign, as the quickstart runs it: the reference recipe masters the task
+(measured: seed 0 at 100 % with AVX-512 and AVX2 kernels alike; seed 1 not yet, docs/campaigns.md)
+and the base model scores nothing."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from tests.conftest import REPO, ptbench
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
+def test_demo_campaign_reference_masters_the_task(tiny_model, tmp_path):
     text = (REPO / "campaigns" / "demo.yaml").read_text()
     text = text.replace("path: .cache/tiny-llama", f"path: {tiny_model}").replace(
         "results_dir: results", f"results_dir: {tmp_path / 'results'}"
@@ -33,9 +35,11 @@ def test_demo_campaign_reference_beats_base_model(tiny_model, tmp_path):
         }, r  # honest runs
         scores.setdefault(r["agent"]["label"], []).append(r["primary_metric"]["value"])
     assert len(scores["base-model"]) == len(scores["reference"]) == 2
-    base = sum(scores["base-model"]) / 2
-    reference = sum(scores["reference"]) / 2
-    assert reference >= base + 0.10, (base, reference)
+    # Converged, not merely ahead: a seed near 100 % (a model still learning lands anywhere between
+    # seeds and CPUs), the random base model near 0. TODO(issue 22.7): every seed, once the recipe
+    # gets seed 1 there too.
+    assert max(scores["reference"]) >= 0.95, scores
+    assert max(scores["base-model"]) <= 0.02, scores
     assert "| reference [unsandboxed] |" in run.stdout  # the demo asks for sandbox: none, and every table says so
 
     # running it again runs nothing and prints the table

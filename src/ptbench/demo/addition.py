@@ -38,5 +38,16 @@ def reserve_pairs(digits: int = 2, n_test: int = 200) -> tuple[tuple[int, int], 
     return tuple(pairs[n : 2 * n])
 
 
-def prompt_of(a: int, b: int) -> str:
-    return f"{a}+{b}="
+LAYOUTS = ("plain", "aligned")
+
+
+def prompt_of(a: int, b: int, layout: str = "plain", digits: int = 2) -> str:
+    """`7+45=` (plain) or `07+45=` (aligned: both operands zero-padded to `digits`)."""
+    return f"{a:0{digits}d}+{b:0{digits}d}=" if layout == "aligned" else f"{a}+{b}="
+
+
+def answer_of(a: int, b: int, layout: str = "plain", digits: int = 2) -> str:
+    """`52` (plain) or `250` (aligned: the sum zero-padded to `digits` + 1 digits, least significant
+    digit first, so the k-th digit of the answer sits under the k-th digits of the operands, the
+    order in which one adds by hand)."""
+    return str(a + b).zfill(digits + 1)[::-1] if layout == "aligned" else str(a + b)
