@@ -106,6 +106,9 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
         "model_identity": "clean",
     }
     assert "too few items" in cheat["integrity_detail"]["memorization"]
+    # memorization ran after evaluation, which was given its context and tried to score its items
+    eval_log = (results / "cheater__tiny__arithmetic__s0" / "eval" / "eval.log").read_text()
+    assert "memorization: not scored here (too few items" in eval_log
     assert "13+54" in json.dumps(
         json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())[
             "evidence"
