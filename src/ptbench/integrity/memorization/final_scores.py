@@ -134,7 +134,9 @@ def _untrusted(path: Path, ids: list[Scored], engine: str, final: Path) -> str |
         return "scored other items than the check's"
     if data.get("engine") != engine:
         return f"scored in engine {data.get('engine')!r}, the check uses {engine!r}"
-    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    model = data.get("model")
+    if not isinstance(model, dict):
+        return "no model identity"
     if model.get("path") != str(final.resolve()) or model.get("identity_sha256") != model_identity(final):
         return "final_model changed since evaluation scored it (or another model was scored)"
     scores = data.get("scores")
