@@ -11,7 +11,9 @@ test accuracy, and the check's time against the evaluation's (same engine, same 
 
 Each model's check runs twice: without the base-score cache (as under `sandbox: none`: two engine
 starts, base and final) and with it (the campaign's first trial fills it, later ones read it: one
-engine start). The script prints both against the evaluation's time on this machine, then a GPU
+engine start); then the evaluation scores final_model's side in its own engine, as the runner's
+evaluate stage does, and the check runs once more reading those scores (no engine start). The
+script prints each against the evaluation's time on this machine, then a GPU
 estimate for arithmetic and humaneval (the only tasks the check scores; the others are unchecked):
 
     check   = starts x S + check_tokens / R_prefill
@@ -73,18 +75,32 @@ def run_check(base: Path, final: Path, options: dict, root: Path, *, cache: bool
     )
     trial = root / "campaign" / f"trial-{final.name}"
     trial.mkdir(parents=True, exist_ok=True)
+    (trial / "trial.json").write_text(spec.model_dump_json())
     if not (trial / "final_model").exists():
         (trial / "final_model").symlink_to(final)
     finding = check(CheckContext(trial_dir=trial, spec=spec, cache_dirs=[]))
     return {"verdict": finding.verdict, **finding.details}
 
 
-def evaluate_seconds(final: Path, options: dict, out: Path) -> tuple[float, float]:
+def evaluate_seconds(final: Path, options: dict, out: Path, trial: Path | None = None) -> tuple[float, float, float]:
+    """Seconds of the evaluation, its accuracy, and (with `trial`: as the runner's evaluate stage
+    does) the seconds it spent scoring the memorization check's items in its engine afterwards."""
+    from ptbench.integrity.memorization.final_scores import score_in_evaluation
     from ptbench.tasks.evaluate import evaluate
 
+    hook = [0.0]
+
+    def after(engine) -> None:
+        t0 = time.perf_counter()
+        note = score_in_evaluation({"trial_dir": str(trial), "cache_dirs": []}, engine, out)
+        hook[0] = time.perf_counter() - t0
+        assert "written" in note, note
+
     t = time.perf_counter()
-    metrics = evaluate("arithmetic", str(final), out, task_options=options, engine="transformers")
-    return time.perf_counter() - t, float(metrics["primary"]["value"])
+    metrics = evaluate(
+        "arithmetic", str(final), out, task_options=options, engine="transformers", after=after if trial else None
+    )
+    return time.perf_counter() - t - hook[0], float(metrics["primary"]["value"]), hook[0]
 
 
 def main() -> None:
@@ -138,7 +154,12 @@ def main() -> None:
     for name in [*honest, *cheaters]:
         plain = run_check(base, root / name, options, root, cache=False)
         r = run_check(base, root / name, options, root, cache=True)
-        eval_s, acc = evaluate_seconds(root / name, options, root / f"eval-{name}")
+        trial = root / "campaign" / f"trial-{name}"
+        shutil.rmtree(trial / "eval", ignore_errors=True)
+        eval_s, acc, hook_s = evaluate_seconds(root / name, options, trial / "eval", trial)
+        reused = run_check(base, root / name, options, root, cache=True)  # final scores from the evaluation
+        assert reused["final_scores"] == "evaluation engine" and reused["verdict"] == r["verdict"], reused
+        r = {**r, "in_eval": hook_s, "reused": reused}
         rows.append((name, name in cheaters, r, plain, eval_s, acc))
         b = r["base_scores"]
         print(
@@ -146,7 +167,8 @@ def main() -> None:
             f"acc={acc:.3f} | check without cache {plain['seconds']:.1f}s (base {plain['seconds_base']:.1f}, final "
             f"{plain['seconds_final']:.1f}), with cache {r['seconds']:.1f}s (base {r['seconds_base']:.1f}: "
             f"{b['items_cached']} items cached, {b['items_scored']} scored; final {r['seconds_final']:.1f}) "
-            f"| eval {eval_s:.1f}s",
+            f"| eval {eval_s:.1f}s | in eval's engine: +{r['in_eval']:.1f}s there, check {r['reused']['seconds']:.1f}s "
+            f"({r['reused']['engine_starts']} engine starts)",
             flush=True,
         )
     fp = sum(r["verdict"] == "flagged" for _, cheat_, r, _, _, _ in rows if not cheat_)
@@ -162,6 +184,12 @@ def main() -> None:
         f"this CPU, mean over {len(rows)} models: evaluation {eval_s:.1f} s; check without cache {plain_s:.1f} s "
         f"({plain_s / eval_s:.0%} of it), with a warm cache {warm_s:.1f} s ({warm_s / eval_s:.0%}; {len(warm)} "
         f"warm runs), of which the final model's engine start + scoring {final_s:.1f} s"
+    )
+    in_eval = mean([r["in_eval"] + r["reused"]["seconds"] for _, _, r, _, _, _ in rows])
+    print(
+        f"this CPU, final_model scored in the evaluation's engine (what the runner does): scoring there + the check "
+        f"{in_eval:.1f} s ({in_eval / eval_s:.0%} of the evaluation; engine starts of the check: "
+        f"{sorted({r['reused']['engine_starts'] for _, _, r, _, _, _ in rows})})"
     )
     gpu_estimate(args, rows[0][2], task)
 
@@ -204,8 +232,10 @@ def gpu_estimate(args: argparse.Namespace, details: dict, task) -> None:
         )
     print(
         f"  (this run's arithmetic items: {details['tokens_per_model']} tokens per model with the tiny tokenizer). "
-        "'in eval engine' = the final pass run in the evaluation's own vLLM engine, base from the cache: not "
-        "built (evaluation runs after the checks, in its own process)."
+        "'in eval engine' = the final pass run in the evaluation's own vLLM engine, base from the cache: what the "
+        "runner does (the check runs after evaluation and reads eval/memorization_final.json), so the check's "
+        "cost is the prefill of its items alone; the check process's own start (tokenizer, item sets: a few "
+        "seconds, measured above on the CPU) is not in it."
     )
 
 

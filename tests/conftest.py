@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -58,10 +59,19 @@ def ptbench(
     )
 
 
+@functools.cache
+def _has_module_fixture(path: Path) -> bool:
+    return 'scope="module"' in path.read_text()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the group marks
 def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh) each test file runs whole on one
-    worker, so its module fixtures (trained models, servers) are built once; every test that uses the
-    dev Slurm cluster runs on one worker, in order, as the one-node cluster expects."""
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh) tests spread one by one over the
+    workers, except: every test that uses the dev Slurm cluster runs on one worker, in order, as the
+    one-node cluster expects; a file with module-scoped fixtures (trained models, servers) runs whole
+    on one worker, so they are built once."""
     for item in items:
-        group = "slurm" if item.get_closest_marker("slurm") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.xdist_group("slurm"))
+        elif _has_module_fixture(item.path):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

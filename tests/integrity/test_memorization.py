@@ -380,3 +380,88 @@ def test_the_cache_key_follows_the_base_files_and_the_cache_is_refused_where_an_
     assert root is None and "sandbox: none" in why
     root, why = cache_dir(spec_with(sandbox="bwrap", sandbox_options={"binds": [f"{tmp_path / 'camp'}:/data"]}), cache)
     assert root is None and "covers it" in why
+
+
+# ---- final_model scored by evaluation's own engine (final_scores.py) ----
+
+
+def _evaluate_with_scores(trial) -> None:
+    """The evaluate stage's own command line (eval_stage.evaluation_argv, with the check context the
+    runner passes), run as the runner runs it; --verify-install is left out (this checkout is not
+    the installed distribution whose RECORD it checks)."""
+    from ptbench.integrity.runner import check_context
+    from ptbench.runner.eval_stage import evaluation_argv
+
+    context = check_context(trial.path, spec=trial.spec).to_json()
+    argv = [a for a in evaluation_argv(trial, sys.executable, memorization_context=context) if a != "--verify-install"]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=1800, env=os.environ)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "final_model's scores of 200 items written" in run.stderr, run.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_the_check_uses_the_scores_evaluation_made_in_its_own_engine(trial_factory, tiny_model, models):
+    """With a warm base cache and evaluation's scores of final_model, the check starts no engine at
+    all, and decides exactly as when it scores final_model itself."""
+    from ptbench.integrity.memorization.final_scores import FILE
+
+    first = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
+    assert run_checks(first.path, first.spec) == {"memorization": "clean"}  # warms the base cache
+    for name, model, verdict in (("t-eval-cheater", "cheater", "flagged"), ("t-eval-honest", "honest", "clean")):
+        trial = _another_trial(first, models[model], name)
+        _evaluate_with_scores(trial)
+        assert (trial.eval_dir / "metrics.json").exists()
+        assert run_checks(trial.path, trial.spec) == {"memorization": verdict}
+        reused = _report(trial)["details"]
+        assert (reused["final_scores"], reused["engine_starts"]) == ("evaluation engine", 0)
+        (trial.eval_dir / FILE).unlink()
+        assert run_checks(trial.path, trial.spec) == {"memorization": verdict}
+        own = _report(trial)["details"]
+        assert (own["final_scores"], own["engine_starts"]) == ("own engine", 1)
+        assert reused["p_value"] == pytest.approx(own["p_value"], rel=1e-3)
+        assert reused["auc"] == pytest.approx(own["auc"], abs=1e-3)
+
+
+@pytest.mark.slow
+def test_final_scores_the_check_cannot_trust_leave_a_cheater_flagged(trial_factory, tiny_model, models):
+    """The cheater's file made to carry the honest model's numbers (which would make it look clean),
+    and then written for other items, for a final_model changed since, with a stale digest, behind a
+    link, or broken: the check notes why, scores final_model itself and the cheater stays flagged.
+    Last, the boundary, shown so the forgery is seen to be potent: the file is protected by where it
+    lives (written by evaluation after the agent is gone, for items drawn with the campaign's
+    secret), not by its digest; a well-formed forgery for exactly the check's items is believed."""
+    from ptbench.integrity.memorization import final_scores
+
+    honest = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
+    _evaluate_with_scores(honest)  # the honest model's scores of exactly the check's items
+    good = json.loads((honest.eval_dir / final_scores.FILE).read_text())
+    cheater = _another_trial(honest, models["cheater"], "t-tampered")
+    _evaluate_with_scores(cheater)
+    target = cheater.eval_dir / final_scores.FILE
+    original = json.loads(target.read_text())
+    config = cheater.final_model / "config.json"
+    config_text = config.read_text()
+    for tamper in ("other_items", "model_changed", "stale_digest", "symlink", "malformed", "trusted_place"):
+        target.unlink(missing_ok=True)
+        config.write_text(config_text)
+        data = {**original, "scores": good["scores"]}
+        if tamper == "other_items":
+            data["items_sha256"] = "0" * 64
+        if tamper != "stale_digest":
+            data["digest"] = final_scores._digest(data)
+        if tamper == "model_changed":
+            config.write_text(config_text + "\n")  # final_model changed after evaluation scored it
+        if tamper == "symlink":
+            real = cheater.path / "elsewhere.json"
+            real.write_text(json.dumps(data))
+            target.symlink_to(real)
+        else:
+            target.write_text("{not json" if tamper == "malformed" else json.dumps(data))
+        verdicts = run_checks(cheater.path, cheater.spec)
+        details = _report(cheater)["details"]
+        if tamper == "trusted_place":
+            assert verdicts == {"memorization": "clean"} and details["final_scores"] == "evaluation engine"
+            continue
+        assert verdicts == {"memorization": "flagged"}, (tamper, _report(cheater)["reason"])
+        assert details["final_scores"] == "own engine", tamper
+        assert "not used" in details["final_scores_note"], tamper

@@ -106,6 +106,9 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
         "model_identity": "clean",
     }
     assert "too few items" in cheat["integrity_detail"]["memorization"]
+    # memorization ran after evaluation, which was given its context and tried to score its items
+    eval_log = (results / "cheater__tiny__arithmetic__s0" / "eval" / "eval.log").read_text()
+    assert "memorization: not scored here (too few items" in eval_log
     assert "13+54" in json.dumps(
         json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())[
             "evidence"
@@ -116,3 +119,39 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     assert "integrity: api_usage flagged, contamination flagged, memorization unchecked" in status.stdout, status.stdout
     again = ptbench("check", str(results / "cheater__tiny__arithmetic__s0"), "--only", "contamination", cwd=tmp_path)
     assert again.returncode == 1 and "contamination   flagged" in again.stdout
+
+
+MEMO_CAMPAIGN = """
+name: memo
+agents: [{name: quick-copy}]
+base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
+tasks: [{name: arithmetic, options: {digits: 2, n_test: 100}}]
+budget: {hours: 1, gpus: 0}
+evaluation: {engine: transformers}
+integrity: {checks: [contamination, memorization]}
+results_dir: "@RESULTS@"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.parametrize("sandbox", ["default", "none"])
+def test_the_pipeline_scores_final_model_for_memorization_in_the_evaluations_engine(
+    write_campaign, test_agents, tmp_path, sandbox
+):
+    """A real trial: memorization runs after evaluate, which scored the check's items with its own
+    engine; the check starts an engine for the base only (a cold campaign cache; under sandbox: none,
+    where there is no cache, the runner's per-run secret makes both draw the same siblings), and its
+    verdict is in the result beside the integrity stage's other checks, in the campaign's order."""
+    body = MEMO_CAMPAIGN + ("sandbox: none\n" if sandbox == "none" else "")
+    path = write_campaign(body)
+    proc = ptbench("run", str(path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    trial = tmp_path / "results" / "memo" / "quick-copy__tiny__arithmetic__s0"
+    result = json.loads((trial / "result.json").read_text())
+    assert result["integrity"] == {"contamination": "clean", "memorization": "clean"}, result["integrity_detail"]
+    assert list(json.loads((trial / "checks" / "verdicts.json").read_text())) == ["contamination", "memorization"]
+    details = json.loads((trial / "checks" / "memorization.json").read_text())["details"]
+    assert details["final_scores"] == "evaluation engine", details.get("final_scores_note")
+    assert details["engine_starts"] == 1  # the base model's pass; final_model's came from evaluation
+    assert (trial / "eval" / "memorization_final.json").is_file()

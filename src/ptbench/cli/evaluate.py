@@ -6,6 +6,7 @@ Registered on the root app by `ptbench.cli.main`.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import typer
@@ -45,6 +46,9 @@ def eval_cmd(
     verify_install: bool = typer.Option(
         False, "--verify-install", help="refuse to evaluate if ptbench or a scoring package differs from its RECORD"
     ),
+    memorization_context: str = typer.Option(
+        None, help="(the runner's) a trial's check context as JSON: also score the memorization check's items"
+    ),
 ) -> None:
     """Evaluate a model on a task with the harness's own evaluation code."""
     caches = None
@@ -60,6 +64,17 @@ def eval_cmd(
         from ptbench.runner.installation import verify_installation
 
         installation = verify_installation()
+    after = None
+    if memorization_context:
+        from pathlib import Path
+
+        from ptbench.integrity.memorization.final_scores import score_in_evaluation
+
+        context = json.loads(memorization_context)
+
+        def after(engine: Any) -> None:
+            print(score_in_evaluation(context, engine, Path(out)), file=sys.stderr)
+
     m = evaluate(
         task,
         model,
@@ -73,6 +88,7 @@ def eval_cmd(
         agent_view=agent_view,
         installation=installation,
         caches=caches,
+        after=after,
     )
     p = m["primary"]
     stderr = f" ± {p['stderr']:.4f}" if p["stderr"] is not None else ""

@@ -45,39 +45,41 @@ def run_checks(
     cache_dirs: list[Path] | None = None,
     since: float | None = None,
     timeout_s: float | None = None,
+    skip: tuple[str, ...] = (),
+    resume: tuple[str, ...] = (),
 ) -> dict[str, str]:
-    """Run `spec.integrity.checks` on a trial; returns {check: verdict} as written to verdicts.json."""
+    """Run `spec.integrity.checks` on a trial; returns {check: verdict} as written to verdicts.json.
+
+    `skip`: checks left for later (the pipeline defers `memorization` until evaluation has scored
+    final_model); `resume`: run only these checks and merge them into the verdicts already written
+    by the harness (checks/ is not moved aside then: the harness wrote it earlier in this run)."""
     trial_dir = Path(trial_dir).resolve()
     checks_dir = trial_dir / "checks"
-    since = since if since is not None else _agent_started_at(trial_dir)
-    cache_dirs = cache_dirs if cache_dirs is not None else default_cache_dirs()
-    # What the agent wrote into its copy-on-write HF cache layer is exactly its upper layer; the
-    # shared cache (pristine: the agent never had it writable) comes first, so the base model is
-    # always the shared one, never a copy the agent put in its layer.
-    upper = trial_dir / "hf-layer" / "upper"
-    layers = [upper] if upper.is_dir() else []
-    notes = _quarantine(trial_dir, checks_dir)
+    ctx = check_context(trial_dir, cache_dirs=cache_dirs, since=since, spec=spec)
     config = spec.integrity
-    ctx = CheckContext(
-        trial_dir=trial_dir,
-        spec=spec,
-        cache_dirs=[Path(p) for p in cache_dirs or []] + layers,
-        since=since,
-        layer_dirs=layers,
-    )
-    limit = timeout_s if timeout_s is not None else config.check_minutes * 60
     verdicts: dict[str, str] = {}
     reasons: dict[str, str] = {}
+    if resume:
+        earlier = _earlier(checks_dir)
+        notes = earlier.get("notes", [])
+        verdicts.update(earlier.get("verdicts", {}))
+        reasons.update(earlier.get("reasons", {}))
+    else:
+        notes = _quarantine(trial_dir, checks_dir)
+    limit = timeout_s if timeout_s is not None else config.check_minutes * 60
     for name in config.checks:
+        if name in skip or (resume and name not in resume):
+            continue
         # The marker lets a restarted runner find and kill a check left running by a kill -9.
         report = _run_one(name, ctx, limit, {TRIAL_ENV_MARKER: str(trial_dir), **(env or {})})
         atomic_write_json(checks_dir / f"{name}.json", report)
         verdicts[name], reasons[name] = report.verdict, report.reason
+    verdicts = {n: verdicts[n] for n in config.checks if n in verdicts}  # the configured order
     atomic_write_json(
         checks_dir / SUMMARY_FILE,
         {
             "overall": overall(verdicts),
-            "reasons": reasons,
+            "reasons": {n: reasons[n] for n in verdicts if n in reasons},
             "notes": notes,
             "policy": config.policy,
             "harness_version": ptbench.__version__,
@@ -85,6 +87,42 @@ def run_checks(
     )
     atomic_write_json(checks_dir / VERDICTS_FILE, verdicts)  # last: its presence means the run finished
     return verdicts
+
+
+def check_context(
+    trial_dir: Path, *, spec: Any, cache_dirs: list[Path] | None = None, since: float | None = None
+) -> CheckContext:
+    """What every check of a trial sees (and evaluation, scoring the memorization check's items)."""
+    since = since if since is not None else _agent_started_at(trial_dir)
+    cache_dirs = cache_dirs if cache_dirs is not None else default_cache_dirs()
+    # What the agent wrote into its copy-on-write HF cache layer is exactly its upper layer; the
+    # shared cache (pristine: the agent never had it writable) comes first, so the base model is
+    # always the shared one, never a copy the agent put in its layer.
+    upper = trial_dir / "hf-layer" / "upper"
+    layers = [upper] if upper.is_dir() else []
+    return CheckContext(
+        trial_dir=trial_dir,
+        spec=spec,
+        cache_dirs=[Path(p) for p in cache_dirs or []] + layers,
+        since=since,
+        layer_dirs=layers,
+    )
+
+
+def _earlier(checks_dir: Path) -> dict[str, Any]:
+    """The verdicts, reasons and notes the harness wrote earlier in this run (none if unreadable:
+    a check missing from verdicts.json reads as unchecked, never clean)."""
+    out: dict[str, Any] = {}
+    try:
+        verdicts = json.loads((checks_dir / VERDICTS_FILE).read_text())
+        summary = json.loads((checks_dir / SUMMARY_FILE).read_text())
+    except (OSError, ValueError):
+        return out
+    if isinstance(verdicts, dict) and isinstance(summary, dict):
+        out["verdicts"] = {k: v for k, v in verdicts.items() if isinstance(k, str) and isinstance(v, str)}
+        out["reasons"] = summary.get("reasons") if isinstance(summary.get("reasons"), dict) else {}
+        out["notes"] = summary.get("notes") if isinstance(summary.get("notes"), list) else []
+    return out
 
 
 def default_cache_dirs() -> list[Path]:

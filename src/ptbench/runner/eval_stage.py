@@ -22,7 +22,9 @@ def eval_cache_dir(trial: TrialDir) -> Path:
     return trial.eval_cache
 
 
-def evaluation_argv(trial: TrialDir, python: str) -> list[str]:
+def evaluation_argv(trial: TrialDir, python: str, *, memorization_context: dict | None = None) -> list[str]:
+    """`memorization_context` (the trial's check context): evaluation also scores the memorization
+    check's items with its engine (integrity/memorization/final_scores.py)."""
     spec = trial.spec
     ev = spec.evaluation
     argv = [
@@ -51,6 +53,8 @@ def evaluation_argv(trial: TrialDir, python: str) -> list[str]:
     ]
     if ev.limit:
         argv += ["--limit", str(ev.limit)]
+    if memorization_context is not None:
+        argv += ["--memorization-context", json.dumps(memorization_context)]
     return argv
 
 

@@ -24,6 +24,9 @@ from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.core.procgroup import stop_group
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.integrity import overall, run_checks
+from ptbench.integrity.memorization.final_scores import FILE as FINAL_SCORES_FILE
+from ptbench.integrity.memorization.final_scores import SECRET_ENV, new_secret
+from ptbench.integrity.runner import check_context
 from ptbench.node.monitor import Monitor
 from ptbench.results.schema import ResultRecord
 from ptbench.runner import record
@@ -261,18 +264,36 @@ class Runner:
         self._mark(state, "collect", "ok" if found else "no_model", found=found)
 
     def _integrity(self, state: TrialState) -> None:
-        verdicts = run_checks(self.trial.path, self.spec)
+        # The memorization check runs after evaluation, which scores final_model's side of it in the
+        # engine it already holds (integrity/memorization/final_scores.py); every other check runs here.
+        skip = ("memorization",) if self._memorization_after_eval(state) else ()
+        verdicts = run_checks(self.trial.path, self.spec, skip=skip)
         self._mark(state, "integrity", overall(verdicts), **verdicts)
+
+    def _memorization_after_eval(self, state: TrialState) -> bool:
+        return "memorization" in self.spec.integrity.checks and bool(state.stages["collect"].detail.get("found"))
 
     def _evaluate(self, state: TrialState) -> None:
         if not state.stages["collect"].detail.get("found"):
             self._mark(state, "evaluate", "skipped")
             return
         ev = self.spec.evaluation
-        argv = evaluation_argv(self.trial, sys.executable)
+        deferred = self._memorization_after_eval(state)
+        secret = new_secret()  # the siblings' secret of this run where the campaign has no cache (sandbox: none)
+        context = (
+            {**check_context(self.trial.path, spec=self.spec).to_json(), "memorization_secret": secret}
+            if deferred
+            else None
+        )
+        (self.trial.eval_dir / FINAL_SCORES_FILE).unlink(missing_ok=True)  # only this run's evaluation writes it
+        argv = evaluation_argv(self.trial, sys.executable, memorization_context=context)
         self.trial.event("evaluating", engine=ev.engine)
         allowance = self.spec.budget.eval_minutes * 60 or None
         rc, tail = self._run_child(argv, self.trial.eval_dir / "eval.log", timeout=allowance)
+        if deferred:  # its verdict joins the integrity stage's, whatever evaluation's outcome
+            env = {SECRET_ENV: str(secret)}
+            verdicts = run_checks(self.trial.path, self.spec, env=env, resume=("memorization",))
+            self._mark(state, "integrity", overall(verdicts), **verdicts)
         self._mark(state, "evaluate", "ok" if rc == 0 else "failed", exit_code=rc, log_tail=tail if rc else "")
 
     def _record(self, state: TrialState) -> None:

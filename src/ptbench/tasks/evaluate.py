@@ -18,6 +18,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -83,13 +84,15 @@ def evaluate(
     agent_view: bool = False,
     installation: dict[str, Any] | None = None,
     caches: dict[str, str] | None = None,
+    after: Callable[[Engine], None] | None = None,
 ) -> dict[str, Any]:
     """Evaluate `model_path` on a task; writes `metrics.json` and `samples.jsonl` into out_dir.
 
     `base_model` (the trial's base model id) picks the harness's chat template; `chat_template`
     "model" opts into the model's own. `agent_view` (the agent's evaluate.sh) leaves references and
     per-example grading details out of `samples.jsonl`. Raises EvaluationFailed (after writing
-    `failure.json`) when no phase could score trustworthily."""
+    `failure.json`) when no phase could score trustworthily. `after` is called with the engine once
+    the metrics are written (the runner's evaluation scores the memorization check's items there)."""
     if engine_options is None and os.environ.get("PTBENCH_ENGINE_OPTIONS"):
         engine_options = json.loads(os.environ["PTBENCH_ENGINE_OPTIONS"])
     out = Path(out_dir)
@@ -175,6 +178,8 @@ def evaluate(
         "settings": settings,
     }
     atomic_write_json(out / "metrics.json", metrics)
+    if after is not None and eng is not None:
+        after(eng)
     return metrics
 
 

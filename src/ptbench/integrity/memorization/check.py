@@ -12,20 +12,24 @@ a tiny p-value AND a large effect (AUC: the chance a test item gained more than 
 Reads nothing the agent wrote except final_model/: the base model comes from the trusted cache or
 its path, test and sibling sets from the task's own loader and generator, in this process. The
 base model's scores are computed once per campaign and kept where no agent can write
-(base_cache.py); final_model is scored in a fresh engine every time (evaluation, which holds it in
-an engine, runs later in its own process).
+(base_cache.py). final_model is scored by the evaluation's own engine, which already holds it: the
+runner runs this check after the evaluate stage, and `ptbench eval` writes final_model's scores of
+exactly these items (final_scores.py); the check uses them only when they match its own items,
+engine and final_model, else it scores final_model in a fresh engine.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ptbench.inference.engines import resolve_engine
 from ptbench.inference.loglik import Scored, continuation_logprobs, tokenize_pairs
 from ptbench.integrity.context import CheckContext
+from ptbench.integrity.memorization import final_scores
 from ptbench.integrity.memorization.base_cache import BaseScores, cache_dir, namespace, sibling_seed
 from ptbench.integrity.memorization.siblings import SiblingSets, sibling_sets
 from ptbench.integrity.memorization.stats import mann_whitney_greater
@@ -41,8 +45,23 @@ TOP_ITEMS = 10  # test items with the largest excess gain, named in the evidence
 VLLM_SCORING_ARGS = {"enforce_eager": True}
 
 
-def check(ctx: CheckContext) -> Finding:
-    started = time.time()
+@dataclass
+class Plan:
+    """Everything the check decides before scoring: the same for the check and for evaluation's
+    process, which scores final_model's side in its own engine (final_scores.py)."""
+
+    base: Path
+    engine: str
+    root: Path | None  # the campaign's base-score cache, or None
+    cache_note: str
+    sets: SiblingSets
+    ids: list[Scored]
+
+
+def plan(ctx: CheckContext, run_secret: int | None = None) -> Plan:
+    """`run_secret`: the siblings' secret where there is no campaign cache (sandbox: none): the
+    runner draws one after the agent is gone and hands it to evaluation and to this check
+    (final_scores.SECRET_ENV), so both build the same items; None draws afresh."""
     final = ctx.final_model
     if not final.is_dir() or not (final / "config.json").exists():
         raise Unchecked("no final_model/ (with a config.json) to check")
@@ -53,13 +72,21 @@ def check(ctx: CheckContext) -> Finding:
         raise Unchecked(f"base model {spec.path or spec.id} not found locally (outside the agent's own cache layer)")
     engine = resolve_engine(ctx.spec.evaluation.engine)
     root, cache_note = cache_dir(ctx.spec, TrialDir(ctx.trial_dir).eval_cache)
-    sets = _sets(ctx, sibling_seed(root) if root else None)
+    sets = _sets(ctx, sibling_seed(root) if root else run_secret)
     if min(len(sets.test), len(sets.siblings)) < MIN_ITEMS:
         raise Unchecked(
             f"too few items to decide ({len(sets.test)} test, {len(sets.siblings)} siblings; at least {MIN_ITEMS} each)"
         )
     items = [*sets.test, *sets.siblings]
     ids = _tokenize(base, [(i.prompt, i.continuation) for i in items], engine)
+    return Plan(base=base, engine=engine, root=root, cache_note=cache_note, sets=sets, ids=ids)
+
+
+def check(ctx: CheckContext) -> Finding:
+    started = time.time()
+    final = ctx.final_model
+    p = plan(ctx, final_scores.run_secret())
+    base, engine, root, cache_note, sets, ids = p.base, p.engine, p.root, p.cache_note, p.sets, p.ids
     t0 = time.time()
     engines: list[str] = []
 
@@ -79,7 +106,12 @@ def check(ctx: CheckContext) -> Finding:
     if cache_note:
         cache["note"] = cache_note
     t1 = time.time()
-    final_lp, engine_used = _score(str(final), ids, engine)
+    reused, final_note = final_scores.load(TrialDir(ctx.trial_dir).eval_dir, ids, engine, final)
+    if reused is not None:
+        final_lp, engine_used = reused
+    else:
+        final_lp, engine_used = _score(str(final), ids, engine)
+        engines.append(engine_used)
     t2 = time.time()
     gains = [(f - b) / (len(s.ids) - s.n_prompt) for f, b, s in zip(final_lp, base_lp, ids, strict=True)]
     if not all(math.isfinite(g) for g in gains):
@@ -99,7 +131,9 @@ def check(ctx: CheckContext) -> Finding:
         "base": str(base),
         "tokens_per_model": sum(len(s.ids) for s in ids),  # prefill only, no generation
         "base_scores": cache,
-        "engine_starts": len(engines) + 1,
+        "engine_starts": len(engines),
+        "final_scores": "evaluation engine" if reused is not None else "own engine",
+        **({"final_scores_note": final_note} if final_note else {}),
         "seconds_base": round(t1 - t0, 3),
         "seconds_final": round(t2 - t1, 3),
         "seconds": round(time.time() - started, 3),
@@ -175,8 +209,7 @@ def _tokenize(base: Path, pairs: list[tuple[str, str]], engine: str) -> list[Sco
 
 
 def _score(model: str, ids: list[Scored], engine: str) -> tuple[list[float], str]:
-    """Log-likelihoods of the continuations under one model, in a fresh engine (the evaluation's
-    runs later, in its own process: nothing to share)."""
+    """Log-likelihoods of the continuations under one model, in a fresh engine."""
     from ptbench.inference import get_engine
 
     eng: Any = None
