@@ -119,7 +119,7 @@ def test_four_slurm_shards_equal_one_local_shard(
     assert [_content(r) for r in merged["local"]] == [_content(r) for r in merged["slurm"]]
 
 
-SHARDS_GOLDEN = Path(__file__).resolve().parents[1] / "slurm" / "golden" / "shards.sbatch"
+SHARDS_GOLDEN = Path(__file__).resolve().parents[1] / "backends" / "slurm" / "golden" / "shards.sbatch"
 
 
 def test_shard_array_takes_the_trials_slurm_options(tmp_path: Path) -> None:

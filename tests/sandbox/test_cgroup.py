@@ -6,6 +6,7 @@ feed /proc files in the formats the kernel writes.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,9 +18,6 @@ import psutil
 import pytest
 
 from ptbench.node.cgroup import TrialCgroup, own_cgroup
-from ptbench.runner.watchdog import Watchdog
-from ptbench.sandbox import SandboxRequest, build_command
-from ptbench.sandbox.bwrap import python_paths
 from tests.support import require
 
 
@@ -121,43 +119,58 @@ GRACEFUL = (
 )
 
 
+# The watchdog runs in a fresh process, as the runner does: its subreaper sweep takes every descendant
+# of its process, which in a pytest worker would include other tests' helpers.
+GRACE_DRIVER = """
+import json, os, subprocess, sys
+from pathlib import Path
+import psutil
+from ptbench.node.cgroup import TrialCgroup
+from ptbench.runner.watchdog import Watchdog
+from ptbench.sandbox import SandboxRequest, build_command
+from ptbench.sandbox.bwrap import python_paths
+root, with_cgroup, script = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
+cg = None
+if with_cgroup:
+    cg, why = TrialCgroup.create(str(root / "trial"))
+    if cg is None:
+        print(json.dumps({"no_cgroup": why}))
+        sys.exit(0)
+req = SandboxRequest(argv=["bash", "-c", script], env={"PATH": os.environ["PATH"]}, workspace=root / "ws",
+                     home=root / "home", read_only=python_paths())
+command = build_command("bwrap", req)
+events = []
+watchdog = Watchdog(seconds_left=2.0, grace_seconds=10.0, warn_before=0.0,
+                    on_event=lambda kind, **kw: events.append((kind, kw)), cgroup=cg)
+try:
+    outcome = watchdog.run(command.argv, cwd=str(command.cwd), env=command.env, stdout=subprocess.DEVNULL,
+                           stderr=sys.stderr)
+finally:
+    if cg is not None:
+        cg.kill_and_remove()
+print(json.dumps({"timed_out": outcome.timed_out, "mechanism": dict(events)["terminated"]["mechanism"],
+                  "cgroup_left": cg is not None and cg.path.exists(),
+                  "children_left": [p.pid for p in psutil.Process().children(recursive=True)]}))
+"""
+
+
 @pytest.mark.parametrize("with_cgroup", [True, False], ids=["cgroup", "subreaper"])
 def test_an_agent_under_bwrap_gets_its_grace(tmp_path: Path, with_cgroup: bool) -> None:
     """The deadline's SIGTERM reaches the agent inside bwrap, not bwrap (whose end would kill the
     sandbox at once): a handler that takes 0.5 s to save its work gets to finish."""
     require(shutil.which("bwrap") is not None, "bwrap is not installed: apt-get install bubblewrap")
-    before = {p.pid for p in psutil.Process().children(recursive=True)}  # a whole-suite run holds some
-    workspace, home = tmp_path / "ws", tmp_path / "home"
-    workspace.mkdir()
-    home.mkdir()
-    cg = _trial_cgroup(tmp_path) if with_cgroup else None
-    req = SandboxRequest(
-        argv=["bash", "-c", GRACEFUL],
-        env={"PATH": os.environ["PATH"]},
-        workspace=workspace,
-        home=home,
-        read_only=python_paths(),
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home").mkdir()
+    out = subprocess.run(
+        [sys.executable, "-c", GRACE_DRIVER, str(tmp_path), "1" if with_cgroup else "0", GRACEFUL],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    command = build_command("bwrap", req)
-    events: list[tuple[str, dict]] = []
-    watchdog = Watchdog(
-        seconds_left=2.0,
-        grace_seconds=10.0,
-        warn_before=0.0,
-        on_event=lambda kind, **kw: events.append((kind, kw)),
-        cgroup=cg,
-    )
-    try:
-        outcome = watchdog.run(
-            command.argv, cwd=str(command.cwd), env=command.env, stdout=subprocess.DEVNULL, stderr=sys.stderr
-        )
-    finally:
-        if cg is not None:
-            cg.kill_and_remove()
-    assert outcome.timed_out
-    assert (workspace / "term.txt").read_text().strip() == "saved"
-    terminated = dict(events)["terminated"]
-    assert terminated["mechanism"] == ("cgroup.kill" if with_cgroup else "subreaper")
-    if cg is not None:
-        assert not cg.path.exists()
-    assert {p.pid for p in psutil.Process().children(recursive=True)} <= before
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    require("no_cgroup" not in got, f"no writable cgroup v2 here: {got.get('no_cgroup')}")
+    assert got["timed_out"]
+    assert (tmp_path / "ws" / "term.txt").read_text().strip() == "saved"
+    assert got["mechanism"] == ("cgroup.kill" if with_cgroup else "subreaper")
+    assert not got["cgroup_left"] and got["children_left"] == []
