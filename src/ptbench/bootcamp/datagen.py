@@ -7,14 +7,15 @@ How a dataset is made, so that the same config and seed always give byte-identic
   the first cases k = 0, 1, ... whose dedup key no earlier split or level has taken.
 - Rows are ordered by a seeded shuffle; JSON keys are sorted; Parquet is written with fixed settings.
 
-How it streams (memory does not grow with the rows: about 24 bytes a case, for the dedup hashes,
-the picks and the shuffle): candidates are made in chunks of 50,000 (`spool.py`) by worker
-processes and kept under `.cache/<data_hash>/`; the dedup reads only their 64-bit key hashes; the
-rows are then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level
-templates, `rows.RowText`, and the part's Arrow table), while this process appends each finished
-part, in order, to the final files (the Parquet file gets one row group a part). Every chunk and
-part is written atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs
-make the candidate chunks in parallel before one assembly.
+How it streams (memory does not grow with the rows: about 8 bytes a case for the dedup hashes,
+then 4 for the shuffle, shared by the forked workers; the picks are records on disk): candidates
+are made in chunks of 50,000 (`spool.py`) by worker processes and kept under `.cache/<data_hash>/`;
+the dedup reads only their 64-bit key hashes and writes each split's picks to a file; the rows are
+then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level templates,
+`rows.RowText`, and the part's Arrow table), while this process appends each finished part, in
+order, to the final files (the Parquet file gets one row group a part). Every chunk and part is
+written atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs make the
+candidate chunks in parallel before one assembly.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ptbench.bootcamp.config import BootcampConfig
 from ptbench.bootcamp.environment import Environment, build_environment
 from ptbench.bootcamp.rows import RowText
 from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes, table_from_jsonl
-from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk
+from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk, pick_dtype
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_bytes, atomic_write_json, atomic_writer
 
@@ -102,48 +103,52 @@ def _max_tries(target: int) -> int:
 
 
 def select_cases(env: Environment, spool: Path) -> dict[str, Picks]:
-    """Dedup in the fixed order (split, level, k); returns each split's picks. Extra candidates
-    beyond the first pass (only where duplicates were dropped) are made here, in order, and kept."""
+    """Dedup in the fixed order (split, level, k); writes each split's picks to the spool and returns
+    them. Extra candidates beyond the first pass (only where duplicates were dropped) are made here,
+    in order, and kept."""
     import numpy as np
 
     cfg = env.config
     seen = HashSet()
     chosen: dict[str, Picks] = {}
     for split, n in cfg.splits.items():
-        picks, chunk_of, line_of = Picks(), [], []
-        for li, (level, target) in enumerate(level_targets(cfg, n).items()):
-            got, k = 0, 0
-            while got < target:
-                if k >= _max_tries(target):
-                    raise UserError(
-                        f"bootcamp '{cfg.name}': level '{level}' ran out of distinct cases for split '{split}' "
-                        f"({got} of {target} after {k} tries); lower the split size or widen the level's params"
-                    )
-                if k < target:  # the first pass: the chunks `first_pass` lists
-                    end = min(k + CHUNK, target)
-                else:  # extra candidates for dropped duplicates: about what is missing (generators can be slow)
-                    end = min(k + min(CHUNK, max(64, 2 * (target - got))), _max_tries(target))
-                chunk = Chunk(split, level, li, k, end)
-                make_chunk(env, chunk, spool)
-                _, hashes = load_index(spool, chunk)
-                first = np.zeros(len(hashes), dtype=bool)
-                first[np.unique(hashes, return_index=True)[1]] = True  # a key twice in the chunk: its first
-                new = np.flatnonzero(first & ~seen.contains(hashes))[: target - got]
-                seen.add(hashes[new])
-                picks.chunks.append(chunk)
-                chunk_of.append(np.full(len(new), len(picks.chunks) - 1, dtype=np.uint32))
-                line_of.append(new.astype(np.uint32))
-                got, k = got + len(new), chunk.k1
-        picks.chunk_of = np.concatenate(chunk_of) if chunk_of else np.zeros(0, dtype=np.uint32)
-        picks.line_of = np.concatenate(line_of) if line_of else np.zeros(0, dtype=np.uint32)
+        picks = Picks(spool / f"picks.{split}.bin")
+        with atomic_writer(picks.path) as records:
+            for li, (level, target) in enumerate(level_targets(cfg, n).items()):
+                got, k = 0, 0
+                while got < target:
+                    if k >= _max_tries(target):
+                        raise UserError(
+                            f"bootcamp '{cfg.name}': level '{level}' ran out of distinct cases for split '{split}' "
+                            f"({got} of {target} after {k} tries); lower the split size or widen the level's params"
+                        )
+                    if k < target:  # the first pass: the chunks `first_pass` lists
+                        end = min(k + CHUNK, target)
+                    else:  # extra candidates for dropped duplicates: about what is missing (generators can be slow)
+                        end = min(k + min(CHUNK, max(64, 2 * (target - got))), _max_tries(target))
+                    chunk = Chunk(split, level, li, k, end)
+                    make_chunk(env, chunk, spool)
+                    offsets, hashes = load_index(spool, chunk)
+                    first = np.zeros(len(hashes), dtype=bool)
+                    first[np.unique(hashes, return_index=True)[1]] = True  # a key twice in the chunk: its first
+                    new = np.flatnonzero(first & ~seen.contains(hashes))[: target - got]
+                    seen.add(hashes[new])
+                    rec = np.empty(len(new), dtype=pick_dtype())
+                    rec["chunk"], rec["line"] = len(picks.chunks), new
+                    rec["start"], rec["length"] = offsets[new], offsets[new + 1] - offsets[new] - 1  # no newline
+                    records.write(rec.tobytes())
+                    picks.chunks.append(chunk)
+                    picks.n += len(new)
+                    got, k = got + len(new), chunk.k1
         chosen[split] = picks
     return chosen
 
 
 def row_order(seed: int, split: str, n: int) -> array:
     """The rows' seeded shuffle, as `random.Random(...).shuffle(list_of_n_cases)` orders them, over
-    an array of indices (8 bytes a row) instead of the cases."""
-    order = array("q", range(n))
+    an array of indices (4 bytes a row below 2**32 rows) instead of the cases: shuffle only swaps
+    items, so the permutation does not depend on the array's type."""
+    order = array("I" if n < 2**32 else "q", range(n))
     random.Random(f"{seed}:{split}:order").shuffle(order)
     return order
 
@@ -176,13 +181,13 @@ def write_part(split: str, part: int) -> None:
     sft: list[str] = []
     levels: dict[str, int] = {}
     try:
-        for i in range(part * PART, min((part + 1) * PART, len(order))):
-            p = order[i]
-            chunk = picks.chunks[int(picks.chunk_of[p])]
-            line = reader.line(p)
+        first = part * PART
+        for i, record in enumerate(reader.records(order[first : first + PART]), start=first):
+            chunk = picks.chunks[int(record["chunk"])]
+            line = reader.line(record)
             identity = json.loads(line)
             sid = sample_id(source, generators[chunk.level].dedup_key(identity))
-            row, s = text.lines(i, chunk.level, chunk.k0 + int(picks.line_of[p]), sid, identity, line)
+            row, s = text.lines(i, chunk.level, chunk.k0 + int(record["line"]), sid, identity, line)
             rows.append(row)
             levels[chunk.level] = levels.get(chunk.level, 0) + 1
             if s is not None:

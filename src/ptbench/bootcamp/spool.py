@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import mmap
 import os
 import random
 from dataclasses import dataclass, field
@@ -84,7 +83,10 @@ def load_index(spool: Path, chunk: Chunk) -> tuple[np.ndarray, np.ndarray]:
 
 
 class HashSet:
-    """Sorted runs of 64-bit hashes; runs of similar size are merged (a log-structured set)."""
+    """Sorted runs of 64-bit hashes; runs of similar size are merged (a log-structured set), up to
+    MERGE_CAP hashes a run, so a merge's temporary copies stay a few tens of MB at any size."""
+
+    MERGE_CAP = 1 << 21  # 16 MB a run; 10 million cases: about five full runs to search
 
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []
@@ -104,42 +106,65 @@ class HashSet:
         if not len(h):
             return
         self.runs.append(np.sort(h))
-        while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
+        while (
+            len(self.runs) > 1
+            and len(self.runs[-2]) <= 2 * len(self.runs[-1])
+            and len(self.runs[-2]) + len(self.runs[-1]) <= self.MERGE_CAP
+        ):
             b, a = self.runs.pop(), self.runs.pop()
             self.runs.append(np.sort(np.concatenate([a, b]), kind="stable"))  # two sorted runs: linear
 
 
+def pick_dtype() -> np.dtype:
+    """One chosen case on disk: its chunk, its line there, and the line's bytes (20 bytes, packed)."""
+    import numpy as np
+
+    return np.dtype([("chunk", "<u4"), ("line", "<u4"), ("start", "<u8"), ("length", "<u4")])
+
+
 @dataclass
 class Picks:
-    """One split's chosen cases in pick order: chunk number and line within it (8 bytes a case)."""
+    """One split's chosen cases in pick order, as records in a file of the spool (`picks.<split>.bin`):
+    the rows are then built from their byte ranges, and no process holds the picks in memory."""
 
+    path: Path
     chunks: list[Chunk] = field(default_factory=list)
-    chunk_of: Any = None  # np.ndarray[uint32]
-    line_of: Any = None  # np.ndarray[uint32]
+    n: int = 0
 
     def __len__(self) -> int:
-        return 0 if self.chunk_of is None else len(self.chunk_of)
+        return self.n
 
 
 class Reader:
-    """Identity lines of picked cases, read through memory maps of the chunk files."""
+    """Picked cases' records and identity lines, read with pread (no memory map: the pages a
+    shuffled part touches would count in the process's memory until it ends)."""
 
     def __init__(self, spool: Path, picks: Picks) -> None:
         self.spool, self.picks = spool, picks
-        self._maps: dict[int, tuple[mmap.mmap | bytes, Any]] = {}  # b'' for an empty chunk file
+        self._fds: dict[int, int] = {}
+        self._records = os.open(picks.path, os.O_RDONLY)
 
-    def line(self, pick: int) -> str:
-        c, i = int(self.picks.chunk_of[pick]), int(self.picks.line_of[pick])
-        if c not in self._maps:
-            chunk = self.picks.chunks[c]
-            with open(self.spool / f"{chunk.name}.jsonl", "rb") as fh:
-                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(fh.fileno()).st_size else b""
-            self._maps[c] = (data, load_index(self.spool, chunk)[0])
-        data, offsets = self._maps[c]
-        return data[int(offsets[i]) : int(offsets[i + 1]) - 1].decode()
+    def records(self, picks: Any) -> np.ndarray:
+        """The records of these pick numbers, in this order."""
+        import numpy as np
+
+        dtype = pick_dtype()
+        raw = b"".join(os.pread(self._records, dtype.itemsize, int(p) * dtype.itemsize) for p in picks)
+        if len(raw) != len(picks) * dtype.itemsize:
+            raise OSError(f"{self.picks.path}: short read (the spool changed during the run?)")
+        return np.frombuffer(raw, dtype=dtype)
+
+    def line(self, record: Any) -> str:
+        c, n, start = int(record["chunk"]), int(record["length"]), int(record["start"])
+        fd = self._fds.get(c)
+        if fd is None:
+            fd = self._fds[c] = os.open(self.spool / f"{self.picks.chunks[c].name}.jsonl", os.O_RDONLY)
+        data = os.pread(fd, n, start)
+        if len(data) != n:
+            raise OSError(f"{self.picks.chunks[c].name}.jsonl: short read at byte {start}")
+        return data.decode()
 
     def close(self) -> None:
-        for data, _ in self._maps.values():
-            if isinstance(data, mmap.mmap):
-                data.close()
-        self._maps.clear()
+        for fd in [*self._fds.values(), self._records]:
+            os.close(fd)
+        self._fds.clear()
