@@ -12,6 +12,7 @@ weights, deletions) must.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from ptbench.integrity.journal import weight_kind
 from ptbench.runner.cache_layer import overlay_problem
+from ptbench.trial import TrialDir
 from tests.conftest import ptbench
 from tests.support import require
 
@@ -94,7 +96,8 @@ def test_under_bwrap_nothing_the_agent_cleans_up_ends_clean(write_campaign, test
             assert j["skipped_weights"] == 1 and j["gaps"] == [], j  # the safetensors file, by content
             assert j["watched"] == ["/dev/shm", "/tmp", "home", "workspace"], j
             continue
-        assert check["verdict"] != "clean", (label, check)
+        if label != "delete-fast":  # (a race the journal may lose: below)
+            assert check["verdict"] != "clean", (label, check)
         # nothing of the items is left in a file the final scan reads
         assert not any(not e["file"].startswith("journal:") for e in check.get("evidence") or []), (label, check)
     # Slow enough for the journal to keep up: flagged, the copy named by every name it was written under.
@@ -111,11 +114,22 @@ def test_under_bwrap_nothing_the_agent_cleans_up_ends_clean(write_campaign, test
     assert "ROOT-WRITABLE" not in runs["outside"]["log"] and "DEV-WRITABLE" not in runs["outside"]["log"]
     assert "JOURNAL-VISIBLE" not in runs["outside"]["log"]  # the journal is not in the sandbox's view
     # Deleted by the next command (rm: a fork and exec later), and unlinked by its writer before the close:
-    # the drain thread links each file as its creation is read, so both are kept.
+    # the drain thread grabs each file as its creation is read, so on a machine with a core to spare both
+    # are kept. On a loaded machine the file can be gone before the journal runs (CI lost this race once,
+    # at load 6 on 2 cores): the journal must then say so — each file counted and named, the reason saying
+    # the journal missed it — never a silent clean. (A file that short-lived is treated like data kept in
+    # memory: docs/integrity.md#the-run-journal; the model trained on it is the memorization check's.)
     fast = runs["delete-fast"]["check"]
-    assert fast["verdict"] == "flagged", fast
-    names = {n for e in fast["evidence"] for n in e["file"].removeprefix("journal:").split(", ")}
-    assert names <= {"workspace/stash.txt", "workspace/quick.txt"}, fast["evidence"]  # same text: one copy, two names
+    if fast["verdict"] == "flagged":
+        names = {n for e in fast["evidence"] for n in e["file"].removeprefix("journal:").split(", ")}
+        # same text: one copy, two names
+        assert names <= {"workspace/stash.txt", "workspace/quick.txt"}, fast["evidence"]
+    else:
+        j = fast["details"]["journal"]
+        missed = " ".join(j["missed_short_lived_names"])
+        assert fast["verdict"] == "clean" and j["missed_short_lived"] >= 1, fast
+        assert "stash.txt" in missed or "quick.txt" in missed, j
+        assert "lived shorter than its reaction time" in fast["reason"], fast["reason"]
     # Past the cap: the large file holding the items was not kept, is gone, and that is the verdict.
     flood = runs["flood"]["check"]
     assert flood["verdict"] == "unchecked" and "cap" in flood["reason"], flood
@@ -224,6 +238,47 @@ os.unlink("held.txt")
     assert list((trial.path / "journal" / "pending").iterdir()) == []
     runs = json.loads((trial.path / "journal" / "summary.json").read_text())["runs"]
     assert len(runs) == 1 and runs[0]["ended"] is not None  # the placeholder written at start was closed
+
+
+def test_a_race_the_journal_loses_is_counted_and_named_never_silent(tmp_path: Path, monkeypatch) -> None:
+    """The journal made slower than the agent, deterministically: its first read of the kernel's
+    queue waits until the writer has created, written and deleted two files (the loaded machine on
+    which CI once lost this race). Nothing is kept, and the summary says what was missed, by name."""
+    import threading
+
+    from ptbench.integrity.journal import read_journal
+    from ptbench.runner.journal import RunJournal
+
+    trial = TrialDir(tmp_path / "t")
+    trial.workspace.mkdir(parents=True)
+    journal = RunJournal(trial, [trial.workspace], sandbox="bwrap", max_bytes=1 << 30, cannot_see=[], private=[])
+    agent_done = threading.Event()
+    real_read = journal.notify.read
+
+    def late_read(timeout, *rest):
+        agent_done.wait(30)
+        return real_read(timeout, *rest)
+
+    monkeypatch.setattr(journal.notify, "read", late_read)
+    journal.start()
+    (trial.workspace / "stash.txt").write_text("13 + 54 = 67\n")
+    (trial.workspace / "stash.txt").unlink()
+    fd = os.open(trial.workspace / "quick.txt", os.O_CREAT | os.O_WRONLY)
+    os.write(fd, b"26 + 16 = 42\n")
+    os.unlink(trial.workspace / "quick.txt")
+    os.close(fd)
+    agent_done.set()
+    journal.flush()
+    run = journal.stop()
+    assert run["gaps"] == [], run
+    view = read_journal(trial.path)
+    assert view.targets == []
+    assert view.details["missed_short_lived"] == 2, view.details
+    assert sorted(n.split(" ")[0] for n in view.details["missed_short_lived_names"]) == [
+        "workspace/quick.txt",
+        "workspace/stash.txt",
+    ], view.details
+    assert view.notice and "missed 2 file version(s) that lived shorter than its reaction time" in view.notice
 
 
 def test_copies_of_the_submitted_models_tokenizer_are_the_model_but_anything_else_is_scanned(tmp_path: Path) -> None:
