@@ -286,7 +286,7 @@ def _forge(entry: Path, tiny_model: Path, cheater: Path, *, fix_digest: bool) ->
     the cheater's own score, so the test items show no gain at all."""
     from ptbench.inference.hf import TransformersEngine
     from ptbench.inference.loglik import continuation_logprobs
-    from ptbench.integrity.memorization.base_cache import _digest, item_key, sibling_seed
+    from ptbench.integrity.memorization.base_cache import digest, item_key, sibling_seed
     from ptbench.integrity.memorization.check import _tokenize
 
     sets = sibling_sets("arithmetic", Arithmetic(**OPTIONS), 0, sibling_seed(entry.parent))
@@ -296,7 +296,7 @@ def _forge(entry: Path, tiny_model: Path, cheater: Path, *, fix_digest: bool) ->
     assert all(item_key(s) in data["scores"] for s in ids)
     data["scores"].update({item_key(s): v for s, v in zip(ids, forged, strict=True)})
     if fix_digest:
-        data["digest"] = _digest({"namespace": data["namespace"], "scores": data["scores"]})
+        data["digest"] = digest({"namespace": data["namespace"], "scores": data["scores"]})
     entry.write_text(json.dumps(data))
 
 

@@ -145,10 +145,12 @@ class RowText:
         gen = self.env.generators[level]
         completion = gen.reference_completion(identity)
         self.count += 1
-        want = None
-        if level not in self.row_t or (completion is not None and level not in self.sft_t):
-            want = self._by_dicts(index, level, case_index, sample_id, identity, gt)
-        elif self.count % _CHECK_EVERY == 0:
+        want = None  # the dict path's lines: to make a level's templates, and to check them now and then
+        if (
+            level not in self.row_t
+            or (completion is not None and level not in self.sft_t)
+            or self.count % _CHECK_EVERY == 0
+        ):
             want = self._by_dicts(index, level, case_index, sample_id, identity, gt)
         user = encode_basestring(gen.prompt(identity))
         values = (str(index), str(case_index), encode_basestring(sample_id), user, encode_basestring(gt))

@@ -17,11 +17,6 @@ from pathlib import Path
 from ptbench.trial import TrialDir
 
 
-def eval_cache_dir(trial: TrialDir) -> Path:
-    """The harness-only evaluation cache of a trial's campaign (or $PTBENCH_EVAL_CACHE)."""
-    return trial.eval_cache
-
-
 def evaluation_argv(trial: TrialDir, python: str, *, memorization_context: dict | None = None) -> list[str]:
     """`memorization_context` (the trial's check context): evaluation also scores the memorization
     check's items with its engine (integrity/memorization/final_scores.py)."""
@@ -48,7 +43,7 @@ def evaluation_argv(trial: TrialDir, python: str, *, memorization_context: dict 
         "--chat-template",
         ev.chat_template,
         "--eval-cache",
-        str(eval_cache_dir(trial)),
+        str(trial.eval_cache),
         "--verify-install",
     ]
     if ev.limit:

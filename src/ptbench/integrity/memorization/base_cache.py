@@ -116,7 +116,7 @@ class BaseScores:
 
     def __init__(self, root: Path, ns: dict[str, Any]) -> None:
         self.ns = ns
-        self.ns_hash = _digest(ns)[:24]
+        self.ns_hash = digest(ns)[:24]
         self.path = root / f"{self.ns_hash}.json"
         self.note = ""  # why an entry found was not used
 
@@ -143,7 +143,7 @@ class BaseScores:
                 scores = data["scores"]
                 if data.get("namespace") != self.ns:
                     reason = "it names another namespace"
-                elif data.get("digest") != _digest({"namespace": self.ns, "scores": scores}):
+                elif data.get("digest") != digest({"namespace": self.ns, "scores": scores}):
                     reason = "its digest does not match its contents"
                 elif not all(isinstance(v, float) and math.isfinite(v) for v in scores.values()):
                     reason = "it holds a non-finite or non-float score"
@@ -165,7 +165,7 @@ class BaseScores:
         with file_lock(self.path.with_suffix(".lock")):
             scores = {**self._read(), **new}  # another trial may have added items meanwhile
             body = {"namespace": self.ns, "scores": scores}
-            data = {**body, "digest": _digest(body), "written_at": time.time()}
+            data = {**body, "digest": digest(body), "written_at": time.time()}
             atomic_write_text(self.path, json.dumps(data, sort_keys=True), mode=0o600)
 
 
@@ -202,7 +202,7 @@ def _untrusted(path: Path) -> str | None:
     return None
 
 
-def _digest(obj: Any) -> str:
+def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

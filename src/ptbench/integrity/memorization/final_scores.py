@@ -28,6 +28,7 @@ from typing import Any
 from ptbench.core.files import atomic_write_json
 from ptbench.inference.loglik import Scored, continuation_logprobs
 from ptbench.integrity.memorization.base_cache import base_identity
+from ptbench.integrity.memorization.base_cache import digest as digest_of
 
 FILE = "memorization_final.json"
 FORMAT = 1
@@ -53,12 +54,11 @@ def items_hash(ids: list[Scored]) -> str:
 def model_identity(model: Path) -> str:
     """sha256 over final_model's files (base_cache.base_identity: whole small files, size, mtime,
     head and tail of large ones)."""
-    return hashlib.sha256(json.dumps(base_identity(model), sort_keys=True).encode()).hexdigest()
+    return digest_of(base_identity(model))
 
 
 def _digest(payload: dict[str, Any]) -> str:
-    body = {k: v for k, v in payload.items() if k != "digest"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return digest_of({k: v for k, v in payload.items() if k != "digest"})
 
 
 def score_in_evaluation(context: dict[str, Any], engine: Any, out_dir: Path) -> str:
