@@ -105,6 +105,9 @@ class Runner:
                 )
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
+                # A job wrapper starts this process with them blocked (backends/slurm/job.py): one that
+                # came during start-up was held pending, and is taken now.
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
                 by_cgroup, by_marker = kill_leftovers(str(trial.path))  # of an attempt whose runner was killed -9
                 if by_cgroup or by_marker:
                     trial.event(

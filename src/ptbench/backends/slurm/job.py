@@ -8,7 +8,10 @@ again and the runner resumes with the budget that is left) or, at the job's time
 `scheduler_time_limit` result.
 
 Slurm signals every process of the job step itself (SIGTERM on cancel, requeue and preemption,
-`--signal` before the limit), so nothing is forwarded: this process only waits for the runner.
+`--signal` before the limit), so a signal is forwarded only when it came before the runner existed.
+The runner starts with the stop signals blocked: one that comes while it is still importing waits,
+pending, until its handlers are in place (Slurm sends `--signal` up to a minute early, so on a short
+job it can come in the first second), instead of killing it by the default action with nothing recorded.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 # A stop signal this close to the job's time limit (or later) means the limit, not a preemption.
 # Covers the signal lead plus the seconds between the job's start and this wrapper's start.
 _LIMIT_SLACK_S = 30
+_STOP_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 class TrialJob:
@@ -34,8 +38,14 @@ class TrialJob:
 
     def __call__(self, trial_dir: str) -> int:
         started = time.time()
-        for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, _log_signal)
+        received: list[int] = []
+
+        def on_signal(signum: int, _frame) -> None:
+            received.append(signum)
+            print(f"ptbench: job got {signal.Signals(signum).name}; waiting for the runner to checkpoint", flush=True)
+
+        for sig in _STOP_SIGNALS:
+            signal.signal(sig, on_signal)
         env = dict(os.environ, PTBENCH_BACKEND="slurm")
         slack = min(_LIMIT_SLACK_S, self.time_limit_s // 10)
         env["PTBENCH_TIME_LIMIT_AT"] = f"{started + self.time_limit_s - self.signal_lead_s - slack:.0f}"
@@ -49,7 +59,15 @@ class TrialJob:
         )
         print(f"ptbench: {trial_dir} (job {job}, restart {restarts})", flush=True)
         argv = [self.python or sys.executable, "-m", "ptbench", "trial", "run", trial_dir]
-        proc = subprocess.Popen(argv, env=env)
+        # Blocked across the fork, so the runner inherits them blocked (it unblocks them once its
+        # handlers are in place); what came to this process before is handed on after.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            proc = subprocess.Popen(argv, env=env)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # pending ones run on_signal here
+        for signum in dict.fromkeys(received):
+            proc.send_signal(signum)
         rc = proc.wait()
         print(f"ptbench: runner exited {rc}", flush=True)
         if rc != 0:
@@ -59,7 +77,3 @@ class TrialJob:
                 + (" (interrupted or retryable; resubmit to resume)" if rc == 75 else "")
             )
         return rc
-
-
-def _log_signal(signum: int, _frame) -> None:
-    print(f"ptbench: job got {signal.Signals(signum).name}; waiting for the runner to checkpoint", flush=True)
