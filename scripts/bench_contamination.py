@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ptbench.integrity.contamination import ngrams
 from ptbench.integrity.contamination.index import TestIndex, contaminated_segments
 from ptbench.integrity.contamination.scan import scan_files
 
@@ -141,6 +142,8 @@ def main() -> None:
     child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     mb = size / 1e6
     print(f"test sets: {len(index.items)} items, {index.size} n-grams (n=13), index built in {t_index:.1f} s")
+    passes = "the compiled kernel" if ngrams.kernel is not None else "numpy (no kernel built)"
+    print(f"token and window passes: {passes}")
     print(
         f"scanned {mb:.0f} MB of JSONL in {t_scan:.2f} s: {mb / t_scan:.0f} MB/s on {args.workers} worker(s) "
         f"({len(os.sched_getaffinity(0))} cores), {c_scan:.1f} CPU s ({mb / c_scan:.0f} MB per CPU s; "

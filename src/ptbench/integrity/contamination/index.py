@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptbench.integrity.contamination import ngrams
 from ptbench.integrity.contamination.decode import Budget, Piece, pieces_in
 from ptbench.integrity.contamination.ngrams import Hasher, normalize_bytes, normalize_text
 from ptbench.integrity.contamination.sources import Chunk, Stream
@@ -86,6 +87,10 @@ class TestIndex:
             self.hashes[k], self.seg_of[k], self.pos_of[k] = h[keep], s[keep], pos[keep]
             kept += np.bincount(s[keep], minlength=len(self.segments))
         self.kept = kept
+        return self.build_bitmaps()
+
+    def build_bitmaps(self) -> TestIndex:
+        """The pre-filter of `candidates`, from `hashes`."""
         # Two bitmaps of 2**25 bits (4 MiB each: they stay in cache), on the high and the low bits of
         # a hash: a window whose bits are in both is looked up in the sorted table (few are).
         self._hi = np.zeros(1 << (_BITMAP_BITS - 3), np.uint8)
@@ -95,6 +100,17 @@ class TestIndex:
                 i = i.astype(np.intp)
                 np.bitwise_or.at(bits, i >> 3, np.left_shift(1, i & 7).astype(np.uint8))
         return self
+
+    def window_candidates(
+        self, toks: np.ndarray, k: int, prefix: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, hashes) of the windows of k tokens in `toks` that may be in the index (a
+        superset of those that are). `prefix`: Hasher.prefix(toks), for the numpy path."""
+        if ngrams.kernel is not None:
+            return Hasher.window_candidates(toks, k, self._hi, self._lo, int(_HI_SHIFT), int(_LO_MASK))
+        w = Hasher.windows(toks, k, prefix)
+        cand = self.candidates(w)
+        return cand, w[cand]
 
     def candidates(self, w: np.ndarray) -> np.ndarray:
         """Positions in `w` of windows that may be in the index (a superset of those that are)."""
@@ -133,15 +149,14 @@ class StreamHits:
 
     def add(self, index: TestIndex, toks: np.ndarray, starts: np.ndarray, lead: int, locate) -> None:
         """Match the windows of `toks`; its first `lead` tokens were seen before (the carry)."""
-        prefix = Hasher.prefix(toks)
+        prefix = Hasher.prefix(toks) if ngrams.kernel is None else None
         for k, table in index.hashes.items():
-            w = Hasher.windows(toks, k, prefix)
-            cand = index.candidates(w)
+            cand, wc = index.window_candidates(toks, k, prefix)
             if cand.size == 0 or table.size == 0:
                 continue
-            pos = np.searchsorted(table, w[cand])
+            pos = np.searchsorted(table, wc)
             pos[pos >= table.size] = table.size - 1
-            ok = table[pos] == w[cand]
+            ok = table[pos] == wc
             if not ok.any():
                 continue
             entries, at = pos[ok], cand[ok] - lead

@@ -8,6 +8,10 @@ Hashes: each token gets a hash of its length and its first and last eight bytes,
 splitmix64; a window of k tokens is a fixed linear combination of its token hashes, mixed again
 and tagged with k. Collisions are ~2^-64 per pair: a false match is not a concern,
 and an agent hiding data gains nothing from them.
+
+The token pass and the window pass have a compiled twin (`_kernel.c`, built by pip where a C
+compiler is present): the same hashes, about twice the scan's speed. The numpy code is the
+reference the tests hold the kernel to, and what runs where it was not built.
 """
 
 from __future__ import annotations
@@ -16,6 +20,11 @@ import re
 import unicodedata
 
 import numpy as np
+
+try:
+    from ptbench.integrity.contamination import _kernel as kernel
+except ImportError:  # an install without a C compiler: the numpy code below does the same, slower
+    kernel = None  # type: ignore[assignment]
 
 _SPACE = 0x20
 _NON_ALNUM = re.compile(r"[\W_]+")
@@ -191,6 +200,16 @@ class Hasher:
         if not norm:
             return np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64)
         padded = b"\x20" * 8 + norm + b"\x20" * 8
+        if kernel is not None:
+            cap = (len(padded) + 1) // 2
+            h, starts, length = np.empty(cap, np.uint64), np.empty(cap, np.int64), np.empty(cap, np.int64)
+            n = kernel.spans(padded, h, starts, length, int(_MUL[1]))
+            return h[:n], starts[:n], length[:n]
+        return self.spans_numpy(padded)
+
+    @staticmethod
+    def spans_numpy(padded: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`spans` of normalised bytes with eight spaces on each side, in numpy."""
         a = np.frombuffer(padded, dtype=np.uint8)
         inside = a != _SPACE
         # The padding starts and ends outside a token: the edges alternate start, end, start, ...
@@ -226,3 +245,16 @@ class Hasher:
         np.multiply(g, down, out=g)
         np.bitwise_xor(g, _TAG[k], out=g)
         return _mix(g)
+
+    @staticmethod
+    def window_candidates(
+        toks: np.ndarray, k: int, hi: np.ndarray, lo: np.ndarray, hi_shift: int, lo_mask: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """With the kernel: (positions, hashes) of the windows of k tokens whose hash has its top
+        bits (>> hi_shift) set in bitmap `hi` and its low bits (& lo_mask) in bitmap `lo`."""
+        assert kernel is not None
+        m = max(toks.size - k + 1, 0)
+        toks = np.ascontiguousarray(toks, np.uint64)
+        pos, hashes = np.empty(m, np.int64), np.empty(m, np.uint64)
+        n = kernel.window_candidates(toks, k, int(_TAG[k]), _BASE, _BASE_INV, hi, lo, hi_shift, lo_mask, pos, hashes)
+        return pos[:n], hashes[:n]
