@@ -414,6 +414,7 @@ def test_the_check_uses_the_scores_evaluation_made_in_its_own_engine(trial_facto
         assert run_checks(trial.path, trial.spec) == {"memorization": verdict}
         reused = _report(trial)["details"]
         assert (reused["final_scores"], reused["engine_starts"]) == ("evaluation engine", 0)
+        assert reused["token_ids"] == "evaluation"  # evaluation tokenized them: no transformers here
         (trial.eval_dir / FILE).unlink()
         assert run_checks(trial.path, trial.spec) == {"memorization": verdict}
         own = _report(trial)["details"]
@@ -465,3 +466,6 @@ def test_final_scores_the_check_cannot_trust_leave_a_cheater_flagged(trial_facto
         assert verdicts == {"memorization": "flagged"}, (tamper, _report(cheater)["reason"])
         assert details["final_scores"] == "own engine", tamper
         assert "not used" in details["final_scores_note"], tamper
+        # the ids beside the scores are read only from a file that passes the same checks
+        ids_read = tamper in ("other_items", "model_changed")
+        assert details["token_ids"] == ("evaluation" if ids_read else "base tokenizer"), tamper

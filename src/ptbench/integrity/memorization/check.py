@@ -30,7 +30,7 @@ from ptbench.inference.engines import resolve_engine
 from ptbench.inference.loglik import Scored, continuation_logprobs, tokenize_pairs
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.memorization import final_scores
-from ptbench.integrity.memorization.base_cache import BaseScores, cache_dir, namespace, sibling_seed
+from ptbench.integrity.memorization.base_cache import BaseScores, base_identity, cache_dir, namespace, sibling_seed
 from ptbench.integrity.memorization.siblings import SiblingSets, sibling_sets
 from ptbench.integrity.memorization.stats import mann_whitney_greater
 from ptbench.integrity.model_identity import find_model
@@ -56,6 +56,8 @@ class Plan:
     cache_note: str
     sets: SiblingSets
     ids: list[Scored]
+    key: dict[str, Any]  # what the ids depend on (ids_key)
+    ids_from_evaluation: bool  # read from evaluation's final-scores file, not tokenized here
 
 
 def plan(ctx: CheckContext, run_secret: int | None = None) -> Plan:
@@ -78,8 +80,24 @@ def plan(ctx: CheckContext, run_secret: int | None = None) -> Plan:
             f"too few items to decide ({len(sets.test)} test, {len(sets.siblings)} siblings; at least {MIN_ITEMS} each)"
         )
     items = [*sets.test, *sets.siblings]
-    ids = _tokenize(base, [(i.prompt, i.continuation) for i in items], engine)
-    return Plan(base=base, engine=engine, root=root, cache_note=cache_note, sets=sets, ids=ids)
+    pairs = [(i.prompt, i.continuation) for i in items]
+    key = ids_key(base, pairs, engine)
+    # Evaluation (which runs first and has transformers loaded) tokenized exactly these items and left
+    # the ids with final_model's scores: reading them saves this process importing transformers.
+    ids = final_scores.load_ids(TrialDir(ctx.trial_dir).eval_dir, key)
+    from_evaluation = ids is not None
+    if ids is None:
+        ids = _tokenize(base, pairs, engine)
+    return Plan(
+        base=base,
+        engine=engine,
+        root=root,
+        cache_note=cache_note,
+        sets=sets,
+        ids=ids,
+        key=key,
+        ids_from_evaluation=from_evaluation,
+    )
 
 
 def check(ctx: CheckContext) -> Finding:
@@ -130,6 +148,7 @@ def check(ctx: CheckContext) -> Finding:
         "engine": engine_used,
         "base": str(base),
         "tokens_per_model": sum(len(s.ids) for s in ids),  # prefill only, no generation
+        "token_ids": "evaluation" if p.ids_from_evaluation else "base tokenizer",
         "base_scores": cache,
         "engine_starts": len(engines),
         "final_scores": "evaluation engine" if reused is not None else "own engine",
@@ -185,6 +204,25 @@ def _sets(ctx: CheckContext, secret: int | None) -> SiblingSets:
         raise
     except (UserError, OSError, ValueError, KeyError, TypeError, ImportError) as exc:
         raise Unchecked(f"test or sibling set of task '{name}' unavailable ({type(exc).__name__}: {exc})") from None
+
+
+def ids_key(base: Path, pairs: list[tuple[str, str]], engine: str) -> dict[str, Any]:
+    """Everything `_tokenize`'s ids depend on (the base's files, the items, the engine's limits, the
+    library), read without importing transformers."""
+    import hashlib
+    import json
+    import os
+    from importlib.metadata import version
+
+    limits = ("PTBENCH_VLLM_MAX_MODEL_LEN", "PTBENCH_VLLM_ARGS") if engine == "vllm" else ()
+    env = [os.environ.get(name) for name in limits]
+    return {
+        "base": base_identity(base),
+        "items_sha256": hashlib.sha256(json.dumps(pairs).encode()).hexdigest(),
+        "engine": engine,
+        "env": env,
+        "transformers": version("transformers"),
+    }
 
 
 def _tokenize(base: Path, pairs: list[tuple[str, str]], engine: str) -> list[Scored]:

@@ -5,7 +5,8 @@ cost), so `ptbench eval`, given the trial's check context (the runner passes it 
 `memorization` is among the trial's checks), builds exactly the check's items and token ids
 (check.plan: the same sibling sets, secret and base tokenizer) after generating, scores them with
 its engine (inference.loglik, as the check does) and writes `eval/memorization_final.json`
-atomically: the scores, the sha256 of the items' token ids, the engine, and the identity of
+atomically: the scores, the items' token ids (and the sha256 of what they were made from, so the
+check reads them instead of loading the base tokenizer itself), the engine, and the identity of
 final_model's files. The runner runs the memorization check after the evaluate stage; the check
 uses the file only when it is a regular file, well-formed, and names the check's own items hash,
 engine and final_model's current identity (else it says why in `final_scores_note` and scores
@@ -88,6 +89,8 @@ def score_in_evaluation(context: dict[str, Any], engine: Any, out_dir: Path) -> 
         scores = continuation_logprobs(engine, p.ids)
         payload: dict[str, Any] = {
             "format": FORMAT,
+            "ids_key_sha256": digest_of(p.key),
+            "ids": [[s.n_prompt, s.ids] for s in p.ids],
             "items_sha256": items_hash(p.ids),
             "n_items": len(p.ids),
             "engine": engine.name,
@@ -104,6 +107,28 @@ def score_in_evaluation(context: dict[str, Any], engine: Any, out_dir: Path) -> 
     except Exception as exc:  # noqa: BLE001  (the check scores final_model itself; evaluation's result stands)
         target.unlink(missing_ok=True)
         return f"memorization: not scored here ({type(exc).__name__}: {exc})"
+
+
+def load_ids(eval_dir: Path, key: dict[str, Any]) -> list[Scored] | None:
+    """The token ids evaluation scored, when eval_dir/FILE is a regular, well-formed file of this
+    format, its digest right, made for exactly `key` (check.ids_key: the base's files, the items,
+    the engine); else None (the check tokenizes them itself). Trusted as the scores beside them are:
+    by where and when the file was written."""
+    path = eval_dir / FILE
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        items = data["ids"]
+        if data.get("format") != FORMAT or data.get("digest") != _digest(data):
+            return None
+        if data.get("ids_key_sha256") != digest_of(key):
+            return None
+        ids = [Scored(ids=list(t), n_prompt=n) for n, t in items]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    ok = all(isinstance(s.n_prompt, int) and all(type(t) is int for t in s.ids) for s in ids)
+    return ids if ok and ids else None
 
 
 def load(eval_dir: Path, ids: list[Scored], engine: str, final: Path) -> tuple[tuple[list[float], str] | None, str]:
