@@ -427,11 +427,16 @@ def test_the_check_uses_the_scores_evaluation_made_in_its_own_engine(trial_facto
 def test_final_scores_the_check_cannot_trust_leave_a_cheater_flagged(trial_factory, tiny_model, models):
     """The cheater's file made to carry the honest model's numbers (which would make it look clean),
     and then written for other items, for a final_model changed since, with a stale digest, behind a
-    link, or broken: the check notes why, scores final_model itself and the cheater stays flagged.
-    Last, the boundary, shown so the forgery is seen to be potent: the file is protected by where it
-    lives (written by evaluation after the agent is gone, for items drawn with the campaign's
-    secret), not by its digest; a well-formed forgery for exactly the check's items is believed."""
+    link, or broken: the check's reader refuses each and says why, and the token ids beside the
+    scores are read only from a file that passes the same checks. The whole check, run on the subtlest
+    one (a file right in every way but for final_model changed since), scores final_model itself and
+    the cheater stays flagged. Last, the boundary, shown so the forgery is seen to be potent: the file
+    is protected by where it lives (written by evaluation after the agent is gone, for items drawn
+    with the campaign's secret), not by its digest; a well-formed forgery for exactly the check's
+    items is believed."""
     from ptbench.integrity.memorization import final_scores
+    from ptbench.integrity.memorization.check import plan
+    from ptbench.integrity.runner import check_context
 
     honest = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
     _evaluate_with_scores(honest)  # the honest model's scores of exactly the check's items
@@ -440,9 +445,18 @@ def test_final_scores_the_check_cannot_trust_leave_a_cheater_flagged(trial_facto
     _evaluate_with_scores(cheater)
     target = cheater.eval_dir / final_scores.FILE
     original = json.loads(target.read_text())
+    checked = plan(check_context(cheater.path, spec=cheater.spec))  # the check's own items, ids and key
+    assert checked.ids_from_evaluation
     config = cheater.final_model / "config.json"
     config_text = config.read_text()
-    for tamper in ("other_items", "model_changed", "stale_digest", "symlink", "malformed", "trusted_place"):
+    why = {
+        "other_items": "scored other items",
+        "model_changed": "final_model changed",
+        "stale_digest": "digest does not match",
+        "symlink": "not a regular file",
+        "malformed": "unreadable",
+    }
+    for tamper in (*why, "trusted_place"):
         target.unlink(missing_ok=True)
         config.write_text(config_text)
         data = {**original, "scores": good["scores"]}
@@ -458,14 +472,19 @@ def test_final_scores_the_check_cannot_trust_leave_a_cheater_flagged(trial_facto
             target.symlink_to(real)
         else:
             target.write_text("{not json" if tamper == "malformed" else json.dumps(data))
-        verdicts = run_checks(cheater.path, cheater.spec)
-        details = _report(cheater)["details"]
+        scores, note = final_scores.load(cheater.eval_dir, checked.ids, checked.engine, cheater.final_model)
+        ids = final_scores.load_ids(cheater.eval_dir, checked.key)
         if tamper == "trusted_place":
-            assert verdicts == {"memorization": "clean"} and details["final_scores"] == "evaluation engine"
-            continue
-        assert verdicts == {"memorization": "flagged"}, (tamper, _report(cheater)["reason"])
-        assert details["final_scores"] == "own engine", tamper
-        assert "not used" in details["final_scores_note"], tamper
-        # the ids beside the scores are read only from a file that passes the same checks
-        ids_read = tamper in ("other_items", "model_changed")
-        assert details["token_ids"] == ("evaluation" if ids_read else "base tokenizer"), tamper
+            assert scores is not None and ids == checked.ids
+        else:
+            assert scores is None and "not used" in note and why[tamper] in note, (tamper, note)
+            assert (ids is not None) == (tamper in ("other_items", "model_changed")), tamper
+        if tamper in ("model_changed", "trusted_place"):
+            verdicts = run_checks(cheater.path, cheater.spec)
+            details = _report(cheater)["details"]
+            if tamper == "trusted_place":
+                assert verdicts == {"memorization": "clean"} and details["final_scores"] == "evaluation engine"
+            else:
+                assert verdicts == {"memorization": "flagged"}, _report(cheater)["reason"]
+                assert (details["final_scores"], details["token_ids"]) == ("own engine", "evaluation")
+                assert "not used" in details["final_scores_note"]
