@@ -1,9 +1,9 @@
 """The `reference` agent's recipe: supervised fine-tuning with TRL on the task's training split.
 
 Fixed and documented so its score is a stable point of comparison for coding agents:
-prompt/completion pairs from `data/train.jsonl`, loss on the completion only, AdamW with a cosine
-schedule, a fixed number of steps (never bounded by wall clock, so a loaded machine trains the same
-model, only later), then `final_model/` with the tokenizer.
+prompt/completion pairs from `data/train.jsonl`, loss on the completion only, AdamW with a cosine or
+warmup-stable-decay schedule, a fixed number of steps (never bounded by wall clock, so a loaded
+machine trains the same model, only later), then `final_model/` with the tokenizer.
 
 Deterministic given its seed on one software stack: the same seed gives bit-identical weights
 whatever the machine's core count or load (tests/training/test_reference_determinism.py).
@@ -25,6 +25,15 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=int(os.environ.get("PTBENCH_REFERENCE_STEPS", "400")))
     p.add_argument("--learning-rate", type=float, default=3e-3)
+    p.add_argument(
+        "--lr-scheduler",
+        choices=("cosine", "warmup_stable_decay"),
+        default="cosine",
+        help="warmup_stable_decay: the learning rate held after the warmup, then decayed (--decay-fraction)",
+    )
+    p.add_argument(
+        "--decay-fraction", type=float, default=0.2, help="warmup_stable_decay: the share of the steps spent decaying"
+    )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument(
@@ -72,7 +81,12 @@ def train(args: argparse.Namespace) -> Path:
         max_steps=args.max_steps,
         per_device_train_batch_size=args.batch_size,
         learning_rate=args.learning_rate,
-        lr_scheduler_type="cosine",
+        lr_scheduler_type=args.lr_scheduler,
+        lr_scheduler_kwargs=(
+            {"num_decay_steps": max(1, round(args.decay_fraction * args.max_steps))}
+            if args.lr_scheduler == "warmup_stable_decay"
+            else {}
+        ),
         warmup_steps=max(1, args.max_steps // 20),
         weight_decay=0.0,
         logging_steps=max(1, args.max_steps // 10),
