@@ -1,6 +1,7 @@
 """The loop closed: the `reference-grpo` agent post-trains the tiny model with TRL's GRPO trainer on a
-bootcamp environment's reward inside a real trial (local backend), and the result records which
-bootcamp data trained it; its default environment never draws an arithmetic test item."""
+bootcamp environment's reward inside a real trial (local backend), after a two-step warm start with
+the reference SFT recipe, and the result records which bootcamp data trained it; its default
+environment never draws an arithmetic test item."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.conftest import ptbench
 
 CAMPAIGN = """
 name: grpo
-agents: [{name: reference-grpo, options: {max_steps: 2, batch_size: 8, generations: 4}}]
+agents: [{name: reference-grpo, options: {sft_steps: 2, max_steps: 2, batch_size: 8, generations: 4}}]
 base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
 tasks: [{name: arithmetic, options: {n_test: 20}}]
 seeds: [0]
@@ -57,4 +58,5 @@ def test_reference_grpo_trains_in_a_real_trial_and_records_its_bootcamp(tmp_path
     bootcamp = result["provenance"]["bootcamp"]
     assert bootcamp["config"] == "addition" and bootcamp["data_hash"] == cfg.data_hash()
     assert bootcamp["cases_used"] == 4 and bootcamp["reported_by"] == "agent"
+    assert bootcamp["sft_warm_start_steps"] == 2  # the warm start (the reference SFT recipe) ran first
     assert result["integrity"].get("contamination") == "clean"  # trained on the format, never the test items

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sys
-from argparse import Namespace
 from pathlib import Path
 
 MERGES = (0.1, 0.25, 0.45, 0.7, 0.9)
@@ -59,20 +58,11 @@ def make_base(out: Path, tokenizer_dir: Path) -> Path:
 
 
 def _sft(root: Path, model: Path, rows: str, out: str, steps: int, lr: float, seed: int) -> Path:
-    from ptbench.training.reference_sft import train
+    from ptbench.training.reference_sft import parse_args, train
 
-    args = Namespace(
-        base_model=str(model),
-        train_file=rows,
-        output=str(root / out),
-        seed=seed,
-        max_steps=steps,
-        learning_rate=lr,
-        batch_size=8,
-        max_examples=None,
-        threads=1,
-    )
-    return train(args)
+    argv = ["--base-model", str(model), "--train-file", rows, "--output", str(root / out), "--seed", str(seed)]
+    argv += ["--max-steps", str(steps), "--learning-rate", str(lr), "--batch-size", "8"]
+    return train(parse_args(argv))
 
 
 def _load(path: Path):

@@ -23,9 +23,8 @@ pytestmark = pytest.mark.slow  # three real TRL fine-tunes
 
 BUILD = textwrap.dedent("""
     import json, sys
-    from argparse import Namespace
     from pathlib import Path
-    from ptbench.training.reference_sft import train
+    from ptbench.training.reference_sft import parse_args, train
     root, base = Path(sys.argv[1]), sys.argv[2]
     def data(name, rows):
         p = root / f"{name}.jsonl"
@@ -35,8 +34,8 @@ BUILD = textwrap.dedent("""
     chat = data("chat", [{"prompt": f"<|user|>say {w}\\n<|assistant|>", "completion": f"{w} {w}!"} for w in words] * 8)
     sums = data("sums", [{"prompt": f"{a}+{b}=", "completion": f"{a + b}"} for a in range(8) for b in range(8)])
     def sft(model, rows, out, steps, lr):
-        train(Namespace(base_model=model, train_file=rows, output=str(root / out), seed=0, max_steps=steps,
-                        learning_rate=lr, batch_size=8, max_examples=None, threads=1))
+        train(parse_args(["--base-model", model, "--train-file", rows, "--output", str(root / out), "--seed", "0",
+                          "--max-steps", str(steps), "--learning-rate", str(lr), "--batch-size", "8"]))
     sft(base, chat, "instruct", 10, 1e-2)          # the base's "instruct" version, trained separately
     sft(base, sums, "finetune", 3, 1e-3)           # what an honest agent submits
     sft(str(root / "instruct"), sums, "cheat", 3, 1e-3)  # the instruct model, lightly fine-tuned

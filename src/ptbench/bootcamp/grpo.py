@@ -130,6 +130,7 @@ def train(args: argparse.Namespace) -> Path:
 def _warm_start(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]]) -> str:
     """The reference SFT recipe on the environment's own reference answers (the same cases, the same
     plain-text prompts GRPO uses)."""
+    from ptbench.training.reference_sft import parse_args as sft_args_of
     from ptbench.training.reference_sft import train as sft_train
 
     lines = []
@@ -141,10 +142,13 @@ def _warm_start(args: argparse.Namespace, env: Any, rows: list[dict[str, Any]]) 
     data = Path(args.data_dir) / "sft_warm_start.jsonl"
     data.write_text("".join(lines))
     out = Path(args.data_dir) / "warm_start_model"
-    sft_args = argparse.Namespace(
-        base_model=args.base_model, train_file=str(data), output=str(out), seed=args.seed, max_steps=args.sft_steps,
-        learning_rate=3e-3, batch_size=32, max_examples=None, threads=args.threads,
-    )  # fmt: skip
+    sft_args = sft_args_of(
+        [
+            *("--base-model", args.base_model, "--train-file", str(data), "--output", str(out)),
+            *("--seed", str(args.seed), "--max-steps", str(args.sft_steps), "--learning-rate", "3e-3"),
+            *("--batch-size", "32", "--threads", str(args.threads)),
+        ]
+    )  # the recipe's own parser: its defaults (schedule cosine) for what is not given
     return str(sft_train(sft_args))
 
 

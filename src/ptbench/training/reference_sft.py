@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 
-def _args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base-model", required=True, help="local path or hub id of the model to fine-tune")
     p.add_argument("--train-file", default="data/train.jsonl", help="JSONL with 'prompt' and 'completion'")
@@ -125,7 +125,7 @@ def train(args: argparse.Namespace) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    train(_args(argv))
+    train(parse_args(argv))
 
 
 if __name__ == "__main__":
