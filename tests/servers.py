@@ -33,6 +33,11 @@ def spawn(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # SIGINT as a terminal gives it, whatever this pytest worker holds: CI twice saw a worker
+            # whose SIGINT had become ignored (left so by an earlier test), and the server, inheriting
+            # that, dropped a SIGINT sent before its handler was in place. The ignored case is the
+            # `ignore_sigint` variant, set up by bash above.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
             env={**os.environ, "NO_COLOR": "1", **(env or {})},
         )
 
