@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ptbench.backends.htcondor import schedd as htcondor_schedd
+
 DURATION_HOLD_CODES = {46: "allowed_job_duration", 47: "allowed_execute_duration"}
 _NOTES = re.compile(r"^ptbench trial (\S+)\s*$")
 
@@ -47,8 +49,7 @@ def _note(view: JobView, kind: str, when: float, **fields) -> None:
 
 def read_job_log(path: Path) -> dict[str, JobView]:
     """Every job in the log by 'cluster.proc'. Raises ImportError without the bindings, OSError if unreadable."""
-    import htcondor2
-
+    htcondor2 = htcondor_schedd.bindings()
     ET = htcondor2.JobEventType
     jobs: dict[str, JobView] = {}
     for ev in htcondor2.JobEventLog(str(path)).events(stop_after=0):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +35,22 @@ def one_line(text: str, limit: int = 400) -> str:
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
+def bindings():
+    """The `htcondor2` module (ImportError without it). Imported with its "CONDOR_CONFIG is unset"
+    warning silenced: on a machine with no pool configuration the bindings still parse submit
+    descriptions and read job logs, and the warning would otherwise be a stray stderr line in
+    every command that touches them (`ptbench render`'s one-line errors among them). Where a pool
+    is needed, the failure to reach its schedd says so."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*CONDOR_CONFIG.*", category=UserWarning)
+        import htcondor2
+    return htcondor2
+
+
 def _schedd():
     """An htcondor2 Schedd, or None with the reason when the bindings cannot reach one."""
     try:
-        import htcondor2
+        htcondor2 = bindings()
     except ImportError:
         return None, "the htcondor2 bindings are not installed"
     try:
@@ -52,7 +65,7 @@ def submit(description: Path, rows: list[dict[str, str]], how: str = "auto") -> 
     if how in ("auto", "bindings"):
         schedd, why = _schedd()
         if schedd is not None:
-            import htcondor2
+            htcondor2 = bindings()
 
             try:
                 sub = htcondor2.Submit(description.read_text())
@@ -87,8 +100,7 @@ def remove(job_ids: list[str], reason: str = "ptbench cancel") -> str | None:
         return None
     schedd, why = _schedd()
     if schedd is not None:
-        import htcondor2
-
+        htcondor2 = bindings()
         try:
             schedd.act(htcondor2.JobAction.Remove, list(job_ids), reason)
             return None
@@ -156,9 +168,7 @@ def max_jobs_per_submission() -> int:
     """The schedd's MAX_JOBS_PER_SUBMISSION (htcondor2.param), or HTCondor's default when the
     bindings or the configuration cannot say."""
     try:
-        import htcondor2
-
-        value = htcondor2.param.get("MAX_JOBS_PER_SUBMISSION")
+        value = bindings().param.get("MAX_JOBS_PER_SUBMISSION")
     except Exception:  # no bindings, no configuration
         return DEFAULT_MAX_JOBS_PER_SUBMISSION
     try:
