@@ -21,9 +21,10 @@ from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.api import Generator, canonical_json
 from ptbench.bootcamp.datagen import case_rng, load_rows, sample_id
 from ptbench.bootcamp.environment import build_environment
-from ptbench.bootcamp.envs.arithmetic import flat_value, safe_eval
+from ptbench.bootcamp.envs.arithmetic import ArithmeticGenerator, flat_value, safe_eval
 from ptbench.bootcamp.rows import RowText, build_row, dumps_line, sft_row
-from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes
+from ptbench.bootcamp.rowschema import PARQUET_SETTINGS, EpisodeSpec, parquet_bytes, table_from_jsonl
+from ptbench.bootcamp.spool import as_stored
 
 from .conftest import CAMPAIGNS, small_config
 
@@ -46,6 +47,15 @@ PINNED = {
     "sft/test.jsonl": "d23d6fa59516b47cfa10833832c4d279f9693a5f02344b760cbc03cb22c5ca23",
     "sft/train.jsonl": "f21f4ee132e4ff3ffd66f0ca95e7a7ca04f111ac969992c7b3cfc1aa483dc914",
 }
+
+
+def pq_bytes(table: Any) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_SETTINGS)
+    return sink.getvalue().to_pybytes()
 
 
 def _files(d: Path) -> dict[str, bytes]:
@@ -88,6 +98,49 @@ def test_flat_value_is_what_python_computes() -> None:
         assert (type(got), repr(got)) == (type(want), repr(want)), text
 
 
+class _PlainRandom(random.Random):
+    """A subclass: the arithmetic generator takes its general path (randint, choice) for it."""
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"n_terms": 1},
+        {"n_terms": 5, "max_value": 1000},
+        {"max_value": 1, "ops": "-"},
+        {"ops": "+-*/%"},
+        {"n_terms": 4, "max_value": 2**40 + 3, "ops": "*%"},
+        {"max_value": 64, "ops": "+"},
+    ],
+)
+def test_arithmetic_fast_draws_are_randint_and_choice(params: dict[str, Any]) -> None:
+    """The spelt-out draws of a plain Random give the cases (and leave the state) randint/choice do."""
+    gen = ArithmeticGenerator(**params)
+    for k in range(3000):
+        fast, general = random.Random(f"7:train:easy:{k}"), _PlainRandom(f"7:train:easy:{k}")
+        assert gen.case(fast) == gen.case(general)
+        assert fast.getrandbits(64) == general.getrandbits(64)
+
+
+def test_arithmetic_params_that_randint_refuses_still_raise() -> None:
+    with pytest.raises(ValueError):
+        ArithmeticGenerator(max_value=0).case(random.Random(1))
+    with pytest.raises(IndexError):
+        ArithmeticGenerator(ops="").case(random.Random(1))
+
+
+def test_identity_as_stored_is_what_json_gives_back() -> None:
+    """A chunk's dedup key is made from the identity as a reader of the chunk sees it; the shortcut
+    that skips json.loads must not change it for any value JSON spells differently."""
+    flat = {"expression": "1 + 2", "answer": 3, "f": 0.1, "neg": -0.0}
+    assert as_stored(flat, canonical_json(flat)) is flat
+    for odd in ({"t": (1, 2)}, {"b": True}, {"n": None}, {1: "x"}, {"d": {"a": 1}}, {"x": float("nan")}, {"x": 1e400}):
+        text = canonical_json(odd)
+        got = as_stored(odd, text)
+        assert got is not odd and repr(got) == repr(json.loads(text)), odd
+
+
 class _Awkward(Generator):
     """Text that JSON must escape (quotes, backslashes, braces, control and non-ASCII characters,
     the template's own marker) and no reference answer for some cases."""
@@ -118,7 +171,7 @@ def test_row_templates_give_the_lines_of_build_row(tmp_path: Path, name: str, mo
     spec, params = EpisodeSpec.from_config(cfg).to_json(), canonical_json(cfg.reward.params)
     tools = json.dumps(env.tool_schemas, sort_keys=True)
     text = RowText(env, "train", spec=spec, reward_params=params, tools=tools)
-    seen_none = 0
+    seen_none, lines = 0, []
     for k in range(60):
         level = list(env.generators)[k % len(env.generators)]
         gt = canonical_json(env.generators[level].case(case_rng(cfg.seed, "train", level, k)))
@@ -130,6 +183,10 @@ def test_row_templates_give_the_lines_of_build_row(tmp_path: Path, name: str, mo
         want = (dumps_line(row), None if sft is None else dumps_line(sft))
         assert text.lines(k, level, 1000 + k, sid, identity, gt) == want
         seen_none += sft is None
+        lines.append(want[0])
+    # the part's Arrow table, built from the columns, is what Arrow's JSON reader makes of the lines
+    assert text.table().equals(table_from_jsonl("".join(lines).encode()))
+    assert pq_bytes(text.table()) == pq_bytes(table_from_jsonl("".join(lines).encode()))
     if name == "awkward":
         assert 0 < seen_none < 60
 
@@ -152,6 +209,34 @@ def test_row_templates_refuse_a_row_that_differs_from_build_row(tmp_path: Path, 
     with pytest.raises(RuntimeError, match="differs from build_row"):
         generate(cfg, tmp_path / "d", workers=1)
     assert not (tmp_path / "d" / "train.jsonl").exists() and not (tmp_path / "d" / "manifest.json").exists()
+
+
+def test_a_part_whose_arrow_table_differs_from_its_lines_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """The column-built table is checked against Arrow's JSON reader on sampled rows: a table that
+    lost one row's value (here the first row's sample id) stops the run before any output exists."""
+    import pyarrow as pa
+
+    import ptbench.bootcamp.rows as rows
+
+    plain = rows.RowText.table
+
+    def one_value_wrong(self: Any) -> Any:
+        table = plain(self)
+        extra = table.column("extra_info").combine_chunks()
+        ids = extra.field("sample_id").to_pylist()
+        ids[0] = "0" * 16
+        fields = [extra.field(i) if f.name != "sample_id" else pa.array(ids) for i, f in enumerate(extra.type)]
+        return table.set_column(
+            table.schema.get_field_index("extra_info"),
+            "extra_info",
+            pa.StructArray.from_arrays(fields, fields=list(extra.type)),
+        )
+
+    monkeypatch.setattr(rows.RowText, "table", one_value_wrong)
+    cfg = load_bootcamp(small_config(tmp_path, "arithmetic", test=0, train=20))
+    with pytest.raises(RuntimeError, match="differs from its JSON lines"):
+        generate(cfg, tmp_path / "d", workers=1)
+    assert not (tmp_path / "d" / "train.parquet").exists() and not (tmp_path / "d" / "manifest.json").exists()
 
 
 class _Stopped(BaseException):

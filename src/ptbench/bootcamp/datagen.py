@@ -11,8 +11,8 @@ How it streams (memory does not grow with the rows: about 8 bytes a case for the
 then 4 for the shuffle, shared by the forked workers; the picks are records on disk): candidates
 are made in chunks of 50,000 (`spool.py`) by worker processes and kept under `.cache/<data_hash>/`;
 the dedup reads only their 64-bit key hashes and writes each split's picks to a file; the rows are
-then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level templates,
-`rows.RowText`, and the part's Arrow table), while this process appends each finished part, in
+then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level templates, and the
+part's Arrow table from the same values column by column: `rows.RowText`), while this process appends each finished part, in
 order, to the final files (the Parquet file gets one row group a part). Every chunk and part is
 written atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs make the
 candidate chunks in parallel before one assembly.
@@ -182,12 +182,14 @@ def write_part(split: str, part: int) -> None:
     levels: dict[str, int] = {}
     try:
         first = part * PART
-        for i, record in enumerate(reader.records(order[first : first + PART]), start=first):
-            chunk = picks.chunks[int(record["chunk"])]
-            line = reader.line(record)
+        records = reader.records(order[first : first + PART])
+        fields = (records[name].tolist() for name in ("chunk", "line", "start", "length"))  # ints: no numpy scalars
+        for i, (c, n, start, length) in enumerate(zip(*fields, strict=True), start=first):
+            chunk = picks.chunks[c]
+            line = reader.line(c, start, length)
             identity = json.loads(line)
             sid = sample_id(source, generators[chunk.level].dedup_key(identity))
-            row, s = text.lines(i, chunk.level, chunk.k0 + int(record["line"]), sid, identity, line)
+            row, s = text.lines(i, chunk.level, chunk.k0 + n, sid, identity, line)
             rows.append(row)
             levels[chunk.level] = levels.get(chunk.level, 0) + 1
             if s is not None:
@@ -203,7 +205,12 @@ def write_part(split: str, part: int) -> None:
         import pyarrow as pa
 
         sink = pa.BufferOutputStream()
-        table = table_from_jsonl(data)
+        table = text.table()
+        # RowText's table checked against Arrow's JSON reader on the part's first rows (shuffled: every
+        # level shows up); slices, not `take`, which would import pyarrow.compute (20 MB a worker)
+        head = min(len(rows), 200)
+        if not table.slice(0, head).equals(table_from_jsonl("".join(rows[:head]).encode())):
+            raise RuntimeError(f"RowText: the Arrow table of {split} part {part} differs from its JSON lines (a bug)")
         with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         atomic_write_bytes(out / pq_name, sink.getvalue().to_pybytes())

@@ -12,8 +12,12 @@ raises if they ever differ.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import operator
 import re
+from array import array
+from collections.abc import Callable, Sequence
 from json.encoder import encode_basestring  # what json.dumps uses for str
 from typing import Any
 
@@ -109,22 +113,21 @@ _MARKED = re.compile(re.escape(encode_basestring(_MARK)).replace(r"\{\}", "([0-9
 _CHECK_EVERY = 1000
 
 
-Template = tuple[list[str], list[int]]
-"""The JSON of a row with marker values, cut at the markers: the text pieces, and which value goes
-after each piece but the last."""
+class _Template:
+    """The JSON of a row with marker values, cut at the markers; `fill` puts the values in the gaps
+    (one list copy, one slice assignment and one join: a third of a Python loop over the pieces)."""
 
+    def __init__(self, text: str) -> None:
+        self.pieces = _MARKED.split(text)  # text, slot, text, slot, ..., text
+        slots = [int(slot) for slot in self.pieces[1::2]]
+        self.values: Callable[[tuple[str, ...]], tuple[str, ...]] = (
+            operator.itemgetter(*slots) if len(slots) > 1 else lambda v: tuple(v[i] for i in slots)
+        )
 
-def _template(text: str) -> Template:
-    pieces = _MARKED.split(text)
-    return pieces[0::2], [int(slot) for slot in pieces[1::2]]
-
-
-def _fill(template: Template, values: tuple[str, ...]) -> str:
-    pieces, slots = template
-    out = [pieces[0]]
-    for slot, piece in zip(slots, pieces[1:], strict=True):
-        out += (values[slot], piece)
-    return "".join(out)
+    def fill(self, values: tuple[str, ...]) -> str:
+        out = self.pieces[:]
+        out[1::2] = self.values(values)
+        return "".join(out)
 
 
 class RowText:
@@ -134,9 +137,14 @@ class RowText:
     def __init__(self, env: Environment, split: str, *, spec: str, reward_params: str, tools: str) -> None:
         self.env, self.split = env, split
         self.spec, self.reward_params, self.tools = spec, reward_params, tools
-        self.row_t: dict[str, Template] = {}
-        self.sft_t: dict[str, Template] = {}  # made from the level's first row that has an SFT example
+        self.row_t: dict[str, _Template] = {}
+        self.sft_t: dict[str, _Template] = {}  # made from the level's first row that has an SFT example
+        self.marked: dict[str, dict[str, Any]] = {}  # each level's row with marker values (for `table`)
         self.count = 0
+        # each row's level (its position in `marked`) and its slot values, raw: what `table` is made of
+        self.levels: list[int] = []
+        self._level_ids: dict[str, int] = {}
+        self.values: list[tuple[int, int, str, str, str]] = []
 
     def lines(
         self, index: int, level: str, case_index: int, sample_id: str, identity: dict[str, Any], gt: str
@@ -152,10 +160,13 @@ class RowText:
             or self.count % _CHECK_EVERY == 0
         ):
             want = self._by_dicts(index, level, case_index, sample_id, identity, gt)
-        user = encode_basestring(gen.prompt(identity))
+        prompt = gen.prompt(identity)
+        self.levels.append(self._level_ids[level])
+        self.values.append((index, case_index, sample_id, prompt, gt))
+        user = encode_basestring(prompt)
         values = (str(index), str(case_index), encode_basestring(sample_id), user, encode_basestring(gt))
-        row = _fill(self.row_t[level], values)
-        sft = None if completion is None else _fill(self.sft_t[level], (encode_basestring(completion), user))
+        row = self.row_t[level].fill(values)
+        sft = None if completion is None else self.sft_t[level].fill((encode_basestring(completion), user))
         if want is not None and (row, sft) != want:
             raise RuntimeError(f"RowText: row {index} of level {level!r} differs from build_row's (a bug)")
         return row, sft
@@ -173,10 +184,92 @@ class RowText:
             extra["index"], extra["case_index"], extra["sample_id"] = (_MARK.format(i) for i in range(3))
             marked["prompt"][-1]["content"] = _MARK.format(3)
             marked["reward_model"]["ground_truth"] = _MARK.format(4)
-            self.row_t[level] = _template(dumps_line(marked))
+            self.row_t[level] = _Template(dumps_line(marked))
+            self.marked[level] = marked
+            self._level_ids[level] = len(self._level_ids)
         if sft is not None and level not in self.sft_t:
             marked = copy.deepcopy(sft)
             marked["completion"][0]["content"] = _MARK.format(0)
             marked["prompt"][-1]["content"] = _MARK.format(1)
-            self.sft_t[level] = _template(dumps_line(marked))
+            self.sft_t[level] = _Template(dumps_line(marked))
         return dumps_line(row), None if sft is None else dumps_line(sft)
+
+    def table(self) -> Any:
+        """The Arrow table (`rowschema.row_schema`) of the rows `lines` made so far: what
+        `rowschema.table_from_jsonl` reads from their lines, built column by column from each level's
+        marked row and the rows' slot values (a fifth of the JSON reader's CPU). The leaves are made
+        from buffers (`_leaf`), not `pa.array`, which imports pandas to ask whether its argument is
+        one of pandas' arrays (60 MB more in every worker)."""
+        import pyarrow as pa
+
+        from ptbench.bootcamp.rowschema import row_schema
+
+        schema = row_schema()
+        if not self.values:
+            return schema.empty_table()
+        slots = list(zip(*self.values, strict=True))
+
+        def build(typ: Any, templates: list[Any], tids: list[int], rows: list[int] | range) -> Any:
+            """The array of these entries: entry e is row rows[e]'s value whose marked form is templates[tids[e]]."""
+            if pa.types.is_struct(typ):
+                children = [build(f.type, [t[f.name] for t in templates], tids, rows) for f in typ]
+                return pa.StructArray.from_arrays(children, fields=list(typ))
+            if pa.types.is_list(typ):
+                first = [0]  # template t's items are items[first[t]:first[t] + len(templates[t])]
+                for t in templates:
+                    first.append(first[-1] + len(t))
+                items = [item for t in templates for item in t]
+                offsets, item_tids, item_rows = [0], [], []
+                for t, r in zip(tids, rows, strict=True):
+                    size = len(templates[t])
+                    item_tids += range(first[t], first[t] + size)
+                    item_rows += [r] * size
+                    offsets.append(len(item_tids))
+                return pa.ListArray.from_arrays(
+                    _leaf(pa.int32(), offsets), build(typ.value_type, items, item_tids, item_rows)
+                )
+            # a leaf: each template holds a constant, or a marker naming the slot that holds the row's value
+            marks = [_slot(t) for t in templates]
+            if all(m is None for m in marks):
+                if all(t == templates[0] for t in templates):
+                    return _leaf(typ, [templates[0]], repeat=len(tids))
+                return _leaf(typ, [templates[t] for t in tids])
+            if all(m == marks[0] for m in marks) and rows == range(len(self.values)):
+                return _leaf(typ, slots[marks[0]])  # every row's own value, in row order
+            return _leaf(
+                typ, [templates[t] if (m := marks[t]) is None else slots[m][r] for t, r in zip(tids, rows, strict=True)]
+            )
+
+        marked = list(self.marked.values())
+        arrays = [build(f.type, [m[f.name] for m in marked], self.levels, range(len(self.levels))) for f in schema]
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _leaf(typ: Any, values: Sequence[Any], repeat: int = 1) -> Any:
+    """An Arrow array of non-null strings or integers (int32 or int64) from its buffers: `values`,
+    or `values` (one value) `repeat` times."""
+    import pyarrow as pa
+
+    n = len(values) * repeat
+    if pa.types.is_string(typ):
+        data = [v.encode() for v in values]
+        offsets = array("i", [0])  # int32 offsets: a part's column is far below 2 GB
+        if repeat == 1:
+            offsets.extend(itertools.accumulate(map(len, data)))
+            blob = b"".join(data)
+        else:
+            offsets.extend(range(len(data[0]), len(data[0]) * repeat + 1, len(data[0])) if data[0] else [0] * repeat)
+            blob = data[0] * repeat
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(blob)]
+    elif typ in (pa.int32(), pa.int64()):
+        buffers = [None, pa.py_buffer(array("i" if typ == pa.int32() else "q", values) * repeat)]
+    else:
+        raise TypeError(f"RowText.table: no leaf of type {typ} in the row schema")
+    return pa.Array.from_buffers(typ, n, buffers)
+
+
+def _slot(value: Any) -> int | None:
+    """The slot a marked row's value stands for, or None for a constant."""
+    if isinstance(value, str) and value.startswith("\x00ptbench-slot-") and value.endswith("\x00"):
+        return int(value[len("\x00ptbench-slot-") : -1])
+    return None

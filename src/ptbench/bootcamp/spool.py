@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import random
 from dataclasses import dataclass, field
@@ -33,8 +34,22 @@ CHUNK = 50_000  # candidates per chunk file
 PART = 10_000  # rows per part of the output: one Parquet row group (rowschema.PARQUET_ROW_GROUP), ~40 MB of rows
 
 
-def key_hash(key: str) -> int:
-    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+def key_hash(key: str) -> bytes:
+    """A dedup key's 64-bit hash, as the 8 bytes stored in a chunk's index (read as little-endian uint64)."""
+    return hashlib.blake2b(key.encode(), digest_size=8).digest()
+
+
+_FLAT_JSON = (str, int, float)
+
+
+def as_stored(identity: dict[str, Any], text: str) -> dict[str, Any]:
+    """The identity as JSON gives it back (what every later reader of the chunk sees: tuples become
+    lists, keys strings): `json.loads(text)`, skipped when that would return `identity` itself: a
+    dict of str keys and str, int or finite float values (bool and subclasses take the slow way)."""
+    for key, value in identity.items():
+        if type(key) is not str or type(value) not in _FLAT_JSON or (type(value) is float and not math.isfinite(value)):
+            return json.loads(text)
+    return identity
 
 
 @dataclass(frozen=True)
@@ -58,14 +73,16 @@ def make_chunk(env: Environment, chunk: Chunk, spool: Path) -> None:
         return
     gen, seed = env.generators[chunk.level], env.config.seed
     lines: list[bytes] = []
-    hashes = np.empty(chunk.k1 - chunk.k0, dtype=np.uint64)
+    digests: list[bytes] = []
     rng, prefix = random.Random(), f"{seed}:{chunk.split}:{chunk.level}:"
-    for i, k in enumerate(range(chunk.k0, chunk.k1)):
+    for k in range(chunk.k0, chunk.k1):
         rng.seed(f"{prefix}{k}")  # datagen.case_rng's state, in one reused object
-        text = canonical_json(gen.case(rng))
+        identity = gen.case(rng)
+        text = canonical_json(identity)
         lines.append(text.encode() + b"\n")
-        # the key of the value as stored (JSON: tuples are lists, keys strings), as every later reader sees it
-        hashes[i] = key_hash(gen.dedup_key(json.loads(text)))
+        # the key of the value as stored, as every later reader sees it
+        digests.append(key_hash(gen.dedup_key(as_stored(identity, text))))
+    hashes = np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
     offsets = np.zeros(len(lines) + 1, dtype=np.uint64)
     np.cumsum([len(b) for b in lines], out=offsets[1:])
     spool.mkdir(parents=True, exist_ok=True)
@@ -154,14 +171,14 @@ class Reader:
             raise OSError(f"{self.picks.path}: short read (the spool changed during the run?)")
         return np.frombuffer(raw, dtype=dtype)
 
-    def line(self, record: Any) -> str:
-        c, n, start = int(record["chunk"]), int(record["length"]), int(record["start"])
-        fd = self._fds.get(c)
+    def line(self, chunk: int, start: int, length: int) -> str:
+        """The identity line of a record (its `chunk`, `start` and `length` fields, as ints)."""
+        fd = self._fds.get(chunk)
         if fd is None:
-            fd = self._fds[c] = os.open(self.spool / f"{self.picks.chunks[c].name}.jsonl", os.O_RDONLY)
-        data = os.pread(fd, n, start)
-        if len(data) != n:
-            raise OSError(f"{self.picks.chunks[c].name}.jsonl: short read at byte {start}")
+            fd = self._fds[chunk] = os.open(self.spool / f"{self.picks.chunks[chunk].name}.jsonl", os.O_RDONLY)
+        data = os.pread(fd, length, start)
+        if len(data) != length:
+            raise OSError(f"{self.picks.chunks[chunk].name}.jsonl: short read at byte {start}")
         return data.decode()
 
     def close(self) -> None:

@@ -52,33 +52,68 @@ def flat_value(numbers: list[int], ops: list[str]) -> float | int:
     parsing it: what Python's grammar does (* / % bind tighter, both levels left to right), so the
     same operations in the same order and the same value, bit for bit (about ten times cheaper)."""
     total: float | int | None = None
-    sign, term = "+", numbers[0]
-    for op, n in zip(ops, numbers[1:], strict=True):
-        if op in "+-":
-            total = term if total is None else (total + term if sign == "+" else total - term)
-            sign, term = op, n
+    adding = True
+    term: float | int = numbers[0]
+    for i, op in enumerate(ops):
+        n = numbers[i + 1]
+        if op == "+" or op == "-":
+            total = term if total is None else (total + term if adding else total - term)
+            adding, term = op == "+", n
+        elif op == "*":
+            term = term * n
+        elif op == "/":
+            term = term / n
+        elif op == "%":
+            term = term % n
         else:
-            term = _FLAT_OPS[op](term, n)
-    return term if total is None else (total + term if sign == "+" else total - term)
+            raise ValueError(f"flat_value: unsupported operator {op!r}")
+    return term if total is None else (total + term if adding else total - term)
+
+
+def draw_below(rng: random.Random, n: int) -> int:
+    """`rng._randbelow(n)` of a plain `random.Random` (what `randint` and `choice` draw with), spelt
+    out: the same `getrandbits` calls, so the same value and the same state after, without the
+    three Python frames of `randint` -> `randrange` -> `_randbelow`. `n` >= 1."""
+    k = n.bit_length()
+    r = rng.getrandbits(k)
+    while r >= n:
+        r = rng.getrandbits(k)
+    return r
 
 
 @register_generator("arithmetic")
 class ArithmeticGenerator(Generator):
     """Params: n_terms (default 3), max_value (default 50), ops (default "+-*")."""
 
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        # read once: case() runs a million times in a large `bootcamp generate`
+        self.n_terms = int(params.get("n_terms", 3))
+        self.max_value = int(params.get("max_value", 50))
+        self.ops = str(params.get("ops", "+-*"))
+        self.flat = set(self.ops) <= set(_FLAT_OPS)
+
     def case(self, rng: random.Random) -> Identity:
-        n_terms = int(self.params.get("n_terms", 3))
-        max_value = int(self.params.get("max_value", 50))
-        ops = str(self.params.get("ops", "+-*"))
-        numbers, chosen = [rng.randint(1, max_value)], []
-        for _ in range(n_terms - 1):
-            chosen.append(rng.choice(ops))
-            numbers.append(rng.randint(1, max_value))
+        n_terms, max_value, ops = self.n_terms, self.max_value, self.ops
+        if type(rng) is random.Random and max_value >= 1 and ops:
+            # the draws of the general path below (randint(1, m) is 1 + _randbelow(m), choice(s) is
+            # s[_randbelow(len(s))]) for a plain Random, whose _randbelow is the getrandbits one; a
+            # subclass, or params that make randint/choice raise, take the general path.
+            # Generation's hot loop: a third of a case's CPU (tests/bootcamp/test_arithmetic_draws.py).
+            numbers, chosen = [1 + draw_below(rng, max_value)], []
+            for _ in range(n_terms - 1):
+                chosen.append(ops[draw_below(rng, len(ops))])
+                numbers.append(1 + draw_below(rng, max_value))
+        else:
+            numbers, chosen = [rng.randint(1, max_value)], []
+            for _ in range(n_terms - 1):
+                chosen.append(rng.choice(ops))
+                numbers.append(rng.randint(1, max_value))
         parts = [str(numbers[0])]
         for op, n in zip(chosen, numbers[1:], strict=True):
             parts += [op, str(n)]
         expression = " ".join(parts)
-        if len(expression) <= 200 and all(op in _FLAT_OPS for op in chosen):  # the common case, evaluated directly
+        if self.flat and len(expression) <= 200:  # the common case, evaluated directly
             return {"expression": expression, "answer": flat_value(numbers, chosen)}
         return {"expression": expression, "answer": safe_eval(expression)}  # anything else: as parsed (or refused)
 
