@@ -16,6 +16,15 @@ from tests.support import require  # noqa: F401  (re-exported for test modules)
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_AGENTS = REPO / "tests" / "fixtures" / "agents"
 
+# vLLM's CPU build compiles the model with inductor when it starts (42 s of an 86 s start here); the
+# suite starts vLLM about ten times for a few dozen tokens each, which never repays it. Eager mode is
+# the same engine and kernels without the compiled graph. Every `ptbench eval` the tests run (the
+# runner passes PTBENCH_* to it) and `tests.bootcamp.test_vllm_e2e.vllm_server` take it; on a GPU
+# machine (the `gpu` tests) nothing is changed. Measured here (2026-12-02): 86 s a start, 44 s eager.
+VLLM_TEST_ARGS = '{"enforce_eager": true}'
+if not os.path.exists("/dev/nvidia0"):
+    os.environ.setdefault("PTBENCH_VLLM_ARGS", VLLM_TEST_ARGS)
+
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:

@@ -12,10 +12,10 @@ then 4 for the shuffle, shared by the forked workers; the picks are records on d
 are made in chunks of 50,000 (`spool.py`) by worker processes and kept under `.cache/<data_hash>/`;
 the dedup reads only their 64-bit key hashes and writes each split's picks to a file; the rows are
 then built in parts of 10,000 by the workers (JSONL and SFT lines from per-level templates, and the
-part's Arrow table from the same values column by column: `rows.RowText`), while this process appends each finished part, in
-order, to the final files (the Parquet file gets one row group a part). Every chunk and part is
-written atomically, so an interrupted run resumes where it stopped, and `--shard i/N` runs make the
-candidate chunks in parallel before one assembly.
+part's Arrow table from the same values column by column: `rows.RowText`), while this process
+appends each finished part, in order, to the final files (the Parquet file gets one row group a
+part). Every chunk and part is written atomically, so an interrupted run resumes where it stopped,
+and `--shard i/N` runs make the candidate chunks in parallel before one assembly.
 """
 
 from __future__ import annotations
