@@ -60,7 +60,9 @@ def main() -> None:
     (data / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     options = {"data_path": str(data), "max_new_tokens": args.max_new_tokens, "retry_max_new_tokens": []}
 
-    llm = LLM(model=str(model), dtype="float32", max_model_len=2048, seed=0, max_num_seqs=256)
+    # PTBENCH_VLLM_ARGS as `ptbench eval` reads it (the test suite's smoke run asks for eager mode)
+    extra = json.loads(os.environ.get("PTBENCH_VLLM_ARGS") or "{}")
+    llm = LLM(model=str(model), dtype="float32", max_model_len=2048, seed=0, max_num_seqs=256, **extra)
     tok = llm.get_tokenizer()
     task = get_task("gsm8k", **options)
     if args.base_model:
