@@ -219,7 +219,7 @@ class RowText:
                 for t in templates:
                     first.append(first[-1] + len(t))
                 items = [item for t in templates for item in t]
-                offsets, item_tids, item_rows = [0], [], []
+                offsets, item_tids, item_rows = [0], list[int](), list[int]()
                 for t, r in zip(tids, rows, strict=True):
                     size = len(templates[t])
                     item_tids += range(first[t], first[t] + size)
@@ -234,8 +234,8 @@ class RowText:
                 if all(t == templates[0] for t in templates):
                     return _leaf(typ, [templates[0]], repeat=len(tids))
                 return _leaf(typ, [templates[t] for t in tids])
-            if all(m == marks[0] for m in marks) and rows == range(len(self.values)):
-                return _leaf(typ, slots[marks[0]])  # every row's own value, in row order
+            if (m0 := marks[0]) is not None and all(m == m0 for m in marks) and rows == range(len(self.values)):
+                return _leaf(typ, slots[m0])  # every row's own value, in row order
             return _leaf(
                 typ, [templates[t] if (m := marks[t]) is None else slots[m][r] for t, r in zip(tids, rows, strict=True)]
             )
