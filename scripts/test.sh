@@ -24,6 +24,11 @@ else
   python -m mypy
   if [ -f scripts/slurm-dev-cluster.sh ]; then
     echo "== starting the dev Slurm cluster"
+    # A cluster this run starts is stopped when it ends (pass or fail), so the suite leaves no daemon
+    # behind; one that was already running (a developer's) is left as it was.
+    if ! bash scripts/slurm-dev-cluster.sh status >/dev/null 2>&1; then
+      trap 'echo "== stopping the dev Slurm cluster"; bash scripts/slurm-dev-cluster.sh stop >/dev/null 2>&1 || true' EXIT
+    fi
     eval "$(bash scripts/slurm-dev-cluster.sh start | grep '^export ')"
   fi
 fi
