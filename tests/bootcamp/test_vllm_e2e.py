@@ -129,7 +129,11 @@ def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -
             "hermes",
             "--max-num-seqs",
             "8",
-            *(["--enforce-eager"] if '"enforce_eager": true' in os.environ.get("PTBENCH_VLLM_ARGS", "") else []),
+            *(
+                ["--enforce-eager"]
+                if json.loads(os.environ.get("PTBENCH_VLLM_ARGS") or "{}").get("enforce_eager")
+                else []
+            ),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

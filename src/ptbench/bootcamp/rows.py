@@ -268,8 +268,11 @@ def _leaf(typ: Any, values: Sequence[Any], repeat: int = 1) -> Any:
     return pa.Array.from_buffers(typ, n, buffers)
 
 
+_MARK_HEAD, _MARK_TAIL = _MARK.split("{}")
+
+
 def _slot(value: Any) -> int | None:
-    """The slot a marked row's value stands for, or None for a constant."""
-    if isinstance(value, str) and value.startswith("\x00ptbench-slot-") and value.endswith("\x00"):
-        return int(value[len("\x00ptbench-slot-") : -1])
+    """The slot a marked row's value (`_MARK.format(slot)`) stands for, or None for a constant."""
+    if isinstance(value, str) and value.startswith(_MARK_HEAD) and value.endswith(_MARK_TAIL):
+        return int(value[len(_MARK_HEAD) : -len(_MARK_TAIL)])
     return None

@@ -44,7 +44,7 @@ def safe_eval(expression: str, max_len: int = 200) -> float | int:
     return ev(tree)
 
 
-_FLAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "%": operator.mod}
+_FLAT_OPS = frozenset("+-*/%")  # the operators flat_value evaluates
 
 
 def flat_value(numbers: list[int], ops: list[str]) -> float | int:
@@ -91,7 +91,7 @@ class ArithmeticGenerator(Generator):
         self.n_terms = int(params.get("n_terms", 3))
         self.max_value = int(params.get("max_value", 50))
         self.ops = str(params.get("ops", "+-*"))
-        self.flat = set(self.ops) <= set(_FLAT_OPS)
+        self.flat = set(self.ops) <= _FLAT_OPS
 
     def case(self, rng: random.Random) -> Identity:
         n_terms, max_value, ops = self.n_terms, self.max_value, self.ops
@@ -99,7 +99,7 @@ class ArithmeticGenerator(Generator):
             # the draws of the general path below (randint(1, m) is 1 + _randbelow(m), choice(s) is
             # s[_randbelow(len(s))]) for a plain Random, whose _randbelow is the getrandbits one; a
             # subclass, or params that make randint/choice raise, take the general path.
-            # Generation's hot loop: a third of a case's CPU (tests/bootcamp/test_arithmetic_draws.py).
+            # Generation's hot loop (tested against randint/choice in tests/bootcamp/test_datagen_stream.py).
             numbers, chosen = [1 + draw_below(rng, max_value)], []
             for _ in range(n_terms - 1):
                 chosen.append(ops[draw_below(rng, len(ops))])
