@@ -21,8 +21,7 @@ class TransformersEngine:
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         torch_dtype = torch.float32 if self.device == "cpu" else dtype
         model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch_dtype)
-        # transformers wraps .to() with functools.wraps; mypy then reads it as unbound (self expected)
-        self.model = model.to(self.device).eval()  # type: ignore[arg-type]
+        self.model = model.to(self.device).eval()
         self.batch_size = batch_size
 
     def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str:
