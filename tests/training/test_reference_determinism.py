@@ -30,9 +30,12 @@ def test_the_tiny_model_is_the_same_bytes_for_a_seed(tmp_path: Path) -> None:
     assert _files(first)["tokenizer.json"] == _files(other)["tokenizer.json"]
 
 
-def _train(model: Path, train_file: Path, outs: dict[int, Path], *, omp_threads: str) -> dict[int, bytes]:
+def _train(
+    model: Path, train_file: Path, outs: dict[int, Path], *, omp_threads: str, nan_fill: bool = False
+) -> dict[int, bytes]:
     """Train once per seed in OUTS, one after the other in one fresh process (so a seed must also
-    win over what the previous run left in the RNGs); few steps and examples so it is quick."""
+    win over what the previous run left in the RNGs); few steps and examples so it is quick.
+    `nan_fill`: turn torch's NaN fill of new tensors back on (the recipe turns it off for speed)."""
     common = [
         "--base-model",
         str(model),
@@ -46,9 +49,18 @@ def _train(model: Path, train_file: Path, outs: dict[int, Path], *, omp_threads:
         "192",
     ]
     runs = [[*common, "--seed", str(seed), "--output", str(out)] for seed, out in outs.items()]
+    refill = (
+        "seeded = recipe.make_deterministic\n"
+        "def make_deterministic(*args):\n"
+        "    seeded(*args)\n"
+        "    import torch\n"
+        "    torch.utils.deterministic.fill_uninitialized_memory = True\n"
+        "recipe.make_deterministic = make_deterministic\n"
+    )
     code = (
-        "import sys, json\nfrom ptbench.training.reference_sft import main\n"
-        "for argv in json.loads(sys.argv[1]): main(argv)"
+        "import sys, json\nimport ptbench.training.reference_sft as recipe\n"
+        + (refill if nan_fill else "")
+        + "for argv in json.loads(sys.argv[1]): recipe.main(argv)"
     )
     env = {**os.environ, "OMP_NUM_THREADS": omp_threads, "MKL_NUM_THREADS": omp_threads}
     run = subprocess.run(
@@ -65,8 +77,11 @@ def test_the_reference_recipe_gives_the_same_weights_for_a_seed(tiny_model: Path
 
     first = _train(tiny_model, train_file, {0: tmp_path / "s0", 1: tmp_path / "s1"}, omp_threads="2")
     with cpu_load():  # a loaded machine trains the same model, only later (steps are fixed, not timed)
-        again = _train(tiny_model, train_file, {0: tmp_path / "again"}, omp_threads="1")
+        # and with torch's NaN fill of new tensors on: no kernel reads memory it did not write
+        again = _train(tiny_model, train_file, {0: tmp_path / "again"}, omp_threads="1", nan_fill=True)
 
     assert first[0] != base, "the recipe trained nothing"
-    assert again[0] == first[0], "same seed, different weights: something in the recipe is not deterministic"
+    assert again[0] == first[0], (
+        "same seed, different weights: something in the recipe is not deterministic, or reads memory it never wrote"
+    )
     assert first[1] != first[0], "the seed does not reach the recipe (data order)"
