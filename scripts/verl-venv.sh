@@ -18,12 +18,14 @@ marker="$VENV/.ptbench-pins"
 if [ -x "$VENV/bin/python" ] && [ -f "$marker" ] && [ "$(cat "$marker")" = "$PINS [$EXTRAS] $PWD" ]; then
   exit 0
 fi
-[ -x "$VENV/bin/python" ] || python -m venv "$VENV"
-PIP="$VENV/bin/python -m pip install --disable-pip-version-check -q"
-$PIP torch==2.13.0
+# shellcheck source=scripts/uv.sh
+. scripts/uv.sh
+[ -x "$VENV/bin/python" ] || uv_venv "$VENV" "$(python -c "import sys; print(sys.executable)")"
+uv_install "$VENV/bin/python" torch==2.13.0
 # Plain `verl` (no extras): the dataset, tool, reward and agent-loop modules, no GPU engines.
-$PIP $PINS
-$PIP -e ".[$EXTRAS]"
+# shellcheck disable=SC2086  # PINS is a list of requirements
+uv_install "$VENV/bin/python" $PINS
+uv_install "$VENV/bin/python" -e ".[$EXTRAS]"
 # cachetools: imported by the agent loop (verl lists it only in its verl-core extra, which pulls GPU pieces).
 "$VENV/bin/python" -c "import verl.experimental.agent_loop.tool_agent_loop, verl.tools.tool_registry, verl.utils.dataset.rl_dataset, ptbench.bootcamp, pybamm, pokerkit, ortools, statsmodels"
 echo "$PINS [$EXTRAS] $PWD" > "$marker"
