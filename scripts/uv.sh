@@ -2,8 +2,8 @@
 # environment of PYTHON with uv, and `uv_venv DIR [PYTHON]` makes a virtual environment.
 # Used for the `test` role (CI builds every environment from nothing); the `demo` and `gpu` roles keep
 # pip, which installs once into a user's own Python with the installer its owner configured.
-# Why uv: it installs in seconds what pip takes minutes for on two cores (verl's venv: about 4 min 30 s
-# with pip, 15 s with uv, cold caches both), and CI builds every environment from nothing.
+# Why uv: it installs in seconds what pip takes minutes for on two cores (verl's venv: about 4 min with
+# pip and its download cache warm, 15 s with uv and its cache empty).
 # uv does not read pip's configuration, so the same sources are passed on: pip's find-links, index and
 # extra indexes (environment first, then pip's config files), searched together as pip does
 # (`unsafe-best-match`; uv's default takes a package from the first index that has it). Bytecode is
