@@ -66,7 +66,6 @@ wait_background() {
 # uv from here on (scripts/uv.sh says why), into this Python and the separate venvs alike.
 # shellcheck source=scripts/uv.sh
 . scripts/uv.sh
-PY=$(python -c "import sys; print(sys.executable)")
 
 # The four agent CLIs, pinned, into a project-local npm prefix (tests find them there).
 CLIS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
@@ -82,7 +81,7 @@ fi
 MINI=mini-swe-agent==2.4.6
 MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
 if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
-  mini_venv() { uv_venv "$MINI_VENV" "$PY" && uv_install "$MINI_VENV/bin/python" "$MINI"; }
+  mini_venv() { uv_venv "$MINI_VENV" && uv_install "$MINI_VENV/bin/python" "$MINI"; }
   in_background mini-swe-agent mini_venv
 fi
 

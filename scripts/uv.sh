@@ -1,5 +1,6 @@
 # Sourced by scripts/install.sh and scripts/verl-venv.sh: `uv_install PYTHON ARGS...` installs into the
-# environment of PYTHON with uv, and `uv_venv DIR [PYTHON]` makes a virtual environment.
+# environment of PYTHON with uv, and `uv_venv DIR [PYTHON]` makes a virtual environment (from $PY, this
+# Python's interpreter, by default).
 # Used for the `test` role (CI builds every environment from nothing); the `demo` and `gpu` roles keep
 # pip, which installs once into a user's own Python with the installer its owner configured.
 # Why uv: it installs in seconds what pip takes minutes for on two cores (verl's venv: about 4 min with
@@ -11,6 +12,7 @@
 # shellcheck shell=bash
 
 UV_VERSION=0.13.9
+PY=$(python -c "import sys; print(sys.executable)")
 python -c "import importlib.metadata as m, sys; sys.exit(m.version('uv') != '$UV_VERSION')" 2>/dev/null \
   || python -m pip install --disable-pip-version-check -q "uv==$UV_VERSION"
 
@@ -36,5 +38,5 @@ uv_install() {
 }
 
 uv_venv() {
-  python -m uv venv -q --allow-existing --python "${2:-python}" "$1"
+  python -m uv venv -q --allow-existing --python "${2:-$PY}" "$1"
 }

@@ -20,7 +20,7 @@ if [ -x "$VENV/bin/python" ] && [ -f "$marker" ] && [ "$(cat "$marker")" = "$PIN
 fi
 # shellcheck source=scripts/uv.sh
 . scripts/uv.sh
-[ -x "$VENV/bin/python" ] || uv_venv "$VENV" "$(python -c "import sys; print(sys.executable)")"
+[ -x "$VENV/bin/python" ] || uv_venv "$VENV"
 uv_install "$VENV/bin/python" torch==2.13.0
 # Plain `verl` (no extras): the dataset, tool, reward and agent-loop modules, no GPU engines.
 # shellcheck disable=SC2086  # PINS is a list of requirements

@@ -196,39 +196,7 @@ def create_app(
     return app
 
 
-def serve(
-    directory: str | Path | None,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    advertise: str | None = None,
-    request_timeout_s: float = 60.0,
-    idle_ttl_s: float = 600.0,
-    imports: list[str] | None = None,
-    replica: int | None = None,
-    idle_exit_s: float | None = None,
-    shards: int | None = None,
-) -> None:
-    """Run the server until SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json`
-    (or, as replica I of a rollout, `<directory>/tool-servers/replica-I.json`)."""
-    # Before the slow imports: a stop signal from here on is kept, even one that comes before the server runs.
-    with StopSignals() as stop:
-        _serve_until_stopped(
-            stop,
-            directory,
-            host=host,
-            port=port,
-            advertise=advertise,
-            request_timeout_s=request_timeout_s,
-            idle_ttl_s=idle_ttl_s,
-            imports=imports,
-            replica=replica,
-            idle_exit_s=idle_exit_s,
-            shards=shards,
-        )
-
-
-def _serve_until_stopped(
+def serve_until_stopped(
     stop: StopSignals,
     directory: str | Path | None,
     *,
@@ -242,6 +210,9 @@ def _serve_until_stopped(
     idle_exit_s: float | None = None,
     shards: int | None = None,
 ) -> None:
+    """Run the server until `stop` (entered by the caller before it imported this module) records
+    SIGINT/SIGTERM; once listening, write `<directory>/toolserver.json` (or, as replica I of a rollout,
+    `<directory>/tool-servers/replica-I.json`)."""
     token = None
     if replica is not None:
         if directory is None:

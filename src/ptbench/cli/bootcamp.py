@@ -399,20 +399,27 @@ def serve_tools(
     ),
 ) -> None:
     """Serve registered tools over HTTP for many shards (aiohttp, as the gateway), with timeouts and /health."""
-    from ptbench.bootcamp.toolserver import serve
+    from ptbench.core.stopsignals import StopSignals
 
-    serve(
-        dir,
-        host=host,
-        port=port,
-        advertise=advertise,
-        request_timeout_s=request_timeout,
-        idle_ttl_s=idle_ttl,
-        imports=imports,
-        replica=replica,
-        idle_exit_s=idle_exit,
-        shards=shards,
-    )
+    # First, before the slow imports (aiohttp, the tools' modules): a SIGINT/SIGTERM from here on is
+    # kept, not raised as a KeyboardInterrupt inside an import, where importlib's module-lock callback
+    # swallowed it and the server ran on (CI saw it).
+    with StopSignals() as stop:
+        from ptbench.bootcamp.toolserver import serve_until_stopped
+
+        serve_until_stopped(
+            stop,
+            dir,
+            host=host,
+            port=port,
+            advertise=advertise,
+            request_timeout_s=request_timeout,
+            idle_ttl_s=idle_ttl,
+            imports=imports,
+            replica=replica,
+            idle_exit_s=idle_exit,
+            shards=shards,
+        )
 
 
 @app.command("list")

@@ -9,6 +9,7 @@ that need them, so `ptbench trial run` starts the agent quickly.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -93,8 +94,11 @@ def _register_subapps(args: list[str]) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console entry point: user errors become one line on stderr and exit code 2."""
+def main(argv: list[str] | None = None, *, restore_mask: set[signal.Signals] | None = None) -> None:
+    """Console entry point: user errors become one line on stderr and exit code 2.
+
+    `restore_mask`: the signal mask to set once the sub-command groups are imported (`python -m
+    ptbench` holds SIGINT and SIGTERM through its imports: see __main__.py)."""
     # First of all: every ptbench process may hold the keys of the job's environment or .env
     # (`ptbench run` before it spawns runners, the runner, `ptbench provider`); non-dumpable, its
     # /proc/PID/environ and memory are closed to a same-uid agent. No agent exists yet at this point.
@@ -105,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
         args.remove("--debug")
     try:
         _register_subapps(args)
+        if restore_mask is not None:  # a signal held until now is taken here, outside any import
+            signal.pthread_sigmask(signal.SIG_SETMASK, restore_mask)
         rc = app(args=args, standalone_mode=False)  # click returns typer.Exit's code here
         if isinstance(rc, int) and rc:
             sys.exit(rc)
