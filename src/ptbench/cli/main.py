@@ -94,7 +94,7 @@ def _register_subapps(args: list[str]) -> None:
     )
 
 
-def main(argv: list[str] | None = None, *, restore_mask: set[signal.Signals] | None = None) -> None:
+def main(argv: list[str] | None = None, *, restore_mask: set[int | signal.Signals] | None = None) -> None:
     """Console entry point: user errors become one line on stderr and exit code 2.
 
     `restore_mask`: the signal mask to set once the sub-command groups are imported (`python -m
