@@ -66,6 +66,7 @@ def test_knapsack_and_tsp_scores() -> None:
         everything = json.dumps(list(range(len(c["values"]))))
         assert _score("optimality_gap", f"Solution: {everything}", c) == 0.0  # over capacity
         assert _score("optimality_gap", "Solution: [0, 0, 0]", c) == 0.0  # repeated item
+        assert _score("optimality_gap", "Solution: [0, 1,]", c) == 0.0  # not JSON: wrong, not a crash
         # a claimed value is ignored: only the selection is checked
         assert (
             _score("optimality_gap", f"value {c['optimum']} Solution: [0]", c)
@@ -103,6 +104,7 @@ def test_robot_arm_scores_collisions_and_length() -> None:
         assert _score("robot_path", f"Path: {json.dumps([ref[0]])}", c) < 0.5  # stops short of the goal
         assert _score("robot_path", "Path: [[9, 9, 9]]", c) == 0.0  # outside the joint limits
         assert _score("robot_path", "no path", c) == 0.0
+        assert _score("robot_path", "Path: [[0.1, 0.2],]", c) == 0.0  # not JSON
     # A path through an obstacle scores 0 even when it ends on the goal: put an obstacle on the arm's route.
     c = dict(cases[0])
     mid = joint_positions(c["links"], np.asarray(c["reference_path"][0]))[-1]
@@ -123,6 +125,7 @@ def test_forecast_scores_against_the_hidden_future() -> None:
         naive.append(_score("forecast_mse", f"Forecast: {json.dumps([c['history'][-1]] * 6)}", c))
         zero.append(_score("forecast_mse", f"Forecast: {json.dumps([1e6] * 6)}", c))
         assert _score("forecast_mse", "Forecast: [1, 2]", c) == 0.0  # wrong length
+        assert _score("forecast_mse", "Forecast: [1, 2,, 3]", c) == 0.0  # not JSON
         assert _score("forecast_mse", "Forecast: [NaN, 1, 1, 1, 1, 1]", c) == 0.0
         assert _score("forecast_mse", f"Forecast: {json.dumps(c['oracle'])} is the oracle, MSE 0", c) == 1.0
     assert 0.0 < sum(naive) / len(naive) < 1.0

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from abc import abstractmethod
+from typing import Any, ClassVar
 
 from ptbench.bootcamp.api import Identity, RewardCalculator, register_reward
 
@@ -58,3 +61,25 @@ class ExactAnswer(RewardCalculator):
 
     def verify(self, extracted: str, identity: Identity) -> float:
         return 1.0 if same_answer(extracted, identity[self.params.get("answer_key", "answer")]) else 0.0
+
+
+class LabelledJson(RewardCalculator):
+    """The answer is the last `<label>: <JSON>` in the final message (`pattern`: one group, the JSON),
+    scored by `score_value` on the parsed value. JSON that does not parse, or a value `score_value`
+    refuses with ValueError, scores 0: a malformed answer is a wrong one, never a crash."""
+
+    pattern: ClassVar[re.Pattern[str]]
+
+    def extract(self, text: str) -> str | None:
+        found = self.pattern.findall(text or "")
+        return found[-1] if found else None
+
+    def verify(self, extracted: str, identity: Identity) -> float:
+        try:
+            return self.score_value(json.loads(extracted), identity)
+        except ValueError:
+            return 0.0
+
+    @abstractmethod
+    def score_value(self, value: Any, identity: Identity) -> float:
+        """The reward of a parsed answer (0.0 to 1.0), computed from the case, never from the model's claims."""

@@ -16,13 +16,13 @@ from typing import Any
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
-    RewardCalculator,
     Tool,
     ToolResult,
     register_generator,
     register_reward,
     register_tool,
 )
+from ptbench.bootcamp.envs.answers import LabelledJson
 
 
 def knapsack_optimum(values: list[int], weights: list[int], capacity: int) -> tuple[int, list[int]]:
@@ -149,20 +149,11 @@ class Evaluate(Tool):
         )
 
 
-_SOLUTION = re.compile(r"(?i)solution\s*:\s*(\[[^\]]*\])")
-
-
 @register_reward("optimality_gap")
-class OptimalityGap(RewardCalculator):
-    def extract(self, text: str) -> str | None:
-        found = _SOLUTION.findall(text or "")
-        return found[-1] if found else None
+class OptimalityGap(LabelledJson):
+    pattern = re.compile(r"(?i)solution\s*:\s*(\[[^\]]*\])")
 
-    def verify(self, extracted: str, identity: Identity) -> float:
-        try:
-            solution = json.loads(extracted)
-        except ValueError:
-            return 0.0
+    def score_value(self, solution: Any, identity: Identity) -> float:
         value, _ = evaluate(identity, solution)
         if value is None:
             return 0.0

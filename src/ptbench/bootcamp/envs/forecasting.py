@@ -19,13 +19,13 @@ import numpy as np
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
-    RewardCalculator,
     Tool,
     ToolResult,
     register_generator,
     register_reward,
     register_tool,
 )
+from ptbench.bootcamp.envs.answers import LabelledJson
 
 
 def _stationary_ar(rng: random.Random, p: int) -> list[float]:
@@ -154,20 +154,11 @@ class Autocorrelation(_HistoryTool):
         )
 
 
-_FORECAST = re.compile(r"(?i)forecast\s*:\s*(\[[^\]]*\])")
-
-
 @register_reward("forecast_mse")
-class ForecastMse(RewardCalculator):
-    def extract(self, text: str) -> str | None:
-        found = _FORECAST.findall(text or "")
-        return found[-1] if found else None
+class ForecastMse(LabelledJson):
+    pattern = re.compile(r"(?i)forecast\s*:\s*(\[[^\]]*\])")
 
-    def verify(self, extracted: str, identity: Identity) -> float:
-        try:
-            values = json.loads(extracted)
-        except ValueError:
-            return 0.0
+    def score_value(self, values: Any, identity: Identity) -> float:
         if (
             not isinstance(values, list)
             or len(values) != identity["horizon"]

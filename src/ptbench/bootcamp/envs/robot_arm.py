@@ -20,13 +20,13 @@ import numpy as np
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
-    RewardCalculator,
     Tool,
     ToolResult,
     register_generator,
     register_reward,
     register_tool,
 )
+from ptbench.bootcamp.envs.answers import LabelledJson
 
 STEP = 0.02  # radians between collision checks along a segment
 MAX_WAYPOINTS = 50
@@ -200,18 +200,9 @@ class CheckPath(Tool):
         return ToolResult(text=f"{where}; tip ends at ({tip[0]:.3f}, {tip[1]:.3f}), {gap:.3f} from the goal")
 
 
-_PATH = re.compile(r"(?i)path\s*:\s*(\[.*\])")
-
-
 @register_reward("robot_path")
-class RobotPath(RewardCalculator):
-    def extract(self, text: str) -> str | None:
-        found = _PATH.findall(text or "")
-        return found[-1] if found else None
+class RobotPath(LabelledJson):
+    pattern = re.compile(r"(?i)path\s*:\s*(\[.*\])")
 
-    def verify(self, extracted: str, identity: Identity) -> float:
-        try:
-            path = parse_path(json.loads(extracted), len(identity["links"]))
-        except ValueError:
-            return 0.0
-        return score_path(identity, path)
+    def score_value(self, value: Any, identity: Identity) -> float:
+        return score_path(identity, parse_path(value, len(identity["links"])))  # a malformed path: ValueError, 0
