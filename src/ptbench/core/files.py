@@ -22,31 +22,21 @@ os.umask(_UMASK)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        # mkstemp creates 0600; other users' tools (collators, schedulers) must read our files.
-        os.chmod(tmp, mode if mode is not None else 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_writer(path, mode=mode) as fh:
+        fh.write(data)
 
 
 @contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """A binary file to stream into; it replaces `path` only when the block ends without an error."""
+def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A binary file to stream into; it replaces `path` only when the block ends without an error.
+    `mode`: its permissions (default: 0666 less the umask; mkstemp would leave 0600, and other users'
+    tools, collators and schedulers, must read our files)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
-        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         try:
