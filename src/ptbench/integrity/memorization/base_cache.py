@@ -57,8 +57,11 @@ def cache_dir(spec: Any, eval_cache: Path) -> tuple[Path | None, str]:
     return root, ""
 
 
-def namespace(base: Path, task: str, options: dict[str, Any], engine: str) -> dict[str, Any]:
-    """Everything besides the item itself that decides a base score."""
+def namespace(
+    base: Path, task: str, options: dict[str, Any], engine: str, files: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Everything besides the item itself that decides a base score; `files`: `base_identity(base)`
+    when the caller has just read it (the check reads it for the ids' key too)."""
     import ptbench
 
     libs: dict[str, str | None] = {}
@@ -73,7 +76,7 @@ def namespace(base: Path, task: str, options: dict[str, Any], engine: str) -> di
         "format": FORMAT,
         "scoring_version": SCORING_VERSION,
         "ptbench": ptbench.__version__,
-        "base": {"path": str(base.resolve()), "files": base_identity(base)},
+        "base": {"path": str(base.resolve()), "files": files if files is not None else base_identity(base)},
         "task": {"name": task, "options": options},
         "engine": engine,
         "dtype": "float32" if engine == "transformers" and _device() == "cpu" else "auto",

@@ -115,7 +115,8 @@ def check(ctx: CheckContext) -> Finding:
 
     cache: dict[str, Any] = {"used": root is not None}
     if root is not None:
-        store = BaseScores(root, namespace(base, ctx.spec.task.name, dict(ctx.spec.task.options), engine))
+        ns = namespace(base, ctx.spec.task.name, dict(ctx.spec.task.options), engine, files=p.key["base"])
+        store = BaseScores(root, ns)
         base_lp, hits = store.lookup(ids, score_base)
         cache.update(path=str(store.path), items_cached=hits, items_scored=len(ids) - hits)
         cache_note = store.note
