@@ -72,6 +72,16 @@ class ToolResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
+    @classmethod
+    def from_wire(cls, payload: dict[str, Any]) -> ToolResult:
+        """A tool server's reply to an execute call (toolserver.py's protocol)."""
+        return cls(
+            text=payload["text"],
+            step_reward=payload.get("step_reward", 0.0),
+            metrics=payload.get("metrics") or {},
+            error=payload.get("error"),
+        )
+
 
 class ToolError(Exception):
     """A tool failed in a way the episode cannot continue from (e.g. its server is gone)."""

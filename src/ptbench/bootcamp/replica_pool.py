@@ -296,12 +296,7 @@ class PooledRemoteTool(Tool):
             raise ToolError(
                 f"tool-server replica {r.index} failed on '{self.name}': HTTP {status} {payload}", kind="tool_server"
             )
-        return ToolResult(
-            text=payload["text"],
-            step_reward=payload.get("step_reward", 0.0),
-            metrics=payload.get("metrics") or {},
-            error=payload.get("error"),
-        )
+        return ToolResult.from_wire(payload)
 
     async def release(self, state: Any) -> None:
         r, iid = state

@@ -401,12 +401,7 @@ class RemoteTool(Tool):
             return ToolResult(text=f"error: {payload.get('detail', 'tool call timed out')}", error="timeout")
         if status != 200:
             raise ToolError(f"tool server failed on '{self.name}': HTTP {status} {payload}", kind="tool_server")
-        return ToolResult(
-            text=payload["text"],
-            step_reward=payload.get("step_reward", 0.0),
-            metrics=payload.get("metrics") or {},
-            error=payload.get("error"),
-        )
+        return ToolResult.from_wire(payload)
 
     async def release(self, state: Any) -> None:
         try:

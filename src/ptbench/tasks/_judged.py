@@ -98,6 +98,31 @@ class JudgedTask(BenchmarkTask):
             out.append((client, client.complete_all(conversations)))
         return out
 
+    def _combine_judges(
+        self,
+        judged: list[tuple[JudgeClient, list[JudgeReply]]],
+        per_judge: list[list[float | None]],
+        by_judge: list[list[Any]],
+        key: str,
+        *,
+        unparsable: int,
+    ) -> tuple[list[float | None], list[dict[str, Any]], dict[str, Any]]:
+        """(each example's score: the mean over judges; its details: `key` from the first judge's
+        `by_judge` entry, and with several judges `<key>_by_judge` and `score_by_judge`; the judge record)."""
+        scores = [mean_of_judges(column) for column in zip(*per_judge, strict=True)]
+        details: list[dict[str, Any]] = [{key: v} for v in by_judge[0]]
+        if len(judged) > 1:
+            for i, d in enumerate(details):
+                d[f"{key}_by_judge"] = {c.model: v[i] for c, v in zip(self.judge_configs, by_judge, strict=True)}
+                d["score_by_judge"] = {c.model: s[i] for c, s in zip(self.judge_configs, per_judge, strict=True)}
+        record = self._judge_record(
+            [c for c, _ in judged],
+            unparsable=unparsable,
+            failed_examples=sum(s is None for s in scores),
+            examples=len(scores),
+        )
+        return scores, details, record
+
     def _judge_record(
         self, clients: list[JudgeClient], *, unparsable: int, failed_examples: int, examples: int
     ) -> dict[str, Any]:

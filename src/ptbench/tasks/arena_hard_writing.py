@@ -22,7 +22,7 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.tasks._common import DatasetPin, load_rows, local_data_path, read_rows, render_template
-from ptbench.tasks._judged import JudgedTask, mean_of_judges
+from ptbench.tasks._judged import JudgedTask
 from ptbench.tasks.answer_cleanup import clean_answer
 from ptbench.tasks.base import Example, ScoredBatch, register_task
 from ptbench.tasks.subsets import read_ids, select_by_id
@@ -225,19 +225,8 @@ class ArenaHardWriting(JudgedTask):
                 verdicts_j.append(verdicts)
             per_judge.append(scores_j)
             verdicts_by_judge.append(verdicts_j)
-        scores = [mean_of_judges(column) for column in zip(*per_judge, strict=True)]
-        details: list[dict[str, Any]] = [{"verdicts": verdicts_by_judge[0][i]} for i in range(len(examples))]
-        if len(judged) > 1:
-            for i, d in enumerate(details):
-                d["verdicts_by_judge"] = {
-                    c.model: v[i] for c, v in zip(self.judge_configs, verdicts_by_judge, strict=True)
-                }
-                d["score_by_judge"] = {c.model: s[i] for c, s in zip(self.judge_configs, per_judge, strict=True)}
-        record = self._judge_record(
-            [c for c, _ in judged],
-            unparsable=unparsable,
-            failed_examples=sum(s is None for s in scores),
-            examples=len(examples),
+        scores, details, record = self._combine_judges(
+            judged, per_judge, verdicts_by_judge, "verdicts", unparsable=unparsable
         )
         self._agreement(record, labels)
         self._check(record, "arena_hard_writing")

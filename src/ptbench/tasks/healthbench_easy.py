@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ptbench.tasks._common import DatasetPin, load_rows, render_template
-from ptbench.tasks._judged import JudgedTask, mean_of_judges
+from ptbench.tasks._judged import JudgedTask
 from ptbench.tasks.base import Example, MetricValue, ScoredBatch, register_task
 from ptbench.tasks.subsets import read_ids, select_by_id
 
@@ -137,19 +137,8 @@ class HealthBenchEasy(JudgedTask):
                 ]
             )
             grades_by_judge.append(grades)
-        scores = [mean_of_judges(column) for column in zip(*per_judge, strict=True)]
-        details: list[dict[str, Any]] = [{"criteria_met": g} for g in grades_by_judge[0]]
-        if len(judged) > 1:
-            for i, d in enumerate(details):
-                d["criteria_met_by_judge"] = {
-                    c.model: g[i] for c, g in zip(self.judge_configs, grades_by_judge, strict=True)
-                }
-                d["score_by_judge"] = {c.model: s[i] for c, s in zip(self.judge_configs, per_judge, strict=True)}
-        record = self._judge_record(
-            [c for c, _ in judged],
-            unparsable=unparsable,
-            failed_examples=sum(s is None for s in scores),
-            examples=len(examples),
+        scores, details, record = self._combine_judges(
+            judged, per_judge, grades_by_judge, "criteria_met", unparsable=unparsable
         )
         # one judged item per rubric criterion: met / unmet per judge
         self._agreement(
