@@ -40,9 +40,10 @@ from ptbench.bootcamp.rows import RowText
 from ptbench.bootcamp.rowschema import EpisodeSpec, parquet_bytes, table_from_jsonl
 from ptbench.bootcamp.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk, pick_dtype
 from ptbench.core.errors import UserError
-from ptbench.core.files import atomic_write_bytes, atomic_write_json, atomic_writer
+from ptbench.core.files import atomic_write_json, atomic_writer
 
 MANIFEST = "manifest.json"
+_TABLE_CHECK_ROWS = 200  # a part's first rows, whose Arrow table is checked against Arrow's JSON reader
 _MAX_TRIES_FACTOR = 20  # a level may try this many times its target before we call it exhausted
 
 
@@ -177,30 +178,34 @@ def write_part(split: str, part: int) -> None:
     text = RowText(env, split, spec=spec, reward_params=params, tools=tools)
     source, generators = env.config.source, env.generators
     reader = Reader(spool, picks)
-    rows: list[str] = []
-    sft: list[str] = []
+    head: list[str] = []  # the part's first rows, to check its Arrow table against
+    sft_rows = 0
     levels: dict[str, int] = {}
+    out.mkdir(exist_ok=True)
+    # Each line goes to its file as it is made (a part's lines are never held together: they were a
+    # worker's largest allocation). The meta file, then the JSON lines (the inner writer), then the SFT
+    # file are put in place, and the Arrow file last: a part's last file is the mark that it is whole.
     try:
-        first = part * PART
-        records = reader.records(order[first : first + PART])
-        fields = (records[name].tolist() for name in ("chunk", "line", "start", "length"))  # ints: no numpy scalars
-        for i, (c, n, start, length) in enumerate(zip(*fields, strict=True), start=first):
-            chunk = picks.chunks[c]
-            line = reader.line(c, start, length)
-            identity = json.loads(line)
-            sid = sample_id(source, generators[chunk.level].dedup_key(identity))
-            row, s = text.lines(i, chunk.level, chunk.k0 + n, sid, identity, line)
-            rows.append(row)
-            levels[chunk.level] = levels.get(chunk.level, 0) + 1
-            if s is not None:
-                sft.append(s)
+        with atomic_writer(out / sft_name) as sft, atomic_writer(out / jsonl) as rows:
+            first = part * PART
+            records = reader.records(order[first : first + PART])
+            fields = (records[name].tolist() for name in ("chunk", "line", "start", "length"))  # ints, not numpy's
+            for i, (c, n, start, length) in enumerate(zip(*fields, strict=True), start=first):
+                chunk = picks.chunks[c]
+                line = reader.line(c, start, length)
+                identity = json.loads(line)
+                sid = sample_id(source, generators[chunk.level].dedup_key(identity))
+                row, s = text.lines(i, chunk.level, chunk.k0 + n, sid, identity, line)
+                rows.write(row.encode())
+                if len(head) < _TABLE_CHECK_ROWS:
+                    head.append(row)
+                levels[chunk.level] = levels.get(chunk.level, 0) + 1
+                if s is not None:
+                    sft.write(s.encode())
+                    sft_rows += 1
+            atomic_write_json(out / f"{split}.{part:06d}.meta.json", {"levels": levels, "sft_rows": sft_rows})
     finally:
         reader.close()
-    out.mkdir(exist_ok=True)
-    data = "".join(rows).encode()
-    atomic_write_bytes(out / jsonl, data)
-    atomic_write_json(out / f"{split}.{part:06d}.meta.json", {"levels": levels, "sft_rows": len(sft)})
-    atomic_write_bytes(out / sft_name, "".join(sft).encode())
     if parquet:  # the rows as an Arrow table (IPC file): the assembly writes it into the Parquet file as is
         import pyarrow as pa
 
@@ -208,12 +213,16 @@ def write_part(split: str, part: int) -> None:
         table = text.table()
         # RowText's table checked against Arrow's JSON reader on the part's first rows (shuffled: every
         # level shows up); slices, not `take`, which would import pyarrow.compute (20 MB a worker)
-        head = min(len(rows), 200)
-        if not table.slice(0, head).equals(table_from_jsonl("".join(rows[:head]).encode())):
+        if not table.slice(0, len(head)).equals(table_from_jsonl("".join(head).encode())):
             raise RuntimeError(f"RowText: the Arrow table of {split} part {part} differs from its JSON lines (a bug)")
         with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        atomic_write_bytes(out / pq_name, sink.getvalue().to_pybytes())
+        with atomic_writer(out / pq_name) as fh:
+            fh.write(sink.getvalue())  # Arrow's buffer as is: no copy into a Python bytes object
+        del table, sink
+        # Arrow's allocator (mimalloc) keeps freed blocks for reuse; the next part is made in the same
+        # worker, but a tree of workers each holding a part's worth counts in the run's peak memory.
+        pa.default_memory_pool().release_unused()
 
 
 def _assemble(
