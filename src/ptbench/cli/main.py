@@ -97,8 +97,8 @@ def _register_subapps(args: list[str]) -> None:
 def main(argv: list[str] | None = None, *, restore_mask: set[int | signal.Signals] | None = None) -> None:
     """Console entry point: user errors become one line on stderr and exit code 2.
 
-    `restore_mask`: the signal mask to set once the sub-command groups are imported (`python -m
-    ptbench` holds SIGINT and SIGTERM through its imports: see __main__.py)."""
+    `restore_mask`: the signal mask to set once the sub-command groups are imported (`ptbench` and
+    `python -m ptbench` hold SIGINT and SIGTERM through the imports: `ptbench.__main__.run`)."""
     # First of all: every ptbench process may hold the keys of the job's environment or .env
     # (`ptbench run` before it spawns runners, the runner, `ptbench provider`); non-dumpable, its
     # /proc/PID/environ and memory are closed to a same-uid agent. No agent exists yet at this point.
