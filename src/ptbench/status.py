@@ -49,8 +49,9 @@ def runner_alive(trial: TrialDir) -> bool:
 
 
 def integrity_flags(verdicts: dict[str, str]) -> str:
-    """'integrity: contamination flagged, judge unchecked' ('' when every check is clean)."""
-    bad = [f"{name} {v}" for name, v in sorted(verdicts.items()) if v != "clean"]
+    """'integrity: contamination flagged, judge unchecked' ('' when every check is clean or has no
+    method for the task: `not_applicable` neither clears nor faults a trial)."""
+    bad = [f"{name} {v}" for name, v in sorted(verdicts.items()) if v not in ("clean", "not_applicable")]
     return f"integrity: {', '.join(bad)}" if bad else ("" if verdicts else "integrity: unchecked")
 
 

@@ -21,6 +21,7 @@ from ptbench.agents.spec import load_agent
 from ptbench.backends import get_backend
 from ptbench.core.errors import OptionProblem, UserError
 from ptbench.core.yamlio import LocatedYaml
+from ptbench.integrity.applicability import not_applicable_reason
 from ptbench.plan import check_unique_ids, expand
 from ptbench.runner.trial_gateway import uses_gateway
 from ptbench.sandbox.network import resolve_network
@@ -39,6 +40,7 @@ def validate_campaign(
     check_network(campaign, src)
     check_base_model_paths(campaign, src)
     check_gateway_models(campaign, src, rehearse=rehearse)
+    check_required_integrity(campaign, src)
     get_backend(campaign.backend.name, campaign.backend.options)  # its options, parsed as submit will
     specs = expand(campaign)
     check_unique_ids(campaign, specs)
@@ -114,6 +116,19 @@ def check_gateway_models(campaign: Campaign, src: LocatedYaml, *, rehearse: bool
             "through the trial's gateway, which lets through only the campaign's model; add `model:` to this agent "
             "(e.g. {name: " + ref.name + ", model: <provider's model id>})"
         )
+
+
+def check_required_integrity(campaign: Campaign, src: LocatedYaml) -> None:
+    """A check the campaign requires must have a method for every task (integrity/applicability.py)."""
+    for check in campaign.integrity.require:
+        for i, task in enumerate(campaign.tasks):
+            reason = not_applicable_reason(check, task.name, task.options)
+            if reason is not None:
+                line = src.line_of(("integrity", "require"))
+                raise UserError(
+                    f"{src.path}:{line}: integrity.require: check '{check}' does not apply to tasks[{i}] "
+                    f"'{task.name}' ({reason}); drop '{check}' from integrity.require or this task from the campaign"
+                )
 
 
 def _at(src: LocatedYaml, item: tuple[str, int], exc: OptionProblem) -> UserError:

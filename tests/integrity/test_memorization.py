@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity import run_checks
-from ptbench.integrity.memorization.siblings import NO_SIBLINGS, sibling_sets
+from ptbench.integrity.memorization.siblings import NO_METHOD, sibling_sets
+from ptbench.integrity.report import overall
 from ptbench.integrity.memorization.stats import mann_whitney_greater
 from ptbench.spec.campaign import Integrity
 from ptbench.tasks.arithmetic import Arithmetic
@@ -124,12 +125,11 @@ def test_the_base_model_itself_is_clean_and_the_check_runs_by_default(trial_fact
     [
         ("no_model", "no final_model"),
         ("garbage_weights", "could not score"),
-        ("few_items", "too few items"),
         ("no_base", "not found locally"),
     ],
 )
 def test_what_cannot_be_decided_is_unchecked(trial_factory, tiny_model, tmp_path, setup, reason):
-    options = {"digits": 2, "n_test": 10} if setup == "few_items" else {"digits": 2, "n_test": 30}
+    options = {"digits": 2, "n_test": 30}
     trial = _trial(trial_factory, tiny_model, None if setup == "no_model" else tiny_model, options=options)
     if setup == "garbage_weights":
         (trial.final_model / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{garbage")
@@ -144,12 +144,29 @@ def test_what_cannot_be_decided_is_unchecked(trial_factory, tiny_model, tmp_path
 
 
 @pytest.mark.slow
-def test_a_task_without_a_sibling_source_is_unchecked_with_its_reason(trial_factory, tiny_model):
-    trial = trial_factory(task="gsm8k", base=str(tiny_model), integrity=CHECK)
+@pytest.mark.parametrize(
+    ("task", "options", "reason"),
+    [
+        ("arena_hard_writing", {}, "no single reference answer"),
+        ("arithmetic", {"digits": 2, "n_test": 10}, "too small for the check to have power"),
+    ],
+)
+def test_what_the_agent_cannot_cause_is_not_applicable_and_keeps_the_score(
+    trial_factory, tiny_model, task, options, reason
+):
+    """No method for the task, or a campaign too small: `not_applicable` (a fact of the campaign), which
+    leaves the trial its own score; the same check required by the campaign is `unchecked`."""
+    trial = trial_factory(task=task, options=options, base=str(tiny_model), integrity=CHECK)
     shutil.copytree(tiny_model, trial.final_model)
-    assert run_checks(trial.path, trial.spec) == {"memorization": "unchecked"}
-    assert "perturbed re-instances" in _report(trial)["reason"]
-    assert set(NO_SIBLINGS) >= {"gsm8k", "aime2025", "gpqa", "bfcl", "arena_hard_writing", "healthbench_easy"}
+    assert run_checks(trial.path, trial.spec) == {"memorization": "not_applicable"}
+    assert reason in _report(trial)["reason"]
+    assert overall({"memorization": "not_applicable", "contamination": "clean"}) == "clean"
+    assert set(NO_METHOD) >= {"arena_hard_writing", "healthbench_easy"}
+    required = trial.spec.model_copy(
+        update={"integrity": trial.spec.integrity.model_copy(update={"require": ["memorization"]})}
+    )
+    assert run_checks(trial.path, required) == {"memorization": "unchecked"}
+    assert _report(trial)["reason"].startswith("required (integrity.require) but ")
 
 
 def test_siblings_are_disjoint_from_both_splits_and_drawn_afresh():

@@ -102,13 +102,13 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     assert cheat["integrity"] == {
         "api_usage": "flagged",
         "contamination": "flagged",
-        "memorization": "unchecked",  # 4 test items cannot reach its p-value (tests/integrity/test_memorization.py)
+        "memorization": "not_applicable",  # 4 test items cannot reach its p-value (tests/integrity/test_memorization.py)
         "model_identity": "clean",
     }
-    assert "too few items" in cheat["integrity_detail"]["memorization"]
+    assert "too small for the check to have power" in cheat["integrity_detail"]["memorization"]
     # memorization ran after evaluation, which was given its context and tried to score its items
     eval_log = (results / "cheater__tiny__arithmetic__s0" / "eval" / "eval.log").read_text()
-    assert "memorization: not scored here (too few items" in eval_log
+    assert "memorization: not scored here (the campaign's test split is too small" in eval_log
     assert "13+54" in json.dumps(
         json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())[
             "evidence"

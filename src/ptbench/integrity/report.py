@@ -1,9 +1,12 @@
 """What a check reports, and the files that carry its verdict (`checks/<check>.json`,
 `checks/verdicts.json`).
 
-A verdict is `clean`, `flagged` (with evidence) or `unchecked` (with the reason). Anything that
-is not a well-formed report the harness wrote itself reads as `unchecked`: a missing file, a
-corrupt one, an unknown verdict. A check can never become `clean` by failing.
+A verdict is `clean`, `flagged` (with evidence), `unchecked` (with the reason: the check should
+have decided and could not) or `not_applicable` (with the reason: the check has no method for the
+trial's task, or the campaign is too small for it to have power: facts of the task and the campaign
+that the agent cannot cause). Anything that is not a well-formed report the harness wrote itself
+reads as `unchecked`: a missing file, a corrupt one, an unknown verdict. A check can never become
+`clean` or `not_applicable` by failing.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ptbench.results.agreement import recorded_fields
 
-Verdict = Literal["clean", "flagged", "unchecked"]
+# The one word for a trial's verdicts lives with the scoring policy, which reads it; re-exported here.
+from ptbench.results.policy import overall as overall
+
+Verdict = Literal["clean", "flagged", "unchecked", "not_applicable"]
+VERDICT_NAMES: tuple[str, ...] = ("clean", "flagged", "unchecked", "not_applicable")
 VERDICTS_FILE = "verdicts.json"
 SUMMARY_FILE = "summary.json"
 MAX_EVIDENCE = 50  # per check; the count of all findings is in details
@@ -24,6 +31,14 @@ MAX_EVIDENCE = 50  # per check; the count of all findings is in details
 
 class Unchecked(Exception):
     """Raised by a check that cannot decide (data unavailable, unreadable model, ...)."""
+
+
+class NotApplicable(Exception):
+    """Raised by a check that has no method for this trial, decided only from facts the agent cannot
+    touch: the task's name and options and the harness's own copy of its data (never the workspace,
+    the trial's outputs or anything the agent wrote). The trial's score is kept; a campaign that
+    requires the check refuses it at `validate` time (or, where only the run can tell, the verdict
+    becomes `unchecked`)."""
 
 
 class Finding(BaseModel):
@@ -61,7 +76,7 @@ def read_verdicts(checks_dir: Path, expected: list[str]) -> tuple[dict[str, str]
         raw = {}
     for name in sorted(set(expected) | set(raw if isinstance(raw, dict) else {})):
         value = raw.get(name) if isinstance(raw, dict) else None
-        verdicts[name] = value if value in ("clean", "flagged", "unchecked") else "unchecked"
+        verdicts[name] = value if value in VERDICT_NAMES else "unchecked"
         try:
             report = CheckReport.model_validate_json((checks_dir / f"{name}.json").read_bytes())
             reasons[name] = report.reason
@@ -82,13 +97,3 @@ def read_judge_agreement(checks_dir: Path, check: str = "judge") -> dict[str, An
     except (OSError, ValidationError, ValueError):
         return None
     return recorded_fields(report.details.get("agreement"))
-
-
-def overall(verdicts: dict[str, str]) -> str:
-    """One word for a trial: flagged beats unchecked beats clean; nothing checked is unchecked."""
-    values = set(verdicts.values())
-    if "flagged" in values:
-        return "flagged"
-    if not values or values != {"clean"}:
-        return "unchecked"
-    return "clean"

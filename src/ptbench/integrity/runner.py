@@ -72,6 +72,10 @@ def run_checks(
             continue
         # The marker lets a restarted runner find and kill a check left running by a kill -9.
         report = _run_one(name, ctx, limit, {TRIAL_ENV_MARKER: str(trial_dir), **(env or {})})
+        if report.verdict == "not_applicable" and name in config.require:
+            report = report.model_copy(
+                update={"verdict": "unchecked", "reason": f"required (integrity.require) but {report.reason}"}
+            )
         atomic_write_json(checks_dir / f"{name}.json", report)
         verdicts[name], reasons[name] = report.verdict, report.reason
     verdicts = {n: verdicts[n] for n in config.checks if n in verdicts}  # the configured order

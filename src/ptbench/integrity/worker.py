@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ptbench.core.files import atomic_write_text
 from ptbench.integrity.context import CheckContext
-from ptbench.integrity.report import Finding, Unchecked
+from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 
 CHECK_FUNCTIONS = {
     "contamination": "ptbench.integrity.contamination.check:check",
@@ -30,6 +30,8 @@ def run_check(name: str, ctx: CheckContext) -> Finding:
         return getattr(importlib.import_module(module), func)(ctx)
     except Unchecked as exc:
         return Finding(verdict="unchecked", reason=str(exc))
+    except NotApplicable as exc:
+        return Finding(verdict="not_applicable", reason=str(exc))
 
 
 def main(argv: list[str]) -> int:

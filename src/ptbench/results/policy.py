@@ -35,14 +35,30 @@ def check_policy(policy: str, where: str, allowed: tuple[str, ...] = POLICIES) -
     return policy
 
 
-def integrity_of(record: ResultRecord) -> str:
-    """flagged if any check flagged; unchecked if any is unchecked (or unknown) or none ran; else clean."""
-    verdicts = list(record.integrity.values())
-    if any(v == "flagged" for v in verdicts):
+def overall(verdicts: dict[str, str]) -> str:
+    """One word for a trial's integrity verdicts: flagged beats unchecked beats clean.
+    `not_applicable` checks are left out (they neither clear nor fault a trial); a trial none of
+    whose checks applied is `not_applicable`; one with no verdict at all, or an unknown word,
+    `unchecked`."""
+    values = set(verdicts.values())
+    if "flagged" in values:
         return "flagged"
-    if not verdicts or any(v != "clean" for v in verdicts):
+    applied = values - {"not_applicable"}
+    if not values or applied - {"clean"}:
         return "unchecked"
-    return "clean"
+    return "clean" if applied else "not_applicable"
+
+
+def integrity_of(record: ResultRecord) -> str:
+    """flagged if any check flagged; unchecked if any is unchecked (or unknown) or none ran; else
+    clean, or not_applicable where no check applied (overall)."""
+    return overall(record.integrity)
+
+
+def decided(integrity: str) -> bool:
+    """Integrity leaves the trial its own score: every check that applied said clean (a check with no
+    method for the task, `not_applicable`, is a fact of the task the agent cannot cause)."""
+    return integrity in ("clean", "not_applicable")
 
 
 def own_score(record: ResultRecord) -> float | None:
@@ -124,7 +140,7 @@ def choose_rule(
     else `integrity_policy` (when set) for a trial whose only problem is its verdict, `policy` for
     the rest. The rule is scored | shown | excluded | nan | base_fallback (the caller looks the base
     score up; no_baseline where there is none). Also what the Harbor verifier applies."""
-    if valid_score and integrity == "clean":
+    if valid_score and decided(integrity):
         return "scored", ""
     if valid_score:
         reason, rule = integrity, integrity_policy or policy

@@ -162,6 +162,11 @@ class Integrity(Strict):
 
     policy: Literal["base_fallback", "exclude", "show"] = "base_fallback"
     checks: list[str] = Field(default=["contamination", "memorization", "model_identity", "api_usage"])
+    require: list[str] = Field(
+        default_factory=list,
+        description="checks that must decide every trial: `validate` refuses a task a required check has no "
+        "method for, and a required check that proves not applicable at run time is `unchecked`",
+    )
     ngram: int = Field(default=13, ge=3, le=50, description="n-gram length (tokens) of the contamination check")
     forbidden_models: list[str] = Field(
         default_factory=list,
@@ -183,6 +188,15 @@ class Integrity(Strict):
         if unknown:
             raise ValueError(f"unknown integrity check {unknown[0]!r} (known: {', '.join(INTEGRITY_CHECKS)})")
         return v
+
+    @model_validator(mode="after")
+    def _required_are_run(self) -> Integrity:
+        missing = [c for c in self.require if c not in self.checks]
+        if missing:
+            raise ValueError(
+                f"require: {missing[0]!r} is not among the checks run ({', '.join(self.checks)}); add it to checks"
+            )
+        return self
 
     @model_validator(mode="after")
     def _judge_configured(self) -> Integrity:

@@ -34,12 +34,11 @@ from ptbench.integrity.memorization.base_cache import BaseScores, base_identity,
 from ptbench.integrity.memorization.siblings import SiblingSets, sibling_sets
 from ptbench.integrity.memorization.stats import mann_whitney_greater
 from ptbench.integrity.model_identity import find_model
-from ptbench.integrity.report import Finding, Unchecked
+from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 from ptbench.trial import TrialDir
 
 P_MAX = 1e-6  # flagged only below this one-sided p-value ...
 AUC_MIN = 0.714  # ... and with at least a large effect: AUC = Phi(d / sqrt 2) at Cohen's d = 0.8 (0.5: none)
-MIN_ITEMS = 20  # per set; fewer cannot reach P_MAX with a believable effect
 TOP_ITEMS = 10  # test items with the largest excess gain, named in the evidence
 # Scoring is prefill only: CUDA-graph capture and compilation (most of a vLLM start) buy nothing here.
 VLLM_SCORING_ARGS = {"enforce_eager": True}
@@ -75,10 +74,6 @@ def plan(ctx: CheckContext, run_secret: int | None = None) -> Plan:
     engine = resolve_engine(ctx.spec.evaluation.engine)
     root, cache_note = cache_dir(ctx.spec, TrialDir(ctx.trial_dir).eval_cache)
     sets = _sets(ctx, sibling_seed(root) if root else run_secret)
-    if min(len(sets.test), len(sets.siblings)) < MIN_ITEMS:
-        raise Unchecked(
-            f"too few items to decide ({len(sets.test)} test, {len(sets.siblings)} siblings; at least {MIN_ITEMS} each)"
-        )
     items = [*sets.test, *sets.siblings]
     pairs = [(i.prompt, i.continuation) for i in items]
     key = ids_key(base, pairs, engine)
@@ -201,7 +196,7 @@ def _sets(ctx: CheckContext, secret: int | None) -> SiblingSets:
     try:
         task = get_task(name, **dict(ctx.spec.task.options))
         return sibling_sets(name, task, ctx.spec.seed, secret)
-    except Unchecked:
+    except (Unchecked, NotApplicable):
         raise
     except (UserError, OSError, ValueError, KeyError, TypeError, ImportError) as exc:
         raise Unchecked(f"test or sibling set of task '{name}' unavailable ({type(exc).__name__}: {exc})") from None

@@ -67,7 +67,7 @@ def score_in_evaluation(context: dict[str, Any], engine: Any, out_dir: Path) -> 
     returns what happened in one line (the check scores final_model itself when no file is written)."""
     from ptbench.integrity.context import CheckContext
     from ptbench.integrity.memorization.check import plan
-    from ptbench.integrity.report import Unchecked
+    from ptbench.integrity.report import NotApplicable, Unchecked
     from ptbench.trial import TrialDir
 
     target = out_dir / FILE
@@ -102,7 +102,7 @@ def score_in_evaluation(context: dict[str, Any], engine: Any, out_dir: Path) -> 
         payload["digest"] = _digest(payload)
         atomic_write_json(target, payload)
         return f"memorization: final_model's scores of {len(scores)} items written to {target}"
-    except Unchecked as exc:
+    except (Unchecked, NotApplicable) as exc:
         return f"memorization: not scored here ({exc})"
     except Exception as exc:  # noqa: BLE001  (the check scores final_model itself; evaluation's result stands)
         target.unlink(missing_ok=True)

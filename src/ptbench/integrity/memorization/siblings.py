@@ -1,17 +1,20 @@
 """Sibling sets: items of a test set's own distribution that the agent could not have seen, held by
 the harness only (built here, in the check's process, never written anywhere an agent can read).
 
-Each task names its source, or the precise reason it has none (the check is then `unchecked`).
+Each task names its source (SOURCES), or the precise reason it has none (NO_METHOD: the check is then
+`not_applicable`, a fact of the task the agent cannot cause, and the trial keeps its score).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptbench.integrity.report import Unchecked
+from ptbench.integrity.report import NotApplicable, Unchecked
 
 MAX_ITEMS = 400  # per set: enough for a p-value far below the threshold, cheap enough for CPU
 
@@ -33,16 +36,16 @@ class SiblingSets:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-# Benchmarks without a sibling source on this machine, and exactly why (never `clean` for them).
-NO_SIBLINGS = {
-    "gsm8k": "GSM8K's sibling source is perturbed re-instances of its test problems (GSM-Symbolic-style "
-    "templates with new numbers); no such set is pinned by the task or available offline here",
-    "aime2025": "AIME 2025's sibling source is earlier AIME exams (2024 and before); the task pins only the "
-    "2025 problems and no earlier exam is available offline here",
-    "gpqa": "GPQA's sibling source is the extended set minus the diamond/main questions; the task loads only "
-    "its own subset of the gated dataset, so the extended questions are not available here",
-    "bfcl": "BFCL's sibling source is the executable categories the task does not evaluate; the task pins only "
-    "its own categories, so no other category is available here",
+MIN_ITEMS = 20  # per set; fewer cannot reach the check's p-value threshold with a believable effect
+
+# Each task's sibling source, `module:function(task, seed, rng) -> SiblingSets`, imported when used.
+SOURCES = {
+    "arithmetic": "ptbench.integrity.memorization.siblings:_arithmetic",
+    "humaneval": "ptbench.integrity.memorization.siblings:_humaneval",
+}
+
+# Tasks for which no sibling comparison is defined, and exactly why (the check is `not_applicable`).
+NO_METHOD = {
     "arena_hard_writing": "open-ended writing prompts judged against a reference model: no single reference "
     "answer whose likelihood measures memorization, so no sibling comparison is defined",
     "healthbench_easy": "open-ended conversations graded by rubric: no single reference answer whose "
@@ -52,16 +55,40 @@ NO_SIBLINGS = {
 }
 
 
+def not_applicable_reason(task_name: str, options: dict[str, Any]) -> str | None:
+    """Why the check has no method for this task as the campaign configures it, decided from the
+    campaign alone (what `validate` can tell before anything runs); None where it applies as far as
+    the campaign says. A test split that proves too small only once loaded is told by the run."""
+    if task_name not in SOURCES:
+        return NO_METHOD.get(task_name, f"no sibling source is defined for task '{task_name}'")
+    if task_name == "arithmetic" and int(options.get("n_test", 200)) < MIN_ITEMS:
+        return too_few(int(options.get("n_test", 200)), None)
+    return None
+
+
+def too_few(n_test: int, n_siblings: int | None) -> str:
+    sizes = f"{n_test} test" + (f", {n_siblings} sibling" if n_siblings is not None else "")
+    return (
+        f"the campaign's test split is too small for the check to have power ({sizes} items; at least "
+        f"{MIN_ITEMS} each): a property of the task's configuration, not of the trial"
+    )
+
+
 def sibling_sets(task_name: str, task: Any, seed: int, secret: int | None = None) -> SiblingSets:
-    """The test items and their siblings for one trial's task; Unchecked where there is none.
+    """The test items and their siblings for one trial's task; NotApplicable where there is no
+    method (or too few items), Unchecked where the source should have worked and did not.
     `secret`: the campaign's sibling secret (base_cache.sibling_seed), so every trial of a campaign
     draws the same siblings; None draws afresh."""
+    reason = not_applicable_reason(task_name, {})
+    if reason is not None:
+        raise NotApplicable(reason)
     rng = random.Random(secret) if secret is not None else _secret_rng()
-    if task_name == "arithmetic":
-        return _arithmetic(task, seed, rng)
-    if task_name == "humaneval":
-        return _humaneval(task, rng)
-    raise Unchecked(NO_SIBLINGS.get(task_name, f"no sibling source is defined for task '{task_name}'"))
+    module, func = SOURCES[task_name].split(":")
+    source: Callable[[Any, int, random.Random], SiblingSets] = getattr(importlib.import_module(module), func)
+    sets = source(task, seed, rng)
+    if min(len(sets.test), len(sets.siblings)) < MIN_ITEMS:
+        raise NotApplicable(too_few(len(sets.test), len(sets.siblings)))
+    return sets
 
 
 def _secret_rng() -> random.Random:

@@ -1,0 +1,19 @@
+"""Which checks have a method for a task, decided from the campaign alone (before anything runs).
+
+`validate` refuses a campaign that requires (`integrity.require`) a check that cannot apply to one of
+its tasks; the runner turns a required check's run-time `not_applicable` (a test split that proves
+too small only once loaded) into `unchecked`, so a required check never silently stops deciding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def not_applicable_reason(check: str, task_name: str, options: dict[str, Any]) -> str | None:
+    """Why `check` has no method for `task_name` with these options; None where it applies."""
+    if check == "memorization":
+        from ptbench.integrity.memorization.siblings import not_applicable_reason as memorization
+
+        return memorization(task_name, options)
+    return None
