@@ -20,8 +20,8 @@ import pytest
 
 from ptbench.integrity import run_checks
 from ptbench.integrity.memorization.siblings import NO_METHOD, sibling_sets
-from ptbench.integrity.report import overall
 from ptbench.integrity.memorization.stats import mann_whitney_greater
+from ptbench.integrity.report import overall
 from ptbench.spec.campaign import Integrity
 from ptbench.tasks.arithmetic import Arithmetic
 

@@ -102,7 +102,7 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     assert cheat["integrity"] == {
         "api_usage": "flagged",
         "contamination": "flagged",
-        "memorization": "not_applicable",  # 4 test items cannot reach its p-value (tests/integrity/test_memorization.py)
+        "memorization": "not_applicable",  # 4 test items: too few for its p-value
         "model_identity": "clean",
     }
     assert "too small for the check to have power" in cheat["integrity_detail"]["memorization"]
