@@ -127,6 +127,26 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
             {"agents: [{name: quick-copy}]": "agents:\n  - name: quick-copy\n  - name: claude-code"},
             ["c.yaml:4", "agents[1].model", "agent 'claude-code'", "add `model:`"],
         ),
+        # a required integrity check must decide every trial: refused before anything runs where it has no
+        # method for a task, or where the campaign makes the test split too small for it
+        (
+            {
+                "seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  require: [memorization]\n",
+                "tasks: [arithmetic]": ("tasks: [arithmetic, {name: arena_hard_writing, options: {data_path: /x}}]"),
+            },
+            ["c.yaml:7", "integrity.require", "'memorization' does not apply to tasks[1] 'arena_hard_writing'"],
+        ),
+        (
+            {
+                "seeds: [0, 1]": "seeds: [0, 1]\nintegrity: {require: [memorization]}",
+                "tasks: [arithmetic]": "tasks: [{name: arithmetic, options: {n_test: 12}}]",
+            },
+            ["c.yaml:6", "tasks[0] 'arithmetic'", "too small for the check to have power"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity: {checks: [contamination], require: [memorization]}"},
+            ["c.yaml:6", "'memorization' is not among the checks run", "add it to checks"],
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run"])

@@ -38,6 +38,41 @@ def test_forged_checks_are_moved_aside_and_real_verdicts_written(trial_factory):
     assert report["evidence"][0]["where"] == "workspace/gen.sh" and report["harness_version"] and report["seconds"] > 0
 
 
+@pytest.mark.slow
+def test_an_agent_cannot_make_a_check_not_applicable(trial_factory, tiny_model):
+    """The agent writes `not_applicable` verdicts into checks/ and its workspace, leaves a shrunken copy
+    of the test split (fewer items than the check needs) and an edited task file where it can write:
+    the harness decides from its own copy of the task, so every check still decides."""
+    checks = ["contamination", "memorization"]
+    trial = trial_factory(
+        task="arithmetic", options={"digits": 2, "n_test": 30}, base=str(tiny_model), integrity={"checks": checks}
+    )
+    shutil.copytree(tiny_model, trial.final_model)
+    fake = {c: "not_applicable" for c in checks}
+    (trial.checks_dir / "verdicts.json").write_text(json.dumps(fake))
+    for c in checks:
+        (trial.checks_dir / f"{c}.json").write_text(
+            json.dumps(
+                {
+                    "check": c,
+                    "verdict": "not_applicable",
+                    "reason": "no method",
+                    "harness_version": "0",
+                    "started_at": 0,
+                    "seconds": 0,
+                }
+            )
+        )
+    (trial.workspace / "checks").mkdir()
+    (trial.workspace / "checks" / "verdicts.json").write_text(json.dumps(fake))
+    (trial.workspace / "test.jsonl").write_text('{"prompt": "1+1=", "completion": "2"}\n')  # "too few items"
+    (trial.workspace / "arithmetic.py").write_text("N_TEST = 3  # the agent's edit of a task file it can see\n")
+    assert run_checks(trial.path, trial.spec) == {"contamination": "clean", "memorization": "clean"}
+    assert read_verdicts(trial.checks_dir, checks)[0] == {"contamination": "clean", "memorization": "clean"}
+    [moved] = (trial.path / "checks.untrusted").iterdir()
+    assert json.loads((moved / "verdicts.json").read_text()) == fake  # kept for a reviewer, never read
+
+
 def test_crash_and_timeout_are_unchecked_never_clean(trial_factory, tiny_model):
     trial = trial_factory(
         task="arithmetic", options={"n_test": 4}, base=str(tiny_model), integrity={"checks": ["model_identity"]}
