@@ -24,6 +24,6 @@ def check_cmd(
 
     verdicts, reasons, summary = recheck(trial_dir, checks=only or None)
     for name, verdict in verdicts.items():
-        print(f"{name:15} {verdict:9} {reasons.get(name, '')}")
+        print(f"{name:15} {verdict:14} {reasons.get(name, '')}")
     print(f"evidence: {summary.parent}/<check>.json")
     raise typer.Exit(1 if "flagged" in verdicts.values() else 0)
