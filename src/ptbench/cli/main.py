@@ -26,6 +26,23 @@ HELP = (
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=HELP)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ptbench import __version__
+
+        print(f"ptbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="print ptbench's version and exit"
+    ),
+) -> None:
+    """The options every command shares (`--debug` is taken before parsing: main)."""
+
+
 trial_app = typer.Typer(no_args_is_help=True, help="Run one trial (what a compute node executes).")
 app.add_typer(trial_app, name="trial")
 
