@@ -38,8 +38,24 @@ class Generator(ABC):
     """Makes cases. `case(rng)` must depend only on `rng` and the constructor params, so case k of
     seed s is always the same case (the harness derives `rng` from seed, split, level and k)."""
 
+    # (module, extra) pairs the generator imports when it makes a case: checked before any work, so a
+    # missing optional package is one line naming the extra instead of a traceback (or, where a case
+    # loop retries failures, a loop that never ends).
+    requires: tuple[tuple[str, str], ...] = ()
+
     def __init__(self, **params: Any) -> None:
         self.params = params
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        """Validation before anything runs (bootcamp config loading): the packages it needs are here."""
+        import importlib.util
+
+        from ptbench.core.errors import UserError
+
+        for module, extra in cls.requires:
+            if importlib.util.find_spec(module) is None:
+                raise UserError(f"{module} is not installed; pip install 'ptbench[{extra}]'")
 
     @abstractmethod
     def case(self, rng: random.Random) -> Identity: ...

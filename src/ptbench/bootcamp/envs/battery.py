@@ -29,6 +29,7 @@ LEVELS = {
     "hard": (["positive_thickness_um", "negative_thickness_um", "positive_particle_radius_um"], [1.0, 2.0]),
 }
 FULL_WITHIN, ZERO_AT = 0.005, 0.10
+MAX_DRAWS = 50  # designs drawn per case before the case fails (the solver rejects few designs)
 
 _MODEL: Any = None
 _BASE: Any = None
@@ -81,16 +82,25 @@ def closeness(value: float, target: float) -> float:
 class BatteryDesign(Generator):
     """Params: level (easy | medium | hard: which variables are free and at which C-rates targets are set)."""
 
+    requires = (("pybamm", "bootcamp-battery"),)
+
     def case(self, rng: random.Random) -> Identity:
         names, rates = LEVELS[self.params.get("level", "easy")]
-        while True:  # a design the solver cannot discharge is drawn again (same rng: still deterministic)
+        # A design the solver cannot discharge is drawn again (same rng: still deterministic), a bounded
+        # number of times: an error that repeats (a broken install) must stop the run, not spin forever.
+        for _ in range(MAX_DRAWS):
             hidden = {n: round(rng.uniform(*VARIABLES[n][2]), 1) for n in names}
             try:
                 targets = [{"c_rate": c, "energy_Wh": round(simulate(hidden, c)["energy_Wh"], 3)} for c in rates]
-                break
-            except Exception:  # pybamm.SolverError and friends
+            except ImportError:
+                raise
+            except Exception as exc:  # pybamm.SolverError and friends
+                last = exc
                 continue
-        return {"variables": names, "targets": targets, "hidden_design": hidden}
+            return {"variables": names, "targets": targets, "hidden_design": hidden}
+        raise RuntimeError(
+            f"battery_design: no design the solver could discharge in {MAX_DRAWS} draws (last: {last!r})"
+        )
 
     def prompt(self, identity: Identity) -> str:
         bounds = ", ".join(f"{n} in [{VARIABLES[n][2][0]:g}, {VARIABLES[n][2][1]:g}]" for n in identity["variables"])

@@ -74,6 +74,8 @@ def evaluate(identity: Identity, solution: Any) -> tuple[float | None, str]:
 class Knapsack(Generator):
     """Params: items (count), max_value, max_weight."""
 
+    requires = (("ortools", "bootcamp-combinatorial"),)
+
     def case(self, rng: random.Random) -> Identity:
         n = int(self.params.get("items", 10))
         values = [rng.randint(1, int(self.params.get("max_value", 50))) for _ in range(n)]
@@ -107,6 +109,8 @@ class Knapsack(Generator):
 @register_generator("tsp")
 class Tsp(Generator):
     """Params: cities (3..9)."""
+
+    requires = (("ortools", "bootcamp-combinatorial"),)
 
     def case(self, rng: random.Random) -> Identity:
         n = int(self.params.get("cities", 6))

@@ -58,6 +58,8 @@ def oracle_forecast(
 class ArmaForecast(Generator):
     """Params: ar (order p), ma (order q), length (history), horizon, noise (sd)."""
 
+    requires = (("statsmodels", "bootcamp-forecasting"),)
+
     def case(self, rng: random.Random) -> Identity:
         p, q = int(self.params.get("ar", 1)), int(self.params.get("ma", 0))
         length, horizon, sd = (

@@ -116,6 +116,8 @@ def spot_text(i: int, deal: dict[str, Any]) -> str:
 class PokerDecisions(Generator):
     """Params: deals (duplicate deals, 2 spots each), street (preflop | flop | turn)."""
 
+    requires = (("pokerkit", "bootcamp-poker"),)
+
     def case(self, rng: random.Random) -> Identity:
         deals = []
         street = self.params.get("street", "preflop")
