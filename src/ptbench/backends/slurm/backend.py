@@ -107,6 +107,11 @@ class SlurmBackend:
         self.options = parse_options(options)
         self._limits: slurm_cmd.Limits | None = None
 
+    @staticmethod
+    def check_client() -> None:
+        """Before anything is planned or written: submitit is installed (`submit` and `render` alike)."""
+        submitit_client()
+
     # ---- what would be submitted ---------------------------------------------------------
     def sbatch_parameters(self, campaign: Campaign) -> dict[str, Any]:
         """submitit `SlurmExecutor` parameters (its names = sbatch flags) for an array of the campaign's trials."""
@@ -166,6 +171,7 @@ class SlurmBackend:
     def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         """Write the sbatch script `submit` would hand to Slurm (one per array when the controller's
         limits split the campaign: slurm.sh, slurm.2.sh, ...) and the arrays' trial list beside it."""
+        self.check_client()  # the script is submitit's: without it, one line before anything is written
         cdir = campaign.campaign_dir
         path = Path(out) if out else cdir / "submit" / "slurm.sh"
         params = self.sbatch_parameters(campaign)
@@ -191,10 +197,7 @@ class SlurmBackend:
     def submit_array(self, folder: Path, fn: Any, args: list[list[Any]], params: dict[str, Any]) -> list[Any]:
         """Submit `fn(a[i], b[i], ...)` for `args = [a, b, ...]` as one job array; nothing stays behind when
         sbatch refuses (`SlurmRefused`, with sbatch's line)."""
-        try:
-            from submitit import SlurmExecutor
-        except ImportError:
-            raise UserError("the slurm backend needs submitit: pip install 'ptbench[slurm]'") from None
+        SlurmExecutor = submitit_client().SlurmExecutor
         folder.mkdir(parents=True, exist_ok=True)
         before = set(os.listdir(folder))
         try:
@@ -437,3 +440,13 @@ def _remove_new_files(folder: Path, before: set[str]) -> None:
 def _sbatch_script(command: str, folder: Path, count: int, params: dict[str, Any]) -> str:
     # `render` shows exactly what `submit` hands to sbatch (submitit's private writer, wrapped).
     return submitit_sbatch_script(command=command, folder=folder, map_count=count if count > 1 else None, **params)
+
+
+def submitit_client() -> Any:
+    """submitit, or one line naming the extra: the one check `render` and `submit` share."""
+    try:
+        import submitit
+        import submitit.slurm.slurm  # noqa: F401  (what the rendered script is made by)
+    except ImportError:
+        raise UserError("the slurm backend needs submitit: pip install 'ptbench[slurm]'") from None
+    return submitit
