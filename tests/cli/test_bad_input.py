@@ -248,3 +248,23 @@ def test_a_usage_mistake_is_clicks_message_and_exit_2_not_a_traceback(capsys, ar
     code, err = run_cli(capsys, *args)
     assert code == 2
     assert message in err and "Traceback" not in err and "Try '" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["eval", "arithmetic", "--model", "/nope"], ["--model /nope: no such folder"]),
+        (["baseline", "--model", "./nope", "--tasks", "arithmetic"], ["--model ./nope: no such folder"]),
+        (["eval-references", "arena_hard_writing", "--model", "/nope"], ["--model /nope: no such folder"]),
+    ],
+)
+def test_a_model_path_that_is_not_there_says_so(capsys, argv, needles):
+    """Not a hub id error: a path is never read as a hub id (issue 31)."""
+    code, err = run_cli(capsys, *argv)
+    assert_one_line_error(code, err, *needles)
+
+
+def test_a_folder_given_as_a_campaign_says_it_is_a_folder(capsys, tmp_path):
+    (tmp_path / "a.yaml").write_text("name: a\n")
+    code, err = run_cli(capsys, "validate", str(tmp_path))
+    assert_one_line_error(code, err, "is a folder, not a campaign file", "a.yaml")

@@ -58,6 +58,7 @@ def eval_cmd(
         caches = use_harness_caches(eval_cache)
     from ptbench.tasks.evaluate import evaluate
 
+    _check_model_path(model)
     options = _task_options(task_options)
     installation = None
     if verify_install:
@@ -95,6 +96,20 @@ def eval_cmd(
     print(f"{task}: {p['name']} = {p['value']:.4f}{stderr} (n={p['n']}, engine {m['settings']['engine']})")
 
 
+def _check_model_path(model: str) -> None:
+    """A path (absolute, ./ or ../, or ~) must be a folder here: it is never read as a hub id."""
+    from pathlib import Path
+
+    from ptbench.core.errors import UserError
+
+    if model.startswith(("/", "./", "../", "~")) or Path(model).exists():
+        folder = Path(model).expanduser()
+        if not folder.is_dir():
+            raise UserError(
+                f"--model {model}: no such folder (give a model folder, or a hub id such as Qwen/Qwen3-1.7B)"
+            )
+
+
 def eval_references_cmd(
     task: str = typer.Argument(..., help="task scored against reference answers (arena_hard_writing)"),
     model: str = typer.Option(..., help="the official instruct model's folder (or hub id), e.g. Qwen3-1.7B"),
@@ -115,6 +130,7 @@ def eval_references_cmd(
     """Generate and cache the reference answers a task judges against (Arena-Hard writing)."""
     from ptbench.tasks.references import generate_references
 
+    _check_model_path(model)
     options = _task_options(task_options)
     path = generate_references(
         task,
@@ -149,6 +165,7 @@ def baseline(
     """Evaluate a base or instruct model into result records, so tables can show baselines."""
     from ptbench.tasks.baseline import run_baseline
 
+    _check_model_path(model)
     options = _task_options(task_options)
     paths = run_baseline(
         model,

@@ -69,6 +69,10 @@ class _DuplicateKey(Exception):
 def load_located_yaml(path: str | Path) -> LocatedYaml:
     """Parse a YAML file; a missing file or syntax error becomes one clear `UserError`."""
     path = Path(path)
+    if path.is_dir():
+        found = sorted(p.name for p in path.glob("*.yaml"))[:5]
+        hint = f" ({', '.join(found)}{', ...' if len(found) == 5 else ''})" if found else ""
+        raise UserError(f"{path}: is a folder, not a campaign file; name one of its .yaml files{hint}")
     if not path.is_file():
         raise UserError(f"{path}: file not found (check the path; campaign files live in campaigns/)")
     text = path.read_text(encoding="utf-8")
