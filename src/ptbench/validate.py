@@ -5,13 +5,14 @@ schema, agent and task names, every task's and agent's options against what they
 backend's options, unique trial ids, that every local base-model path exists (unless the campaign
 says it exists only on the compute nodes), that every agent behind the trial's gateway names its
 model, that no agent gets a real key it has not declared it may hold (agents/checks.py), and whether
-every agent can start (keys, logins, CLIs). The first problem is one line naming the file, line,
-field and fix.
+every agent can start (keys, logins, CLIs). Each problem is one line naming the file, line, field
+and fix; all the problems these checks find are reported at once.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from pathlib import Path
 
 from ptbench.agents import available_agents
@@ -35,13 +36,26 @@ def validate_campaign(
     path: str | Path, *, rehearse: bool = False, agents_can_start: bool = True
 ) -> tuple[Campaign, list[TrialSpec]]:
     campaign, src = load_campaign_located(path)
-    check_names(campaign, src)
-    check_options(campaign, src)
-    check_network(campaign, src)
-    check_base_model_paths(campaign, src)
-    check_gateway_models(campaign, src, rehearse=rehearse)
-    check_required_integrity(campaign, src)
-    get_backend(campaign.backend.name, campaign.backend.options)  # its options, parsed as submit will
+    problems: list[str] = []
+
+    def collect(check: Callable[[], object]) -> bool:
+        try:
+            check()
+        except UserError as exc:
+            problems.append(str(exc))
+            return False
+        return True
+
+    # Every problem at once, one line each; the checks that look agents and tasks up need known names.
+    if collect(lambda: check_names(campaign, src)):
+        collect(lambda: check_options(campaign, src))
+        collect(lambda: check_network(campaign, src))
+        collect(lambda: check_gateway_models(campaign, src, rehearse=rehearse))
+        collect(lambda: check_required_integrity(campaign, src))
+    collect(lambda: check_base_model_paths(campaign, src))
+    collect(lambda: get_backend(campaign.backend.name, campaign.backend.options))  # parsed as submit will
+    if problems:
+        raise UserError("\n".join(problems))
     specs = expand(campaign)
     check_unique_ids(campaign, specs)
     check_credentials(campaign)  # a configuration error, keys set or not
@@ -51,6 +65,7 @@ def validate_campaign(
 
 
 def check_names(campaign: Campaign, src: LocatedYaml) -> None:
+    problems = []
     for key, items, known in (
         ("agents", [a.name for a in campaign.agents], available_agents()),
         ("tasks", [t.name for t in campaign.tasks], available_tasks()),
@@ -59,21 +74,26 @@ def check_names(campaign: Campaign, src: LocatedYaml) -> None:
             if name not in known:
                 near = difflib.get_close_matches(name, known, n=1)
                 hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(known))}"
-                raise UserError(f"{src.path}:{src.line_of((key, i))}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
+                problems.append(f"{src.path}:{src.line_of((key, i))}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
+    if problems:
+        raise UserError("\n".join(problems))
 
 
 def check_options(campaign: Campaign, src: LocatedYaml) -> None:
     """Task and agent options, each against what that task's constructor / agent's agent.yaml declares."""
+    problems = []
     for i, task in enumerate(campaign.tasks):
         try:
             check_task_options(task.name, task.options)
         except OptionProblem as exc:
-            raise _at(src, ("tasks", i), exc) from None
+            problems.append(str(_at(src, ("tasks", i), exc)))
     for i, agent in enumerate(campaign.agents):
         try:
             check_agent_options(load_agent(agent.name), agent.options)
         except OptionProblem as exc:
-            raise _at(src, ("agents", i), exc) from None
+            problems.append(str(_at(src, ("agents", i), exc)))
+    if problems:
+        raise UserError("\n".join(problems))
 
 
 def check_network(campaign: Campaign, src: LocatedYaml) -> None:

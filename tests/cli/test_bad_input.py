@@ -268,3 +268,24 @@ def test_a_folder_given_as_a_campaign_says_it_is_a_folder(capsys, tmp_path):
     (tmp_path / "a.yaml").write_text("name: a\n")
     code, err = run_cli(capsys, "validate", str(tmp_path))
     assert_one_line_error(code, err, "is a folder, not a campaign file", "a.yaml")
+
+
+def test_validate_lists_every_problem_at_once(campaign, capsys, tmp_path):
+    """Schema problems and name/path problems alike, one line each, so a file is fixed in one pass."""
+    path = campaign(
+        **{
+            "agents: [{name: quick-copy}]": "agents: [{name: quick-cpy}, {name: referense}]",
+            "tasks: [arithmetic]": "tasks: [arithmetc]",
+        }
+    )
+    code, err = run_cli(capsys, "validate", str(path))
+    lines = err.splitlines()
+    assert code == 2 and all(line.startswith("error: ") for line in lines), err
+    assert len(lines) == 3, err
+    assert "unknown agent 'quick-cpy'" in lines[0] and "did you mean 'reference'" in lines[1]
+    assert "c.yaml:4" in lines[2] and "unknown task 'arithmetc'" in lines[2]
+    bad_schema = campaign(**{"seeds: [0, 1]": "sedes: [0, 1]", "hours: 1": "hours: 0, grase: 3"})
+    code, err = run_cli(capsys, "validate", str(bad_schema))
+    assert code == 2 and len(err.splitlines()) == 3, err
+    assert "Value error" not in err and "did you mean 'seeds'" in err and "did you mean 'grace_seconds'" in err
+    assert not (tmp_path / "results").exists()

@@ -28,9 +28,8 @@ def agent_problems(campaign: Campaign, *, rehearse: bool = False) -> list[str]:
 
 def check_agents(campaign: Campaign, *, rehearse: bool = False) -> None:
     problems = agent_problems(campaign, rehearse=rehearse)
-    if problems:
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        raise UserError(f"campaign '{campaign.name}': {problems[0]}{more}")
+    if problems:  # every one, a line each
+        raise UserError("\n".join(f"campaign '{campaign.name}': {p}" for p in problems))
 
 
 def agent_credentials(spec: AgentSpec, model: str | None, options: dict[str, Any]) -> str:

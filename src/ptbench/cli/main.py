@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None, *, restore_mask: set[int | signal.Signal
     except UserError as exc:
         if debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        # one line a problem (validate lists every problem of a campaign at once)
+        print("\n".join(f"error: {line}" for line in str(exc).splitlines() or [""]), file=sys.stderr)
         sys.exit(exc.exit_code)
     except SystemExit:
         raise

@@ -40,9 +40,12 @@ def _field_path(loc: tuple[Any, ...]) -> str:
 
 
 def describe_validation_error(exc: ValidationError, model: type[BaseModel], src: LocatedYaml) -> str:
-    """The first error as `file:line: field: problem (fix)`, plus a count of any others."""
-    errors = exc.errors()
-    err = errors[0]
+    """Every problem, one line each, as `file:line: field: problem (fix)` (the CLI prefixes each
+    with `error: `): a user fixes a file in one pass, not one error per run."""
+    return "\n".join(_describe(err, model, src) for err in exc.errors())
+
+
+def _describe(err: Any, model: type[BaseModel], src: LocatedYaml) -> str:
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     line = src.line_of(loc)
     where = f"{src.path}:{line}" if line else str(src.path)
@@ -51,12 +54,8 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel], src:
         valid = sorted(owner.model_fields) if owner else []
         near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
         hint = f"did you mean '{near[0]}'?" if near else f"valid keys: {', '.join(valid)}"
-        msg = f"{where}: unknown key '{_field_path(loc)}' ({hint})"
-    elif err["type"] == "missing":
-        msg = f"{where}: missing required field '{_field_path(loc)}' (add it)"
-    else:
-        text = err["msg"].removeprefix("Value error, ")
-        msg = f"{where}: {_field_path(loc)}: {text}"
-    if len(errors) > 1:
-        msg += f" [and {len(errors) - 1} more problem(s)]"
-    return msg
+        return f"{where}: unknown key '{_field_path(loc)}' ({hint})"
+    if err["type"] == "missing":
+        return f"{where}: missing required field '{_field_path(loc)}' (add it)"
+    text = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    return f"{where}: {_field_path(loc)}: {text}"
