@@ -133,6 +133,9 @@ def resolve(root: Any, line: str) -> tuple[list[str], list[str]]:
         path.append(names[0])
         cmd = subs[0]
     if not path:
+        root_options = {o for param in root.params for o in param.opts}  # `ptbench --version`
+        if words and all(w in root_options | {"--help"} for w in words):
+            return path, []
         return path, [f"`{line}`: no command named"]
     known = {"--help", "--debug"}
     for param in cmd.params:
