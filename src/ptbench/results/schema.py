@@ -95,7 +95,7 @@ class ResultRecord(BaseModel):
     budget: BudgetUsed
     primary_metric: Metric | None = None
     extra_metrics: dict[str, Any] = Field(default_factory=dict)
-    integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked
+    integrity: dict[str, str] = Field(default_factory=dict)  # check -> clean | flagged | unchecked | not_applicable
     integrity_detail: dict[str, str] = Field(
         default_factory=dict
     )  # check -> reason (checks/<check>.json has the evidence)
