@@ -12,6 +12,9 @@ import csv
 import io
 import json
 import re
+import shutil
+
+import pytest
 
 from ptbench.results.aggregate import collate
 from ptbench.results.collate import collate_dirs
@@ -21,6 +24,7 @@ from ptbench.results.schema import ResultRecord
 from ptbench.results.tables import to_csv, to_json, to_markdown
 from ptbench.status import integrity_flags
 from tests.conftest import ptbench
+from tests.integrity.conftest import make_trial
 from tests.results import synthetic
 
 CHECKS = {"contamination": "clean", "memorization": "clean", "model_identity": "clean", "api_usage": "clean"}
@@ -187,3 +191,18 @@ def test_html_report_shows_coverage_and_the_trial_page_reads_not_applicable(tmp_
     other = next(r for r in MIXED if r["task"]["name"] == "aime2025" and r["seed"] == 0)
     page = (tmp_path / "site" / "trials" / page_name("c1", other["trial_id"])).read_text()
     assert 'class="not_applicable">not applicable</td><td><pre>' + NO_METHOD in page
+
+
+@pytest.mark.slow  # the real check in a child process, on a tiny model made for the session
+def test_check_command_prints_not_applicable_with_its_reason(tmp_path, tiny_model):
+    """`ptbench check` on a trial whose memorization has no method for its task (arena): the real
+    check and runner decide it, the line reads `not applicable` with the reason, and it is no failure."""
+    trial = make_trial(
+        tmp_path, task="arena_hard_writing", base=str(tiny_model), integrity={"checks": ["memorization"]}
+    )
+    shutil.copytree(tiny_model, trial.final_model)
+    run = ptbench("check", str(trial.path), timeout=300)
+    assert run.returncode == 0, run.stderr
+    line = next(line for line in run.stdout.splitlines() if line.startswith("memorization"))
+    assert line.split()[1:3] == ["not", "applicable"] and "no single reference answer" in line
+    assert json.loads((trial.checks_dir / "verdicts.json").read_text()) == {"memorization": "not_applicable"}
