@@ -150,7 +150,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
             }
             for cov in c.coverage
         ],
-        coverage_heading=COVERAGE_HEADING,
+        coverage_heading=COVERAGE_HEADING.removeprefix("Integrity coverage: ").capitalize(),
         summary=rule_summary(c),
         legend=legend(c),
         marks=MARKS,
