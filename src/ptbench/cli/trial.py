@@ -21,9 +21,10 @@ def check_cmd(
 ) -> None:
     """Re-run a trial's integrity checks; verdicts and evidence go to its checks/ folder."""
     from ptbench.integrity.recheck import recheck
+    from ptbench.results.coverage import verdict_text
 
     verdicts, reasons, summary = recheck(trial_dir, checks=only or None)
-    for name, verdict in verdicts.items():
-        print(f"{name:15} {verdict:14} {reasons.get(name, '')}")
+    for name, verdict in verdicts.items():  # not applicable: no method for the task, neither clean nor a fault
+        print(f"{name:15} {verdict_text(verdict):14} {reasons.get(name, '')}")
     print(f"evidence: {summary.parent}/<check>.json")
     raise typer.Exit(1 if "flagged" in verdicts.values() else 0)

@@ -14,15 +14,18 @@ the one the collator would use (found at export, verify.json `base_score`), else
 own evaluation of the base model. OUT (/logs/verifier) gets:
 
     reward.json    Harbor's reward file (numbers only): reward, counted, flagged, unchecked,
-                   base_fallback, nan, no_model, eval_failed
+                   not_applicable (how many checks had no method for the task), base_fallback,
+                   nan, no_model, eval_failed
     verdict.json   status, rule and why, own score, base score and its source, verdicts and reasons
     checks/        every check's report with its evidence (as in a trial's checks/)
     eval/          the evaluation's metrics.json and samples.jsonl (and base-eval/ where used)
 
 A flagged or unchecked model never gets its own score unless the campaign's integrity policy is
-`show`. Harbor needs a finite number for every trial, so `exclude` and `nan` give reward 0 with
-counted 0 (resp. nan 1): the mean the collator would print under `exclude` is
-mean(reward) / mean(counted) over Harbor's trials, and any nan 1 makes the `nan` cell nan.
+`show`. A check that is `not_applicable` (no method for the task: a fact of the task, never of the
+agent) neither clears nor faults the model, as in the collator. Harbor needs a finite number for
+every trial, so `exclude` and `nan` give reward 0 with counted 0 (resp. nan 1): the mean the
+collator would print under `exclude` is mean(reward) / mean(counted) over Harbor's trials, and any
+nan 1 makes the `nan` cell nan.
 """
 
 from __future__ import annotations
@@ -169,6 +172,7 @@ def verify(
         **flags,
         "flagged": int(integrity == "flagged"),
         "unchecked": int(integrity == "unchecked"),
+        "not_applicable": sum(v == "not_applicable" for v in verdicts.values()),
         "no_model": int(status == "no_model"),
         "eval_failed": int(status == "eval_failed"),
     }

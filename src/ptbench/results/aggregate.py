@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from ptbench.results import agreement
+from ptbench.results.coverage import Coverage, coverage
 from ptbench.results.policy import (
     BaselineIndex,
     ScoredTrial,
@@ -86,6 +87,11 @@ class Collation:
     @cached_property
     def reasons(self) -> Counter:
         return Counter((t.rule, t.reason) for t in self.trials if t.rule != "scored")
+
+    @cached_property
+    def coverage(self) -> list[Coverage]:
+        """Per benchmark, which integrity checks decided its trials (results.coverage)."""
+        return coverage(self.trials, self.tasks)
 
     @cached_property
     def judge_kinds(self) -> frozenset[str]:

@@ -8,6 +8,7 @@ from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.coverage import HEADING as COVERAGE_HEADING
 from ptbench.results.judge_columns import judge_agreement_cells, judge_sources
 from ptbench.results.tables import (
     MEANING,
@@ -105,6 +106,13 @@ def footnotes(c: Collation) -> list[str]:
     return notes
 
 
+def coverage_notes(c: Collation) -> list[str]:
+    """Under the scores table: which integrity checks decided each benchmark's trials."""
+    if not any(cov.trials for cov in c.coverage):
+        return []
+    return [escape(COVERAGE_HEADING)] + [escape(cov.text()) + "." for cov in c.coverage]
+
+
 def to_latex(c: Collation, scale: float = 100.0) -> str:
     """A standalone-includable fragment: two tables (agents × benchmarks, agents × base models)."""
     head = ["Agent", *(escape(t) for t in c.tasks), "Weighted avg."]
@@ -114,7 +122,7 @@ def to_latex(c: Collation, scale: float = 100.0) -> str:
             c, lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale), lambda s: tex_cell(s, scale, with_std=False)
         )
     ]
-    notes = footnotes(c)
+    notes = footnotes(c) + coverage_notes(c)
     for source in judge_sources(c):  # a column only for judges some trial had several of
         cells = judge_agreement_cells(c, source) or {}
         head.append(escape(source.title[0].upper() + source.title[1:]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import textwrap
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -17,6 +18,7 @@ from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
 from ptbench.results.cost import AgentCost
+from ptbench.results.coverage import HEADING as COVERAGE_HEADING
 from ptbench.results.judge_columns import judge_levels, judge_sources, with_judge_agreement
 from ptbench.results.paired import mean_ci
 
@@ -81,6 +83,25 @@ def legend(c: Collation) -> str:
     return "Marks: " + "; ".join(f"{MARKS[r]}k = k trials {MEANING[r]}" for r in used) + "."
 
 
+def coverage_lines(c: Collation, width: int = 80) -> list[str]:
+    """The integrity coverage block under the table: a heading and one item per benchmark, wrapped to
+    `width` so the screen stays readable (the table itself gains no column)."""
+    if not any(cov.trials for cov in c.coverage):
+        return []
+
+    def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
+        return textwrap.wrap(
+            text,
+            width,
+            initial_indent=first,
+            subsequent_indent=rest,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+
+    return [*wrap(COVERAGE_HEADING), *(line for cov in c.coverage for line in wrap(cov.text(), "- ", "  "))]
+
+
 def _md(head: list[str], rows: list[list[str]]) -> str:
     def line(cells: list[str]) -> str:  # a label with | or a newline would break the table
         return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
@@ -141,9 +162,11 @@ def to_markdown(c: Collation, costs: list[AgentCost] | None = None, scale: float
     out += [source.note for source in judge_sources(c)]
     if c.ci:
         out.append("[lo, hi]: 95 % Student-t interval of the mean over runs (seeds).")
-    out += comparison_markdown(c)
     if c.settings:
         out.append("Baseline rows: mean over their models (n = models), no agent involved.")
+    if coverage := coverage_lines(c):
+        out += ["", *coverage]
+    out += comparison_markdown(c)
     if c.agents:
         out += ["", _md(["agent", "base model", *c.tasks], per_base_rows(c, lambda s: md_cell(s, scale)))]
         out.append("n = runs (seeds). " + rule_summary(c))
@@ -231,6 +254,7 @@ def to_json(c: Collation, costs: list[AgentCost]) -> dict:
         "rule_totals": {r: c.rule_totals.get(r, 0) for r in RULE_ORDER},
         "reasons": [{"rule": r, "reason": why, "trials": n} for (r, why), n in sorted(c.reasons.items())],
         "notes": c.notes,
+        "coverage": [cov.to_json() for cov in c.coverage],
         "benchmark": [
             {"agent": a, "task": t, **_stat_json(s, c.ci), **judges("cell", (a, t))}
             for (a, t), s in sorted(c.per_benchmark.items())
@@ -284,6 +308,7 @@ def to_csv(c: Collation) -> str:
             *(f"n_{r}" for r in RULE_ORDER),
             "incomplete",
             "values",
+            "integrity_coverage",  # on the coverage rows (one per benchmark, n = its trials with a score)
             *(f"{source.prefix}_{col}" for source in sources for col in ("trials", "kappa", "agreement")),
         ]
     )
@@ -309,6 +334,7 @@ def to_csv(c: Collation) -> str:
                 *(s.rules.get(r, 0) for r in RULE_ORDER),
                 s.incomplete,
                 " ".join(fmt(v) or "nan" for v in s.values),
+                "",
                 *judges(where),
             ]
         )
@@ -323,6 +349,9 @@ def to_csv(c: Collation) -> str:
         row("baseline", setting, "", t, s)
     for setting, v in c.baseline_aggregate.items():
         row("baseline", setting, "", "weighted_avg", Stat([v]))
+    blank = [""] * (len(RULE_ORDER) + 2)  # n_<rule>, incomplete, values
+    for cov in c.coverage:  # n = the benchmark's trials with a score of their own
+        w.writerow(["coverage", "", "", cov.task, "", "", cov.trials, *blank, cov.text(), *[""] * (3 * len(sources))])
     return buf.getvalue()
 
 

@@ -20,6 +20,8 @@ from ptbench.results.collate import Collated
 from ptbench.results.compare import COLUMNS
 from ptbench.results.compare import notes as comparison_notes
 from ptbench.results.compare import rows as comparison_rows
+from ptbench.results.coverage import HEADING as COVERAGE_HEADING
+from ptbench.results.coverage import counts_text, verdict_text
 from ptbench.results.judge_columns import judge_sources, with_judge_agreement
 from ptbench.results.policy import integrity_of
 from ptbench.results.report.trial_page import load_trial_page
@@ -104,6 +106,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
                 "seed": r.seed,
                 "status": r.status,
                 "integrity": integrity_of(r),
+                "integrity_text": verdict_text(integrity_of(r)),
                 "rule": t.rule,
                 "reason": t.reason,
                 "score": _score(t.value),
@@ -135,6 +138,19 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None) ->
         comparison_rows=comparison_rows(c.comparisons),
         comparison_notes=comparison_notes(c.comparisons) if c.comparisons else [],
         base_rows=per_base_rows(c, lambda s: md_cell(s, 100.0)),
+        coverage=[
+            {
+                "task": cov.task,
+                "trials": cov.trials,
+                "decided": cov.decided_text()
+                if cov.verdicts
+                else ("no integrity check ran" if cov.trials else "none has a score of its own"),
+                "not_applicable": ", ".join(cov.not_applicable),
+                "undecided": "; ".join(f"{name}: {counts_text(cov.verdicts[name])}" for name in cov.undecided),
+            }
+            for cov in c.coverage
+        ],
+        coverage_heading=COVERAGE_HEADING.removeprefix("Integrity coverage: ").capitalize(),
         summary=rule_summary(c),
         legend=legend(c),
         marks=MARKS,

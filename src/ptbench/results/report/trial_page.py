@@ -17,10 +17,13 @@ from urllib.parse import quote
 
 from markupsafe import escape
 
+from ptbench.results.coverage import verdict_text
+
 PREVIEW_CHARS = 600  # shown inline
 FULL_CHARS = 8_000  # behind the expander; the raw file has the rest
 MAX_STEPS = 1_000
 MAX_SAMPLES = 50
+NOT_CHECKS = ("verdicts.json", "summary.json")  # the harness's files in checks/ beside the checks' reports
 RAW_FILES = (
     "result.json",
     "trial.json",
@@ -147,23 +150,24 @@ def _samples(path: Path) -> tuple[list[dict], int]:
     return rows, total
 
 
-def _checks(trial_dir: Path, integrity: dict) -> list[dict]:
-    """Every verdict in the record, with the evidence its checks/<check>.json holds (if any)."""
+def _checks(trial_dir: Path, integrity: dict, reasons: dict) -> list[dict]:
+    """Every verdict in the record, with the evidence its checks/<check>.json holds (if any). The
+    harness's own files in checks/ (verdicts.json, summary.json) are not checks."""
     out = []
-    names = sorted(
-        set(integrity) | {p.stem for p in (trial_dir / "checks").glob("*.json") if p.name != "verdicts.json"}
-    )
+    names = sorted(set(integrity) | {p.stem for p in (trial_dir / "checks").glob("*.json") if p.name not in NOT_CHECKS})
     for name in names:
         detail = _read_json(trial_dir / "checks" / f"{name}.json")
         detail = detail if isinstance(detail, dict) else {}
         evidence = detail.get("evidence")
         if not isinstance(evidence, list):
             evidence = []
+        verdict = str(integrity.get(name, detail.get("verdict", "unchecked")))
         out.append(
             {
                 "name": name,
-                "verdict": str(integrity.get(name, detail.get("verdict", "unchecked"))),
-                "reason": clip(detail.get("reason", "")),
+                "verdict": verdict,
+                "verdict_text": verdict_text(verdict),
+                "reason": clip(detail.get("reason") or reasons.get(name, "")),
                 "evidence": [clip(e) for e in evidence[:50]],
             }
         )
@@ -176,7 +180,7 @@ def load_trial_page(trial_dir: Path, scored, page_dir: Path) -> TrialPage:
     page = TrialPage(r.trial_id, r.campaign, r.model_dump(mode="json"), scored.rule, scored.reason, scored.value)
     page.steps, page.steps_cut, page.trajectory_note = _steps(_read_json(trial_dir / "agent" / "trajectory.json"))
     page.samples, page.samples_total = _samples(trial_dir / "eval" / "samples.jsonl")
-    page.checks = _checks(trial_dir, r.integrity)
+    page.checks = _checks(trial_dir, r.integrity, r.integrity_detail)
     for name in RAW_FILES:
         if (trial_dir / name).is_file():
             page.raw_links.append((name, quote(os.path.relpath(trial_dir / name, page_dir))))
