@@ -272,7 +272,10 @@ def test_a_journal_copy_of_a_final_model_file_is_read_as_that_file_and_the_exclu
     report = _run(trial)
     assert report["verdict"] == "flagged"
     files = {e["file"] for e in report["evidence"]}
-    assert files == {"final_model/generation_config.json (JSON entries not in the base model's)", "journal:workspace/old_config.json"}
+    assert files == {
+        "final_model/generation_config.json (JSON entries not in the base model's)",
+        "journal:workspace/old_config.json",
+    }
     excluded = report["details"]["excluded"]["journal copies of final_model files"]
     assert excluded == [
         "journal:workspace/final_model/generation_config.json = final_model/generation_config.json (compared with "

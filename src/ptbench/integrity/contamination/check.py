@@ -1,6 +1,7 @@
 """The contamination check: the trial's test set against everything the agent could train on.
 
-Scanned: every text-like file in workspace/ and home/ (archives opened), datasets the agent pulled
+Scanned: every text-like file in workspace/ and home/ (archives opened), every file of final_model/
+but tensor bytes and what the base model already holds (model_files.py), datasets the agent pulled
 into the cache layer during its run, files or hub datasets its trajectory names, and the model's
 side of the gateway transcript (its replies, reasoning and tool-call arguments: items it recited
 or wrote through a tool are evidence even if no file keeps them). Encoded text is decoded first
@@ -29,7 +30,7 @@ from ptbench.integrity.contamination.index import (
     contaminated_segments,
     scan_stream,
 )
-from ptbench.integrity.contamination.model_files import FinalModelScan, final_model_targets
+from ptbench.integrity.contamination.model_files import final_model_targets
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.scan import FileScan, scan_files
 from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
@@ -72,9 +73,7 @@ def check(ctx: CheckContext) -> Finding:
             excluded["journal copies of final_model files"].append(
                 f"journal:{', '.join(names[:3])} = {label} ({final.how.get(label, 'not in final_model/ now')})"
             )
-        targets = (
-            _targets(ctx, excluded) + final.targets + _journal_targets(ctx, journal.targets, excluded)
-        )
+        targets = _targets(ctx, excluded) + final.targets + _journal_targets(ctx, journal.targets, excluded)
         harness_train = _harness_train_hash(ctx)
         base_files = _base_model_hashes(base)
         evidence, notes, cut, scanned_files, scanned_bytes = _scan_all(

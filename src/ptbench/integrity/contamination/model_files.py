@@ -67,15 +67,15 @@ class FinalModelScan:
 
     targets: list[tuple[str, Path]] = field(default_factory=list)
     how: dict[str, str] = field(default_factory=dict)  # final_model/<rel> -> how it was read
+    kinds: Counter[str] = field(default_factory=Counter)  # weights, identical to the base, ... -> files
     weights: list[dict[str, Any]] = field(default_factory=list)
     base: str | None = None
 
     def details(self, seconds: float, bytes_read: int) -> dict[str, Any]:
-        kinds = Counter(v.split(":")[0] for v in self.how.values())
         return {
             "base": self.base,
             "files": len(self.how),
-            "by_kind": dict(sorted(kinds.items())),
+            "by_kind": dict(sorted(self.kinds.items())),
             "files_how": dict(list(self.how.items())[:100]),
             "weights": self.weights[:50],
             "bytes_to_scan": bytes_read,
@@ -119,30 +119,41 @@ def final_model_targets(final: Path, base: Path | None, tmp: Path) -> FinalModel
         if tensors is not None:
             out.weights.append({"file": label, "format": tensors.fmt, "tensor_bytes": tensors.tensor_bytes})
             out.how[label] = f"weights: {tensors.fmt} ({tensors.tensor_bytes} tensor bytes not read), the rest read"
+            out.kinds["weights (all but tensor bytes read)"] += 1
             text_target(f"{label} ({tensors.fmt}, all but tensor bytes)", tensors.text)
             continue
         same = [b for b in base_by_size.get(size, []) if sha(b) == sha(p)]
         if same:
-            name = same[0].relative_to(base).as_posix() if base else same[0].name  # type: ignore[arg-type]
+            name = same[0].relative_to(base).as_posix() if base else same[0].name
             out.how[label] = f"identical to the base model's {name}: not read"
+            out.kinds["identical to the base model's (not read)"] += 1
             continue
         counterpart = base / rel if base is not None else None
         binary = _binary(p)
-        if counterpart is not None and counterpart.is_file() and size <= MAX_DIFF and counterpart.stat().st_size <= MAX_DIFF:
+        if (
+            counterpart is not None
+            and counterpart.is_file()
+            and size <= MAX_DIFF
+            and counterpart.stat().st_size <= MAX_DIFF
+        ):
             new, method = new_content(p.read_bytes(), counterpart.read_bytes(), binary)
             out.how[label] = f"compared with the base model's {rel}: {method} not in it read"
+            out.kinds["compared with the base model's (what is new read)"] += 1
             text_target(f"{label} ({method} not in the base model's)", new)
             continue
         if binary:
             out.how[label] = "read: printable runs (a binary file)"
+            out.kinds["read (printable runs)"] += 1
             text_target(f"{label} (printable runs)", _runs_of(p))
         elif kind_of(p) is None:  # a weight-like or binary name on a file that is neither: read as text
             link = tmp / f"t{len(out.targets)}"
             os.symlink(p, link)
             out.how[label] = "read (its name says binary; its content is not a weight file)"
+            out.kinds["read"] += 1
             out.targets.append((label, link))
         else:
             out.how[label] = "read"
+            out.kinds["read"] += 1
             out.targets.append((label, p))
     return out
 
@@ -228,7 +239,9 @@ def _new_leaves(final: Any, base: Any) -> bytes:
         else:
             new.append((p, v))
     keys = [k for p, _ in new for k in p[-1:] if k != "[]"]
-    as_read = [" ".join([*[k for k in p[-1:] if k != "[]"], v if isinstance(v, str) else json.dumps(v)]) for p, v in new]
+    as_read = [
+        " ".join([*[k for k in p[-1:] if k != "[]"], v if isinstance(v, str) else json.dumps(v)]) for p, v in new
+    ]
     strings = [v for _, v in new if isinstance(v, str)]
     return "\n\n".join("\n".join(part) for part in (as_read, keys, strings)).encode("utf-8", "surrogatepass") + b"\n"
 
