@@ -315,3 +315,20 @@ def test_weight_files_are_recognised_by_their_whole_layout_not_their_name(tmp_pa
     assert tensor_file(tmp_path / "a.npy") is not None
     np.save(tmp_path / "o.npy", np.array([ITEM], dtype=object), allow_pickle=True)
     assert tensor_file(tmp_path / "o.npy") is None  # a pickle: data
+
+
+def test_what_is_new_against_the_base_keeps_duplicate_keys_added_lines_and_binary_runs():
+    from ptbench.integrity.contamination.model_files import new_content
+
+    base = json.dumps({"model": {"vocab": {"$": 13, "%": 14}}, "note": "x"}).encode()
+    # json.loads keeps only the last of two equal keys: the first still counts
+    final = base[:-1] + f', "note": "{ITEM}", "note": "x"}}'.encode()
+    text, how = new_content(final, base, binary=False)
+    assert how == "JSON entries" and ITEM.encode() in text and b"13" not in text  # the base's vocabulary is not re-read
+    words = {"model": {"vocab": {"$": 13, "%": 14, "josh": 15, "decides": 16, "to": 17}}}
+    text, _ = new_content(json.dumps(words).encode(), base, binary=False)
+    assert b"josh\ndecides\nto" in text  # added tokens read as the sentence they spell
+    text, how = new_content(b"a\nb\n" + ITEM.encode() + b"\n", b"a\nb\n", binary=False)
+    assert (how, text) == ("lines", ITEM.encode() + b"\n")
+    text, how = new_content(b"\0\x01same run\0" + ITEM.encode(), b"\0\x01same run\0", binary=True)
+    assert (how, text) == ("printable runs", ITEM.encode() + b"\n")

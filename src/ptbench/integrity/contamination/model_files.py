@@ -47,6 +47,7 @@ from ptbench.integrity.contamination.decode import container_of, utf16_of
 from ptbench.integrity.contamination.sources import kind_of, walk_files
 
 MAX_DIFF = 256 << 20  # a file larger than this is read whole, not compared with the base's
+MAX_JSON = 64 << 20  # JSON parsed as leaves up to this size (Python objects take ~10x); larger: line by line
 MAX_HEADER = 100 << 20  # safetensors' own limit on its header
 _RUNS = re.compile(rb"[\t\n\r\x20-\x7e\x80-\xff]{4,}")
 _BLOCK = 16 << 20
@@ -191,13 +192,13 @@ class _Obj(list):
 
 def new_content(final: bytes, base: bytes, binary: bool) -> tuple[bytes, str]:
     """(text of what `final` holds that `base` does not, how it was compared)."""
-    if not binary:
+    if not binary and max(len(final), len(base)) <= MAX_JSON:
         try:
             f, b = (json.loads(x, object_pairs_hook=_Obj) for x in (final, base))
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            pass
-        else:
             return _new_leaves(f, b), "JSON entries"
+        except (ValueError, UnicodeDecodeError, RecursionError):  # not JSON (or nested past Python's stack)
+            pass
+    if not binary:
         return _new_units(final.splitlines(), base.splitlines()), "lines"
     runs = lambda data: [m.group(0) for m in _RUNS.finditer(data)]  # noqa: E731
     return _new_units(runs(final), runs(base)), "printable runs"
