@@ -175,7 +175,9 @@ def test_the_tiny_models_own_files_are_clean_and_its_weights_are_not_read(trial_
     assert weights["file"] == "final_model/model.safetensors" and weights["format"] == "safetensors"
     header = int.from_bytes((tiny_model / "model.safetensors").read_bytes()[:8], "little")
     assert weights["tensor_bytes"] == size - 8 - header  # everything but the header is left unread
-    assert fm["bytes_to_scan"] == header  # what was read of final_model/: the header, nothing else
+    names = list(json.loads((tiny_model / "model.safetensors").read_bytes()[8 : 8 + header]))
+    # what was read of final_model/: the header's free text (metadata, tensor names), nothing else
+    assert 0 < fm["bytes_to_scan"] <= len("\n".join(names)) + 32 < header
 
 
 @pytest.mark.slow
@@ -332,3 +334,29 @@ def test_what_is_new_against_the_base_keeps_duplicate_keys_added_lines_and_binar
     assert (how, text) == ("lines", ITEM.encode() + b"\n")
     text, how = new_content(b"\0\x01same run\0" + ITEM.encode(), b"\0\x01same run\0", binary=True)
     assert (how, text) == ("printable runs", ITEM.encode() + b"\n")
+
+
+@pytest.mark.slow
+def test_weight_named_files_in_the_workspace_are_read_by_their_content(trial_factory, tiny_model):
+    """A `.safetensors` or `.bin` in the workspace that is not a weight file is data (it was skipped by
+    its name); a real checkpoint's free text is read, its tensors are not, and it stays clean."""
+    trial = trial_factory(base=str(tiny_model), integrity=CHECK)
+    ckpt = trial.workspace / "checkpoint-100"
+    shutil.copytree(tiny_model, ckpt)
+    report = _run(trial)
+    assert report["verdict"] == "clean", report["evidence"]
+    assert report["details"]["weight_named_files"] == {
+        "workspace/checkpoint-100/model.safetensors": "weights: safetensors, its free text read"
+    }
+    (ckpt / "model-00002-of-00002.safetensors").write_text(json.dumps({"rows": [ITEM]}))
+    (trial.home / "stash.bin").write_text(ITEM)
+    _safetensors(trial.workspace / "adapter.safetensors", metadata={"notes": ITEM})
+    (trial.workspace / "tokens.bin").write_bytes(np.arange(5000, dtype=np.uint16).tobytes())  # binary: unread
+    report = _run(trial)
+    assert report["verdict"] == "flagged"
+    assert {e["file"] for e in report["evidence"]} == {
+        "workspace/checkpoint-100/model-00002-of-00002.safetensors",
+        "home/stash.bin",
+        "workspace/adapter.safetensors (safetensors: its free text)",
+    }
+    assert report["details"]["weight_named_files"]["workspace/tokens.bin"] == "not read (binary, not a weight file)"

@@ -30,7 +30,7 @@ from ptbench.integrity.contamination.index import (
     contaminated_segments,
     scan_stream,
 )
-from ptbench.integrity.contamination.model_files import final_model_targets
+from ptbench.integrity.contamination.model_files import WEIGHT_NAMES, final_model_targets, weight_named_targets
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.scan import FileScan, scan_files
 from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
@@ -67,13 +67,18 @@ def check(ctx: CheckContext) -> Finding:
     base = _base_model(ctx)
     with tempfile.TemporaryDirectory(prefix="ptbench-contamination-") as tmp:
         fm_started = time.time()
-        final = final_model_targets(ctx.final_model, base, Path(tmp))
+        (Path(tmp) / "final_model").mkdir()
+        (Path(tmp) / "weights").mkdir()
+        final = final_model_targets(ctx.final_model, base, Path(tmp) / "final_model")
         fm_seconds = time.time() - fm_started
         for names, label in journal.in_final_model:  # the copy is that file, read there as said
             excluded["journal copies of final_model files"].append(
                 f"journal:{', '.join(names[:3])} = {label} ({final.how.get(label, 'not in final_model/ now')})"
             )
-        targets = _targets(ctx, excluded) + final.targets + _journal_targets(ctx, journal.targets, excluded)
+        by_name: list[tuple[str, Path]] = []
+        targets = _targets(ctx, excluded, by_name)
+        named_targets, named_how = weight_named_targets(by_name, Path(tmp) / "weights")
+        targets += named_targets + final.targets + _journal_targets(ctx, journal.targets, excluded)
         harness_train = _harness_train_hash(ctx)
         base_files = _base_model_hashes(base)
         evidence, notes, cut, scanned_files, scanned_bytes = _scan_all(
@@ -92,6 +97,7 @@ def check(ctx: CheckContext) -> Finding:
         "notes": notes[:50],
         "journal": journal.details,
         "final_model": final.details(fm_seconds, fm_bytes),
+        "weight_named_files": dict(list(named_how.items())[:50]),
         "decoding_bounds_hit": cut[:50],
     }
     if evidence:
@@ -197,7 +203,11 @@ def _scans(ctx: CheckContext, index: TestIndex, targets: list[tuple[str, Path]])
         yield scan
 
 
-def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[str, Path]]:
+def _targets(
+    ctx: CheckContext, excluded: dict[str, list[str]], by_name: list[tuple[str, Path]]
+) -> list[tuple[str, Path]]:
+    """What to scan of workspace/, home/, the cache layer and the trajectory's files; files whose name
+    says weights go to `by_name` (read by content: model_files.weight_named_targets)."""
     named = _named_in_trajectory(ctx)
     out: dict[str, tuple[str, Path]] = {}
     for root, name in ((ctx.workspace, "workspace"), (ctx.home, "home")):
@@ -207,9 +217,14 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
 
         def skip(p: Path, root=root, scaffold=scaffold, name=name) -> bool:
             rel = p.relative_to(root).as_posix()
-            if p.name in (".git", "node_modules", "__pycache__") or p.is_file() and not scannable(p):
+            if p.name in (".git", "node_modules", "__pycache__"):
                 return True
-            if any(p == s or s in p.parents for s in scaffold) and p.resolve() not in named:
+            state = any(p == s or s in p.parents for s in scaffold) and p.resolve() not in named
+            if p.is_file() and not scannable(p):
+                if p.suffix.lower() in WEIGHT_NAMES and not state:
+                    by_name.append((f"{name}/{rel}", p))
+                return True
+            if state:
                 if p.is_file():
                     excluded["agent CLI state"].append(f"{name}/{rel}")
                 return p.is_file()

@@ -8,8 +8,9 @@ file of final_model/ is therefore scanned like a workspace file, except:
   (header parsed, every tensor's size from its dtype and shape, the tensors tiling the data with no
   gap and nothing after), GGUF (the same, from ggml's block sizes, zero padding only), torch's zip
   format (every `data/<key>` member named by the pickle) and .npy (size from dtype and shape). Of
-  such a file only what is not tensor bytes is read: the safetensors header (its `__metadata__`
-  too), GGUF keys and strings, the pickle's strings and any other zip member, the .npy header. A
+  such a file only its free text is read: the safetensors header's `__metadata__` and tensor names
+  (dtypes, shapes and offsets are checked, not read: a shape [16, 64] reads as the item 16+64),
+  GGUF keys and strings, the pickle's strings and any other zip member. A
   file that fails any test is data, whatever its name: a `.safetensors` that is JSON is read whole.
   Tensor bytes are never read as text (cost, and random bytes would match a two-number item).
 - files byte-for-byte equal to a file of the trusted base model: recorded, not read.
@@ -119,9 +120,11 @@ def final_model_targets(final: Path, base: Path | None, tmp: Path) -> FinalModel
         tensors = tensor_file(p)
         if tensors is not None:
             out.weights.append({"file": label, "format": tensors.fmt, "tensor_bytes": tensors.tensor_bytes})
-            out.how[label] = f"weights: {tensors.fmt} ({tensors.tensor_bytes} tensor bytes not read), the rest read"
-            out.kinds["weights (all but tensor bytes read)"] += 1
-            text_target(f"{label} ({tensors.fmt}, all but tensor bytes)", tensors.text)
+            out.how[label] = (
+                f"weights: {tensors.fmt} ({tensors.tensor_bytes} tensor bytes not read), its free text read"
+            )
+            out.kinds["weights (free text read, tensor bytes not)"] += 1
+            text_target(f"{label} ({tensors.fmt}: its free text)", tensors.text)
             continue
         same = [b for b in base_by_size.get(size, []) if sha(b) == sha(p)]
         if same:
@@ -157,6 +160,32 @@ def final_model_targets(final: Path, base: Path | None, tmp: Path) -> FinalModel
             out.kinds["read"] += 1
             out.targets.append((label, p))
     return out
+
+
+WEIGHT_NAMES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".npy")
+
+
+def weight_named_targets(files: list[tuple[str, Path]], tmp: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
+    """Files of the workspace or HOME whose name says weights (the scan skips binary names): the free
+    text of a real weight file; a file whose first bytes are text (a `.safetensors` that is JSON) read
+    as text. Any other binary file stays unread, as other binary names do (a tokenized `train.bin`
+    read by its printable runs would match two-number items by chance)."""
+    targets: list[tuple[str, Path]] = []
+    how: dict[str, str] = {}
+    for label, p in files:
+        dest = tmp / f"w{len(targets)}"
+        tensors = tensor_file(p)
+        if tensors is not None:
+            dest.write_bytes(tensors.text)
+            targets.append((f"{label} ({tensors.fmt}: its free text)", dest))
+            how[label] = f"weights: {tensors.fmt}, its free text read"
+        elif not _binary(p):
+            os.symlink(p, dest)  # a neutral name: read as the text (or container) it is
+            targets.append((label, dest))
+            how[label] = "read (its name says weights; its content is not a weight file)"
+        else:
+            how[label] = "not read (binary, not a weight file)"
+    return targets, how
 
 
 def _binary(p: Path) -> bool:
@@ -278,7 +307,7 @@ def tensor_file(p: Path) -> Tensors | None:
                 return _torch_zip(p)
             if len(head) > 8 and head[8:9] == b"{":
                 return _safetensors(fh, size)
-    except (OSError, ValueError, struct.error, zipfile.BadZipFile, OverflowError, MemoryError):
+    except Exception:  # noqa: BLE001  (whatever fails to parse is not a weight file: it is read as data)
         return None
     return None
 
@@ -315,7 +344,11 @@ def _safetensors(fh, size: int) -> Tensors | None:
         pos = b
     if pos != size - 8 - n:  # anything after the last tensor is not a tensor
         return None
-    return Tensors("safetensors", raw, pos)
+    # The free text of the header: metadata and tensor names. Dtypes, shapes and offsets were checked
+    # above; read as text, a shape [16, 64] would be the arithmetic item 16+64.
+    meta = header.get("__metadata__") or {}
+    lines = [f"{k} {v}" for k, v in meta.items()] + [k for k in header if k != "__metadata__"]
+    return Tensors("safetensors", "\n".join(lines).encode("utf-8", "surrogatepass"), pos)
 
 
 def _npy(fh, size: int) -> Tensors | None:
@@ -326,14 +359,16 @@ def _npy(fh, size: int) -> Tensors | None:
     n = struct.unpack("<H", fh.read(2))[0] if major == 1 else struct.unpack("<I", fh.read(4))[0]
     raw = fh.read(n)
     meta = ast.literal_eval(raw.decode("latin-1"))
+    if not isinstance(meta, dict) or set(meta) != {"descr", "fortran_order", "shape"}:
+        return None
     dtype = np.dtype(meta["descr"])
     shape = meta["shape"]
-    if dtype.hasobject or not all(type(d) is int and d >= 0 for d in shape):
+    if dtype.hasobject or not isinstance(shape, tuple) or not all(type(d) is int and d >= 0 for d in shape):
         return None  # an object array is a pickle: data, not tensor bytes
     data = math.prod(shape) * dtype.itemsize
-    if fh.tell() + data != size:
-        return None
-    return Tensors("npy", raw, data)
+    if fh.tell() + data != size or dtype.names is not None:
+        return None  # a structured dtype has field names: free text, rare in weights; read as data
+    return Tensors("npy", b"", data)  # nothing but dtype and shape, checked
 
 
 def _pickle_strings(data: bytes) -> list[bytes]:
