@@ -10,6 +10,13 @@ BFCL 100, Arena-Hard writing 250 (with ~700-word reference answers), HealthBench
 JSONL holds 20 planted test items; the scan must find exactly those.
 
     python scripts/bench_contamination.py [--size 1G] [--workers 2] [--unicode] [--keep FILE] [--tiny]
+
+`--final-model SIZE` measures instead what reading final_model/ adds to the check (the same index):
+the tiny model as a fine-tune saves it (generation settings, two added tokens, a chat template), then
+the same with SIZE of real safetensors shards beside it (sparse files, valid headers), e.g. 1G. It
+prints the seconds and the bytes the process read (/proc/self/io rchar): tensor bytes are not read.
+
+    python scripts/bench_contamination.py --final-model 1G [--repeat 5]
 """
 
 from __future__ import annotations
@@ -88,6 +95,92 @@ def write_jsonl(
             fh.write((json.dumps({"instruction": line, "output": "whatever"}) + "\n").encode())
 
 
+def _rchar() -> int:
+    try:
+        return int(next(x for x in Path("/proc/self/io").read_text().splitlines() if x.startswith("rchar")).split()[1])
+    except (OSError, StopIteration):
+        return -1
+
+
+def _fine_tune_of(base: Path, final: Path) -> None:
+    """final/: the tiny model as a fine-tune saves it (not byte-equal to the base where it changed)."""
+    import shutil
+
+    from transformers import AutoTokenizer, GenerationConfig
+
+    shutil.copytree(base, final)
+    tok = AutoTokenizer.from_pretrained(final)
+    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    tok.chat_template = "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}"
+    tok.save_pretrained(final)
+    gen = GenerationConfig.from_pretrained(final)
+    gen.do_sample, gen.temperature = True, 0.7
+    gen.save_pretrained(final)
+
+
+def _shards(final: Path, size: int, n: int = 4) -> int:
+    """n real safetensors shards of F32 tensors, size bytes of tensors in all, written sparse (the header
+    is real; the tensor bytes are zeros the disk does not hold), and their index."""
+    rows = max(1, size // n // (4096 * 4))
+    index: dict[str, str] = {}
+    total = 0
+    for i in range(n):
+        name = f"model-{i + 1:05d}-of-{n:05d}.safetensors"
+        nbytes = rows * 4096 * 4
+        header = json.dumps({f"layer{i}.w": {"dtype": "F32", "shape": [rows, 4096], "data_offsets": [0, nbytes]}})
+        raw = header.encode() + b" " * (-len(header) % 8)
+        with open(final / name, "wb") as fh:
+            fh.write(len(raw).to_bytes(8, "little") + raw)
+            fh.truncate(8 + len(raw) + nbytes)
+        index[f"layer{i}.w"] = name
+        total += nbytes
+    (final / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": total}, "weight_map": index})
+    )
+    return total
+
+
+def bench_final_model(size: int, repeat: int) -> None:
+    from ptbench.demo import make_tiny_model
+    from ptbench.integrity.contamination.model_files import final_model_targets
+
+    rng = np.random.default_rng(0)
+    vocab = vocabulary(rng)
+    index, _ = build_index(rng, vocab)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        base = make_tiny_model(root / "base")
+        cases = {"tiny model fine-tune": root / "tiny"}
+        _fine_tune_of(base, cases["tiny model fine-tune"])
+        large = root / "large"
+        _fine_tune_of(base, large)
+        weights = _shards(large, size)
+        cases[f"the same + {weights / 1e9:.2f} GB of safetensors shards"] = large
+        for name, final in cases.items():
+            times, reads = [], []
+            for r in range(repeat):
+                work = root / f"work{r}-{final.name}"
+                work.mkdir()
+                t0, rc0 = time.perf_counter(), _rchar()
+                fm = final_model_targets(final, base, work)
+                found = 0
+                for scan in scan_files(index, fm.targets, workers=2):
+                    assert scan.error is None, scan.error
+                    found += sum(len(contaminated_segments(index, h)) for top in scan.hits for h in top.flat())
+                times.append(time.perf_counter() - t0)
+                reads.append(_rchar() - rc0)
+                assert found == 0, f"{name}: an honest final_model matched the test sets"
+            on_disk = sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
+            scanned = sum(p.stat().st_size for _, p in fm.targets)
+            kinds = ", ".join(f"{k} {v}" for k, v in sorted(fm.details(0, 0)["by_kind"].items()))
+            print(
+                f"final_model {name}: {len(fm.how)} files, {on_disk / 1e6:.1f} MB on disk ({kinds}); "
+                f"added {float(np.median(times)):.3f} s (median of {repeat}, min {min(times):.3f}), "
+                f"read {int(np.median(reads)) / 1e6:.2f} MB, scanned {scanned / 1e6:.2f} MB as text"
+            )
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
 def parse_size(text: str) -> int:
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     t = text.strip().upper().removesuffix("B").removesuffix("I")
@@ -108,7 +201,12 @@ def main() -> None:
     ap.add_argument(
         "--tiny", action="store_true", help="smallest run (the test suite's smoke run; its figures mean little)"
     )
+    ap.add_argument("--final-model", metavar="SIZE", help="measure reading final_model/ with SIZE of weights instead")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per --final-model case")
     args = ap.parse_args()
+    if args.final_model:
+        bench_final_model(parse_size(args.final_model), args.repeat)
+        return
     size_wanted = int(args.gb * (1 << 30)) if args.gb else parse_size(args.size)
     scale, rows, vocab_size = (0.02, 500, 2_000) if args.tiny else (1.0, 40_000, 50_000)
     if args.tiny:

@@ -281,10 +281,12 @@ def test_a_race_the_journal_loses_is_counted_and_named_never_silent(tmp_path: Pa
     assert view.notice and "missed 2 file version(s) that lived shorter than its reaction time" in view.notice
 
 
-def test_copies_of_the_submitted_models_tokenizer_are_the_model_but_anything_else_is_scanned(tmp_path: Path) -> None:
-    """The demo's tokenizer lists "13", "14", ... in order, which the 2-number arithmetic items match:
-    the journal's copy of the submitted model's own tokenizer is judged as the model (as the final
-    scan leaves final_model/ to identity and memorization), never a stash beside it or altered bytes."""
+def test_copies_of_files_of_the_submitted_model_are_named_as_those_files_and_anything_else_is_scanned(
+    tmp_path: Path,
+) -> None:
+    """A copy with the bytes of a file of the collected final_model/ (any file: a tokenizer, a config,
+    an extra file) is that file, which the contamination check reads in final_model/; the journal
+    names each such copy and the file it equals. A copy with other bytes is scanned as the journal's."""
     import hashlib
 
     from ptbench.integrity.journal import read_journal
@@ -310,5 +312,13 @@ def test_copies_of_the_submitted_models_tokenizer_are_the_model_but_anything_els
     (trial / "journal" / "summary.json").write_text(json.dumps({"runs": [{"run": 1, "ended": 1.0, "gaps": []}]}))
     view = read_journal(trial)
     scanned = sorted(name for names, _ in view.targets for name in names)
-    assert scanned == ["workspace/final_model/notes.json", "workspace/old/tokenizer.json"]
+    assert scanned == ["workspace/old/tokenizer.json"]
+    assert sorted(view.in_final_model) == [
+        (["workspace/final_model/notes.json"], "final_model/notes.json"),
+        (["workspace/final_model/tokenizer.json"], "final_model/tokenizer.json"),
+    ]
+    assert view.details["copies_of_final_model_files"] == [
+        "workspace/final_model/notes.json = final_model/notes.json",
+        "workspace/final_model/tokenizer.json = final_model/tokenizer.json",
+    ]
     assert not view.gaps

@@ -10,18 +10,20 @@ evidence. Layout, in the trial directory (never bound into the sandbox):
                              counts, and every reason it may be incomplete (`gaps`)
 
 `read_journal` turns it into files to scan (skipping copies of files that are still in place,
-unchanged, where the final scan reads them anyway) and into `gaps`: evidence the journal knows it
+unchanged, where the final scan reads them anyway, and naming copies equal to a file of the
+submitted final_model/, which the check reads there) and into `gaps`: evidence the journal knows it
 could not keep. A check with gaps and no finding is `unchecked`, never `clean`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ptbench.core.files import sha256_file
 
 JOURNAL = "journal"
 OBJECTS, RECORDS, SUMMARY = "objects", "records.jsonl", "summary.json"
@@ -94,6 +96,8 @@ class JournalView:
     gaps: list[str] = field(default_factory=list)  # why the journal may lack evidence
     details: dict[str, Any] = field(default_factory=dict)
     notice: str = ""  # said in the check's reason (what the journal could not see)
+    # (names written under, final_model/<path>): copies with the bytes of a file of the submitted model
+    in_final_model: list[tuple[list[str], str]] = field(default_factory=list)
 
 
 def read_journal(trial_dir: Path) -> JournalView:
@@ -114,25 +118,31 @@ def read_journal(trial_dir: Path) -> JournalView:
         runs = []
     records = _records(root / RECORDS, view.gaps)
     by_sha: dict[str, list[str]] = {}
-    submitted = _final_model_digests(trial_dir)
     skipped: list[dict[str, Any]] = []
     missed: list[dict[str, Any]] = []  # not readable: a gap
     raced: list[dict[str, Any]] = []  # lived shorter than the journal's reaction time: counted, said
     for r in records:
         if r.get("kind") == "kept" and r.get("sha256"):
-            if not _in_place(trial_dir, r) and str(r["sha256"]) not in submitted:
+            if not _in_place(trial_dir, r):
                 by_sha.setdefault(str(r["sha256"]), []).append(str(r["label"]))
         elif r.get("kind") == "skipped":
             if r.get("why") != "weights" and not _in_place(trial_dir, r):
                 skipped.append(r)
         elif r.get("kind") == "missed":
             (raced if r.get("race") else missed).append(r)
+    copies = []
     for sha, labels in sorted(by_sha.items(), key=lambda kv: kv[1][0]):
         obj = root / OBJECTS / sha
         if not obj.is_file():
             view.gaps.append(f"the journal's copy of {labels[0]} is gone")
             continue
-        view.targets.append((sorted(set(labels)), obj))
+        copies.append((sha, sorted(set(labels)), obj))
+    submitted = _final_model_files(trial_dir, {obj.stat().st_size for _, _, obj in copies})
+    for sha, labels, obj in copies:
+        if sha in submitted:  # read there (with what the check knows of the base), not twice
+            view.in_final_model.append((labels, submitted[sha]))
+        else:
+            view.targets.append((labels, obj))
     for run in runs:
         view.gaps += [f"run {run.get('run')}: {g}" for g in run.get("gaps") or []]
     # A runner killed during the solve left its run open: what it had copied is in records.jsonl;
@@ -155,6 +165,7 @@ def read_journal(trial_dir: Path) -> JournalView:
         "watched": sorted({w for run in runs for w in run.get("watched") or []}),
         "cannot_see": cannot,
         "copies_scanned": len(view.targets),
+        "copies_of_final_model_files": [f"{', '.join(n[:3])} = {f}" for n, f in view.in_final_model[:50]],
         "records": len(records),
         "bytes_kept": sum(int(run.get("bytes_kept", 0)) for run in runs),
         "skipped_weights": sum(1 for r in records if r.get("kind") == "skipped" and r.get("why") == "weights"),
@@ -202,28 +213,19 @@ def _in_place(trial_dir: Path, rec: dict[str, Any]) -> bool:
     return (st.st_ino, st.st_size, st.st_mtime_ns) == (rec.get("ino"), rec.get("size"), rec.get("mtime_ns"))
 
 
-# The files that define a model beside its weights. A tokenizer lists numbers and words in order, which
-# short test items (the demo's "13+14=") match; the final scan leaves final_model/ to model identity
-# and memorization, and so does the journal for copies of exactly these files of the submitted model.
-MODEL_DEFINITION = {
-    "tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "merges.txt", "tokenizer.model",
-    "special_tokens_map.json", "added_tokens.json", "config.json", "generation_config.json", "chat_template.jinja",
-}  # fmt: skip
-
-
-def _final_model_digests(trial_dir: Path, limit: int = 64 << 20) -> set[str]:
-    """sha256 of the collected final_model/'s model-definition files (MODEL_DEFINITION, up to `limit`
-    bytes): journal copies with those exact bytes are the submitted model's own files, not training
-    data. Any other file put in final_model/, or a copy whose bytes differ, is still scanned."""
-    out: set[str] = set()
+def _final_model_files(trial_dir: Path, sizes: set[int]) -> dict[str, str]:
+    """sha256 -> final_model/<path> of the collected final_model/'s files whose size is one of `sizes`
+    (the journal's copies: only those can be equal). A copy with the bytes of a file of the submitted
+    model is that file, which the contamination check reads in final_model/ (model_files.py)."""
+    out: dict[str, str] = {}
     root = trial_dir / "final_model"
-    if not root.is_dir() or root.is_symlink():
+    if not sizes or not root.is_dir() or root.is_symlink():
         return out
     for p in sorted(root.rglob("*")):
         try:
-            if p.name not in MODEL_DEFINITION or p.is_symlink() or not p.is_file() or p.stat().st_size > limit:
+            if p.is_symlink() or not p.is_file() or p.stat().st_size not in sizes:
                 continue
-            out.add(hashlib.sha256(p.read_bytes()).hexdigest())
+            out.setdefault(sha256_file(p), f"final_model/{p.relative_to(root).as_posix()}")
         except OSError:
             continue
     return out

@@ -1,6 +1,7 @@
 """The contamination check: the trial's test set against everything the agent could train on.
 
-Scanned: every text-like file in workspace/ and home/ (archives opened), datasets the agent pulled
+Scanned: every text-like file in workspace/ and home/ (archives opened), every file of final_model/
+but tensor bytes and what the base model already holds (model_files.py), datasets the agent pulled
 into the cache layer during its run, files or hub datasets its trajectory names, and the model's
 side of the gateway transcript (its replies, reasoning and tool-call arguments: items it recited
 or wrote through a tool are evidence even if no file keeps them). Encoded text is decoded first
@@ -17,6 +18,7 @@ import fnmatch
 import hashlib
 import json
 import re
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,12 +30,14 @@ from ptbench.integrity.contamination.index import (
     contaminated_segments,
     scan_stream,
 )
+from ptbench.integrity.contamination.model_files import WEIGHT_NAMES, final_model_targets, weight_named_targets
 from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.scan import FileScan, scan_files
 from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
 from ptbench.integrity.contamination.testsets import add_test_set
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.journal import read_journal
+from ptbench.integrity.model_identity import find_model
 from ptbench.integrity.report import Finding, Unchecked
 
 TRANSCRIPT_LABEL = "record/transcript.jsonl (model output)"
@@ -57,11 +61,86 @@ def check(ctx: CheckContext) -> Finding:
         "allowed": [],
         "harness training data": [],
         "copies of base model files": [],
+        "journal copies of final_model files": [],
     }
     journal = read_journal(ctx.trial_dir)
-    targets = _targets(ctx, excluded) + _journal_targets(ctx, journal.targets, excluded)
-    harness_train = _harness_train_hash(ctx)
-    base_files = _base_model_hashes(ctx)
+    base = _base_model(ctx)
+    with tempfile.TemporaryDirectory(prefix="ptbench-contamination-") as tmp:
+        fm_started = time.time()
+        (Path(tmp) / "final_model").mkdir()
+        (Path(tmp) / "weights").mkdir()
+        final = final_model_targets(ctx.final_model, base, Path(tmp) / "final_model")
+        fm_seconds = time.time() - fm_started
+        for names, label in journal.in_final_model:  # the copy is that file, read there as said
+            excluded["journal copies of final_model files"].append(
+                f"journal:{', '.join(names[:3])} = {label} ({final.how.get(label, 'not in final_model/ now')})"
+            )
+        by_name: list[tuple[str, Path]] = []
+        targets = _targets(ctx, excluded, by_name)
+        named_targets, named_how = weight_named_targets(by_name, Path(tmp) / "weights")
+        targets += named_targets + final.targets + _journal_targets(ctx, journal.targets, excluded)
+        harness_train = _harness_train_hash(ctx)
+        base_files = _base_model_hashes(base)
+        evidence, notes, cut, scanned_files, scanned_bytes = _scan_all(
+            ctx, index, targets, excluded, harness_train, base_files
+        )
+        fm_bytes = sum(p.stat().st_size for _, p in final.targets)
+    details = {
+        "test_items": n_items,
+        "ngram": index.n,
+        "test_ngrams": index.size,
+        "template_ngrams_dropped": index.dropped_shared,
+        "files_scanned": scanned_files,
+        "bytes_scanned": scanned_bytes,
+        "seconds": round(time.time() - started, 2),
+        "excluded": {k: v[:50] for k, v in excluded.items() if v},
+        "notes": notes[:50],
+        "journal": journal.details,
+        "final_model": final.details(fm_seconds, fm_bytes),
+        "weight_named_files": dict(list(named_how.items())[:50]),
+        "decoding_bounds_hit": cut[:50],
+    }
+    if evidence:
+        items = {(e["task"], e["item_id"]) for e in evidence}
+        files = {e["file"].split("[")[0].split("@")[0] for e in evidence}
+        said = TRANSCRIPT_LABEL in files
+        return Finding(
+            verdict="flagged",
+            reason=(
+                f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could "
+                "train on" + (" (the model's own output in the gateway transcript among them)" if said else "")
+            ),
+            evidence=evidence,
+            details=details,
+        )
+    if journal.gaps:  # evidence the run journal knows it lost: not clean
+        return Finding(
+            verdict="unchecked",
+            reason=f"no test item found, but the run journal is incomplete: {'; '.join(journal.gaps[:3])}",
+            details=details,
+        )
+    if cut:
+        raise Unchecked(
+            f"{len(cut)} part(s) could not be read whole (a decoding bound, e.g. a zip bomb, or a gap in the "
+            f"gateway transcript); first: {cut[0]}"
+        )
+    notice = f"; {journal.notice}" if journal.notice else ""
+    return Finding(
+        verdict="clean",
+        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes){notice}",
+        details=details,
+    )
+
+
+def _scan_all(
+    ctx: CheckContext,
+    index: TestIndex,
+    targets: list[tuple[str, Path]],
+    excluded: dict[str, list[str]],
+    harness_train: str | None,
+    base_files: frozenset[str],
+) -> tuple[list[dict], list[str], list[str], int, int]:
+    """Evidence, notes, what a bound cut, files and bytes scanned."""
     evidence: list[dict] = []
     notes: list[str] = []
     cut: list[str] = []
@@ -100,49 +179,7 @@ def check(ctx: CheckContext) -> Finding:
                     "overlap": index.overlap_text(k, entry)[:300],
                 }
             )
-    details = {
-        "test_items": n_items,
-        "ngram": index.n,
-        "test_ngrams": index.size,
-        "template_ngrams_dropped": index.dropped_shared,
-        "files_scanned": scanned_files,
-        "bytes_scanned": scanned_bytes,
-        "seconds": round(time.time() - started, 2),
-        "excluded": {k: v[:50] for k, v in excluded.items() if v},
-        "notes": notes[:50],
-        "journal": journal.details,
-        "decoding_bounds_hit": cut[:50],
-    }
-    if evidence:
-        items = {(e["task"], e["item_id"]) for e in evidence}
-        files = {e["file"].split("[")[0].split("@")[0] for e in evidence}
-        said = TRANSCRIPT_LABEL in files
-        return Finding(
-            verdict="flagged",
-            reason=(
-                f"{len(items)} test item(s) of {ctx.spec.task.name} found in {len(files)} file(s) the agent could "
-                "train on" + (" (the model's own output in the gateway transcript among them)" if said else "")
-            ),
-            evidence=evidence,
-            details=details,
-        )
-    if journal.gaps:  # evidence the run journal knows it lost: not clean
-        return Finding(
-            verdict="unchecked",
-            reason=f"no test item found, but the run journal is incomplete: {'; '.join(journal.gaps[:3])}",
-            details=details,
-        )
-    if cut:
-        raise Unchecked(
-            f"{len(cut)} part(s) could not be read whole (a decoding bound, e.g. a zip bomb, or a gap in the "
-            f"gateway transcript); first: {cut[0]}"
-        )
-    notice = f"; {journal.notice}" if journal.notice else ""
-    return Finding(
-        verdict="clean",
-        reason=f"no {index.n}-gram of {n_items} test items in {scanned_files} files ({scanned_bytes} bytes){notice}",
-        details=details,
-    )
+    return evidence, notes, cut, scanned_files, scanned_bytes
 
 
 def _scans(ctx: CheckContext, index: TestIndex, targets: list[tuple[str, Path]]) -> Iterator[FileScan]:
@@ -166,7 +203,11 @@ def _scans(ctx: CheckContext, index: TestIndex, targets: list[tuple[str, Path]])
         yield scan
 
 
-def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[str, Path]]:
+def _targets(
+    ctx: CheckContext, excluded: dict[str, list[str]], by_name: list[tuple[str, Path]]
+) -> list[tuple[str, Path]]:
+    """What to scan of workspace/, home/, the cache layer and the trajectory's files; files whose name
+    says weights go to `by_name` (read by content: model_files.weight_named_targets)."""
     named = _named_in_trajectory(ctx)
     out: dict[str, tuple[str, Path]] = {}
     for root, name in ((ctx.workspace, "workspace"), (ctx.home, "home")):
@@ -176,9 +217,14 @@ def _targets(ctx: CheckContext, excluded: dict[str, list[str]]) -> list[tuple[st
 
         def skip(p: Path, root=root, scaffold=scaffold, name=name) -> bool:
             rel = p.relative_to(root).as_posix()
-            if p.name in (".git", "node_modules", "__pycache__") or p.is_file() and not scannable(p):
+            if p.name in (".git", "node_modules", "__pycache__"):
                 return True
-            if any(p == s or s in p.parents for s in scaffold) and p.resolve() not in named:
+            state = any(p == s or s in p.parents for s in scaffold) and p.resolve() not in named
+            if p.is_file() and not scannable(p):
+                if p.suffix.lower() in WEIGHT_NAMES and not state:
+                    by_name.append((f"{name}/{rel}", p))
+                return True
+            if state:
                 if p.is_file():
                     excluded["agent CLI state"].append(f"{name}/{rel}")
                 return p.is_file()
@@ -283,12 +329,22 @@ def _allowed(
     return None
 
 
-def _base_model_hashes(ctx: CheckContext) -> frozenset[str]:
-    """sha256 of the small files of the trial's local base model (a hub model: none, nothing exempt).
+def _base_model(ctx: CheckContext) -> Path | None:
+    """The trial's base model as the harness trusts it: found as the memorization and identity checks
+    find it (a local folder, or the hub id in a cache that is not the agent's own layer)."""
+    spec = ctx.spec.base_model
+    trusted = [c for c in ctx.cache_dirs if c not in ctx.layer_dirs]
+    local = getattr(spec, "path", None)
+    found = find_model(local or spec.id, trusted) or (find_model(spec.id, trusted) if local else None)
+    if found is None and local and Path(local).is_dir():  # a local folder without config.json: still the base's files
+        found = Path(local)
+    return found
+
+
+def _base_model_hashes(root: Path | None) -> frozenset[str]:
+    """sha256 of the small files of the trial's base model (none found: nothing exempt).
     A copy of one of them carries nothing the agent wrote: a character-level tokenizer's vocabulary
     (`"$": 13, "%": 14`) would otherwise match a short arithmetic item in every saved checkpoint."""
-    local = getattr(ctx.spec.base_model, "path", None)
-    root = Path(local) if local else None
     if root is None or not root.is_dir():
         return frozenset()
     return frozenset(
