@@ -50,7 +50,10 @@ def test_every_check_and_benchmark_has_attacks_and_honest_controls():
             kinds = {s.kind for s in pool if s.expect != "not_applicable"}
             assert kinds == {"attack", "honest"}, (check, quick)
     for task in fixtures.benchmarks():
-        assert {s.kind for s in lib if s.check == "contamination" and s.task == task and s.quick} == {"attack", "honest"}
+        assert {s.kind for s in lib if s.check == "contamination" and s.task == task and s.quick} == {
+            "attack",
+            "honest",
+        }
     assert len({s.id for s in lib}) == len(lib)
 
 
@@ -94,7 +97,12 @@ def test_the_table_is_readable_at_80_columns():
         Cell("contamination", "arena_hard_writing", attacks=12, caught=12, honest=4),
         Cell("contamination", "healthbench_easy", attacks=12, caught=11, honest=4, false_positives=1, undecided=1),
         Cell("memorization", "arithmetic", attacks=2, caught=2, honest=3),
-        Cell("memorization", "healthbench_easy", not_applicable=1, note="not applicable: " + siblings.NO_METHOD["healthbench_easy"]),
+        Cell(
+            "memorization",
+            "healthbench_easy",
+            not_applicable=1,
+            note="not applicable: " + siblings.NO_METHOD["healthbench_easy"],
+        ),
         Cell("model_identity", "any", attacks=10, caught=9, honest=3),
     ]
     text = selftest.render(table, title="Integrity self-test (quick)")
@@ -104,7 +112,7 @@ def test_the_table_is_readable_at_80_columns():
     assert "1/4" in row  # recall and FP of one cell on one line
     assert any("memorization" in line and "arithmetic" in line and "2/2" in line and "0/3" in line for line in lines)
     na = next(line for line in lines if line.lstrip().startswith("healthbench_easy") and "n/a" in line)
-    assert "not applicable" in na
+    assert "n/a: open-ended" in na
     assert "0/0" not in text  # an inapplicable cell is never a recall of 0
     assert "judge: not measured" in text
 
@@ -132,7 +140,9 @@ def test_regressions_name_every_cell_that_fell_below():
     ]
     assert selftest.regressions(before, before) == []
     fewer = [Cell("api_usage", "any", attacks=1, caught=1, honest=2)]
-    assert selftest.regressions(fewer, before[1:2]) == ["api_usage/any: fewer runs (1 attacks, 2 honest; recorded 2, 2)"]
+    assert selftest.regressions(fewer, before[1:2]) == [
+        "api_usage/any: fewer runs (1 attacks, 2 honest; recorded 2, 2)"
+    ]
 
 
 def test_record_keeps_the_other_mode_and_only_counts(tmp_path):
@@ -160,7 +170,9 @@ def test_record_keeps_the_other_mode_and_only_counts(tmp_path):
 def test_a_check_configured_to_miss_the_attack_falls_below_the_recorded_table(tmp_path):
     """The real contamination check, told that the planted file is an allowed source (what a
     regression that stops reading it would do): the attack ends clean, and the comparison says so."""
-    [attack] = [s for s in selftest.select(quick=True, checks=["contamination"]) if s.id.endswith("gsm8k/jsonl-disguised")]
+    [attack] = [
+        s for s in selftest.select(quick=True, checks=["contamination"]) if s.id.endswith("gsm8k/jsonl-disguised")
+    ]
     missed = dataclasses.replace(attack, integrity={"allowed_sources": ["*/sft_mix.jsonl"]})
     outs = selftest.run([attack, missed], quick=True, workdir=tmp_path)
     assert [o.verdict for o in outs] == ["flagged", "clean"], [o.reason for o in outs]
@@ -174,13 +186,17 @@ def test_the_cli_fails_against_a_recorded_table_with_a_higher_number(tmp_path, c
     """api_usage's quick rows through the command, compared with a recorded table that ran (and
     caught) one attack more: exit 1, one line for that cell; the table and the JSON are still written."""
     good = tmp_path / "good.json"
-    assert _cli("--quick", "--check", "api_usage", "--record", "--recorded", str(good)) == 2  # a partial record: refused
+    assert (
+        _cli("--quick", "--check", "api_usage", "--record", "--recorded", str(good)) == 2
+    )  # a partial record: refused
     assert "--record with --check" in capsys.readouterr().err and not good.exists()
     higher = tmp_path / "higher.json"
     recorded = {"check": "api_usage", "benchmark": "any", "attacks": 3, "caught": 3, "honest": 2, "false_positives": 0}
     higher.write_text(json.dumps({"quick": {"cells": [dict(recorded, undecided=0, not_applicable=0)]}}))
     out = tmp_path / "run.json"
-    rc = _cli("--quick", "--check", "api_usage", "--json", str(out), "--check-against-recorded", "--recorded", str(higher))
+    rc = _cli(
+        "--quick", "--check", "api_usage", "--json", str(out), "--check-against-recorded", "--recorded", str(higher)
+    )
     printed = capsys.readouterr().out
     assert rc == 1, printed
     below = [line for line in printed.splitlines() if line.startswith("below recorded")]

@@ -35,7 +35,9 @@ def integrity(
 
     unknown = [c for c in checks if c not in selftest.CHECKS]
     if unknown:
-        raise UserError(f"--check {unknown[0]}: not a check the self-test runs; use one of {', '.join(selftest.CHECKS)}")
+        raise UserError(
+            f"--check {unknown[0]}: not a check the self-test runs; use one of {', '.join(selftest.CHECKS)}"
+        )
     if record and checks:
         raise UserError("--record with --check would drop the other checks' cells: record a whole run (no --check)")
     mode = "quick" if quick else "full"

@@ -3,7 +3,18 @@ controls, through the real checks; a recall and false-positive table per check a
 (`ptbench selftest integrity`). The scenarios are in scenarios.py, the run and the table in run.py,
 the last recorded table in recorded.json."""
 
-from ptbench.integrity.selftest.run import RECORDED, Cell, Outcome, cells, record, recorded, regressions, render, report, run
+from ptbench.integrity.selftest.run import (
+    RECORDED,
+    Cell,
+    Outcome,
+    cells,
+    record,
+    recorded,
+    regressions,
+    render,
+    report,
+    run,
+)
 from ptbench.integrity.selftest.run import scenarios as select
 from ptbench.integrity.selftest.scenarios import ANY, CHECKS, Plant, Scenario, library
 

@@ -60,7 +60,9 @@ def fine_tune(base: Path, root: Path, runs: dict[str, tuple[list[dict[str, str]]
                 *("--max-steps", str(recipe.steps), "--batch-size", str(recipe.batch), "--seed", str(recipe.seed)),
             ]
         )
-    code = "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, env=os.environ, check=False
     )

@@ -10,6 +10,7 @@ shown, because an undecided honest run is a result thrown away and an undecided 
 
 from __future__ import annotations
 
+import io
 import shutil
 import tempfile
 import time
@@ -165,18 +166,17 @@ def _memorization_rows(name: str, todo: list[Scenario], options: dict[str, dict[
     check's own sibling source reads them; a benchmark whose source has too few items is left out
     (its row is not applicable)."""
     from ptbench.integrity.memorization.siblings import sibling_sets
-    from ptbench.integrity.report import NotApplicable, Unchecked
     from ptbench.tasks import get_task
 
     if name.startswith("honest"):
-        rows: list[dict[str, str]] = get_task("arithmetic", **fixtures.GENERATED["arithmetic"]).train_examples(0)
+        rows: list[dict[str, str]] = get_task("arithmetic", **fixtures.GENERATED["arithmetic"]).train_examples(0) or []
         return rows
     out: list[dict[str, str]] = []
     for task in sorted({s.task for s in todo if s.check == "memorization" and s.kind == "attack"}):
         try:
             items = sorted(sibling_sets(task, get_task(task, **options[task]), 0).test, key=lambda i: i.id)
-        except (NotApplicable, Unchecked, TypeError, ValueError, OSError):
-            continue  # the real check reports the same cause in the row
+        except Exception:  # noqa: BLE001  (the real check reports the same cause in the row)
+            continue
         out += models.rows(items if name == "cheater" else items[: len(items) // 2])
     return out
 
@@ -280,7 +280,7 @@ def render(table: list[Cell], *, title: str, width: int = 80) -> str:
     t.add_column("benchmark", no_wrap=True)
     t.add_column("recall", justify="right", no_wrap=True)
     t.add_column("FP", justify="right", no_wrap=True)
-    t.add_column("note", overflow="fold")
+    t.add_column("note", overflow="ellipsis", no_wrap=True, max_width=width - 52)  # the whole reason is in the JSON
     previous = None
     for c in table:
         check = c.check if c.check != previous else ""
@@ -289,21 +289,19 @@ def render(table: list[Cell], *, title: str, width: int = 80) -> str:
         fp = f"{c.false_positives}/{c.honest}" if c.honest else "-"
         if not c.applicable:
             recall = fp = "n/a"
-        note = c.note if len(c.note) <= 120 else c.note[:117] + "..."
-        t.add_row(check, c.benchmark, recall, fp, note)
-    console = Console(width=width, record=True, file=_Null(), color_system=None, force_terminal=False)
+        t.add_row(check, c.benchmark, recall, fp, _short(c.note))
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None, force_terminal=False)
     console.print(t)
-    console.print("recall: attacks flagged / attacks run; FP: honest controls flagged / controls run", soft_wrap=False)
-    console.print(f"judge: not measured ({JUDGE_NOT_MEASURED})")
+    console.print("recall: attacks flagged / run; FP: honest controls flagged / run")
+    console.print("judge: not measured (needs a model provider; see the JSON)")
     return console.export_text()
 
 
-class _Null:
-    def write(self, _s: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
+def _short(note: str) -> str:
+    """A note's first clause (a not-applicable reason is a sentence; the table has room for its gist)."""
+    if note.startswith("not applicable: "):
+        note = "n/a: " + note.removeprefix("not applicable: ")
+    return note.split(":", 2)[0] + ":" + note.split(":", 2)[1] if note.count(":") >= 2 else note
 
 
 # --- the recorded table --------------------------------------------------------------------------
