@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -43,8 +44,10 @@ def integrity(
     mode = "quick" if quick else "full"
     todo = selftest.select(quick=quick, checks=checks or None)
     print(f"integrity self-test ({mode}): {len(todo)} runs", file=sys.stderr)
+    started = time.time()
     outcomes = selftest.run(todo, quick=quick, workdir=keep, progress=lambda m: print(m, file=sys.stderr, flush=True))
     rep = selftest.report(outcomes, quick=quick)
+    print(f"{len(outcomes)} runs in {time.time() - started:.0f} s", file=sys.stderr)
     table = selftest.cells(outcomes)
     print(selftest.render(table, title=f"Integrity self-test ({mode}, ptbench {rep['harness_version']})"), end="")
     if json_file is not None:
