@@ -289,7 +289,7 @@ def render(table: list[Cell], *, title: str, width: int = 80) -> str:
         fp = f"{c.false_positives}/{c.honest}" if c.honest else "-"
         if not c.applicable:
             recall = fp = "n/a"
-        t.add_row(check, c.benchmark, recall, fp, _short(c.note))
+        t.add_row(check, c.benchmark, recall, fp, _short(c.note, width - 52))
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None, force_terminal=False)
     console.print(t)
     console.print("recall: attacks flagged / run; FP: honest controls flagged / run")
@@ -297,11 +297,22 @@ def render(table: list[Cell], *, title: str, width: int = 80) -> str:
     return console.export_text()
 
 
-def _short(note: str) -> str:
-    """A note's first clause (a not-applicable reason is a sentence; the table has room for its gist)."""
+# The gist of the memorization check's not-applicable reasons, for the table (the JSON has them whole).
+_GIST = {
+    "no single reference answer": "no reference answer",
+    "too small for the check to have power": "too few items",
+    "no sibling source": "no sibling source",
+}
+
+
+def _short(note: str, room: int = 28) -> str:
+    """A note in `room` characters, cut at a word."""
     if note.startswith("not applicable: "):
-        note = "n/a: " + note.removeprefix("not applicable: ")
-    return note.split(":", 2)[0] + ":" + note.split(":", 2)[1] if note.count(":") >= 2 else note
+        reason = note.removeprefix("not applicable: ")
+        note = "n/a: " + next((v for k, v in _GIST.items() if k in reason), reason)
+    if len(note) <= room:
+        return note
+    return note[: room - 1].rsplit(" ", 1)[0].rstrip(",;:") + "\u2026"
 
 
 # --- the recorded table --------------------------------------------------------------------------
