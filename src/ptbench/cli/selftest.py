@@ -33,6 +33,7 @@ def integrity(
     from ptbench.core.errors import UserError
     from ptbench.core.files import atomic_write_text
     from ptbench.integrity import selftest
+    from ptbench.runner.journal import run_journal
 
     unknown = [c for c in checks if c not in selftest.CHECKS]
     if unknown:
@@ -45,7 +46,9 @@ def integrity(
     todo = selftest.select(quick=quick, checks=checks or None)
     print(f"integrity self-test ({mode}): {len(todo)} runs", file=sys.stderr)
     started = time.time()
-    outcomes = selftest.run(todo, quick=quick, workdir=keep, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    outcomes = selftest.run(
+        todo, quick=quick, workdir=keep, progress=lambda m: print(m, file=sys.stderr, flush=True), journal=run_journal
+    )
     rep = selftest.report(outcomes, quick=quick)
     print(f"{len(outcomes)} runs in {time.time() - started:.0f} s", file=sys.stderr)
     table = selftest.cells(outcomes)

@@ -59,17 +59,21 @@ def run(
     quick: bool,
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    journal: Callable[..., Any] | None = None,
 ) -> list[Outcome]:
-    """Run every scenario; `workdir`: keep the trial directories there (default: a temporary folder)."""
+    """Run every scenario; `workdir`: keep the trial directories there (default: a temporary folder);
+    `journal`: the runner's `run_journal` (the journal scenarios end `error` without it)."""
     say = progress or (lambda _m: None)
     if workdir is not None:
         workdir.mkdir(parents=True, exist_ok=True)
-        return _run(todo, workdir, quick, say)
+        return _run(todo, workdir, quick, say, journal)
     with tempfile.TemporaryDirectory(prefix="ptbench-selftest-") as tmp:
-        return _run(todo, Path(tmp), quick, say)
+        return _run(todo, Path(tmp), quick, say, journal)
 
 
-def _run(todo: list[Scenario], root: Path, quick: bool, say: Callable[[str], None]) -> list[Outcome]:
+def _run(
+    todo: list[Scenario], root: Path, quick: bool, say: Callable[[str], None], journal: Callable[..., Any] | None
+) -> list[Outcome]:
     from ptbench.tasks import get_task
 
     options = fixtures.write_task_data(root / "data")
@@ -88,6 +92,7 @@ def _run(todo: list[Scenario], root: Path, quick: bool, say: Callable[[str], Non
                 questions=[_question(e.prompt) for e in examples],
                 answers=[" ".join(_texts(e.reference)) for e in examples],
                 models=built,
+                journal=journal,
             )
             s.plant(plant)
             verdict, reason = _check(trial)

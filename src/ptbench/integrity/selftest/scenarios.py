@@ -49,6 +49,9 @@ class Plant:
     questions: list[str]
     answers: list[str]
     models: dict[str, Path]
+    # The runner's run journal (ptbench.runner.journal.run_journal), handed in by the caller: the
+    # runner sits above integrity in the package's layers, so this package does not import it.
+    journal: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,9 +174,10 @@ def _journaled(p: Plant, write: Callable[[Path], None]) -> None:
     """Run `write` (an agent's file activity) under the runner's real journal (inotify, outside the
     sandbox's view), as the solve stage does."""
     from ptbench.integrity.journal import SANDBOX_TMP
-    from ptbench.runner.journal import run_journal
 
-    with run_journal(p.trial, "bwrap") as journal:
+    if p.journal is None:
+        raise RuntimeError("no run journal was handed to the self-test (run(..., journal=run_journal))")
+    with p.journal(p.trial, "bwrap") as journal:
         if journal is None:
             raise RuntimeError("the run journal could not start (inotify unavailable)")
         write(p.trial.path / SANDBOX_TMP)
