@@ -188,7 +188,7 @@ def journal_deleted(p: Plant) -> None:
     def write(tmp: Path) -> None:
         path = tmp / "items.jsonl"
         path.write_bytes(_items(p))
-        time.sleep(0.2)
+        time.sleep(0.5)  # written, closed, trained on (as the journal test's agent), then deleted
         path.unlink()
 
     _journaled(p, write)
@@ -198,7 +198,7 @@ def journal_overwritten(p: Plant) -> None:
     def write(_tmp: Path) -> None:
         path = p.trial.workspace / "train.jsonl"
         path.write_bytes(_items(p))
-        time.sleep(0.2)
+        time.sleep(0.5)
         path.write_text("".join(json.dumps({"text": t}) + "\n" for t in _filler(20)))
 
     _journaled(p, write)
