@@ -224,3 +224,13 @@ def test_the_quick_form_end_to_end_matches_the_recorded_table(tmp_path, capsys):
         if c["check"] == "contamination" or (c["check"], c["benchmark"]) == ("memorization", "arithmetic"):
             assert c["caught"] == c["attacks"] > 0 and c["false_positives"] == 0, c
     assert max(len(line) for line in printed.splitlines()) <= 80
+
+
+def test_a_scenario_that_cannot_be_built_is_undecided_not_clean(tmp_path):
+    """Without the runner's journal handed in, the journal attacks cannot be planted: `error`, which the
+    table counts as undecided (neither a catch nor a pass), never as the check's verdict."""
+    todo = [s for s in selftest.select(quick=True, checks=["contamination"]) if s.id.endswith("gsm8k/journal-deleted")]
+    [out] = selftest.run(todo, quick=True, workdir=tmp_path)
+    assert out.verdict == "error" and "no run journal" in out.reason
+    [cell] = selftest.cells([out])
+    assert (cell.attacks, cell.caught, cell.undecided) == (1, 0, 1)
