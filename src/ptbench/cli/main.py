@@ -82,7 +82,7 @@ def list_cmd() -> None:
     print("tasks:  " + ", ".join(available_tasks()))
 
 
-SUBAPPS = ("bootcamp", "provider", "doctor", "export", "cache")
+SUBAPPS = ("bootcamp", "provider", "doctor", "export", "cache", "selftest")
 
 
 def _register_subapps(args: list[str]) -> None:
@@ -97,6 +97,7 @@ def _register_subapps(args: list[str]) -> None:
     from ptbench.cli.doctor import doctor
     from ptbench.cli.export import app as export_app
     from ptbench.cli.provider import app as provider_app
+    from ptbench.cli.selftest import app as selftest_app
 
     app.add_typer(
         bootcamp_app, name="bootcamp", help="Programmable environments: generate data, roll out, merge traces."
@@ -108,6 +109,9 @@ def _register_subapps(args: list[str]) -> None:
         cache_app,
         name="cache",
         help="Hub caches: prefetch models and datasets, verify the agent cache holds no evaluation data.",
+    )
+    app.add_typer(
+        selftest_app, name="selftest", help="Self-tests: the integrity checks against the project's own attacks."
     )
 
 
