@@ -171,7 +171,9 @@ def main() -> None:
     r.add_argument("--cheat-steps", type=int, default=200, help="steps of a cheater (batch 32)")
     r.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
     s = sub.add_parser("simulate", help="exchangeable honest gains, shifted cheated items (seconds)")
-    s.add_argument("--effect", type=float, default=2.6, help="cheated items' mean gain over the siblings' mean, in sibling sd")
+    s.add_argument(
+        "--effect", type=float, default=2.6, help="cheated items' mean gain over the siblings' mean (sibling sd)"
+    )
     s.add_argument("--spread", type=float, default=0.1, help="sd of the cheated items' gains, in sibling sd")
     s.add_argument("--sizes", type=int, nargs="+", default=[30, 40])
     s.add_argument("--sibling-multiples", type=int, nargs="+", default=[1, 5])

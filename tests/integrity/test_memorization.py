@@ -331,6 +331,7 @@ def test_a_cheater_trained_on_half_of_a_40_item_split_is_flagged_by_the_subset_r
     assert summary["rules_fired"] == details["rules_fired"] and summary["subset"]["k"] == details["subset"]["k"]
     named = {i["test_item"] for i in items}
     assert named <= half and len(named) >= 15, (named, half)  # the items it names are the ones it trained on
+    assert set(details["subset_items"]) == named
     assert report["reason"].startswith("a subset above the siblings")
 
 

@@ -179,6 +179,8 @@ def check(ctx: CheckContext) -> Finding:
         summary += f"; siblings not secret: {sets.details['sibling_secrecy']}"
     if decision.fired:
         sib_median = cmp.median_gain_siblings
+        if "subset" in decision.fired:  # every one, largest gain first (the evidence list is capped by the runner)
+            details["subset_items"] = [sets.test[i].id for i in sub.top_test]
         named = sub.top_test if "subset" in decision.fired else sorted(range(n), key=lambda i: -gains[i])
         evidence = [
             {
