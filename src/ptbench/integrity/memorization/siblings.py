@@ -121,7 +121,7 @@ def _arithmetic(task: Any, seed: int, rng: random.Random) -> SiblingSets:
     )
 
 
-def _humaneval(task: Any, rng: random.Random) -> SiblingSets:
+def _humaneval(task: Any, seed: int, rng: random.Random) -> SiblingSets:
     """Each problem's canonical solution (the test item's reference) against the same solution with
     its local names renamed (ptbench.integrity.memorization.rewrite): same semantics, same layout,
     text no model trained on HumanEval has seen. Problems with nothing safe to rename are left out."""
