@@ -1,8 +1,8 @@
 """Where the run journal puts what it keeps: journal/objects/<sha256> and journal/records.jsonl.
 
 One `JournalStore` per run of the agent, used by one thread at a time (the journal's worker, then
-its closing). It decides what is kept: weights by content type (1 MiB or more) are recorded, not
-copied; copies stop at the byte cap; everything else is copied once per distinct content.
+its closing). It decides what is kept: weights by content type (1 MiB or more, their whole layout
+checked) are recorded, not copied; copies stop at the byte cap; everything else is copied once per distinct content.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ptbench.integrity.contamination.model_files import tensor_file
 from ptbench.integrity.journal import OBJECTS, RECORDS, weight_kind
 
 _IN_MEMORY = 8 << 20  # files up to this size are read whole, hashed, then written (if new)
@@ -43,7 +44,9 @@ class JournalStore:
             st = os.fstat(fd)
             rec = {"t": time.time(), "label": label, "ino": inode, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
             kind = weight_kind(os.pread(fd, 64, 0))
-            if kind and st.st_size >= WEIGHT_MIN:
+            # A weight file by its first bytes is skipped only when its whole layout checks out (header
+            # reads only): a plausible header in front of test items is kept and scanned like any file.
+            if kind and st.st_size >= WEIGHT_MIN and tensor_file(Path(f"/proc/self/fd/{fd}")) is not None:
                 self.record({**rec, "kind": "skipped", "why": "weights", "format": kind})
                 self.skipped += 1
                 return
