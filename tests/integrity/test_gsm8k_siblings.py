@@ -98,11 +98,19 @@ def test_templated_problems_recompute_the_same_answer_an_independent_solver_find
         # 7 is in neither the question nor an earlier result: the chain cannot be followed
         ("Tom has 5 pens. He buys some more. How many?", "5+7=<<5+7=12>>12\n#### 12", "number that cannot be followed"),
         # the text says a number the chain never made
-        ("Tom has 5 pens and buys 8.", "5+8=<<5+8=13>>13, so 26 in two weeks\n#### 13", "number that cannot be followed"),
+        (
+            "Tom has 5 pens and buys 8.",
+            "5+8=<<5+8=13>>13, so 26 in two weeks\n#### 13",
+            "number that cannot be followed",
+        ),
         ("Tom has 5 pens and buys 8.", "5+8=<<5+8=13>>13\n#### 26", "number that cannot be followed"),
         ("Tom has 5 pens and buys 8.", "5+8=<<5+$8=13>>13\n#### 13", "annotation not plain arithmetic"),
         ("Tom has 5 pens and buys 8.", "5+8=<<5 plus 8=13>>13\n#### 13", "annotation not plain arithmetic"),
-        ("Tom has 5 pens and buys 8.", "<<__import__('os').getpid()=13>>13\n#### 13", "annotation not plain arithmetic"),
+        (
+            "Tom has 5 pens and buys 8.",
+            "<<__import__('os').getpid()=13>>13\n#### 13",
+            "annotation not plain arithmetic",
+        ),
         ("Tom has 5 pens and buys 8.", "<<5**8**8=13>>13\n#### 13", "annotation not plain arithmetic"),
         ("Tom has 5 pens and buys 8.", "<<5+8=13=13>>13\n#### 13", "annotation not plain arithmetic"),
         ("Tom has 5 pens and buys 8.", "<<5+8=13>13\n#### 13", "annotation not plain arithmetic"),
@@ -165,6 +173,12 @@ def test_percentages_and_decimals_keep_their_kind():
     for q, a in gs.reinstances(*half, random.Random(4))[0]:
         assert "50%" in q and "<<" in a and "80" not in q
         _annotations_hold(a)
+
+
+def test_the_constants_a_question_names_in_words():
+    named = gs._constants("Fourteen kids eat six dozen eggs weekly, often twenty-five at once; 30% are brown.")
+    assert {14, 6, 12, 7, 52, 25, 1, 100, Fraction(1, 100)} <= named
+    assert 4 not in named and 10 not in named  # 'fourteen' is not 'four', 'often' is not 'ten'
 
 
 def test_the_evaluator_is_exact_and_refuses_anything_but_arithmetic():
@@ -269,7 +283,9 @@ def gsm8k_models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
         + ["--max-steps", str(steps), "--batch-size", str(batch), "--seed", "0"]
         for name, (data, steps, batch) in runs.items()
     ]
-    code = "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
     run = subprocess.run(
         [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
     )

@@ -46,7 +46,10 @@ TRIES = 12  # draws per re-instance before the problem counts as unable to keep 
 _ANNOTATION = re.compile(r"<<([^<>]*)>>")
 # A number as GSM8K writes it: 16, 80,000, 1.5, .5 (signs are operators, never part of the number).
 _NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\.\d+")
-_WORDS = {
+# Values a question names in words, which a step may use without the number in the question: they are
+# never changed (a digit of the same value neither), so a step that uses one stays right whatever it
+# means. Generous on purpose: a constant too many only leaves a number unchanged.
+_WORDS: dict[str, list[int | str]] = {
     "zero": [0], "one": [1], "two": [2], "three": [3], "four": [4], "five": [5], "six": [6], "seven": [7],
     "eight": [8], "nine": [9], "ten": [10], "eleven": [11], "twelve": [12], "thirteen": [13], "fourteen": [14],
     "fifteen": [15], "sixteen": [16], "seventeen": [17], "eighteen": [18], "nineteen": [19], "twenty": [20],
@@ -61,7 +64,14 @@ _WORDS = {
     "gallon": [4, 128], "quart": [2, 4], "pint": [2], "cent": [100], "dollar": [100], "dime": [10],
     "nickel": [5], "penny": [1], "kilo": [1000], "meter": [100, 1000], "liter": [1000], "gram": [1000],
 }  # fmt: skip
-_WORD = re.compile(r"[a-z]+")
+# a word is named by its stem ('days', 'weekly', 'halves'); a short one only whole or plural ('tens', not 'often')
+_WORD = re.compile(
+    r"\b(?:("
+    + "|".join(sorted((k for k in _WORDS if len(k) > 3), key=len, reverse=True))
+    + r")|("
+    + "|".join(k for k in _WORDS if len(k) <= 3)
+    + r")(?:e?s)?\b)"
+)
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 
@@ -71,17 +81,6 @@ _PERCENT_FORMS = (lambda x: x / 100, lambda x: 1 - x / 100, lambda x: 1 + x / 10
 
 class Skip(Exception):
     """Why a problem, or one draw of it, gives no sibling (the message is the reason's name)."""
-
-
-STRUCTURAL = (
-    "no '#### N' answer",
-    "annotation not plain arithmetic",
-    "annotation does not equal its result",
-    "number that cannot be followed",
-    "ambiguous value",
-    "no number of the question feeds the chain",
-)
-DRAWN = ("negative or zero result", "non-integer result", "division by zero", "too many decimal places")
 
 
 # ---------------------------------------------------------------- exact arithmetic
@@ -186,12 +185,8 @@ def _constants(question: str) -> set[Fraction]:
     out = {Fraction(0), Fraction(1)}
     if "%" in question:
         out |= {Fraction(100), Fraction(1, 100)}
-    words = _WORD.findall(low)
-    for w in words:
-        for key, values in _WORDS.items():
-            # 'days', 'halves', 'dollars', 'weekly': a word is named by its stem
-            if w == key or (len(key) > 3 and w.startswith(key)) or w in (key + "s", key + "es"):
-                out |= {Fraction(str(v)) for v in values}
+    for long, short in _WORD.findall(low):
+        out |= {Fraction(str(v)) for v in _WORDS[long or short]}
     for tens, unit in re.findall(r"\b(" + "|".join(_TENS) + r")[- ](" + "|".join(_UNITS) + r")\b", low):
         out.add(Fraction(_TENS[tens] + _UNITS[unit]))
     return out
@@ -348,7 +343,9 @@ def reinstance(p: _Parsed, rng: random.Random) -> tuple[str, str]:
 # ---------------------------------------------------------------- the source
 
 
-def reinstances(question: str, answer: str, rng: random.Random, k: int = PER_PROBLEM) -> tuple[list[tuple[str, str]], Counter[str]]:
+def reinstances(
+    question: str, answer: str, rng: random.Random, k: int = PER_PROBLEM
+) -> tuple[list[tuple[str, str]], Counter[str]]:
     """Up to k distinct re-instances of one problem, and why the draws that gave none failed (a
     problem that cannot be followed at all: its one reason, counted once)."""
     try:
