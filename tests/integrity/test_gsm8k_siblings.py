@@ -136,6 +136,17 @@ def test_a_value_with_two_meanings_is_skipped_unless_both_follow_to_one_number()
         assert int(a.rsplit("#### ")[1]) == apple * bag + water * waters
 
 
+def test_numbers_the_solution_may_use_in_its_head_keep_their_value():
+    # 'grades 4 - 7' is 4 grades to the solution, with no annotation: the ends of a range stay
+    question = "Grades 4 \u2013 7 each send 10 students to 8 rooms. How many students per room?"
+    answer = "4*10=<<4*10=40>>40 students\n40/8=<<40/8=5>>5 per room\n#### 5"
+    found, _ = gs.reinstances(question, answer, random.Random(3), k=5)
+    assert found
+    for q, a in found:
+        assert q.startswith("Grades 4 \u2013 7 each") and a.startswith("4*")
+        _annotations_hold(a)
+
+
 def test_draws_that_break_the_story_are_rejected_and_counted():
     # 12 - 11 goes negative or to zero for many draws; 91 / 7 is rarely whole; 0.25 * 40 likewise
     cases = {

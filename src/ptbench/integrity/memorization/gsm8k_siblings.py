@@ -30,6 +30,7 @@ its gain rises too, so such a model is flagged less readily).
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import random
 import re
@@ -77,6 +78,9 @@ _UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven
 
 
 _PERCENT_FORMS = (lambda x: x / 100, lambda x: 1 - x / 100, lambda x: 1 + x / 100, lambda x: 100 - x)
+
+
+UNFOLLOWABLE = "number that cannot be followed"
 
 
 class Skip(Exception):
@@ -137,17 +141,18 @@ class _Token:
     start: int
     end: int
     text: str
-
-    @property
-    def value(self) -> Fraction:
-        return Fraction(self.text.replace(",", ""))
+    value: Fraction
 
 
-def _tokens(text: str) -> list[_Token]:
-    toks = [_Token(m.start(), m.end(), m.group()) for m in _NUMBER.finditer(text)]
+@functools.lru_cache(maxsize=65536)
+def _tokens(text: str) -> tuple[_Token, ...]:
+    """The numbers of a text (cached: every draw of a problem reads the same texts)."""
+    toks = tuple(
+        _Token(m.start(), m.end(), m.group(), Fraction(m.group().replace(",", ""))) for m in _NUMBER.finditer(text)
+    )
     for a, b in zip(toks, toks[1:], strict=False):
         if a.end == b.start:  # "1,2345": a grouping the pattern cannot split honestly
-            raise Skip("number that cannot be followed")
+            raise Skip(UNFOLLOWABLE)
     return toks
 
 
@@ -192,13 +197,19 @@ def _constants(question: str) -> set[Fraction]:
     return out
 
 
+_RANGE_AFTER = re.compile(r"\s*(?:[-\u2013\u2014]|to|through)\s*\$?\d")
+_RANGE_BEFORE = re.compile(r"\d\s*(?:[-\u2013\u2014]|to|through)\s*\$?$")
+
+
 def _fixed_context(text: str, tok: _Token) -> bool:
-    """A question number that must not change: a time, a fraction, a date, an ordinal or a code
-    (3:05, 1/2, 2nd, A4, 007)."""
+    """A question number that must not change: a time, a fraction, a date, an ordinal, a code or an
+    end of a range (3:05, 1/2, 2nd, A4, 007, grades 4 - 7: a solution counts a range's members in
+    its head, '4 grades', which no annotation would follow)."""
     before = text[tok.start - 1] if tok.start else " "
     after = text[tok.end] if tok.end < len(text) else " "
     leading_zero = len(tok.text) > 1 and tok.text[0] == "0" and tok.text[1] != "."
-    return before in ":/" or after in ":/" or before.isalpha() or after.isalpha() or leading_zero
+    in_range = bool(_RANGE_AFTER.match(text, tok.end) or _RANGE_BEFORE.search(text[max(0, tok.start - 12) : tok.start]))
+    return before in ":/" or after in ":/" or before.isalpha() or after.isalpha() or leading_zero or in_range
 
 
 def _is_percent(text: str, tok: _Token) -> bool:
@@ -256,9 +267,11 @@ def parse(question: str, answer: str) -> _Parsed:
     return _Parsed(question, answer, q_tokens, steps, inputs, percent, fixed, Fraction(final_text))
 
 
-def _draw(value: Fraction, percent: bool, rng: random.Random) -> Fraction:
-    """A new value of the same kind: as many decimal places, the same roundness (trailing zeros, a
-    multiple of 5), a similar size; a percentage up to 100 stays a percentage up to 100."""
+Pools = dict[tuple[int, int, int, bool], list[Fraction]]
+
+
+def _shape(value: Fraction) -> tuple[int, int, int]:
+    """(decimal places, roundness step 1/5/10/100..., units): 80,000 is (0, 10000, 8), 2.50 (1, 5, 5)."""
     places = 0
     while (value * 10**places).denominator != 1:
         places += 1
@@ -268,7 +281,39 @@ def _draw(value: Fraction, percent: bool, rng: random.Random) -> Fraction:
         step *= 10
     if step == 1 and m % 5 == 0 and m >= 5:
         step = 5
-    units = m // step
+    return places, step, m // step
+
+
+def _kind(value: Fraction, percent: bool) -> tuple[int, int, int, bool]:
+    places, step, units = _shape(value)
+    return places, step, len(str(units)), percent and value <= 100
+
+
+def pools(problems: list[tuple[str, str]]) -> Pools:
+    """The inputs of every problem that can be followed, by kind (decimal places, roundness, digits,
+    a percentage up to 100): the numbers a re-instance draws from, so that its numbers are
+    distributed as the test split's own are (an honest model that learned which numbers GSM8K
+    uses finds test and sibling numbers alike)."""
+    out: Pools = {}
+    for question, answer in problems:
+        try:
+            p = parse(question, answer)
+        except Skip:
+            continue
+        for v in p.inputs:
+            out.setdefault(_kind(v, v in p.percent), []).append(v)
+    return out
+
+
+def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | None = None) -> Fraction:
+    """A new value of the same kind and a similar size (half to twice): drawn from the test split's
+    numbers of that kind where `numbers` has some, else from the integers of the same roundness near
+    it (a percentage up to 100 stays one)."""
+    if numbers is not None:
+        near = [w for w in numbers.get(_kind(value, percent), []) if w != value and value / 2 <= w <= 2 * value]
+        if near:
+            return rng.choice(near)
+    places, step, units = _shape(value)
     lo, hi = max(1, units // 2), max(units + 3, math.ceil(units * 1.5))
     if percent and value <= 100:
         hi = min(hi, (100 * 10**places) // step - 1)
@@ -279,11 +324,11 @@ def _draw(value: Fraction, percent: bool, rng: random.Random) -> Fraction:
     return Fraction(rng.choice(choices) * step, 10**places)
 
 
-def reinstance(p: _Parsed, rng: random.Random) -> tuple[str, str]:
+def reinstance(p: _Parsed, rng: random.Random, numbers: Pools | None = None) -> tuple[str, str]:
     """One re-instance (question, answer) of a parsed problem, or Skip with why this draw failed."""
     # The question's numbers: the chain's inputs drawn anew, every other number as it is.
     q_map = {t.value: t.value for t in p.q_tokens}
-    q_map.update({v: _draw(v, v in p.percent, rng) for v in p.inputs})
+    q_map.update({v: _draw(v, v in p.percent, rng, numbers) for v in p.inputs})
     # Every value the solution may show -> its new value; a value that needs two is ambiguous.
     new: dict[Fraction, Fraction] = {c: c for c in p.constants}
     new.update(q_map)
@@ -306,7 +351,7 @@ def reinstance(p: _Parsed, rng: random.Random) -> tuple[str, str]:
             if t.value in ambiguous:
                 raise Skip("ambiguous value")
             if t.value not in new:
-                raise Skip("number that cannot be followed")
+                raise Skip(UNFOLLOWABLE)
             # an unchanged value keeps its exact spelling
             spelled = t.text if new[t.value] == t.value else _render(new[t.value], t.text)
             parts += [text[last : t.start], spelled.replace(",", "") if plain else spelled]
@@ -330,7 +375,7 @@ def reinstance(p: _Parsed, rng: random.Random) -> tuple[str, str]:
         out.append(f"<<{new_expr}={_render(value, m.group(1).split('=')[1].strip().replace(',', ''))}>>")
         last = m.end()
     if p.final not in new:
-        raise Skip("number that cannot be followed")
+        raise Skip(UNFOLLOWABLE)
     out.append(follow(p.answer[last:]))
     parts, last = [], 0
     for t in p.q_tokens:  # the question's own numbers: inputs anew, the rest spelled as they were
@@ -344,7 +389,7 @@ def reinstance(p: _Parsed, rng: random.Random) -> tuple[str, str]:
 
 
 def reinstances(
-    question: str, answer: str, rng: random.Random, k: int = PER_PROBLEM
+    question: str, answer: str, rng: random.Random, k: int = PER_PROBLEM, numbers: Pools | None = None
 ) -> tuple[list[tuple[str, str]], Counter[str]]:
     """Up to k distinct re-instances of one problem, and why the draws that gave none failed (a
     problem that cannot be followed at all: its one reason, counted once)."""
@@ -358,9 +403,11 @@ def reinstances(
         if len(found) == k:
             break
         try:
-            q, a = reinstance(parsed, rng)
+            q, a = reinstance(parsed, rng, numbers)
         except Skip as exc:
             reasons[str(exc)] += 1
+            if str(exc) == UNFOLLOWABLE:  # which values the solution can show does not depend on the draw
+                break
             continue
         if q != question and a != answer:
             found.setdefault(q, (q, a))
@@ -382,13 +429,14 @@ def siblings(task: Any, seed: int, rng: random.Random) -> SiblingSets:
     rejected: Counter[str] = Counter()  # single draws, of usable problems too
     test: list[Item] = []
     pool: list[Item] = []
-    for row, ex in zip(rows, examples, strict=True):
-        question, answer = str(row["question"]), str(row["answer"])
+    problems = [(str(row["question"]), str(row["answer"])) for row in rows]
+    numbers = pools(problems)
+    for (question, answer), ex in zip(problems, examples, strict=True):
         prompt = _prompt_text(ex.prompt)
         at = prompt.rfind(question)
         if at < 0:
             raise ValueError(f"{ex.id}: the question is not in the task's prompt")
-        found, reasons = reinstances(question, answer, rng)
+        found, reasons = reinstances(question, answer, rng, numbers=numbers)
         if not found:
             skipped[reasons.most_common(1)[0][0] if reasons else "no new numbers"] += 1
             continue
