@@ -3,7 +3,10 @@ annotations and a last line `#### N`), made from a few templates: a test split l
 fixture's three rows, and honest training data of the same kind that is not the test split.
 
 Each template also solves its question from the question's own numbers (in order), so a test can
-check a re-instance's recomputed answer independently of the code that made it. Short enough for
+check a re-instance's recomputed answer independently of the code that made it. The numbers are
+drawn independently over broad ranges: a generator with a rigid pattern (say, a change always
+between 51 and 100) teaches an honest model that pattern, which a re-instance's new numbers break,
+and the test items then look better known than their siblings for a reason other than memorization. Short enough for
 the reference recipe's 128-token sequences with the tiny model's character tokenizer.
 """
 
@@ -20,7 +23,7 @@ THINGS = ["pens", "eggs", "cards", "books", "coins", "cups", "shells", "rocks"]
 
 
 def _add(r: random.Random) -> tuple[str, str]:
-    n, x, a, b = r.choice(NAMES), r.choice(THINGS), r.randint(11, 60), r.randint(2, 9)
+    n, x, a, b = r.choice(NAMES), r.choice(THINGS), r.randint(11, 99), r.randint(2, 19)
     s = a + b
     return f"{n} has {a} {x} and gets {b} more. How many {x} now?", f"{a}+{b}=<<{a}+{b}={s}>>{s} {x}\n#### {s}"
 
@@ -38,7 +41,7 @@ def _mul_sub(r: random.Random) -> tuple[str, str]:
 
 def _div(r: random.Random) -> tuple[str, str]:
     n, x = r.choice(NAMES), r.choice(THINGS)
-    b, k = r.randint(2, 9), r.randint(11, 30)
+    b, k = r.randint(2, 9), r.randint(2, 60)
     a = b * k
     return f"{n} shares {a} {x} among {b} kids. How many each?", f"{a}/{b}=<<{a}/{b}={k}>>{k} {x}\n#### {k}"
 
@@ -47,7 +50,7 @@ def _change(r: random.Random) -> tuple[str, str]:
     n, x = r.choice(NAMES), r.choice(THINGS)
     a, b = r.randint(2, 9), r.randint(11, 19)
     p = a * b
-    c = (p // 50 + 1) * 50 + 50
+    c = (p // 50 + r.randint(1, 6)) * 50
     d = c - p
     return (
         f"{n} buys {a} {x} at ${b} each and pays ${c}. What is the change?",
