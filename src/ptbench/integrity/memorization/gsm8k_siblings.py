@@ -30,6 +30,7 @@ its gain rises too, so such a model is flagged less readily).
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import math
 import random
@@ -302,17 +303,21 @@ def pools(problems: list[tuple[str, str]]) -> Pools:
             continue
         for v in p.inputs:
             out.setdefault(_kind(v, v in p.percent), []).append(v)
-    return out
+    return {kind: sorted(values) for kind, values in out.items()}  # sorted: a window is two bisections
 
 
 def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | None = None) -> Fraction:
     """A new value of the same kind and a similar size (half to twice): drawn from the test split's
     numbers of that kind where `numbers` has some, else from the integers of the same roundness near
     it (a percentage up to 100 stays one)."""
-    if numbers is not None:
-        near = [w for w in numbers.get(_kind(value, percent), []) if w != value and value / 2 <= w <= 2 * value]
-        if near:
-            return rng.choice(near)
+    pool = numbers.get(_kind(value, percent), []) if numbers is not None else []
+    lo_at, hi_at = bisect.bisect_left(pool, value / 2), bisect.bisect_right(pool, 2 * value)
+    others = (hi_at - lo_at) - (bisect.bisect_right(pool, value) - bisect.bisect_left(pool, value))
+    if others > 0:
+        while True:  # the pool's other values near this one, each as often as the split has it
+            w = pool[rng.randrange(lo_at, hi_at)]
+            if w != value:
+                return w
     places, step, units = _shape(value)
     lo, hi = max(1, units // 2), max(units + 3, math.ceil(units * 1.5))
     if percent and value <= 100:
