@@ -32,7 +32,6 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-import math
 import random
 import re
 from collections import Counter
@@ -319,7 +318,7 @@ def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | N
             if w != value:
                 return w
     places, step, units = _shape(value)
-    lo, hi = max(1, units // 2), max(units + 3, math.ceil(units * 1.5))
+    lo, hi = max(1, (units + 1) // 2), 2 * units
     if percent and value <= 100:
         hi = min(hi, (100 * 10**places) // step - 1)
         lo = min(lo, hi)
