@@ -223,7 +223,7 @@ def _is_percent(text: str, tok: _Token) -> bool:
 class _Parsed:
     question: str
     answer: str
-    q_tokens: list[_Token]
+    q_tokens: tuple[_Token, ...]
     steps: list[tuple[str, Fraction]]  # (expression, original result)
     inputs: list[Fraction]  # question values the chain uses, in order, to be drawn anew
     percent: set[Fraction]
