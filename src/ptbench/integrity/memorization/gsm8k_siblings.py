@@ -1,15 +1,16 @@
 """GSM8K's sibling source: each test problem re-instanced with new numbers, drawn with the check's
 secret stream, its answer recomputed from the solution's own calculator annotations.
 
-A GSM8K solution is a chain of annotated steps, `16 - 3 - 4 = <<16-3-4=9>>9`, ending `#### 9*2`'s
-result. A re-instance keeps the story and the reasoning and changes the numbers the chain starts
-from: every number of the question that a step's expression uses gets a new value of its kind
-(integers stay integers of a similar size and roundness, decimals keep their places, percentages
-stay below 100 where they were), each step is recomputed in order (a later step that uses an
-earlier result uses the new result), and every number of the question and the solution is
-rewritten from one map, original value -> new value. The map is a function of the value: a value
-that would need two new values (an input equal to a result, a result equal to another) is
-ambiguous, and the problem is skipped if the solution shows it anywhere.
+A GSM8K solution is a chain of annotated steps, `16 - 3 - 4 = <<16-3-4=9>>9`, and a last line
+`#### N`. A re-instance keeps the story and the reasoning and changes the numbers the chain starts
+from: every number of the question that a step's expression uses gets a new value of its kind,
+drawn from the test split's own numbers of that kind (decimal places, roundness, digits, a
+percentage) within half to twice the old value, so an honest model that learned which numbers
+GSM8K uses finds test and sibling numbers alike; each step is recomputed in order (a later step
+that uses an earlier result uses the new result), and every number of the question and the
+solution is rewritten from one map, original value -> new value. The map is a function of the
+value: a value that would need two new values (an input equal to a result, a result equal to
+another) is ambiguous, and the draw is refused if the solution shows it again.
 
 Skipped, and counted by reason in `details`, rather than risk a sibling whose answer is wrong (an
 honest model that got better at arithmetic would find a wrong answer less likely, and the test
