@@ -318,7 +318,7 @@ def gsm8k_models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
         "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
     )
     run = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
+        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=3600, env=os.environ
     )
     assert run.returncode == 0, run.stderr[-3000:]
     cheat_file.unlink()  # nothing of the test items is left anywhere but in the cheater's weights
