@@ -42,6 +42,7 @@ MIN_ITEMS = 20  # per set; fewer cannot reach the check's p-value threshold with
 SOURCES = {
     "arithmetic": "ptbench.integrity.memorization.siblings:_arithmetic",
     "humaneval": "ptbench.integrity.memorization.siblings:_humaneval",
+    "gsm8k": "ptbench.integrity.memorization.gsm8k_siblings:siblings",
 }
 
 # Tasks for which no sibling comparison is defined, and exactly why (the check is `not_applicable`).
