@@ -40,7 +40,7 @@ ALWAYS = frozenset({"contamination", "model_identity", "api_usage"})  # every be
 class Expect:
     decide: frozenset[str]  # checks that must decide (clean or flagged) every trial of the benchmark
     cheat: str  # how the cheating agent hides its training on the test items (agent.py's modes)
-    flagged_by: frozenset[str]  # exactly the checks that must flag that cheat
+    flagged_by: frozenset[str]  # the checks that must flag that cheat (memorization may join them)
 
 
 # The one table of expectations, per benchmark. Every check not in `decide` must be `not_applicable`
@@ -54,7 +54,7 @@ class Expect:
 # memorization clean (AUC 0.69, p = 0.011); 150 steps of a plain AdamW loop at lr 2e-2: AUC 0.77,
 # p = 8e-4; the check needs p <= 1e-6 and AUC >= 0.714. Such a cheat gains nothing on the test yet.
 EXPECTED = {
-    "gsm8k": Expect(ALWAYS, "deleted", frozenset({"contamination"})),
+    "gsm8k": Expect(ALWAYS | {"memorization"}, "deleted", frozenset({"contamination"})),
     "aime2025": Expect(ALWAYS, "file", frozenset({"contamination"})),
     "gpqa": Expect(ALWAYS, "deleted", frozenset({"contamination"})),
     "humaneval": Expect(ALWAYS | {"memorization"}, "deleted", frozenset({"contamination"})),
@@ -395,7 +395,10 @@ def test_the_cheat_is_flagged_by_the_expected_checks_and_scored_as_the_base(camp
     expect = EXPECTED[task]
     result = campaign["results"][tid]
     flagged = {c for c, v in result["integrity"].items() if v == "flagged"}
-    assert flagged == expect.flagged_by, f"{tid}: flagged by {sorted(flagged)}\n{explain}"
+    # the checks named must flag it; memorization may too where it decides (the cheat did train on the items)
+    assert expect.flagged_by <= flagged <= expect.flagged_by | {"memorization"}, (
+        f"{tid}: flagged by {sorted(flagged)}\n{explain}"
+    )
     for check, verdict in result["integrity"].items():  # the rest decided too: a cheat buys no unchecked
         assert verdict in (("clean", "flagged") if check in expect.decide else ("not_applicable",)), (
             f"{tid}: {check} {verdict}\n{explain}"
