@@ -53,7 +53,7 @@ def train_all(base: Path, root: Path, runs: dict[str, tuple[Path, int, int, int]
         subprocess.run([sys.executable, "-c", code, json.dumps(argvs)], check=True, capture_output=True)
 
 
-def run_check(base: Path, final: Path, options: dict, root: Path, *, cache: bool) -> dict:
+def run_check(base: Path, final: Path, options: dict, root: Path, *, cache: bool, task: str = "arithmetic") -> dict:
     """The real check on a trial of campaign folder `root`; `cache=False` runs it as under
     `sandbox: none`, where the base-score cache is never used."""
     from ptbench.integrity.context import CheckContext
@@ -66,7 +66,7 @@ def run_check(base: Path, final: Path, options: dict, root: Path, *, cache: bool
         trial_id=final.name,
         agent=AgentRef(name="reference"),
         base_model=BaseModelRef(id="local/tiny", path=str(base)),
-        task=TaskRef(name="arithmetic", options=options),
+        task=TaskRef(name=task, options=options),
         seed=0,
         budget=Budget(hours=1, gpus=0),
         integrity=Integrity(checks=["memorization"]),
