@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,7 +45,12 @@ _STR = {
     "from_currency": ["USD", "EUR", "JPY", "GBP"],
     "to_currency": ["CHF", "CAD", "AUD", "SEK"],
     "country": ["Chile", "Kenya", "Nepal", "Peru", "Spain", "Japan"],
-    "text": ["the cat sat", "a quick brown fox", "hello there world", "one two three four"],
+    "text": [
+        f"{a} {b} {c}"
+        for a in ("the", "a", "one")
+        for b in ("red", "quick", "old", "calm")
+        for c in ("cat", "fox", "ship", "tree")
+    ],
     "scale": ["kelvin", "celsius", "fahrenheit"],
     "genre": ["jazz", "rock", "blues", "folk"],
 }
@@ -166,8 +172,10 @@ def bfcl_rows(n: int, seed: int, *, functions: list | None = None, prefix: str =
     """`n` distinct BFCL exec_simple rows (the real format) over `functions`."""
     rng, rows, seen = random.Random(seed), [], set()
     functions = functions or BFCL_FUNCTIONS
-    while len(rows) < n:
-        name, description, params, question = functions[len(rows) % len(functions)]
+    for attempt in range(100 * n):
+        if len(rows) == n:
+            break
+        name, description, params, question = functions[attempt % len(functions)]
         values = {p: _value(p, kind, rng) for p, kind, _ in params}
         call = f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in values.items()) + ")"
         if call in seen:
@@ -191,6 +199,8 @@ def bfcl_rows(n: int, seed: int, *, functions: list | None = None, prefix: str =
                 "ground_truth": [call],
             }
         )
+    if len(rows) < n:
+        raise ValueError(f"only {len(rows)} distinct calls over these functions, {n} asked")
     return rows
 
 
@@ -204,7 +214,9 @@ def gpqa_rows(
     arithmetic facts, three near misses as the incorrect answers."""
     rng, rows, seen = random.Random(seed), [], set(exclude)
     ops = [("times", lambda a, b: a * b), ("plus", lambda a, b: a + b), ("minus", lambda a, b: a - b)]
-    while len(rows) < n:
+    for _ in range(100 * n):
+        if len(rows) == n:
+            break
         word, op = rng.choice(ops)
         a, b = rng.randint(11, 99), rng.randint(2, 19)
         question = f"What is {a} {word} {b}?"
@@ -224,6 +236,8 @@ def gpqa_rows(
                 "High-level domain": "Arithmetic",
             }
         )
+    if len(rows) < n:
+        raise ValueError(f"only {len(rows)} distinct questions, {n} asked")
     return rows
 
 
@@ -345,15 +359,18 @@ def sft_in_memory(
     trainer.save_model(str(tmp))
     tokenizer.save_pretrained(str(tmp))
     tmp.replace(out)
+    shutil.rmtree(config.output_dir, ignore_errors=True)
 
 
-def train_in_subprocess(base: Path, root: Path, runs: dict[str, dict]) -> None:
+def train_in_subprocess(base: Path, root: Path, runs: dict[str, dict], *, show: bool = False) -> None:
     """Each run (a spec: task, test_file, honest_n, seed, fraction, shared, steps, batch) trained in one
-    fresh process (the recipe sets torch's global determinism flags; they must not leak into the caller)."""
+    fresh process (the recipe sets torch's global determinism flags; they must not leak into the caller).
+    `show`: its progress lines go to this process's stdout."""
     todo = {name: spec for name, spec in runs.items() if not (root / name).exists()}
     if todo:
         arg = json.dumps({"base": str(base), "root": str(root), "runs": todo})
-        run = subprocess.run([sys.executable, __file__, "--train-json", arg], capture_output=True, text=True)
+        argv = [sys.executable, __file__, "--train-json", arg]
+        run = subprocess.run(argv, stdout=None if show else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if run.returncode != 0:
             raise RuntimeError(run.stderr[-3000:])
 
@@ -362,6 +379,7 @@ def _train_json(arg: str) -> None:
     spec = json.loads(arg)
     for name, run in spec["runs"].items():
         rows = run_rows(run)
+        t = time.perf_counter()
         sft_in_memory(
             Path(spec["base"]),
             rows,
@@ -370,6 +388,7 @@ def _train_json(arg: str) -> None:
             batch=run["batch"],
             seed=run["seed"],
         )
+        print(f"trained {name}: {len(rows)} rows, {run['steps']} steps, {time.perf_counter() - t:.0f} s", flush=True)
 
 
 def main() -> None:
@@ -413,7 +432,7 @@ def main() -> None:
         for s in range(args.cheaters)
     }
     t = time.perf_counter()
-    train_in_subprocess(base, root, {**honest, **stress, **cheaters})
+    train_in_subprocess(base, root, {**honest, **stress, **cheaters}, show=True)
     print(f"trained {len(honest) + len(stress) + len(cheaters)} models in {time.perf_counter() - t:.0f} s ({root})")
     verdicts = {}
     for name in [*honest, *stress, *cheaters]:

@@ -198,6 +198,19 @@ def test_bfcl_single_letter_names_follow_the_text_except_english_words():
     assert renamed["function"][0]["parameters"]["properties"][m["b"]]["description"] == f"The {m['b']} side."
 
 
+def test_bfcl_a_name_written_inside_a_value_is_kept():
+    """`sort_key` is a parameter and also the value of another: renaming it in the question but not in
+    the string would make the text and the call disagree."""
+    params = {"sort_key": {"type": "string", "description": "x"}, "order_by": {"type": "string", "enum": ["user_id"]}}
+    gt = "list_users(sort_key='user_id', order_by='user_id')"
+    params["user_id"] = {"type": "integer", "description": "y"}
+    row = _row("list_users", params, "List users by user_id.", gt, required=["sort_key"])
+    renamed, m = bfcl_siblings.rename_item(row, random.Random(0))  # type: ignore[misc]
+    assert "user_id" not in m and {"list_users", "sort_key", "order_by"} <= set(m)
+    assert renamed["question"][0][0]["content"] == "List users by user_id."
+    _parsed_matches_schema(renamed)
+
+
 @pytest.mark.parametrize(
     ("row", "reason"),
     [

@@ -161,6 +161,21 @@ def _descriptions(schema: Any) -> list[str]:
     return []
 
 
+def _strings(value: Any, *, enums_only: bool = False) -> list[str]:
+    """Every string inside a literal value (or, with `enums_only`, inside a schema's enums)."""
+    if isinstance(value, str):
+        return [] if enums_only else [value]
+    if isinstance(value, dict):
+        if enums_only:
+            enum = value.get("enum")
+            own = [str(v) for v in enum] if isinstance(enum, list) else []
+            return own + [s for k, v in value.items() if k != "enum" for s in _strings(v, enums_only=True)]
+        return [s for kv in value.items() for part in kv for s in _strings(part)]
+    if isinstance(value, (list, tuple, set)):
+        return [s for v in value for s in _strings(v, enums_only=enums_only)]
+    return []
+
+
 def _rename_call(gt: str, mapping: dict[str, str]) -> str | None:
     """The call's text with its name tokens renamed in place (values, spacing untouched)."""
     try:
@@ -219,10 +234,15 @@ def rename_item(row: dict[str, Any], rng: random.Random) -> tuple[dict[str, Any]
         params.update(str(p) for p in props)
     text = " ".join([*(str(m.get("content", "")) for m in messages if isinstance(m, dict)), *_descriptions(functions)])
     nested = set().union(*(_nested_keys(f.get("parameters") or {}) for f in functions))
+    # A name also written inside a value (a string argument, an enum) would be renamed in the text but
+    # not in the value: the text and the call would disagree. Such names are kept.
+    values = " ".join(
+        _strings(list(call[1].values())) + _strings([f.get("parameters") for f in functions], enums_only=True)
+    )
     taken = set(names) | params | nested | set(keyword.kwlist) | set(keyword.softkwlist) | _BUILTINS
     mapping: dict[str, str] = {}
     for name in [*names, *sorted(params - set(names))]:
-        if name in mapping or name in nested or not _renameable(name):
+        if name in mapping or name in nested or not _renameable(name) or re.search(_IDENT.format(name), values):
             continue
         if name in ("a", "A", "I") and re.search(_IDENT.format(name), text):
             continue  # an English word in the text: which mentions name the parameter is not decidable
