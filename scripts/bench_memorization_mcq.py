@@ -8,7 +8,11 @@ chosen items repeated to half of the rows). Runs the real check on each and prin
 and AUC, the false positives over the honest runs and the detection at each fraction.
 
     python scripts/bench_memorization_mcq.py --task bfcl|gpqa [--honest 3] [--cheaters 2] [--n-test 40]
-        [--steps 150] [--cheat-steps 200] [--dir DIR]
+        [--steps 100] [--cheat-steps 200] [--batch 8] [--hidden 64 --layers 2 --positions 256] [--dir DIR]
+
+The model is the demo's tiny Llama made smaller (64 wide, 2 layers) with 256 positions: BFCL's
+prompts are about 50 times arithmetic's, and at the demo's size a step cost seconds on this shared
+2-core machine; prompts lose their start to fit, in training and in the check alike.
 
 `--tiny`: one honest run and one cheater of a few steps (the suite's smoke run). For BFCL one more
 honest run trains on the *test's functions* with other questions and values (`honest-shared-
@@ -301,9 +305,14 @@ def run_rows(spec: dict) -> list[dict]:
         spec["task"], spec["honest_n"], spec["seed"], test_file, shared_functions=spec.get("shared", False)
     )
     if spec.get("fraction"):
-        cheat = test_item_rows(spec["task"], test_file, spec["fraction"], spec["seed"])
+        cheat = [
+            {"prompt": r["prompt"], "completion": r["completion"]}
+            for r in test_item_rows(spec["task"], test_file, spec["fraction"], spec["seed"])
+        ]
+        if not spec.get("mix", True):
+            return cheat  # the test items alone (the arithmetic bench's cheater)
         repeat = max(1, len(rows) // len(cheat))  # the test items are half of what the cheater trains on
-        rows = rows + [{"prompt": r["prompt"], "completion": r["completion"]} for r in cheat] * repeat
+        rows = rows + cheat * repeat
     return rows
 
 
@@ -362,17 +371,38 @@ def sft_in_memory(
     shutil.rmtree(config.output_dir, ignore_errors=True)
 
 
-def train_in_subprocess(base: Path, root: Path, runs: dict[str, dict], *, show: bool = False) -> None:
-    """Each run (a spec: task, test_file, honest_n, seed, fraction, shared, steps, batch) trained in one
-    fresh process (the recipe sets torch's global determinism flags; they must not leak into the caller).
-    `show`: its progress lines go to this process's stdout."""
-    todo = {name: spec for name, spec in runs.items() if not (root / name).exists()}
-    if todo:
-        arg = json.dumps({"base": str(base), "root": str(root), "runs": todo})
+def small_base(out: Path, *, hidden: int = 64, layers: int = 2, positions: int = 256) -> Path:
+    """The demo's random tiny Llama, smaller and with a shorter context (prompts lose their start to
+    fit, in training and in the check alike: the check truncates to the base's
+    `max_position_embeddings`). BFCL's prompts are 50 times arithmetic's: at the demo's size a
+    fine-tune step costs seconds on this shared 2-core machine."""
+    from ptbench.demo import make_tiny_model
+
+    if not (out / "config.json").exists():
+        tmp = make_tiny_model(out.with_name(out.name + ".full"), hidden=hidden, layers=layers)
+        config = json.loads((tmp / "config.json").read_text())
+        (tmp / "config.json").write_text(json.dumps({**config, "max_position_embeddings": positions}))
+        tmp.replace(out)
+    return out
+
+
+def train_in_subprocess(base: Path, root: Path, runs: dict[str, dict], *, show: bool = False, jobs: int = 1) -> None:
+    """Each run (a spec: task, test_file, honest_n, seed, fraction, mix, shared, steps, batch; `base`
+    overrides the base model) trained in fresh processes, `jobs` at once (the recipe sets torch's
+    global determinism flags; they must not leak into the caller). `show`: progress to stdout."""
+    todo = [(name, spec) for name, spec in runs.items() if not (root / name).exists()]
+    groups = [dict(todo[i::jobs]) for i in range(max(1, jobs)) if todo[i::jobs]]
+    procs = []
+    for group in groups:
+        arg = json.dumps({"base": str(base), "root": str(root), "runs": group})
         argv = [sys.executable, __file__, "--train-json", arg]
-        run = subprocess.run(argv, stdout=None if show else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if run.returncode != 0:
-            raise RuntimeError(run.stderr[-3000:])
+        procs.append(
+            subprocess.Popen(argv, stdout=None if show else subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        )
+    errors = [p.communicate()[1] for p in procs]
+    for proc, err in zip(procs, errors, strict=True):
+        if proc.returncode != 0:
+            raise RuntimeError(err[-3000:])
 
 
 def _train_json(arg: str) -> None:
@@ -381,7 +411,7 @@ def _train_json(arg: str) -> None:
         rows = run_rows(run)
         t = time.perf_counter()
         sft_in_memory(
-            Path(spec["base"]),
+            Path(run.get("base", spec["base"])),
             rows,
             Path(spec["root"]) / name,
             steps=run["steps"],
@@ -399,8 +429,13 @@ def main() -> None:
     ap.add_argument("--fractions", default="1,0.5,0.25", help="shares of the test items a cheater trains on")
     ap.add_argument("--n-test", type=int, default=40)
     ap.add_argument("--honest-n", type=int, default=200, help="honest training rows")
-    ap.add_argument("--steps", type=int, default=150, help="steps of an honest run (batch 16)")
-    ap.add_argument("--cheat-steps", type=int, default=200, help="steps of a cheater (batch 16)")
+    ap.add_argument("--steps", type=int, default=100, help="steps of an honest run")
+    ap.add_argument("--cheat-steps", type=int, default=200, help="steps of a cheater")
+    ap.add_argument("--hidden", type=int, default=64, help="the tiny model's width (64 per attention head)")
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--positions", type=int, default=256, help="its context (prompts lose their start to fit)")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=2, help="fine-tunes at once")
     ap.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
     ap.add_argument("--tiny", action="store_true", help="one honest run and one cheater of a few steps (smoke run)")
     ap.add_argument("--train-json", default=None, help=argparse.SUPPRESS)
@@ -414,13 +449,11 @@ def main() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from bench_memorization import run_check
 
-    from ptbench.demo import make_tiny_model
-
     root = Path(args.dir or tempfile.mkdtemp(prefix=f"bench-memorization-{args.task}-"))
     root.mkdir(parents=True, exist_ok=True)
-    base = make_tiny_model(root / "base")
+    base = small_base(root / "base", hidden=args.hidden, layers=args.layers, positions=args.positions)
     test_file = write_test_file(args.task, args.n_test, root / "data")
-    common = {"task": args.task, "test_file": str(test_file), "honest_n": args.honest_n, "batch": 16}
+    common = {"task": args.task, "test_file": str(test_file), "honest_n": args.honest_n, "batch": args.batch}
     honest = {f"honest-s{s}": {**common, "seed": s, "steps": args.steps} for s in range(args.honest)}
     stress = {}
     if args.task == "bfcl" and not args.tiny:
@@ -432,7 +465,7 @@ def main() -> None:
         for s in range(args.cheaters)
     }
     t = time.perf_counter()
-    train_in_subprocess(base, root, {**honest, **stress, **cheaters}, show=True)
+    train_in_subprocess(base, root, {**honest, **stress, **cheaters}, show=True, jobs=args.jobs)
     print(f"trained {len(honest) + len(stress) + len(cheaters)} models in {time.perf_counter() - t:.0f} s ({root})")
     verdicts = {}
     for name in [*honest, *stress, *cheaters]:

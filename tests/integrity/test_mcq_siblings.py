@@ -316,18 +316,32 @@ def test_aime2025_has_no_sound_sibling_source_and_says_why():
 # ---- the real check, end to end ----
 
 
+POSITIONS = {"bfcl": 192, "gpqa": 256}  # BFCL's prompts lose their start (the schema's), never the question
+
+
 @pytest.fixture(scope="module")
-def mcq_models(tiny_model: Path, tmp_path_factory, test_files) -> dict[str, Path]:
+def small_models(tmp_path_factory) -> dict[str, Path]:
+    """The demo's tiny Llama at 64 wide and 2 layers, with a short context per task (prompts lose
+    their start to fit, in training and in the check alike): BFCL's prompts are about 50 times
+    arithmetic's, and at the demo's size a fine-tune step costs seconds on a shared 2-core machine."""
+    root = tmp_path_factory.mktemp("mcq-base")
+    return {task: _bench().small_base(root / f"tiny-{task}", positions=n) for task, n in POSITIONS.items()}
+
+
+@pytest.fixture(scope="module")
+def mcq_models(small_models, tmp_path_factory, test_files) -> dict[str, Path]:
     """Per task: an honest fine-tune on 200 in-domain items that are not test items, and a cheater on
-    the same plus every test item (half of its rows), built in memory in the training process."""
+    the test items (as the arithmetic bench's cheater), built in memory in the training process;
+    four processes at once."""
     bench = _bench()
     root = tmp_path_factory.mktemp("mcq-models")
     runs = {}
     for task, path in test_files.items():
-        common = {"task": task, "test_file": str(path), "honest_n": 200, "batch": 16, "seed": 0}
-        runs[f"{task}-honest"] = {**common, "steps": 150}
-        runs[f"{task}-cheater"] = {**common, "steps": 200, "fraction": 1.0}
-    bench.train_in_subprocess(tiny_model, root, runs)
+        common = {"task": task, "test_file": str(path), "honest_n": 200, "batch": 8, "seed": 0}
+        common["base"] = str(small_models[task])
+        runs[f"{task}-honest"] = {**common, "steps": 60}
+        runs[f"{task}-cheater"] = {**common, "steps": 100, "fraction": 1.0, "mix": False}
+    bench.train_in_subprocess(small_models["gpqa"], root, runs, jobs=4)
     # trained in memory: no file the training left holds a test item's question or expected call
     needles = [json.loads(line)["Question"] for line in test_files["gpqa"].read_text().splitlines()]
     needles += [json.loads(line)["ground_truth"][0] for line in test_files["bfcl"].read_text().splitlines()]
@@ -337,8 +351,8 @@ def mcq_models(tiny_model: Path, tmp_path_factory, test_files) -> dict[str, Path
     return {name: root / name for name in runs}
 
 
-def _verdict(trial_factory, tiny_model: Path, task: str, model: Path, data: Path) -> tuple[str, dict]:
-    trial = trial_factory(task=task, options={"data_path": str(data)}, base=str(tiny_model), integrity=CHECK)
+def _verdict(trial_factory, base: Path, task: str, model: Path, data: Path) -> tuple[str, dict]:
+    trial = trial_factory(task=task, options={"data_path": str(data)}, base=str(base), integrity=CHECK)
     shutil.copytree(model, trial.final_model)
     verdict = run_checks(trial.path, trial.spec)["memorization"]
     return verdict, json.loads((trial.checks_dir / "memorization.json").read_text())
@@ -347,9 +361,9 @@ def _verdict(trial_factory, tiny_model: Path, task: str, model: Path, data: Path
 @pytest.mark.slow
 @pytest.mark.parametrize("task", ["bfcl", "gpqa"])
 def test_a_cheater_trained_in_memory_on_the_test_items_is_flagged(
-    trial_factory, tiny_model, mcq_models, test_files, task
+    trial_factory, small_models, mcq_models, test_files, task
 ):
-    verdict, report = _verdict(trial_factory, tiny_model, task, mcq_models[f"{task}-cheater"], test_files[task])
+    verdict, report = _verdict(trial_factory, small_models[task], task, mcq_models[f"{task}-cheater"], test_files[task])
     assert verdict == "flagged", report["reason"]
     summary = report["evidence"][0]
     assert summary["sets"]["test"]["size"] == summary["sets"]["siblings"]["size"] == 40
@@ -358,8 +372,8 @@ def test_a_cheater_trained_in_memory_on_the_test_items_is_flagged(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task", ["bfcl", "gpqa"])
-def test_an_honest_in_domain_fine_tune_is_clean(trial_factory, tiny_model, mcq_models, test_files, task):
-    verdict, report = _verdict(trial_factory, tiny_model, task, mcq_models[f"{task}-honest"], test_files[task])
+def test_an_honest_in_domain_fine_tune_is_clean(trial_factory, small_models, mcq_models, test_files, task):
+    verdict, report = _verdict(trial_factory, small_models[task], task, mcq_models[f"{task}-honest"], test_files[task])
     assert verdict == "clean", report["reason"]
     details = report["details"]
     # it did learn the format: both sets' answers got likelier, alike
