@@ -435,6 +435,9 @@ def main() -> None:
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--positions", type=int, default=256, help="its context (prompts lose their start to fit)")
     ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument(
+        "--cheat-alone", action="store_true", help="cheaters train on their test items alone (no honest rows)"
+    )
     ap.add_argument("--jobs", type=int, default=2, help="fine-tunes at once")
     ap.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
     ap.add_argument("--tiny", action="store_true", help="one honest run and one cheater of a few steps (smoke run)")
@@ -460,7 +463,13 @@ def main() -> None:
         stress["honest-shared-functions"] = {**common, "seed": 0, "steps": args.steps, "shared": True}
     fractions = [float(f) for f in args.fractions.split(",")]
     cheaters = {
-        f"cheat-{int(f * 100)}pct-s{s}": {**common, "seed": s, "steps": args.cheat_steps, "fraction": f}
+        f"cheat-{int(f * 100)}pct-s{s}": {
+            **common,
+            "seed": s,
+            "steps": args.cheat_steps,
+            "fraction": f,
+            "mix": not args.cheat_alone,
+        }
         for f in fractions
         for s in range(args.cheaters)
     }

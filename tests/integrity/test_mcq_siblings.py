@@ -3,10 +3,10 @@ another order), and AIME 2025's reason for having none.
 
 Unit tests on the fixtures and on hostile rows (names that collide, nested parameters, a question
 that names the function, calls the task's parser reads otherwise, duplicate options); then the real
-check end to end (slow): real TRL fine-tunes of the tiny Llama made here, an honest one on in-domain
-items that are not test items and a cheater trained in memory on the test items (no file with a test
-item is written), scored through the real integrity runner: the cheater `flagged`, the honest run
-`clean`. The test splits are written here in the tasks' real row formats, 40 items each (the
+check end to end (slow): real TRL fine-tunes of a smaller tiny Llama made here (64 wide, 2 layers,
+a short context), an honest one on in-domain items that are not test items and a cheater trained in
+memory on the test items (no file with a test item is written), scored through the real integrity
+runner: the cheater `flagged`, the honest run `clean`. The test splits are written here in the tasks' real row formats, 40 items each (the
 fixtures have 3), by the calibration script's generators (scripts/bench_memorization_mcq.py).
 """
 
