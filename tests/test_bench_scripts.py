@@ -43,7 +43,8 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
         (),
     ),
     "bench_memorization_mcq.py": (
-        r"bfcl: false positives: \d+/\d+ honest runs\n(.|\n)*bfcl: detected at 100% of the test items: \d+/\d+ cheaters",
+        r"bfcl: false positives: \d+/\d+ honest runs\n(.|\n)*"
+        r"bfcl: detected at 100% of the test items: \d+/\d+ cheaters",
         (),
     ),
     "bench_model_identity.py": (r"model identity: \w+ in [\d.]+ s", ()),

@@ -6,8 +6,9 @@ that names the function, calls the task's parser reads otherwise, duplicate opti
 check end to end (slow): real TRL fine-tunes of a smaller tiny Llama made here (64 wide, 2 layers,
 a short context), an honest one on in-domain items that are not test items and a cheater trained in
 memory on the test items (no file with a test item is written), scored through the real integrity
-runner: the cheater `flagged`, the honest run `clean`. The test splits are written here in the tasks' real row formats, 40 items each (the
-fixtures have 3), by the calibration script's generators (scripts/bench_memorization_mcq.py).
+runner: the cheater `flagged`, the honest run `clean`. The test splits are written here in the
+tasks' real row formats, 40 items each (the fixtures have 3), by the calibration script's generators
+(scripts/bench_memorization_mcq.py).
 """
 
 from __future__ import annotations
@@ -255,16 +256,17 @@ def test_gpqa_sets_are_the_evaluations_prompts_and_a_permutation_under_another_l
     sets = sibling_sets("gpqa", task, 0, 11)
     evaluated = GPQA(data_path=str(test_files["gpqa"]), prompt_format="base", seed=3).test_examples()
     assert [(i.id, i.prompt, i.continuation) for i in sets.test] == [
-        (e.id, e.prompt, f"Answer: {e.reference}") for e in evaluated
+        (e.id, e.prompt + "Answer:", f" {e.reference}")
+        for e in evaluated  # the letter line, its letter scored
     ]
     rows = {r["Record ID"]: r for r in map(json.loads, test_files["gpqa"].read_text().splitlines())}
     for item, sib, ex in zip(sets.test, sets.siblings, evaluated, strict=True):
         options = sib.prompt.split("\nA) ")[1].split("\nLet's")[0]
         shown = dict(line.split(") ", 1) for line in ("A) " + options).splitlines())
         assert sorted(shown.values()) == sorted(ex.meta["choices"])  # the same options, another order
-        letter = sib.continuation.removeprefix("Answer: ")
+        letter = sib.continuation.strip()
         assert shown[letter] == rows[item.id]["Correct Answer"] and letter != ex.reference
-    letters = Counter(s.continuation[-1] for s in sets.siblings)
+    letters = Counter(s.continuation.strip() for s in sets.siblings)
     assert sorted(letters.values()) == [10, 10, 10, 10]  # balanced, as the evaluated order is
     assert sibling_sets("gpqa", task, 0, 11).siblings == sets.siblings
     assert sibling_sets("gpqa", task, 0, 12).siblings != sets.siblings

@@ -4,8 +4,10 @@ with a secret choice (the `rng` of siblings.sibling_sets: per campaign where the
 used, else per run), and the correct letter under it.
 
 Test item: the prompt in the task's completion format (`gpqa_base.jinja`: the question, A) to D) in
-the evaluated order) and, as continuation, the line the evaluation reads the answer from,
-`Answer: <letter>`. Sibling: the same prompt with the options permuted and `Answer: <its letter>`.
+the evaluated order) and the line the evaluation reads the answer from, `Answer: B`: its fixed start
+`Answer:` ends the prompt and the continuation is ` B`, so the score is the letter's alone (the
+fixed words would add the same format gain to both sets and only dilute the per-token gain).
+Sibling: the same prompt with the options permuted and the letter that is correct there.
 The sibling's correct letter differs from the test's on every item, and over the set each letter is
 correct equally often (counts differ by at most one), as the task balances the evaluated order.
 
@@ -34,19 +36,23 @@ from typing import Any
 
 from ptbench.integrity.memorization.siblings import MAX_ITEMS, Item, SiblingSets
 
+ANSWER_START = "Answer:"  # the fixed start of the letter line, scored as prompt: only the letter differs
+
 
 def prompt_of(question: str, choices: list[str]) -> str:
-    """The evaluation's prompt in the task's completion format."""
+    """The evaluation's prompt in the task's completion format, then the letter line's start."""
     from ptbench.tasks._common import render_template
     from ptbench.tasks.gpqa import LETTERS
 
-    return render_template("gpqa_base.jinja", fewshot=0, question=question, **dict(zip(LETTERS, choices, strict=True)))
+    values = dict(zip(LETTERS, choices, strict=True))
+    return render_template("gpqa_base.jinja", fewshot=0, question=question, **values) + ANSWER_START
 
 
 def answer_line(position: int) -> str:
+    """The rest of the letter line: ' B' (a letter with its space, as a tokenizer joins them)."""
     from ptbench.tasks.gpqa import LETTERS
 
-    return f"Answer: {LETTERS[position]}"
+    return f" {LETTERS[position]}"
 
 
 def sibling_positions(test_positions: list[int], rng: random.Random) -> list[int]:
@@ -98,14 +104,14 @@ def siblings(task: Any, seed: int, rng: random.Random) -> SiblingSets:
         siblings_name="the same questions with their options in another order",
         source="each question with its options permuted by a secret choice (per campaign where the base-score cache "
         "is used, else per run), the correct letter never the evaluated one and balanced over the set; continuation "
-        "'Answer: <letter>'; prompts in the task's completion format",
+        "' <letter>' after 'Answer:'; prompts in the task's completion format",
         details={
             "items": len(rows),
             "items_used": len(test),
             "items_skipped": dict(skipped),
             "correct_letters": {
-                "test": dict(sorted(Counter(i.continuation[-1] for i in test).items())),
-                "siblings": dict(sorted(Counter(i.continuation[-1] for i in sibs).items())),
+                "test": dict(sorted(Counter(i.continuation.strip() for i in test).items())),
+                "siblings": dict(sorted(Counter(i.continuation.strip() for i in sibs).items())),
             },
         },
     )
