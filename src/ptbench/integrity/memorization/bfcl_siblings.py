@@ -27,6 +27,11 @@ names that are English words (`a`, `I`) where the text uses them, are left as th
 key is a string inside the call's literal, not a name); an item where nothing could be renamed is
 skipped. Nested parameters keep their names and their literal values.
 
+Known bias (measured, docs/memorization.md): an honest fine-tune on public tool-use data that uses
+the test's own function names (with other questions) raises the original names over the renamed
+ones, as memorisation does; on the tiny model such a run came within a factor 5 of the p threshold.
+A source that keeps the names and changes the argument values would not have this bias.
+
 What it cannot see: an agent that trained on the test items under many random renamings of its own
 (a name-invariant memory of the questions' argument values) raises the siblings too; the
 contamination check and the run journal are the evidence there (docs/memorization.md).
