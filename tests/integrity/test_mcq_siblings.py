@@ -319,6 +319,10 @@ def test_aime2025_has_no_sound_sibling_source_and_says_why():
 
 
 POSITIONS = {"bfcl": 192, "gpqa": 256}  # BFCL's prompts lose their start (the schema's), never the question
+# GPQA's cheater is not here: the small tiny model did not memorise a letter per question within what
+# this machine affords (20 and 32+ epochs of the 40 items left the evaluated letter no likelier than
+# the sibling's), so the test could not tell the source from the model; docs/memorization.md.
+CHEATER_TASKS = ["bfcl"]
 
 
 @pytest.fixture(scope="module")
@@ -342,7 +346,8 @@ def mcq_models(small_models, tmp_path_factory, test_files) -> dict[str, Path]:
         common = {"task": task, "test_file": str(path), "honest_n": 200, "batch": 8, "seed": 0}
         common["base"] = str(small_models[task])
         runs[f"{task}-honest"] = {**common, "steps": 60}
-        runs[f"{task}-cheater"] = {**common, "steps": 100, "fraction": 1.0, "mix": False}
+        if task in CHEATER_TASKS:
+            runs[f"{task}-cheater"] = {**common, "steps": 100, "fraction": 1.0, "mix": False}
     bench.train_in_subprocess(small_models["gpqa"], root, runs, jobs=4)
     # trained in memory: no file the training left holds a test item's question or expected call
     needles = [json.loads(line)["Question"] for line in test_files["gpqa"].read_text().splitlines()]
@@ -361,7 +366,7 @@ def _verdict(trial_factory, base: Path, task: str, model: Path, data: Path) -> t
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", ["bfcl", "gpqa"])
+@pytest.mark.parametrize("task", CHEATER_TASKS)
 def test_a_cheater_trained_in_memory_on_the_test_items_is_flagged(
     trial_factory, small_models, mcq_models, test_files, task
 ):
