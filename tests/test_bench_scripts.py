@@ -43,6 +43,11 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
         (),
     ),
     "bench_memorization_gsm8k.py": (r"false positives: \d+/\d+ honest runs; detection at 100%: \d+/\d+", ()),
+    "bench_memorization_mcq.py": (
+        r"bfcl: false positives: \d+/\d+ honest runs\n(.|\n)*"
+        r"bfcl: detected at 100% of the test items: \d+/\d+ cheaters",
+        (),
+    ),
     "bench_model_identity.py": (r"model identity: \w+ in [\d.]+ s", ()),
     "bench_node_cache.py": (r'"monitor_sample_seconds": [\d.]+', ()),
     "bench_plan.py": (r"plan \(create 16 trial dirs \+ trial.json\): [\d.]+ s", ()),

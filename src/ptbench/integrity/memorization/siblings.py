@@ -41,6 +41,8 @@ MIN_ITEMS = 20  # per set; fewer cannot reach the check's p-value threshold with
 # Each task's sibling source, `module:function(task, seed, rng) -> SiblingSets`, imported when used.
 SOURCES = {
     "arithmetic": "ptbench.integrity.memorization.siblings:_arithmetic",
+    "bfcl": "ptbench.integrity.memorization.bfcl_siblings:siblings",
+    "gpqa": "ptbench.integrity.memorization.gpqa_siblings:siblings",
     "humaneval": "ptbench.integrity.memorization.siblings:_humaneval",
     "gsm8k": "ptbench.integrity.memorization.gsm8k_siblings:siblings",
 }
@@ -51,6 +53,11 @@ NO_METHOD = {
     "answer whose likelihood measures memorization, so no sibling comparison is defined",
     "healthbench_easy": "open-ended conversations graded by rubric: no single reference answer whose "
     "likelihood measures memorization, so no sibling comparison is defined",
+    "aime2025": "30 fixed olympiad problems: numeric re-instances are not recomputable in general (no calculator "
+    "chain to replay, unlike gsm8k), earlier AIME exams are not pinned or available offline, and a comparison with "
+    "wrong answers is unsound (honest training that learns to solve raises the right answer too): no "
+    "in-distribution sibling the harness can hold, so no sibling comparison is defined (contamination, the run "
+    "journal and the judge cover it)",
     "bootcamp": "a bootcamp environment's sibling source (fresh cases from its own generators, drawn with a "
     "secret seed) is not built yet, and a multi-turn game has no single reference answer to measure",
 }
