@@ -151,7 +151,7 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
     )
     assert "found in 1 file" in cheat["integrity_detail"]["contamination"]
     status = ptbench("status", str(path), cwd=tmp_path, env={"COLUMNS": "300"})
-    assert "integrity: api_usage flagged, contamination flagged, memorization unchecked" in status.stdout, status.stdout
+    assert "integrity: api_usage flagged, contamination flagged" in status.stdout, status.stdout
     again = ptbench("check", str(results / "cheater__tiny__arithmetic__s0"), "--only", "contamination", cwd=tmp_path)
     assert again.returncode == 1 and "contamination   flagged" in again.stdout
 
