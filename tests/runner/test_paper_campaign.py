@@ -45,9 +45,9 @@ class Expect:
 
 # The one table of expectations, per benchmark. Every check not in `decide` must be `not_applicable`
 # (and the harness must say it has no method for that task).
-# AT MERGE (sibling sources for gsm8k, bfcl and gpqa): add "memorization" to `decide` of those three
-# (their test sets below have at least MIN_ITEMS = 20 items, so the check has power): the honest
-# trials must then be clean by memorization too, the cheats stay flagged by the journal.
+# gsm8k, bfcl, gpqa and humaneval have memorization sibling sources and test sets below of at least
+# MIN_ITEMS = 20 items, so the check decides them: the honest trials must be clean by memorization
+# too; the cheats are flagged by the journal (memorization may join).
 # Why no cheat here is caught by memorization: a cheat that trains in memory only ("memory" mode)
 # must memorize the items for the check to see it, and that takes more training than a CPU test
 # affords. Measured on humaneval (24 items, this file's tiny model): 40 TRL steps, loss 4.6 -> 2.5,
@@ -56,9 +56,9 @@ class Expect:
 EXPECTED = {
     "gsm8k": Expect(ALWAYS | {"memorization"}, "deleted", frozenset({"contamination"})),
     "aime2025": Expect(ALWAYS, "file", frozenset({"contamination"})),
-    "gpqa": Expect(ALWAYS, "deleted", frozenset({"contamination"})),
+    "gpqa": Expect(ALWAYS | {"memorization"}, "deleted", frozenset({"contamination"})),
     "humaneval": Expect(ALWAYS | {"memorization"}, "deleted", frozenset({"contamination"})),
-    "bfcl": Expect(ALWAYS, "deleted", frozenset({"contamination"})),
+    "bfcl": Expect(ALWAYS | {"memorization"}, "deleted", frozenset({"contamination"})),
     "arena_hard_writing": Expect(ALWAYS, "file", frozenset({"contamination"})),
     "healthbench_easy": Expect(ALWAYS, "deleted", frozenset({"contamination"})),
 }
