@@ -4,6 +4,9 @@ runner's stages leave, filled by each test with what a hostile or honest agent w
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +60,24 @@ def trial_factory(tmp_path: Path):
         return make_trial(tmp_path, **kw)
 
     return make
+
+
+def train_tiny_models(
+    tiny_model: Path, root: Path, runs: dict[str, tuple[Path, int, int]], timeout: float = 3600
+) -> dict[str, Path]:
+    """Real TRL fine-tunes (the reference recipe) of the tiny model, `runs` = name: (train file, steps,
+    batch size), trained in one fresh process (the recipe sets torch's global determinism flags; they
+    must not leak into pytest's process). Returns name: model folder under root."""
+    argvs = [
+        ["--base-model", str(tiny_model), "--train-file", str(data), "--output", str(root / name)]
+        + ["--max-steps", str(steps), "--batch-size", str(batch), "--seed", "0"]
+        for name, (data, steps, batch) in runs.items()
+    ]
+    code = (
+        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=timeout, env=os.environ
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {name: root / name for name in runs}

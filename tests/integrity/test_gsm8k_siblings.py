@@ -13,12 +13,9 @@ them in the trial) is flagged.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import shutil
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -30,7 +27,7 @@ from ptbench.integrity.memorization.siblings import NO_METHOD, SOURCES, not_appl
 from ptbench.integrity.report import NotApplicable
 from ptbench.tasks.gsm8k import GSM8K
 from tests.integrity import gsm8k_rows
-from tests.integrity.conftest import FIXTURES
+from tests.integrity.conftest import FIXTURES, train_tiny_models
 
 FIXTURE = FIXTURES / "gsm8k" / "test.jsonl"
 CHECK = {"checks": ["memorization"]}
@@ -309,20 +306,9 @@ def gsm8k_models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
     honest_file.write_text("".join(json.dumps(r) + "\n" for r in pairs(train)))
     cheat_file.write_text("".join(json.dumps(r) + "\n" for r in pairs(test)))
     runs = {"honest": (honest_file, 150, 16), "cheater": (cheat_file, 200, 32)}
-    argvs = [
-        ["--base-model", str(tiny_model), "--train-file", str(data), "--output", str(root / name)]
-        + ["--max-steps", str(steps), "--batch-size", str(batch), "--seed", "0"]
-        for name, (data, steps, batch) in runs.items()
-    ]
-    code = (
-        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=3600, env=os.environ
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+    trained = train_tiny_models(tiny_model, root, runs)
     cheat_file.unlink()  # nothing of the test items is left anywhere but in the cheater's weights
-    return {"data": test.parent, **{name: root / name for name in runs}}
+    return {"data": test.parent, **trained}
 
 
 def _trial(trial_factory, tiny_model: Path, models: dict[str, Path], name: str):

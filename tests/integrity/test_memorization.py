@@ -24,6 +24,7 @@ from ptbench.integrity.memorization.stats import mann_whitney_greater
 from ptbench.integrity.report import overall
 from ptbench.spec.campaign import Integrity
 from ptbench.tasks.arithmetic import Arithmetic
+from tests.integrity.conftest import train_tiny_models
 
 OPTIONS = {"digits": 2, "n_test": 100}
 CHECK = {"checks": ["memorization"]}
@@ -47,31 +48,7 @@ def models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
         "honest_long": (train, 600, 16),  # a longer same-domain fine-tune (one epoch of the training split)
         "cheater": (cheat, 200, 32),  # the same recipe on the test items (64 epochs of them)
     }
-    argvs = [
-        [
-            "--base-model",
-            str(tiny_model),
-            "--train-file",
-            str(data),
-            "--output",
-            str(root / name),
-            "--max-steps",
-            str(steps),
-            "--batch-size",
-            str(batch),
-            "--seed",
-            "0",
-        ]
-        for name, (data, steps, batch) in runs.items()
-    ]
-    code = (
-        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return {name: root / name for name in runs}
+    return train_tiny_models(tiny_model, root, runs, timeout=1800)
 
 
 def _trial(trial_factory, tiny_model: Path, model: Path | None, **kw):
@@ -299,19 +276,7 @@ def partial_models(tiny_model: Path, tmp_path_factory) -> tuple[dict[str, Path],
     train.write_text("".join(json.dumps(r) + "\n" for r in task.train_examples(0)))
     cheat.write_text("".join(json.dumps(r) + "\n" for r in _rows(half)))
     runs = {"honest": (train, 150, 16), "half": (cheat, 200, 32)}
-    argvs = [
-        ["--base-model", str(tiny_model), "--train-file", str(data), "--output", str(root / name)]
-        + ["--max-steps", str(steps), "--batch-size", str(batch), "--seed", "0"]
-        for name, (data, steps, batch) in runs.items()
-    ]
-    code = (
-        "import sys, json\nfrom ptbench.training.reference_sft import main\nfor a in json.loads(sys.argv[1]): main(a)"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(argvs)], capture_output=True, text=True, timeout=1800, env=os.environ
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return {name: root / name for name in runs}, {e.id for e in half}
+    return train_tiny_models(tiny_model, root, runs, timeout=1800), {e.id for e in half}
 
 
 @pytest.mark.slow
