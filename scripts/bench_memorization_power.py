@@ -161,6 +161,8 @@ def simulate(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--tiny"]:  # the suite's smoke run: the simulation, few draws (seconds)
+        sys.argv[1:] = ["simulate", "--sizes", "40", "--sibling-multiples", "1", "--reps", "50"]
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="mode", required=True)
     r = sub.add_parser("real", help="real tiny-model fine-tunes (CPU, minutes)")

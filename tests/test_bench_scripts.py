@@ -48,6 +48,7 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
         r"bfcl: detected at 100% of the test items: \d+/\d+ cheaters",
         (),
     ),
+    "bench_memorization_power.py": (r"  40       40 normal +[\d./ ]+ +0/50", ()),
     "bench_model_identity.py": (r"model identity: \w+ in [\d.]+ s", ()),
     "bench_node_cache.py": (r'"monitor_sample_seconds": [\d.]+', ()),
     "bench_plan.py": (r"plan \(create 16 trial dirs \+ trial.json\): [\d.]+ s", ()),
