@@ -55,6 +55,20 @@ ARCH_KEYS = (
 )
 
 
+def trusted_base(ctx: CheckContext) -> Path | None:
+    """The trial's base model as the harness trusts it: its local path, else its hub id, found in a
+    cache that is not the agent's own layer (it could have put anything there). The one lookup the
+    identity, memorization and contamination checks share."""
+    spec = ctx.spec.base_model
+    trusted = [c for c in ctx.cache_dirs if c not in ctx.layer_dirs]
+    return find_model(spec.path or spec.id, trusted) or (find_model(spec.id, trusted) if spec.path else None)
+
+
+def base_not_found(ctx: CheckContext) -> Unchecked:
+    spec = ctx.spec.base_model
+    return Unchecked(f"base model {spec.path or spec.id} not found locally (outside the agent's own cache layer)")
+
+
 def find_model(ref: str, cache_dirs: list[Path]) -> Path | None:
     """A local folder, or the newest snapshot of a hub id in the caches."""
     p = Path(ref).expanduser()
@@ -94,11 +108,9 @@ def check(ctx: CheckContext) -> Finding:
     if not final.is_dir() or not any(final.iterdir()):
         raise Unchecked("no final_model/ to check")
     spec = ctx.spec.base_model
-    # The reference is never a copy from the agent's own cache layer: it could have put anything there.
-    trusted = [c for c in ctx.cache_dirs if c not in ctx.layer_dirs]
-    base = find_model(spec.path or spec.id, trusted) or (find_model(spec.id, trusted) if spec.path else None)
+    base = trusted_base(ctx)
     if base is None:
-        raise Unchecked(f"base model {spec.path or spec.id} not found locally (outside the agent's own cache layer)")
+        raise base_not_found(ctx)
     missing, forbidden = [], []
     for ref in [*INSTRUCT_OF.get(spec.id, []), *ctx.config.forbidden_models]:
         found = find_model(ref, ctx.cache_dirs)

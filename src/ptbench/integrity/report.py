@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ptbench.results.agreement import recorded_fields
 
-# The one word for a trial's verdicts lives with the scoring policy, which reads it; re-exported here.
+# The verdicts and the one word for a trial's verdicts live with the scoring policy, which reads
+# them; re-exported here.
+from ptbench.results.policy import VERDICTS, Verdict
 from ptbench.results.policy import overall as overall
 
-Verdict = Literal["clean", "flagged", "unchecked", "not_applicable"]
-VERDICT_NAMES: tuple[str, ...] = ("clean", "flagged", "unchecked", "not_applicable")
 VERDICTS_FILE = "verdicts.json"
 SUMMARY_FILE = "summary.json"
 MAX_EVIDENCE = 50  # per check; the count of all findings is in details
@@ -76,7 +76,7 @@ def read_verdicts(checks_dir: Path, expected: list[str]) -> tuple[dict[str, str]
         raw = {}
     for name in sorted(set(expected) | set(raw if isinstance(raw, dict) else {})):
         value = raw.get(name) if isinstance(raw, dict) else None
-        verdicts[name] = value if value in VERDICT_NAMES else "unchecked"
+        verdicts[name] = value if value in VERDICTS else "unchecked"
         try:
             report = CheckReport.model_validate_json((checks_dir / f"{name}.json").read_bytes())
             reasons[name] = report.reason

@@ -17,9 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptbench.results.policy import ScoredTrial, own_score
+from ptbench.results.policy import VERDICTS, ScoredTrial, own_score
 
-VERDICTS: tuple[str, ...] = ("clean", "flagged", "unchecked", "not_applicable")
 DECIDING = frozenset({"clean", "flagged"})
 HEADING = (
     "Integrity coverage: per benchmark, the checks that decided (clean or flagged) every trial with a "

@@ -13,11 +13,14 @@ import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from ptbench.core.errors import UserError
 from ptbench.results.schema import BaseModelInfo, ResultRecord, TaskInfo
 
+# A check's verdict (integrity/report.py says what each means); the policy and the coverage read them.
+Verdict = Literal["clean", "flagged", "unchecked", "not_applicable"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 Policy = Literal["base_fallback", "exclude", "nan"]
 POLICIES: tuple[str, ...] = ("base_fallback", "exclude", "nan")
 # The campaign's `integrity.policy` (issue 12) may also say `show`: a flagged or unchecked trial keeps

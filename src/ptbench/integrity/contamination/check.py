@@ -37,7 +37,7 @@ from ptbench.integrity.contamination.sources import scannable, transcript_stream
 from ptbench.integrity.contamination.testsets import add_test_set
 from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
 from ptbench.integrity.journal import read_journal
-from ptbench.integrity.model_identity import find_model
+from ptbench.integrity.model_identity import trusted_base
 from ptbench.integrity.report import Finding, Unchecked
 
 TRANSCRIPT_LABEL = "record/transcript.jsonl (model output)"
@@ -332,10 +332,8 @@ def _allowed(
 def _base_model(ctx: CheckContext) -> Path | None:
     """The trial's base model as the harness trusts it: found as the memorization and identity checks
     find it (a local folder, or the hub id in a cache that is not the agent's own layer)."""
-    spec = ctx.spec.base_model
-    trusted = [c for c in ctx.cache_dirs if c not in ctx.layer_dirs]
-    local = getattr(spec, "path", None)
-    found = find_model(local or spec.id, trusted) or (find_model(spec.id, trusted) if local else None)
+    local = ctx.spec.base_model.path
+    found = trusted_base(ctx)
     if found is None and local and Path(local).is_dir():  # a local folder without config.json: still the base's files
         found = Path(local)
     return found

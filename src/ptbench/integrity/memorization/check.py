@@ -36,7 +36,7 @@ from ptbench.integrity.memorization import final_scores
 from ptbench.integrity.memorization.base_cache import BaseScores, base_identity, cache_dir, namespace, sibling_seed
 from ptbench.integrity.memorization.siblings import SiblingSets, sibling_sets
 from ptbench.integrity.memorization.stats import AUC_MIN, FALSE_POSITIVE_BOUND, MIN_EXCESS, P_MAX, SUBSET_P_MAX, decide
-from ptbench.integrity.model_identity import find_model
+from ptbench.integrity.model_identity import base_not_found, trusted_base
 from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 from ptbench.trial import TrialDir
 
@@ -67,11 +67,9 @@ def plan(ctx: CheckContext, run_secret: int | None = None) -> Plan:
     final = ctx.final_model
     if not final.is_dir() or not (final / "config.json").exists():
         raise Unchecked("no final_model/ (with a config.json) to check")
-    spec = ctx.spec.base_model
-    trusted = [c for c in ctx.cache_dirs if c not in ctx.layer_dirs]
-    base = find_model(spec.path or spec.id, trusted) or (find_model(spec.id, trusted) if spec.path else None)
+    base = trusted_base(ctx)
     if base is None:
-        raise Unchecked(f"base model {spec.path or spec.id} not found locally (outside the agent's own cache layer)")
+        raise base_not_found(ctx)
     engine = resolve_engine(ctx.spec.evaluation.engine)
     root, cache_note = cache_dir(ctx.spec, TrialDir(ctx.trial_dir).eval_cache)
     sets = _sets(ctx, sibling_seed(root) if root else run_secret)
@@ -181,7 +179,9 @@ def check(ctx: CheckContext) -> Finding:
         sib_median = cmp.median_gain_siblings
         if "subset" in decision.fired:  # every one, largest gain first (the evidence list is capped by the runner)
             details["subset_items"] = [sets.test[i].id for i in sub.top_test]
-        named = sub.top_test if "subset" in decision.fired else sorted(range(n), key=lambda i: -gains[i])
+        # the subset rule names every test item of its top k (the ones the model was trained on); the shift
+        # rule the largest gains
+        named = sub.top_test if "subset" in decision.fired else sorted(range(n), key=lambda i: -gains[i])[:TOP_ITEMS]
         evidence = [
             {
                 "what": "final_model knows the test items better than sibling items it could not have seen",
@@ -199,9 +199,7 @@ def check(ctx: CheckContext) -> Finding:
                     "gain_nats_per_token": round(gains[i], 4),
                     "excess_over_sibling_median": round(gains[i] - sib_median, 4),
                 }
-                # the subset rule names every test item of its top k (the ones the model was trained on); the
-                # shift rule the largest gains
-                for i in (named if "subset" in decision.fired else named[:TOP_ITEMS])
+                for i in named
             ),
         ]
         rules = " and ".join(
