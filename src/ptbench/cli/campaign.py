@@ -76,9 +76,12 @@ def _run_here(p, parallelism: int | None) -> None:
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
 
 
-def _plan_checked(campaign_file: str, *, replace: bool, rehearse: bool, backend: str | None = None):
-    """Plan after checking that every agent can start (keys, logins, CLIs) and, with `backend`, that its
-    scheduler client is installed (nothing is planned otherwise); a rehearsal plans <name>-rehearsal."""
+def _plan_checked(
+    campaign_file: str, *, replace: bool, rehearse: bool, submit_to: str | None = None, submitting: bool = False
+):
+    """Plan after checking that every agent can start (keys, logins, CLIs) and, when `submitting` (to
+    `submit_to`, else the campaign's backend), that the scheduler's client is installed (nothing is
+    planned otherwise); a rehearsal plans <name>-rehearsal."""
     from pathlib import Path
 
     from ptbench import commands
@@ -88,19 +91,13 @@ def _plan_checked(campaign_file: str, *, replace: bool, rehearse: bool, backend:
     from ptbench.validate import validate_campaign
 
     c, _ = validate_campaign(campaign_file, rehearse=rehearse)
-    if backend is not None:
-        chosen = get_backend(backend, c.backend.options if backend == c.backend.name else {})
+    if submitting:
+        name = submit_to or c.backend.name
+        chosen = get_backend(name, c.backend.options if name == c.backend.name else {})
         getattr(chosen, "check_client", lambda: None)()
     if not rehearse:
         return commands.plan(campaign_file, replace=replace, validated=c)
     return plan_campaign(rehearsal_campaign(c), replace=replace, source=str(Path(campaign_file).resolve()))
-
-
-def _named_backend(campaign_file: str) -> str:
-    """The backend a campaign file names (validated again, with the rest, by _plan_checked)."""
-    from ptbench.spec import load_campaign_located
-
-    return load_campaign_located(campaign_file)[0].backend.name
 
 
 def _run_local(p, todo, parallelism) -> None:
@@ -140,7 +137,7 @@ def submit(
     from ptbench import commands
     from ptbench.backends import get_backend
 
-    p = _plan_checked(campaign, replace=replace, rehearse=rehearse, backend=backend or _named_backend(campaign))
+    p = _plan_checked(campaign, replace=replace, rehearse=rehearse, submit_to=backend, submitting=True)
     name = backend or p.campaign.backend.name
     chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
     if chosen.runs_here:  # the local backend: run here, with the plan just made
