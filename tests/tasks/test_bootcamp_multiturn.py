@@ -160,7 +160,7 @@ def test_tools_unknown_games_and_missing_extras_are_refused_in_one_line(tmp_path
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "no_such_game" in p.stderr
     campaign = tmp_path / "c.yaml"
     campaign.write_text(
-        "name: c\nagents: [{name: base-model}]\nbase_models: [{id: local/m, path: /nonexistent}]\n"
+        "name: c\nagents: [{name: base-model}]\nbase_models: [{id: local/m, path: /nonexistent, path_on_nodes: true}]\n"
         "tasks: [{name: bootcamp, options: {config: spiel.tic_tac_toe}}]\nseeds: [0]\n"
         "budget: {hours: 1, gpus: 0}\nbackend: local\nsandbox: none\n"
     )
