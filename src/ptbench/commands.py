@@ -13,7 +13,7 @@ from ptbench.results.collate import resolve_campaign_dir as resolve_campaign_dir
 from ptbench.results.collate import write_tables as write_tables
 from ptbench.runner import record
 from ptbench.spec import Campaign
-from ptbench.status import FINAL_STATES, TrialStatus, trial_status
+from ptbench.status import FINAL_STATES, TrialStatus, hms, trial_status
 from ptbench.trial import TrialDir
 from ptbench.validate import validate_campaign
 
@@ -49,9 +49,16 @@ def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = No
             st.state = sched
         if log_path is not None and st.state in _SHOW_LOG:
             path = log_path(campaign_dir, t)
-            st.log = str(path) if path else None
+            st.log = str(path) if path and _has_text(path) else None  # never point at a missing or empty log
         rows.append(st)
     return rows
+
+
+def _has_text(path: Path) -> bool:
+    try:
+        return Path(path).stat().st_size > 0
+    except OSError:
+        return False
 
 
 def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
@@ -69,6 +76,7 @@ def status_table(campaign_dir: Path, rows: list[TrialStatus]) -> RichTable:
         "state": [r.state for r in rows],
         "stage": [r.stage or "" for r in rows],
         "time used": [_hms(r.seconds_used) for r in rows],
+        "progress": [r.progress for r in rows],
         "metric": [r.metric for r in rows],
         "job": [r.job_id or "" for r in rows],
         "detail": ["; ".join(x for x in (r.detail, f"log: {r.log}" if r.log else "") if x) for r in rows],
@@ -85,8 +93,7 @@ def status_table(campaign_dir: Path, rows: list[TrialStatus]) -> RichTable:
 
 
 def _hms(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s else ""
+    return hms(seconds) if int(seconds) else ""
 
 
 def select_trials(campaign_dir: Path, trial_ids: list[str] | None) -> list[TrialDir]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
 from ptbench.core.errors import UserError
-from ptbench.trial import TrialDir
+from ptbench.trial import TrialDir, TrialState
 
 _HOST = socket.gethostname()
 
@@ -23,6 +25,7 @@ class TrialStatus:
     detail: str = ""
     job_id: str | None = None
     log: str | None = None
+    progress: str = ""  # a running trial's: the agent's own progress and the budget left (`activity`)
 
 
 def local_runner_pid(trial: TrialDir) -> int | None:
@@ -46,6 +49,73 @@ def runner_alive(trial: TrialDir) -> bool:
     if info[1] != _HOST:
         return True  # another node's runner: trust its pid file (the scheduler's view refines this)
     return local_runner_pid(trial) is not None
+
+
+# The trainer's tqdm bar, as TRL/transformers print it: "\r 10%|█    | 300/3000 [00:30<04:30, 9.9it/s]".
+# A bar with a description before its percentage ("Map: 100%|…", "Tokenizing train dataset: …") is a
+# data-preparation bar, not training steps, and is skipped.
+_TRAINER_BAR = re.compile(r"(?:^|[\r\n])[ \t]*\d{1,3}%\|[^|\r\n]*\|[ \t]*(\d+)/(\d+) \[")
+LOG_TAIL_BYTES = 16384  # how much of agent/native.log is read for the last step count
+_call_counts: dict[Path, tuple[int, int, int]] = {}  # calls.jsonl -> (inode, bytes counted, lines)
+
+
+def _tail(path: Path, size: int = LOG_TAIL_BYTES) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - size))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _lines(path: Path) -> int:
+    """Lines of an append-only file, counted incrementally across calls (a watcher asks every second)."""
+    try:
+        with open(path, "rb") as fh:
+            ino = Path(path).stat().st_ino
+            seen_ino, offset, count = _call_counts.get(path, (ino, 0, 0))
+            if seen_ino != ino or offset > Path(path).stat().st_size:  # replaced or truncated: count anew
+                offset, count = 0, 0
+            fh.seek(offset)
+            while chunk := fh.read(1 << 20):
+                count += chunk.count(b"\n")
+                offset += len(chunk)
+    except OSError:
+        return 0
+    _call_counts[path] = (ino, offset, count)
+    return count
+
+
+def agent_progress(trial: TrialDir) -> str:
+    """What the agent reports of its own progress while it solves: the trainer's step count from the
+    last bar in agent/native.log (the reference recipe, any TRL/transformers run), else the model calls
+    the trial's gateway recorded (agent/calls.jsonl, an LLM agent's turns). Display only: it comes from
+    the agent's output, so it is parsed as numbers and never scores or decides anything."""
+    bars = _TRAINER_BAR.findall(_tail(trial.agent_dir / "native.log"))
+    if bars:
+        done, total = bars[-1]
+        return f"step {int(done)}/{int(total)}"
+    calls = _lines(trial.agent_dir / "calls.jsonl")
+    return f"{calls} model call{'s' if calls != 1 else ''}" if calls else ""
+
+
+def activity(trial: TrialDir, state: TrialState) -> tuple[str | None, str]:
+    """(stage now running, progress text) of a trial a runner holds, from the files it writes atomically
+    (state.json: the stage markers and the solve time the watchdog persists every second)."""
+    stage = state.next_stage()
+    parts = []
+    if stage == "solve":
+        parts.append(agent_progress(trial))
+    if stage in ("prepare", "solve"):
+        left = max(0.0, trial.spec.budget.seconds - state.solve_seconds_used)
+        parts.append(f"{hms(left)} left")
+    return stage, ", ".join(p for p in parts if p)
+
+
+def hms(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def integrity_flags(verdicts: dict[str, str]) -> str:
@@ -81,7 +151,11 @@ def trial_status(trial: TrialDir) -> TrialStatus:
     job = state.attempts[-1].job_id if state.attempts else None
     if runner_alive(trial):
         st = "cancelling" if trial.cancel_marker.exists() else "running"
-        return TrialStatus(trial.id, st, stage, state.solve_seconds_used, job_id=job)
+        try:
+            _, progress = activity(trial, state)
+        except UserError:  # a trial.json gone bad: the state column says enough
+            progress = ""
+        return TrialStatus(trial.id, st, stage, state.solve_seconds_used, job_id=job, progress=progress)
     if state.failure:
         f = state.failure
         return TrialStatus(

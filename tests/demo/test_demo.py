@@ -5,6 +5,7 @@ and the base model scores nothing."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -22,6 +23,14 @@ def test_demo_campaign_reference_masters_the_task(tiny_model, tmp_path):
     path.write_text(text)
     run = ptbench("run", str(path), cwd=tmp_path, timeout=900)
     assert run.returncode == 0, run.stderr
+    # Not a terminal: plain progress lines, no control codes, naming each running trial's stage and,
+    # during solve, the TRL trainer's step count read from agent/native.log and the budget left.
+    assert "\x1b" not in run.stdout and "\r" not in run.stdout
+    steps = re.findall(r"reference__tiny-llama__arithmetic__s\d: solve \(step (\d+)/3000, 0:\d\d:\d\d left\)", run.stdout)
+    assert steps and max(int(s) for s in steps) > 0, run.stdout[:3000]
+    assert re.search(r"base-model__tiny-llama__arithmetic__s\d: evaluate$", run.stdout, re.M), run.stdout[:3000]
+    logs = sorted((tmp_path / "results" / "demo" / "logs").glob("*.log"))
+    assert len(logs) == 4 and all("recorded completed" in p.read_text() for p in logs)  # what each runner printed
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "results" / "demo").glob("*/result.json"))]
     assert len(rows) == 4
     scores: dict[str, list[float]] = {}

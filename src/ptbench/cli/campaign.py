@@ -9,6 +9,7 @@ import sys
 
 import typer
 
+EXIT_UNSCORED = 1  # `ptbench run`: some trial ended without a scored result (cancelled, failed, …)
 EXIT_PARTIAL = 75  # `ptbench submit` sent part of the campaign; a scheduler limit left the rest (EX_TEMPFAIL)
 
 
@@ -48,12 +49,15 @@ def run(
         False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
     ),
 ) -> None:
-    """Run a campaign on this machine (the local backend), then print the results table."""
-    _run_here(_plan_checked(campaign, replace=replace, rehearse=rehearse), parallelism)
+    """Run a campaign on this machine (the local backend), then print the results table. Exit code 0
+    when every trial has a scored result (completed or timed_out), 1 when some has not (cancelled, failed,
+    no model, …: see `ptbench status`), 2 a user error, 130 interrupted (run again to resume)."""
+    raise typer.Exit(_run_here(_plan_checked(campaign, replace=replace, rehearse=rehearse), parallelism))
 
 
-def _run_here(p, parallelism: int | None) -> None:
-    """Run the plan's unfinished trials on this machine, then print the status and results tables."""
+def _run_here(p, parallelism: int | None) -> int:
+    """Run the plan's unfinished trials on this machine, then print the status and results tables;
+    returns the exit code (`_exit_code`)."""
     from ptbench import commands
 
     todo = p.unfinished
@@ -64,7 +68,7 @@ def _run_here(p, parallelism: int | None) -> None:
     commands.print_status(p.campaign_dir, commands.status_rows(p.campaign_dir))
     if not any(t.result_json.exists() for t in p.trials):
         commands.console.print("no results yet: see the failures above (`ptbench status`), fix them and run again")
-        return
+        return _exit_code(p)
     md, files, problems = commands.write_tables(str(p.campaign_dir), None, allow_mixed=True)  # differences warn here
     from rich.markup import escape
 
@@ -74,6 +78,7 @@ def _run_here(p, parallelism: int | None) -> None:
         )  # labels may hold [brackets]
     commands.console.print(md, markup=False, highlight=False, soft_wrap=True)  # labels like [unsandboxed] are text
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
+    return _exit_code(p)
 
 
 def _plan_checked(
@@ -101,27 +106,20 @@ def _plan_checked(
 
 
 def _run_local(p, todo, parallelism) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from ptbench import commands
     from ptbench.backends.local import LocalBackend
-    from ptbench.status import trial_status
+    from ptbench.cli.run_progress import RunDisplay
 
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=commands.console,
-    ) as progress:
-        bar = progress.add_task(f"{p.campaign_dir.name}", total=len(todo))
+    with RunDisplay(commands.console, p.campaign_dir.name, len(todo)) as display:
+        LocalBackend().submit(p, todo, parallelism=parallelism, progress=display.done, tick=display.tick)
 
-        def done(trial, code):
-            st = trial_status(trial)
-            progress.console.print(f"  {trial.id}: {st.state} {st.metric}".rstrip())
-            progress.advance(bar)
 
-        LocalBackend().submit(p, todo, parallelism=parallelism, progress=done)
+def _exit_code(p) -> int:
+    """`run`'s exit code (docs/campaigns.md): 0 when every trial has a scored result, else EXIT_UNSCORED."""
+    from ptbench.results.policy import SCORED_STATUSES
+
+    statuses = [(t.read_result() or {}).get("status") for t in p.trials]
+    return 0 if all(s in SCORED_STATUSES for s in statuses) else EXIT_UNSCORED
 
 
 def submit(
@@ -141,8 +139,7 @@ def submit(
     name = backend or p.campaign.backend.name
     chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
     if chosen.runs_here:  # the local backend: run here, with the plan just made
-        _run_here(p, None)
-        return
+        raise typer.Exit(_run_here(p, None))
     # Trials whose job is still queued or running are not submitted twice (one scheduler call).
     live = {}
     if (p.campaign_dir / "jobs.json").exists():

@@ -103,6 +103,9 @@ class Runner:
                     cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
                     subreaper=subreaper,
                 )
+                # The job's log (logs/<trial>.log locally, the scheduler's output file elsewhere) says
+                # what happened in it: this line, one a stage, the result; tracebacks of harness errors.
+                _say(f"{trial.id}: attempt {len(state.attempts)} on {socket.gethostname()}, next {state.next_stage()}")
                 for sig in _STOP_SIGNALS:
                     signal.signal(sig, self._on_signal)
                 # A job wrapper starts this process with them blocked (backends/slurm/job.py): one that
@@ -184,6 +187,7 @@ class Runner:
 
     def _finish(self, state: TrialState, result: ResultRecord) -> int:
         record.finish(self.trial, state, result)
+        _say(f"{self.trial.id}: recorded {result.status}")
         return 0
 
     # ---- stages -------------------------------------------------------------------------
@@ -307,6 +311,7 @@ class Runner:
         state.stages[stage] = StageMark(done_at=time.time(), outcome=outcome, detail=detail)
         self.trial.save_state(state)
         self.trial.event("stage_done", stage=stage, outcome=outcome)
+        _say(f"{self.trial.id}: {stage} {outcome}")
 
     def _end_attempt(self, state: TrialState, outcome: str) -> None:
         if state.attempts and state.attempts[-1].ended_at is None:
@@ -352,6 +357,10 @@ class Runner:
         self.stop_signal = self.stop_signal or signal.Signals(signum).name
         if self.watchdog is not None:
             self.watchdog.interrupt(self.stop_signal)
+
+
+def _say(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
 
 
 def _escaping_link(model_dir) -> str | None:

@@ -43,6 +43,15 @@ def visible_gpus() -> list[str]:
     return [str(i) for i, line in enumerate(out.stdout.splitlines()) if line.startswith("GPU ")]
 
 
+def _drop_if_empty(log: Path) -> None:
+    """A runner that printed nothing leaves no log: `status` never points at an empty file."""
+    try:
+        if log.stat().st_size == 0:
+            log.unlink()
+    except OSError:
+        pass
+
+
 class LocalBackend:
     name = "local"
     runs_here = True  # `submit` runs the trials to the end in this process
@@ -51,8 +60,11 @@ class LocalBackend:
     def __init__(self, poll_seconds: float = 0.5) -> None:
         self.poll = poll_seconds
 
-    def submit(self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None) -> Submitted:
-        """Run `trials` to completion here; `codes` holds trial id -> runner exit code."""
+    def submit(
+        self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None, tick=None
+    ) -> Submitted:
+        """Run `trials` to completion here; `codes` holds trial id -> runner exit code. `progress(trial,
+        code)` is called as each runner ends, `tick(running trials)` on every poll (the live display)."""
         limit = parallelism or plan.campaign.parallelism
         free_gpus = deque(visible_gpus())
         pending = deque(trials)
@@ -70,6 +82,7 @@ class LocalBackend:
                         codes[tid] = proc.returncode
                         free_gpus.extend(gpus)
                         del running[tid]
+                        _drop_if_empty(logs / f"{tid}.log")
                         if progress:
                             progress(trial, proc.returncode)
                 while pending and len(running) < limit:
@@ -87,6 +100,8 @@ class LocalBackend:
                     with open(logs / f"{trial.id}.log", "ab") as log:
                         proc = subprocess.Popen(runner_argv(trial), stdout=log, stderr=subprocess.STDOUT, env=env)
                     running[trial.id] = (proc, gpus, trial)
+                if tick:
+                    tick([t for _, _, t in running.values()])
                 time.sleep(self.poll)
         if stop.stopped:
             # Runners checkpoint on SIGTERM and can be resumed with `ptbench run` later.
