@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.agents import available_agents
-from ptbench.agents.launcher import required_keys
+from ptbench.agents.launcher import find_executable, required_keys
 from ptbench.agents.options import merged_options
 from ptbench.agents.spec import load_agent
+from ptbench.core.errors import UserError
 from ptbench.core.images import DIGESTS_FILE, recorded_digests
 from ptbench.node import nvml
 from ptbench.node.cgroup import cgroup_problem
@@ -262,33 +263,96 @@ def check_scheduler(backend: str) -> Check:
     return Check("scheduler (local)", "ready", f"{os.cpu_count()} CPU(s) on this machine")
 
 
-def check_keys() -> list[Check]:
-    """Provider keys by name: present or not, never their values."""
+def check_scheduler_client(backend: str) -> Check | None:
+    """The scheduler's client library, by the check `render` and `submit` run (`check_client`)."""
+    from ptbench.backends import get_backend
+
+    check = getattr(get_backend(backend), "check_client", None)
+    if check is None:  # the local backend starts processes itself
+        return None
+    try:
+        found = check()
+    except UserError as exc:
+        return Check(f"{backend} client", "fail", str(exc), "install it on this (the submitting) node")
+    return Check(f"{backend} client", "ready", str(found or "installed"))
+
+
+def _agent_specs(agents: list[tuple[str, str | None, dict]] | None) -> list[tuple[str, str | None, dict]]:
+    """(name, model, options) of the campaign's agents, else of every agent with default options."""
+    if agents is not None:
+        return agents
+    return [(name, None, {}) for name in available_agents()]
+
+
+def check_agent_clis(agents: list[tuple[str, str | None, dict]] | None = None) -> list[Check]:
+    """Each agent CLI found where its launcher looks (`find_executable`), a row per CLI: a campaign's
+    agents must have theirs (fail); without a campaign a missing one only matters to campaigns using it
+    (warn)."""
+    needed = agents is not None
+    users: dict[str, list[str]] = {}  # CLI -> the agents that run it
+    found: dict[str, str | None] = {}  # CLI -> its path, None when missing
+    hints: dict[str, str] = {}
     out = []
-    for name in available_agents():
+    for name, _, _ in _agent_specs(agents):
         try:
             spec = load_agent(name)
-        except Exception:
+        except UserError as exc:
+            out.append(Check(f"agent {name}", "fail", str(exc), f"fix agents/{name}/agent.yaml"))
             continue
+        if not spec.executable:  # built into ptbench (reference, base-model)
+            continue
+        cli = spec.venv or spec.executable  # a PyPI scaffold: its own venv
+        users.setdefault(cli, []).append(name)
+        if cli not in found:
+            hints[cli] = spec.install_hint
+            try:
+                found[cli] = find_executable(spec)
+            except UserError:
+                found[cli] = None
+    for cli, names in sorted(users.items()):
+        used_by = f"for {', '.join(names)}"
+        if found[cli]:
+            out.append(Check(f"agent CLI {cli}", "ready", f"{found[cli]} ({used_by})"))
+        else:
+            fix = hints[cli] if needed else f"{hints[cli]} (only campaigns using it need it)"
+            out.append(Check(f"agent CLI {cli}", "fail" if needed else "warn", f"not installed ({used_by})", fix))
+    return out
+
+
+def check_keys(agents: list[tuple[str, str | None, dict]] | None = None) -> list[Check]:
+    """Provider keys by name: present or not, never their values. A campaign's agents must have theirs
+    (fail); without a campaign a missing key only matters to campaigns using that agent (warn)."""
+    needed = agents is not None
+    out = []
+    for name, model, options in _agent_specs(agents):
         try:
-            keys = required_keys(spec, None, merged_options(spec, {}))
+            spec = load_agent(name)
+            keys = required_keys(spec, model, merged_options(spec, options))
         except Exception:
             continue
         if not keys:
             continue
         missing = [k for k in keys if not os.environ.get(k)]
+        fix = f"export {missing[0]}=… or add it to .env" if missing else ""
         out.append(
             Check(
                 f"keys {name}",
-                "warn" if missing else "ready",
+                ("fail" if needed else "warn") if missing else "ready",
                 f"missing {', '.join(missing)}" if missing else f"{', '.join(keys)} set",
-                f"export {missing[0]}=… or add it to .env (only campaigns using {name} need it)" if missing else "",
+                fix if needed or not missing else f"{fix} (only campaigns using {name} need it)",
             )
         )
     return out
 
 
-def run_checks(backend: str = "local", gpus: int = 0, sandbox: str = "bwrap") -> list[Check]:
+def run_checks(
+    backend: str = "local",
+    gpus: int = 0,
+    sandbox: str = "bwrap",
+    agents: list[tuple[str, str | None, dict]] | None = None,
+) -> list[Check]:
+    """`agents`: (name, model, options) of a campaign's agents (their CLIs and keys must be here), or
+    None for every agent (a missing CLI or key is a warning)."""
     checks = [
         Check("python", "ready", f"{sys.version.split()[0]} at {sys.executable}"),
         check_userns(),
@@ -300,6 +364,16 @@ def run_checks(backend: str = "local", gpus: int = 0, sandbox: str = "bwrap") ->
         *check_images(),
         *check_caches(),
         check_scheduler(backend),
-        *check_keys(),
+        check_scheduler_client(backend),
+        *check_agent_clis(agents),
+        *check_keys(agents),
     ]
-    return checks
+    return [c for c in checks if c is not None]
+
+
+def summary(checks: list[Check]) -> str:
+    """'17 passed, 3 warnings, 1 failed: fix …': never "all passed" beside a warning."""
+    n = {s: sum(c.status == s for c in checks) for s in ("ready", "warn", "fail")}
+    line = f"{n['ready']} passed, {n['warn']} warning(s), {n['fail']} failed (of {len(checks)} checks)"
+    failed = [c.area for c in checks if c.status == "fail"]
+    return line + (f"; fix: {', '.join(failed)}" if failed else "")

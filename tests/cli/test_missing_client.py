@@ -34,3 +34,28 @@ def test_slurm_without_submitit_is_one_line_and_writes_nothing(tmp_path, command
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.strip().splitlines() == ["error: the slurm backend needs submitit: pip install 'ptbench[slurm]'"]
     assert not (tmp_path / "results").exists()
+
+
+def test_htcondor_submit_without_bindings_or_condor_submit_is_one_line_and_writes_nothing(tmp_path):
+    """The htcondor backend submits through the htcondor2 bindings or condor_submit: with neither, submit
+    says so before planning (`HTCondorBackend.check_client`, the check `ptbench doctor` reports too)."""
+    import os
+    import shutil
+
+    (tmp_path / "tiny").mkdir()
+    path = tmp_path / "c.yaml"
+    path.write_text(CAMPAIGN.replace("@DIR@", str(tmp_path / "tiny")).replace("@RESULTS@", str(tmp_path / "results")))
+    assert shutil.which("condor_submit", path="/usr/bin:/bin") is None
+    proc = subprocess.run(
+        [sys.executable, "-c", HIDE.replace("submitit", "htcondor2"), "submit", str(path), "--backend", "htcondor"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [
+        "error: the htcondor backend needs the htcondor2 bindings (pip install 'ptbench[condor]') or condor_submit "
+        "on PATH"
+    ]
+    assert not (tmp_path / "results").exists()

@@ -26,7 +26,9 @@ def test_demo_campaign_reference_masters_the_task(tiny_model, tmp_path):
     # Not a terminal: plain progress lines, no control codes, naming each running trial's stage and,
     # during solve, the TRL trainer's step count read from agent/native.log and the budget left.
     assert "\x1b" not in run.stdout and "\r" not in run.stdout
-    steps = re.findall(r"reference__tiny-llama__arithmetic__s\d: solve \(step (\d+)/3000, 0:\d\d:\d\d left\)", run.stdout)
+    steps = re.findall(
+        r"reference__tiny-llama__arithmetic__s\d: solve \(step (\d+)/3000, 0:\d\d:\d\d left\)", run.stdout
+    )
     assert steps and max(int(s) for s in steps) > 0, run.stdout[:3000]
     assert re.search(r"base-model__tiny-llama__arithmetic__s\d: evaluate$", run.stdout, re.M), run.stdout[:3000]
     logs = sorted((tmp_path / "results" / "demo" / "logs").glob("*.log"))

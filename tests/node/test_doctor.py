@@ -107,3 +107,91 @@ def test_doctor_tells_whether_the_hf_cache_layer_mounts(tmp_path):
     finally:
         os.environ["PATH"] = old
     assert missing.status == "warn" and "not installed" in missing.detail and "read-only" in missing.detail, missing
+
+
+HIDE_SUBMITIT = "import sys; sys.modules['submitit'] = None; from ptbench.cli.main import main; main()"
+HIDE_HTCONDOR = "import sys; sys.modules['htcondor2'] = None; from ptbench.cli.main import main; main()"
+
+
+def _doctor_child(hide: str, *args: str, env: dict | None = None):
+    """`ptbench doctor ARGS` in a child where a client library's import fails (as if not installed)."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", hide, "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **WIDE, **(env or {})},
+    )
+
+
+def test_slurm_without_submitit_fails_its_client_row_and_never_says_all_passed():
+    run = _doctor_child(HIDE_SUBMITIT, "--backend", "slurm")
+    row = rows(run.stdout)["slurm client"]
+    assert run.returncode == 1 and "✗" in row and "pip install 'ptbench[slurm]'" in row, run.stdout
+    assert "all passed" not in run.stdout and "slurm client" in run.stdout.splitlines()[-1]
+    ok = ptbench("doctor", "--backend", "slurm", env=WIDE)  # the control: submitit is installed here
+    assert "✓" in rows(ok.stdout)["slurm client"] and "submitit" in rows(ok.stdout)["slurm client"]
+
+
+def test_htcondor_without_bindings_or_condor_submit_fails_its_client_row(tmp_path):
+    bare = {"PATH": "/usr/bin:/bin"}  # no condor_submit there (asserted below)
+    import shutil
+
+    assert shutil.which("condor_submit", path=bare["PATH"]) is None
+    run = _doctor_child(HIDE_HTCONDOR, "--backend", "htcondor", env=bare)
+    row = rows(run.stdout)["htcondor client"]
+    assert run.returncode == 1 and "✗" in row and "ptbench[condor]" in row and "condor_submit" in row, run.stdout
+    # The control: condor_submit on PATH is enough to submit without the bindings.
+    (tmp_path / "condor_submit").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "condor_submit").chmod(0o755)
+    found = _doctor_child(HIDE_HTCONDOR, "--backend", "htcondor", env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
+    assert "✓" in rows(found.stdout)["htcondor client"] and str(tmp_path) in rows(found.stdout)["htcondor client"]
+
+
+NEEDS_CLI = """# Test agent (doctor): runs a CLI that no machine has unless the test puts it on PATH.
+name: needs-cli
+executable: ptbench-doctor-test-cli
+package: ptbench-doctor-test-cli
+install: put ptbench-doctor-test-cli on PATH
+command: ["{{ executable }}"]
+"""
+
+
+def test_doctor_campaign_fails_when_an_agent_cli_it_needs_is_missing(tmp_path):
+    agents = tmp_path / "agents"
+    (agents / "needs-cli").mkdir(parents=True)
+    (agents / "needs-cli" / "agent.yaml").write_text(NEEDS_CLI)
+    (tmp_path / "model").mkdir()
+    campaign = tmp_path / "c.yaml"
+    campaign.write_text(
+        f"name: dr\nagents: [{{name: needs-cli}}]\nbase_models: [{{id: local/m, path: {tmp_path / 'model'}}}]\n"
+        f"tasks: [arithmetic]\nbudget: {{hours: 1, gpus: 0}}\nresults_dir: {tmp_path / 'results'}\n"
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    env = {**WIDE, "PTBENCH_AGENTS_PATH": str(agents), "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    env["PTBENCH_CONTAINER_DIGESTS"] = str(tmp_path / "none.json")
+    run = ptbench("doctor", str(campaign), env=env)
+    row = rows(run.stdout)["agent CLI ptbench-doctor-test-cli"]
+    assert run.returncode == 1 and "✗" in row and "not installed (for needs-cli)" in row, run.stdout
+    assert "keys claude-code" not in run.stdout  # only the campaign's agents are checked
+    assert not (tmp_path / "results").exists()  # doctor creates nothing
+    # Without a campaign the same missing CLI is a warning (only campaigns using it need it).
+    loose = ptbench("doctor", env=env)
+    assert "!" in rows(loose.stdout)["agent CLI ptbench-doctor-test-cli"]
+    # The control: the CLI on PATH.
+    (bin_dir / "ptbench-doctor-test-cli").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "ptbench-doctor-test-cli").chmod(0o755)
+    ok = ptbench("doctor", str(campaign), env=env)
+    assert ok.returncode == 0 and "✓" in rows(ok.stdout)["agent CLI ptbench-doctor-test-cli"], ok.stdout
+
+
+def test_summary_counts_warnings_and_never_says_all_passed_beside_one():
+    from ptbench.doctor import Check, summary
+
+    line = summary([Check("a", "ready", ""), Check("b", "warn", "x", "fix b")])
+    assert line == "1 passed, 1 warning(s), 0 failed (of 2 checks)"
+    assert summary([Check("a", "ready", ""), Check("c", "fail", "y")]).endswith("; fix: c")

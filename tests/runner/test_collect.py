@@ -18,7 +18,7 @@ results_dir: "@RESULTS@"
 
 def test_final_model_symlinked_outside_the_workspace_is_rejected(write_campaign, test_agents, tmp_path):
     path = write_campaign(CAMPAIGN)
-    assert ptbench("run", str(path), cwd=tmp_path).returncode == 0
+    assert ptbench("run", str(path), cwd=tmp_path).returncode == 1  # no model: not a scored result
     trial = tmp_path / "results" / "col" / "link-model__tiny__arithmetic__s0"
     result = json.loads((trial / "result.json").read_text())
     assert result["status"] == "no_model" and result["primary_metric"] is None

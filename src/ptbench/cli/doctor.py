@@ -1,39 +1,55 @@
-"""`ptbench doctor`: a table of what is ready on this node and what to fix."""
+"""`ptbench doctor [CAMPAIGN]`: a table of what is ready on this node and what to fix."""
 
 from __future__ import annotations
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def doctor(
-    backend: str = typer.Option("local", "--backend", help="local | slurm | htcondor: which scheduler must answer"),
+    campaign: str = typer.Argument(
+        None, help="campaign YAML file: check its backend's client, its agents' CLIs and keys (default: every agent)"
+    ),
+    backend: str = typer.Option(
+        None,
+        "--backend",
+        help="local | slurm | htcondor: which scheduler must answer (default: the campaign's, else local)",
+    ),
     gpus: int = typer.Option(0, "--gpus", help="GPUs this node must offer (a compute node's check)"),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap | apptainer: which sandbox must work"),
 ) -> None:
     """Check a login or compute node: sandboxes, user namespaces, fuse-overlayfs, GPUs, images, caches,
-    scheduler, keys."""
+    scheduler and its client library, agent CLIs, keys. Exit 1 when a check failed."""
     from ptbench.backends.registry import NAMES
     from ptbench.core.errors import UserError
-    from ptbench.doctor import run_checks
+    from ptbench.doctor import run_checks, summary
 
+    agents = None
+    if campaign is not None:
+        from ptbench.validate import validate_campaign
+
+        c, _ = validate_campaign(campaign, agents_can_start=False)  # what cannot start is what doctor reports
+        backend = backend or c.backend.name
+        agents = [(a.name, a.model, a.options) for a in c.agents]
+    backend = backend or "local"
     if backend not in NAMES:
         raise UserError(f"--backend {backend}: unknown backend ({', '.join(NAMES[:-1])} or {NAMES[-1]})")
-    checks = run_checks(backend=backend, gpus=gpus, sandbox=sandbox)
-    table = Table(title="ptbench doctor")
-    for col in ("", "check", "state", "fix"):
-        table.add_column(col, overflow="fold")
-    marks = {"ready": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
-    for c in checks:
-        table.add_row(marks[c.status], c.area, c.detail, c.fix)
+    checks = run_checks(backend=backend, gpus=gpus, sandbox=sandbox, agents=agents)
+    # Three columns, the fix under the finding: readable at 80 columns.
+    table = Table(title="ptbench doctor", expand=True)
+    table.add_column("", no_wrap=True)
+    table.add_column("check", overflow="fold", ratio=1)
+    table.add_column("finding / fix", overflow="fold", ratio=3)
+    marks = {"ready": Text("✓", "green"), "warn": Text("!", "yellow"), "fail": Text("✗", "red")}
+    for ch in checks:
+        finding = Text(ch.detail)  # text, never markup: details hold paths and tool output
+        if ch.fix:
+            finding.append(f"\nfix: {ch.fix}", style="dim" if ch.status == "ready" else "bold")
+        table.add_row(marks[ch.status], ch.area, finding)
     console = Console()
     console.print(table)
-    failed = [c.area for c in checks if c.status == "fail"]
-    console.print(
-        f"{len(checks) - len(failed)} of {len(checks)} checks passed"
-        + (f"; fix: {', '.join(failed)}" if failed else ""),
-        soft_wrap=True,
-    )
-    if failed:
+    console.print(summary(checks), soft_wrap=True, markup=False, highlight=False)
+    if any(ch.status == "fail" for ch in checks):
         raise typer.Exit(1)

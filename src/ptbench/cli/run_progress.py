@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from rich.console import Console, Group
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
@@ -32,12 +33,10 @@ class RunDisplay:
         self.rows: dict[str, tuple[str, str]] = {}  # trial id -> (stage, progress) now
         self.printed: dict[str, tuple[str, str, float]] = {}  # plain mode: the last line of each trial
         self.last_read = 0.0
-        self.live = None
+        self.live: Live | None = None
 
     def __enter__(self) -> RunDisplay:
         if self.console.is_terminal:
-            from rich.live import Live
-
             self.live = Live(self._view(), console=self.console, auto_refresh=False, transient=True)
             self.live.__enter__()
         else:

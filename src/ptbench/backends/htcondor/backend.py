@@ -64,6 +64,10 @@ class HTCondorBackend:
         self.opts: HTCondorOptions = parse_options(options)
         self._cache: tuple[tuple, dict[str, JobView]] | None = None
 
+    def check_client(self) -> str:
+        """Before anything is planned or written: the bindings or condor_submit that `submit` will use."""
+        return htcondor_schedd.check_client(self.opts.submit_with)
+
     # ---- render / submit -------------------------------------------------------------------
     def render(self, campaign: Campaign, specs: list[TrialSpec], out: str | None) -> str:
         """The description `submit` would hand to the schedd; one per MAX_JOBS_PER_SUBMISSION trials

@@ -47,6 +47,28 @@ def bindings():
     return htcondor2
 
 
+def check_client(how: str = "auto") -> str:
+    """Before anything is planned or written: what `submit(how=…)` would submit through (the htcondor2
+    bindings, condor_submit on PATH), or one line naming what to install. Reaching a schedd is the pool's
+    business (`ptbench doctor --backend htcondor` asks the collector)."""
+    if how in ("auto", "bindings"):
+        try:
+            bindings()
+            return "the htcondor2 bindings"
+        except ImportError:
+            if how == "bindings":
+                raise UserError(
+                    "the htcondor backend (submit_with: bindings) needs the htcondor2 bindings: "
+                    "pip install 'ptbench[condor]'"
+                ) from None
+    program = shutil.which("condor_submit")
+    if program is None:
+        raise UserError(
+            "the htcondor backend needs the htcondor2 bindings (pip install 'ptbench[condor]') or condor_submit on PATH"
+        )
+    return program
+
+
 def _schedd():
     """An htcondor2 Schedd, or None with the reason when the bindings cannot reach one."""
     try:

@@ -108,9 +108,9 @@ class SlurmBackend:
         self._limits: slurm_cmd.Limits | None = None
 
     @staticmethod
-    def check_client() -> None:
+    def check_client() -> str:
         """Before anything is planned or written: submitit is installed (`submit` and `render` alike)."""
-        submitit_client()
+        return f"submitit {getattr(submitit_client(), '__version__', '')}".strip()
 
     # ---- what would be submitted ---------------------------------------------------------
     def sbatch_parameters(self, campaign: Campaign) -> dict[str, Any]:
