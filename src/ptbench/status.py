@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,31 +61,47 @@ LOG_TAIL_BYTES = 16384  # how much of agent/native.log is read for the last step
 _call_counts: dict[Path, tuple[int, int, int]] = {}  # calls.jsonl -> (inode, bytes counted, lines)
 
 
-def _tail(path: Path, size: int = LOG_TAIL_BYTES) -> str:
+def _open_regular(path: Path) -> int | None:
+    """A read-only descriptor of `path` if it is a regular file. The agent can reach its own agent/ folder
+    (sandbox: none): a FIFO or a link put there must neither block the reader nor lead it elsewhere."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - size))
-            return fh.read().decode(errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _tail(path: Path, size: int = LOG_TAIL_BYTES) -> str:
+    fd = _open_regular(path)
+    if fd is None:
         return ""
+    with os.fdopen(fd, "rb") as fh:
+        end = os.fstat(fd).st_size
+        fh.seek(max(0, end - size))
+        return fh.read(size).decode(errors="replace")
+
+
+COUNT_STEP_BYTES = 8 << 20  # lines counted a call at most in this many bytes: a flood is caught up later
 
 
 def _lines(path: Path) -> int:
     """Lines of an append-only file, counted incrementally across calls (a watcher asks every second)."""
-    try:
-        with open(path, "rb") as fh:
-            ino = Path(path).stat().st_ino
-            seen_ino, offset, count = _call_counts.get(path, (ino, 0, 0))
-            if seen_ino != ino or offset > Path(path).stat().st_size:  # replaced or truncated: count anew
-                offset, count = 0, 0
-            fh.seek(offset)
-            while chunk := fh.read(1 << 20):
-                count += chunk.count(b"\n")
-                offset += len(chunk)
-    except OSError:
+    fd = _open_regular(path)
+    if fd is None:
         return 0
-    _call_counts[path] = (ino, offset, count)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        seen_ino, offset, count = _call_counts.get(path, (st.st_ino, 0, 0))
+        if seen_ino != st.st_ino or offset > st.st_size:  # replaced or truncated: count anew
+            offset, count = 0, 0
+        fh.seek(offset)
+        chunk = fh.read(COUNT_STEP_BYTES)
+        count += chunk.count(b"\n")
+        offset += len(chunk)
+    _call_counts[path] = (st.st_ino, offset, count)
     return count
 
 

@@ -75,6 +75,28 @@ def test_agent_progress_counts_the_gateway_calls_as_they_are_appended(planned: T
     assert agent_progress(planned) == "1 model call"
 
 
+def test_agent_progress_never_blocks_on_a_fifo_nor_follows_a_link(planned: TrialDir, tmp_path: Path) -> None:
+    """Under sandbox: none the agent can reach agent/: a FIFO in place of its log would block a plain
+    open() and hang `ptbench run`'s loop; a link would have the reader show another file's numbers."""
+    import os
+    import threading
+
+    planned.agent_dir.mkdir()
+    os.mkfifo(planned.agent_dir / "native.log")
+    os.mkfifo(planned.agent_dir / "calls.jsonl")
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(agent_progress(planned)), daemon=True)
+    reader.start()
+    reader.join(60)  # a hang guard, not a timing: a blocked open never returns
+    assert got == [""]
+    for name in ("native.log", "calls.jsonl"):
+        (planned.agent_dir / name).unlink()
+    elsewhere = tmp_path / "elsewhere.log"
+    elsewhere.write_text(_bar(7, 9))
+    (planned.agent_dir / "native.log").symlink_to(elsewhere)
+    assert agent_progress(planned) == ""
+
+
 def _solving(trial: TrialDir, used: float) -> None:
     state = TrialState(
         stages={"prepare": StageMark(done_at=time.time())},
