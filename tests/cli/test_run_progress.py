@@ -174,6 +174,10 @@ def test_run_exits_1_when_its_trial_was_cancelled(write_campaign, test_agents, t
         while not (trial / "workspace" / "starts.txt").exists():
             assert proc.poll() is None and time.monotonic() < deadline, out.read_text()[-2000:]
             time.sleep(0.2)
+        # `status` from another shell shows the same: the stage and the budget left of the running trial.
+        status = ptbench("status", str(path), cwd=tmp_path, env={"COLUMNS": "250"})
+        row = next(line for line in status.stdout.splitlines() if trial.name in line)
+        assert "running" in row and "solve" in row and " left" in row, status.stdout
         cancel = ptbench("cancel", str(path), cwd=tmp_path)
         assert cancel.returncode == 0 and "cancelled 1 trial" in cancel.stdout, cancel.stdout + cancel.stderr
         assert wait_gone(proc, out, "cancel") == 1, out.read_text()[-3000:]
