@@ -56,7 +56,8 @@ def runner_alive(trial: TrialDir) -> bool:
 # The trainer's tqdm bar, as TRL/transformers print it: "\r 10%|█    | 300/3000 [00:30<04:30, 9.9it/s]".
 # A bar with a description before its percentage ("Map: 100%|…", "Tokenizing train dataset: …") is a
 # data-preparation bar, not training steps, and is skipped.
-_TRAINER_BAR = re.compile(r"(?:^|[\r\n])[ \t]*\d{1,3}%\|[^|\r\n]*\|[ \t]*(\d+)/(\d+) \[")
+# Counts of at most 12 digits: the agent writes this log, and int() refuses a 5,000-digit one.
+_TRAINER_BAR = re.compile(r"(?:^|[\r\n])[ \t]*\d{1,3}%\|[^|\r\n]*\|[ \t]*(\d{1,12})/(\d{1,12}) \[")
 LOG_TAIL_BYTES = 16384  # how much of agent/native.log is read for the last step count
 _call_counts: dict[Path, tuple[int, int, int]] = {}  # calls.jsonl -> (inode, bytes counted, lines)
 

@@ -57,6 +57,10 @@ def test_agent_progress_is_the_trainer_bar_not_a_data_bar_nor_junk(planned: Tria
     with open(log, "a") as fh:
         fh.write(_bar(400, 3000) + "[red]x[/] " * 500 + "\x1b[2J" + "\n")
     assert agent_progress(planned) == "step 400/3000"
+    # A bar with absurd numbers (int() refuses 5,000 digits) is not a bar: skipped, nothing raised.
+    with open(log, "a") as fh:
+        fh.write(f"\r 10%|█  | {'9' * 5000}/{'9' * 5000} [00:01<00:09, 9.9it/s]")
+    assert agent_progress(planned) == "step 400/3000"
     # Only the log's tail is read (a watcher reads it every second): a flood pushes the bar out of view.
     with open(log, "a") as fh:
         fh.write("x" * LOG_TAIL_BYTES)
