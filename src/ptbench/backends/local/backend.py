@@ -107,8 +107,9 @@ class LocalBackend:
             # Runners checkpoint on SIGTERM and can be resumed with `ptbench run` later.
             for proc, _, _ in running.values():
                 proc.send_signal(signal.SIGTERM)
-            for proc, _, _ in running.values():
+            for tid, (proc, _, _) in running.items():
                 proc.wait()
+                _drop_if_empty(logs / f"{tid}.log")
             raise KeyboardInterrupt
         return Submitted(job_ids=[], units=len(codes), codes=codes)
 
