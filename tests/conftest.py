@@ -140,3 +140,64 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if config.getoption("dist", "no") == "loadgroup":
         _longest_first(items)
+
+
+# -- CPU seconds per test (`--cpu-durations=N`) ------------------------------------------------
+# Wall-clock durations mean little on a shared, loaded machine (a `ptbench eval` measured 219 s of
+# wall for 25 s of CPU at load 17 on 2 cores); CPU seconds are the work a test costs whatever else runs.
+# Counted: pytest's own process and every child process it (transitively) waited for; a process
+# that outlives the test or is reaped by a process nobody waits for is missed, so the figure is a floor.
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--cpu-durations",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show the N tests with the most CPU seconds (this process and the children it waited for), "
+        "and the total; 0 shows all",
+    )
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+_CPU_START = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if item.config.getoption("cpu_durations") is None:
+        yield
+        return
+    item.stash[_CPU_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "teardown" and _CPU_START in item.stash:
+        # user_properties travel with the report from a pytest-xdist worker to the controller
+        report.user_properties.append(("cpu_seconds", round(_cpu_seconds() - item.stash[_CPU_START], 2)))
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    n = config.getoption("cpu_durations")
+    if n is None:
+        return
+    cpu = {
+        r.nodeid: dict(r.user_properties)["cpu_seconds"]
+        for reports in terminalreporter.stats.values()
+        for r in reports
+        if getattr(r, "when", None) == "teardown" and "cpu_seconds" in dict(r.user_properties)
+    }
+    terminalreporter.write_sep("=", f"CPU seconds per test (total {sum(cpu.values()):.1f} s over {len(cpu)} tests)")
+    for nodeid, s in sorted(cpu.items(), key=lambda kv: -kv[1])[: n or None]:
+        terminalreporter.write_line(f"{s:9.2f}s  {nodeid}")
