@@ -33,8 +33,9 @@ else
   fi
 fi
 # Two pytest-xdist workers: much of the suite waits on real processes (CLIs, Slurm, servers), so two
-# workers on two cores finish far sooner than one. Each test file, and all Slurm tests together, stay on
-# one worker (tests/conftest.py). PTBENCH_TEST_WORKERS=0 runs in this process; GPU tests share one GPU.
+# workers on two cores finish far sooner than one. A file with module fixtures, and all Slurm tests, stay on
+# one worker, and the longest of these units start first so the two workers finish together
+# (tests/conftest.py). PTBENCH_TEST_WORKERS=0 runs in this process; GPU tests share one GPU.
 workers=${PTBENCH_TEST_WORKERS:-2}
 [ $gpu = 1 ] && workers=0
 echo "== running tests ($workers workers)"

@@ -73,14 +73,131 @@ def _has_module_fixture(path: Path) -> bool:
     return 'scope="module"' in path.read_text()
 
 
+# Seconds the slowest units took in CI (2 cores, 2 workers; --durations of a whole run), for the order
+# below only: a stale or missing entry never changes what a test proves, only how evenly the two
+# workers finish. Keys are node ids, or a file run whole on one worker (its module fixture and tests).
+CI_SECONDS = {
+    "tests/demo/test_demo.py::test_demo_campaign_reference_masters_the_task": 420,
+    "tests/runner/test_paper_campaign.py": 360,
+    "tests/integrity/test_memorization.py": 260,
+    "tests/integrity/test_selftest.py::test_the_quick_form_end_to_end_matches_the_recorded_table": 190,
+    "tests/integrity/test_gsm8k_siblings.py": 150,
+    "tests/backends/slurm/test_demo_slurm.py::test_demo_on_slurm_matches_local": 135,
+    "tests/integrity/test_mcq_siblings.py": 125,
+    "tests/agents/test_real_trials.py": 125,
+    "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_eval_overhead.py]": 67,
+}
+SLOW_SECONDS, FAST_SECONDS = 20, 1  # a guess for a test CI_SECONDS does not name, by its `slow` mark
+
+
+def _unit(item: pytest.Item) -> str:
+    """The work unit pytest-xdist's loadgroup schedules the item in: its group, or the test alone."""
+    mark = item.get_closest_marker("xdist_group")
+    return str(mark.args[0]) if mark else item.nodeid
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """Reorder ITEMS in place so that the work units that take longest come first, each unit's tests
+    in their own order. With two workers, a long test that starts last leaves the other worker idle
+    for most of it (the demo test alone took 7 of CI's 40 minutes); started first, it overlaps the
+    many short tests. Needs xdist's own reordering (by test count) off: pytest_configure."""
+    seconds: dict[str, float] = {}
+    charged: set[str] = set()
+    for item in items:
+        unit, path = _unit(item), item.nodeid.split("::")[0]
+        if item.nodeid in CI_SECONDS:
+            cost = CI_SECONDS[item.nodeid]
+        elif path in CI_SECONDS:  # the whole file's cost, charged once
+            cost = 0 if path in charged else CI_SECONDS[path]
+            charged.add(path)
+        else:
+            cost = SLOW_SECONDS if item.get_closest_marker("slow") else FAST_SECONDS
+        seconds[unit] = seconds.get(unit, 0) + cost
+    first = {}
+    for i, item in enumerate(items):
+        first.setdefault(_unit(item), i)
+    # Stable: equal costs keep collection order, and every worker sorts the same list the same way
+    # (pytest-xdist refuses to run when the workers' collections differ).
+    items.sort(key=lambda item: (-seconds[_unit(item)], first[_unit(item)]))
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("dist", "no") == "loadgroup":
+        # pytest-xdist would reorder the work units by their number of tests, undoing _longest_first.
+        config.option.loadscopereorder = False
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the group marks
 def pytest_collection_modifyitems(config, items) -> None:
     """Under pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh) tests spread one by one over the
     workers, except: every test that uses the dev Slurm cluster runs on one worker, in order, as the
     one-node cluster expects; a file with module-scoped fixtures (trained models, servers) runs whole
-    on one worker, so they are built once."""
+    on one worker, so they are built once. The longest units are handed out first (_longest_first)."""
     for item in items:
         if item.get_closest_marker("slurm"):
             item.add_marker(pytest.mark.xdist_group("slurm"))
         elif _has_module_fixture(item.path):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if config.getoption("dist", "no") == "loadgroup":
+        _longest_first(items)
+
+
+# -- CPU seconds per test (`--cpu-durations=N`) ------------------------------------------------
+# Wall-clock durations mean little on a shared, loaded machine (a `ptbench eval` measured 219 s of
+# wall for 25 s of CPU at load 17 on 2 cores); CPU seconds are the work a test costs whatever else runs.
+# Counted: pytest's own process and every child process it (transitively) waited for; a process
+# that outlives the test or is reaped by a process nobody waits for is missed, so the figure is a floor.
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--cpu-durations",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show the N tests with the most CPU seconds (this process and the children it waited for), "
+        "and the total; 0 shows all",
+    )
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+_CPU_START = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if item.config.getoption("cpu_durations") is None:
+        yield
+        return
+    item.stash[_CPU_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "teardown" and _CPU_START in item.stash:
+        # user_properties travel with the report from a pytest-xdist worker to the controller
+        report.user_properties.append(("cpu_seconds", round(_cpu_seconds() - item.stash[_CPU_START], 2)))
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    n = config.getoption("cpu_durations")
+    if n is None:
+        return
+    cpu = {
+        r.nodeid: dict(r.user_properties)["cpu_seconds"]
+        for reports in terminalreporter.stats.values()
+        for r in reports
+        if getattr(r, "when", None) == "teardown" and "cpu_seconds" in dict(r.user_properties)
+    }
+    terminalreporter.write_sep("=", f"CPU seconds per test (total {sum(cpu.values()):.1f} s over {len(cpu)} tests)")
+    for nodeid, s in sorted(cpu.items(), key=lambda kv: -kv[1])[: n or None]:
+        terminalreporter.write_line(f"{s:9.2f}s  {nodeid}")
