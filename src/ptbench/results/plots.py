@@ -31,6 +31,9 @@ MAX_LINES = 2  # ...and abbreviated with "…" beyond this many (the report list
 TICK_FONT_PT = 8.0
 CHAR_IN = 0.6 * TICK_FONT_PT / 72  # the average width of a character at that size, inches
 LINE_IN = 1.25 * TICK_FONT_PT / 72
+LEGEND_ROWS = 14  # entries a legend column holds beside a 3.5-inch figure
+LEGEND_CHAR_IN = 0.6 * 8.3 / 72  # legend text ("small": 8.3 pt)
+MARGIN_IN = 0.8  # the y axis's label and ticks
 
 
 def agent_colors(agents) -> dict[str, str]:
@@ -39,17 +42,50 @@ def agent_colors(agents) -> dict[str, str]:
     return {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(sorted(set(agents)))}
 
 
-def tick_label(label: str) -> str:
-    """`label` wrapped to lines of LINE_CHARS, at most MAX_LINES of them (the last cut with '…')."""
-    lines = textwrap.wrap(label, LINE_CHARS, break_long_words=True, break_on_hyphens=True) or [""]
-    if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES]
-        lines[-1] = lines[-1][: LINE_CHARS - 1] + "…"
-    return "\n".join(lines)
+def short(label: str, chars: int = 2 * LINE_CHARS) -> str:
+    """`label` in at most `chars` characters: its head and its tail around '…' (the tail is what tells
+    `agent-run-1` from `agent-run-2`)."""
+    if len(label) <= chars:
+        return label
+    head = (chars - 1) // 2
+    return label[:head] + "…" + label[len(label) - (chars - 1 - head) :]
 
 
 def is_abbreviated(label: str) -> bool:
-    return tick_label(label).replace("\n", " ").replace("…", "") != " ".join(label.split())
+    return len(label) > LINE_CHARS * MAX_LINES
+
+
+def tick_label(label: str) -> str:
+    """`label` in at most MAX_LINES lines of LINE_CHARS: wrapped at spaces and hyphens where that
+    fits, else cut into pieces; longer labels are shortened (`short`)."""
+    lines = textwrap.wrap(label, LINE_CHARS, break_on_hyphens=True)
+    if len(lines) <= MAX_LINES:
+        return "\n".join(lines)
+    s = short(label, LINE_CHARS * MAX_LINES)
+    return "\n".join(s[k : k + LINE_CHARS] for k in range(0, len(s), LINE_CHARS))
+
+
+def _legend(ax, n: int) -> None:
+    """The legend right of the axes, its labels shortened (the report lists the full names), in
+    columns of at most LEGEND_ROWS so that it stays within the figure's height."""
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(
+        handles,
+        [short(label) for label in labels],
+        fontsize="small",
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        ncol=max(1, math.ceil(n / LEGEND_ROWS)),
+    )
+
+
+def _legend_in(labels: list[str]) -> float:
+    """About how wide `_legend` draws these labels, inches."""
+    if not labels:
+        return 0.0
+    cols = max(1, math.ceil(len(labels) / LEGEND_ROWS))
+    return cols * (max(len(short(label)) for label in labels) * LEGEND_CHAR_IN + 0.5)
 
 
 def _matplotlib():
@@ -118,34 +154,34 @@ def _has(stat) -> bool:
     return stat is not None and bool(stat.values) and not math.isnan(stat.mean)
 
 
-def _score_axis(ax, tops: list[float], axis: str = "y") -> None:
+def _score_axis(ax, tops: list[float]) -> None:
     """Scores on 0..100 (higher when an error bar reaches past 100): an all-zero figure is not drawn
     on matplotlib's -0.04..0.04."""
-    top = max([SCALE, *(t for t in tops if not math.isnan(t))])
-    (ax.set_ylim if axis == "y" else ax.set_xlim)(0, top)
+    ax.set_ylim(0, max([SCALE, *(t for t in tops if not math.isnan(t))]))
 
 
-def _x_labels(ax, labels: list[str], width_in: float) -> None:
-    """Wrapped (tick_label) and, when they would not fit side by side in their slots, rotated 45° or,
-    when even that overlaps, 90°: estimated from the label lengths, without drawing the figure."""
-    shown = [tick_label(label) for label in labels]
-    ax.set_xticks(range(len(labels)), shown, fontsize=TICK_FONT_PT)
+def _x_labels(ax, labels: list[str], axes_in: float) -> None:
+    """Side by side when they fit their slots (wrapped: tick_label); else at 45° when neighbours are
+    far enough apart across the text; else vertical on one line (`short`). Estimated from the label
+    lengths and the axes' width (`axes_in`, inches), without drawing the figure."""
     if not labels:
+        ax.set_xticks([])
         return
-    slot = 0.8 * width_in / len(labels)  # the axes take about 80% of the figure's width
+    shown = [tick_label(label) for label in labels]
+    slot = axes_in / len(labels)
     widest = max(len(line) for s in shown for line in s.split("\n")) * CHAR_IN
     lines = max(s.count("\n") + 1 for s in shown)
     if widest <= 0.9 * slot:
-        return
-    # rotated by a, neighbours are slot*sin(a) apart across their lines: room for `lines` lines?
-    angle = 45 if slot * math.sin(math.radians(45)) >= 1.2 * lines * LINE_IN else 90
-    for t in ax.get_xticklabels():
-        t.set_rotation(angle)
-        t.set_horizontalalignment("right" if angle == 45 else "center")
-        t.set_rotation_mode("anchor" if angle == 45 else "default")
+        ax.set_xticks(range(len(labels)), shown, fontsize=TICK_FONT_PT)
+    elif slot * math.sin(math.radians(45)) >= 1.2 * lines * LINE_IN:
+        ax.set_xticks(
+            range(len(labels)), shown, fontsize=TICK_FONT_PT, rotation=45, ha="right", rotation_mode="anchor"
+        )
+    else:
+        ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=TICK_FONT_PT, rotation=90)
 
 
-def benchmark_bars(mpl, c: Collation, out: Path) -> list[Path]:
+def benchmark_bars(mpl, c: Collation):
     n = max(1, len(c.agents))
     width = 0.8 / n
     colors = agent_colors(c.agents)
@@ -162,16 +198,16 @@ def benchmark_bars(mpl, c: Collation, out: Path) -> list[Path]:
         for patch in bars.patches:
             patch.set_gid(GID + agent)
         tops += [m + s for m, s in ms]
-    _x_labels(ax, c.tasks, fig_w)
+    _x_labels(ax, c.tasks, fig_w - MARGIN_IN - _legend_in(c.agents))
     _score_axis(ax, tops)
     ax.set_ylabel("score (mean ± std over runs)")
     if c.agents:
-        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _legend(ax, len(c.agents))
     ax.spines[["top", "right"]].set_visible(False)
-    return _save(fig, out, "benchmarks")
+    return fig
 
 
-def aggregate_bars(mpl, c: Collation, out: Path) -> list[Path]:
+def aggregate_bars(mpl, c: Collation):
     colors = agent_colors(c.agents)
     fig_w = min(MAX_WIDTH_IN, max(4.0, 0.9 * len(c.agents) + 2))
     fig, ax = _subplots(mpl, (fig_w, 3.5))
@@ -186,16 +222,16 @@ def aggregate_bars(mpl, c: Collation, out: Path) -> list[Path]:
     )
     for patch, agent in zip(bars.patches, c.agents, strict=True):
         patch.set_gid(GID + agent)
-    _x_labels(ax, c.agents, fig_w)
+    _x_labels(ax, c.agents, fig_w - MARGIN_IN - _legend_in(list(c.baseline_aggregate)))
     styles = ["--", ":", "-.", (0, (5, 1))]
     for k, (setting, value) in enumerate(c.baseline_aggregate.items()):
         ax.axhline(value * SCALE, color="gray", linestyle=styles[k % len(styles)], linewidth=1, label=setting)
     if c.baseline_aggregate:
-        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _legend(ax, len(c.baseline_aggregate))
     _score_axis(ax, [m + s for m, s in ms] + [v * SCALE for v in c.baseline_aggregate.values()])
     ax.set_ylabel("weighted average (mean ± std over runs)")
     ax.spines[["top", "right"]].set_visible(False)
-    return _save(fig, out, "aggregate")
+    return fig
 
 
 def _points(c: Collation, costs: list[AgentCost], what: str) -> list[tuple[str, float, float, float]]:
@@ -216,7 +252,7 @@ def _points(c: Collation, costs: list[AgentCost], what: str) -> list[tuple[str, 
     return points
 
 
-def score_vs(mpl, c: Collation, costs: list[AgentCost], out: Path, what: str) -> list[Path]:
+def score_vs(mpl, c: Collation, costs: list[AgentCost], what: str):
     fig, ax = _subplots(mpl, (4.5, 3.5))
     colors = agent_colors(c.agents)
     points = _points(c, costs, what)
@@ -224,14 +260,14 @@ def score_vs(mpl, c: Collation, costs: list[AgentCost], out: Path, what: str) ->
         bars = ax.errorbar([x], [m], yerr=[s], fmt="o", capsize=3, label=agent, color=colors[agent])
         bars.lines[0].set_gid(GID + agent)
     if len(points) <= 10:
-        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _legend(ax, len(points))
     right = max(x for _, x, _, _ in points)
     ax.set_xlim(0, right * 1.15 if right > 0 else 1.0)  # from zero: time and money are never negative
     _score_axis(ax, [m + s for _, _, m, s in points])
     ax.set_xlabel("hours used per trial" if what == "time" else "cost per trial (USD)")
     ax.set_ylabel("weighted average")
     ax.spines[["top", "right"]].set_visible(False)
-    return _save(fig, out, f"score_vs_{what}")
+    return fig
 
 
 FIGURES = ("benchmarks", "aggregate", "score_vs_time", "score_vs_cost")
@@ -269,11 +305,16 @@ def draw(mpl, figure: str, c: Collation, costs: list[AgentCost], out: Path) -> l
         for ext in ("png", "pdf"):
             (out / f"{figure}.{ext}").unlink(missing_ok=True)  # a stale figure from an earlier collation
         return []
+    return _save(make(mpl, figure, c, costs), out, figure)
+
+
+def make(mpl, figure: str, c: Collation, costs: list[AgentCost]):
+    """The matplotlib Figure of one of FIGURES (which must have data: empty_reason is None)."""
     if figure == "benchmarks":
-        return benchmark_bars(mpl, c, out)
+        return benchmark_bars(mpl, c)
     if figure == "aggregate":
-        return aggregate_bars(mpl, c, out)
-    return score_vs(mpl, c, costs, out, figure.removeprefix("score_vs_"))
+        return aggregate_bars(mpl, c)
+    return score_vs(mpl, c, costs, figure.removeprefix("score_vs_"))
 
 
 def write_plots(c: Collation, costs: list[AgentCost], out: Path, figures: tuple[str, ...] = FIGURES) -> list[Path]:
