@@ -4,10 +4,7 @@ and however long, scores on 0..100 even when every score is zero, and no figure 
 
 from __future__ import annotations
 
-import json
 import math
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -15,35 +12,9 @@ import pytest
 from ptbench.results import plots
 from ptbench.results.collate import collate_dirs, write_outputs
 from tests.results import synthetic
+from tests.results.browser import drawn_colors
 
 pytest.importorskip("matplotlib")  # an extra (ptbench[plots]); installed by scripts/install.sh test
-
-
-def png_text(path: Path) -> dict[str, str]:
-    """The tEXt/zTXt/iTXt chunks of a PNG (where matplotlib writes savefig's metadata)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    out, i = {}, 8
-    while i < len(data):
-        (n,) = struct.unpack(">I", data[i : i + 4])
-        kind, body = data[i + 4 : i + 8], data[i + 8 : i + 8 + n]
-        if kind == b"tEXt":
-            k, v = body.split(b"\0", 1)
-            out[k.decode("latin-1")] = v.decode("latin-1")
-        elif kind == b"zTXt":
-            k, v = body.split(b"\0", 1)
-            out[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
-        elif kind == b"iTXt":
-            k, rest = body.split(b"\0", 1)
-            flag, _method, rest = rest[0], rest[1], rest[2:]
-            _lang, _tkey, text = rest.split(b"\0", 2)
-            out[k.decode("latin-1")] = (zlib.decompress(text) if flag else text).decode()
-        i += 12 + n
-    return out
-
-
-def drawn_colors(path: Path) -> dict[str, list[str]]:
-    return json.loads(png_text(path)[plots.COLORS_KEY])
 
 
 def campaign(tmp_path: Path, trials: list[dict], baselines=synthetic.BASELINES) -> Path:

@@ -143,7 +143,12 @@ def _handler(viewer: Viewer) -> type[http.server.SimpleHTTPRequestHandler]:
             super().end_headers()
 
         def do_GET(self) -> None:
-            if self.path.split("?", 1)[0] == VERSION_PATH:
+            path = self.path.split("?", 1)[0]
+            if path == "/favicon.ico":  # asked for by the browser on a raw file's page: none, not a 404
+                self.send_response(204)
+                self.end_headers()
+                return
+            if path == VERSION_PATH:
                 body = str(viewer.version).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
