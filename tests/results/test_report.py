@@ -123,9 +123,10 @@ def test_raw_files_are_in_the_site_and_a_planted_link_is_not_followed(built, sit
     assert not any(p.is_symlink() for p in site.rglob("*"))
     assert not any(SECRET in p.read_text(errors="replace") for p in site.rglob("*") if p.is_file())
     page = (site / "trials" / "c1__x__A__gsm8k__s0.html").read_text()
-    assert "agent/native.log" not in page and "agent/native.log" in (
-        site / "trials" / "c1__x__A__gsm8k__s1.html"
-    ).read_text()
+    assert (
+        "agent/native.log" not in page
+        and "agent/native.log" in (site / "trials" / "c1__x__A__gsm8k__s1.html").read_text()
+    )
 
 
 def _inside(url: str, site: Path) -> Path:
@@ -209,7 +210,9 @@ BOXES = """() => {
 
 
 def _overlap(a: dict, b: dict) -> bool:
-    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    return (
+        a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    )
 
 
 def _hex(css: str) -> str:
@@ -241,7 +244,11 @@ def test_trials_come_first_plots_are_small_and_each_agent_has_one_colour(site, t
             if width == 1280:
                 assert bottom - plots_heading["y"] < 1000  # the four figures in two rows, not 2,500 px
             # one colour per agent: the legend, the trial table's swatches and every figure's artists
-            legend = dict(page.evaluate("[...document.querySelectorAll('.agent-color')].map(e => [e.dataset.agent, e.dataset.color])"))
+            legend = dict(
+                page.evaluate(
+                    "[...document.querySelectorAll('.agent-color')].map(e => [e.dataset.agent, e.dataset.color])"
+                )
+            )
             assert legend == plots.agent_colors(["x", "y"])
             swatches = page.evaluate(
                 "[...document.querySelectorAll('#trials tr')].slice(1).map(r => [r.cells[1].innerText.trim(), "

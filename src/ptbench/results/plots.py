@@ -174,9 +174,7 @@ def _x_labels(ax, labels: list[str], axes_in: float) -> None:
     if widest <= 0.9 * slot:
         ax.set_xticks(range(len(labels)), shown, fontsize=TICK_FONT_PT)
     elif slot * math.sin(math.radians(45)) >= 1.2 * lines * LINE_IN:
-        ax.set_xticks(
-            range(len(labels)), shown, fontsize=TICK_FONT_PT, rotation=45, ha="right", rotation_mode="anchor"
-        )
+        ax.set_xticks(range(len(labels)), shown, fontsize=TICK_FONT_PT, rotation=45, ha="right", rotation_mode="anchor")
     else:
         ax.set_xticks(range(len(labels)), [short(label) for label in labels], fontsize=TICK_FONT_PT, rotation=90)
 
@@ -294,9 +292,7 @@ def empty_reason(figure: str, c: Collation, costs: list[AgentCost]) -> str | Non
 
 def not_drawn(c: Collation, costs: list[AgentCost]) -> list[str]:
     """One line per figure left out for want of data."""
-    return [
-        f"{TITLES[f]}: not drawn ({why})" for f in FIGURES if (why := empty_reason(f, c, costs)) is not None
-    ]
+    return [f"{TITLES[f]}: not drawn ({why})" for f in FIGURES if (why := empty_reason(f, c, costs)) is not None]
 
 
 def draw(mpl, figure: str, c: Collation, costs: list[AgentCost], out: Path) -> list[Path]:
