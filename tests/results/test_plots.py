@@ -11,6 +11,7 @@ import pytest
 
 from ptbench.results import plots
 from ptbench.results.collate import collate_dirs, write_outputs
+from tests.conftest import ptbench
 from tests.results import synthetic
 from tests.results.browser import drawn_colors
 
@@ -138,6 +139,9 @@ def test_a_figure_without_data_is_not_drawn_and_its_old_files_go(tmp_path):
     assert {f.name for f in files if f.suffix == ".png"} == {"benchmarks.png", "aggregate.png", "score_vs_time.png"}
     assert not (out / "score_vs_cost.png").exists() and not (out / "score_vs_cost.pdf").exists()
     assert plots.not_drawn(result.collation, result.costs) == ["score vs cost: not drawn (no agent reported a cost)"]
+    run = ptbench("collate", str(tmp_path / "results" / "c1"), "--out", str(tmp_path / "cli"), timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "warning: score vs cost: not drawn (no agent reported a cost)" in run.stderr.splitlines()
     # control: with costs, the figure is drawn
     with_cost = collate_dirs([campaign(tmp_path / "b", synthetic.TRIALS)])
     assert plots.not_drawn(with_cost.collation, with_cost.costs) == []

@@ -39,7 +39,12 @@ def campaign_dir(target: str) -> Path:
 
     path = Path(target)
     if path.is_file():
-        return resolve_campaign_dir(target)[0]
+        cdir = resolve_campaign_dir(target)[0]
+        if not (cdir / "campaign.json").is_file():
+            raise UserError(
+                f"{target}: its results folder {cdir} is not planned yet (run `ptbench run {target}` first)"
+            )
+        return cdir
     if not path.is_dir():
         raise UserError(f"{target}: no such folder (give a campaign's results folder, e.g. results/demo)")
     if not (path / "campaign.json").is_file():
