@@ -109,3 +109,40 @@ def test_view_says_a_taken_port_in_one_line(tmp_path):
         run = ptbench("view", str(cdir), "--port", str(port), timeout=60)
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1 and f"--port {port}" in run.stderr
+
+
+def test_the_viewer_waits_for_results_and_keeps_the_last_report_when_a_rebuild_fails(tmp_path, monkeypatch):
+    from ptbench.results.report import view
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(view.tempfile, "tempdir", None)  # TMPDIR is read afresh
+    cdir = synthetic.write(tmp_path / "results", [], [])  # planned, nothing finished yet
+    broken = {"now": False}
+
+    def build(cdir: Path, out: Path, version: int) -> None:
+        if broken["now"]:
+            raise RuntimeError("disk full\nand a second line")
+        view.build_site(cdir, out, version)
+
+    viewer = view.Viewer(view.campaign_dir(str(cdir)), build=build)
+    try:
+        assert (
+            viewer.refresh()
+            == f"no report yet: {cdir}: no result.json found (run the campaign first, or point at its results folder)"
+        )
+        assert "No report yet" in (viewer.site / "index.html").read_text() and viewer.version == 1
+        assert viewer.refresh() is None and viewer.version == 1  # nothing changed: no rebuild
+        r = synthetic.TRIALS[0]
+        (cdir / r["trial_id"]).mkdir()
+        (cdir / r["trial_id"] / "result.json").write_text(json.dumps(r))
+        assert viewer.refresh() == "report built (1 trial result(s))" and viewer.version == 2
+        good = viewer.site
+        assert r["trial_id"] in (good / "index.html").read_text()
+        broken["now"] = True
+        (cdir / r["trial_id"] / "result.json").write_text(json.dumps(r | {"seed": 0}) + " ")  # changed
+        assert viewer.refresh() == "the report could not be rebuilt (the last one stays): disk full"
+        assert viewer.site == good and viewer.version == 2 and (good / "index.html").is_file()
+    finally:
+        viewer.close()
+    assert not viewer.tmp.exists()
