@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,7 @@ def _start(cdir: Path, tmp: Path) -> tuple[subprocess.Popen, str, Path]:
     )
     deadline = time.monotonic() + 240  # the first build imports matplotlib and draws on a busy machine
     while time.monotonic() < deadline:
-        found = re.search(r"at (http://127\.0\.0\.1:\d+/)", out.read_text())
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{20,}/) ", out.read_text())
         if found:
             return proc, found.group(1), out
         assert proc.poll() is None, out.read_text()
@@ -53,6 +55,15 @@ def test_view_serves_the_report_and_shows_a_new_trial_after_the_refresh(tmp_path
     errors: list[str] = []
     try:
         assert url.startswith("http://127.0.0.1:")
+        # without the secret path printed to the user, nothing: not the index, a page, a raw file, the version
+        root = url.rsplit("/", 2)[0] + "/"
+        for path in ["", "index.html", "raw/c1__x__B__aime2025__s0/result.json", "__ptbench__/version", "trials/"]:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(root + path, timeout=30)
+            assert refused.value.code == 404, path
+        with urllib.request.urlopen(url + "__ptbench__/version", timeout=30) as ok:  # control: with it, served
+            assert ok.read() == b"1"
+        assert url.split("/")[-2] not in "".join(p.read_text() for p in sites.rglob("*.html"))  # in no file
         with chromium() as browser:
             from playwright.sync_api import expect  # chromium() made sure playwright is there
 

@@ -41,7 +41,7 @@ from ptbench.results.tables import (
     rule_summary,
 )
 
-VERSION_PATH = "/__ptbench__/version"  # `ptbench view`'s build number
+VERSION_PATH = "/__ptbench__/version"  # `ptbench view`'s build number, under its secret prefix
 
 _env = Environment(
     loader=PackageLoader("ptbench.results.report", "templates"),
@@ -66,17 +66,23 @@ def _score(value: float | None) -> str:
 # Allowed by its hash in the page's Content-Security-Policy (no 'unsafe-inline': agent-written text
 # that escaped its escaping still could not run).
 LIVE_SCRIPT = (
-    "(function(){var mine=document.querySelector('meta[name=\"ptbench-version\"]').content;"
-    "function poll(){fetch('" + VERSION_PATH + "',{cache:'no-store'}).then(function(r){return r.text();})"
+    "(function(){var m=document.querySelector('meta[name=\"ptbench-version\"]'),mine=m.content,"
+    "url=m.getAttribute('data-poll');"
+    "function poll(){fetch(url,{cache:'no-store'}).then(function(r){return r.text();})"
     ".then(function(v){if(v.trim()!==mine){location.reload();}else{setTimeout(poll,1000);}})"
     ".catch(function(){setTimeout(poll,3000);});}setTimeout(poll,1000);})();"
 )
 LIVE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(LIVE_SCRIPT.encode()).digest()).decode()
 
 
-def live_context(version: int | None) -> dict | None:
-    """What the templates need for `ptbench view`'s reloading pages; None for the static site."""
-    return None if version is None else {"version": version, "script": LIVE_SCRIPT, "hash": LIVE_HASH}
+def live_context(version: int | None, depth: int = 0) -> dict | None:
+    """What the templates need for `ptbench view`'s reloading pages; None for the static site. The
+    build number is polled relative to the page (`depth` folders below the site's root), so the
+    viewer's secret URL prefix is written into no file."""
+    if version is None:
+        return None
+    poll = "../" * depth + VERSION_PATH.lstrip("/")
+    return {"version": version, "script": LIVE_SCRIPT, "hash": LIVE_HASH, "poll": poll}
 
 
 def _png_width(path: Path) -> int:
@@ -128,7 +134,6 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None, *,
     (out / "trials").mkdir(exist_ok=True)
     figures, plot_notes = _plots(result, out, tables_dir)
     colors = plots.agent_colors(c.agents)
-    live_page = live_context(live)
     trial_page = _env.get_template("trial.html.j2")
     sources = judge_sources(c)  # whose judges some trial had several of: a column each
     rows = []
@@ -150,7 +155,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None, *,
             atomic_write_text(
                 out / "trials" / name,
                 trial_page.render(
-                    live=live_page,
+                    live=live_context(live, depth=1),  # trials/<page>
                     p=page,
                     score=_score(t.value),
                     meaning=MEANING,
@@ -188,7 +193,7 @@ def build_report(result: Collated, out: Path, tables_dir: Path | None = None, *,
         ),
     )
     index = _env.get_template("index.html.j2").render(
-        live=live_page,
+        live=live_context(live),
         c=c,
         costs=result.costs,
         warnings=result.warnings,

@@ -4,8 +4,9 @@ the campaign runs (the habit of `inspect view` and `harbor view`).
 Every `interval` seconds the viewer stats the campaign's records (campaign.json and each trial's
 result.json, which the runner writes last and atomically); when one changed it rebuilds the whole
 site (the same `build_report` as `ptbench report`) into a new folder under a private temporary
-directory and serves that one from then on. Its pages carry one script of ours (report.LIVE_SCRIPT,
-allowed by its hash) that polls VERSION_PATH and reloads the page when the build number moved.
+directory and serves that one from then on, under a secret path (`_handler` says why). Its pages
+carry one script of ours (report.LIVE_SCRIPT, allowed by its hash) that polls VERSION_PATH, relative
+to the page, and reloads the page when the build number moved.
 Nothing is written into the results folder; the temporary sites go when the viewer stops (Ctrl-C).
 A build that fails (no records yet, a record half-copied by hand) keeps the last good site and shows
 the reason on the console and, before any good build, on the page.
@@ -14,7 +15,9 @@ the reason on the console and, before any good build, on the page.
 from __future__ import annotations
 
 import errno
+import hmac
 import http.server
+import secrets
 import shutil
 import signal
 import socketserver
@@ -126,8 +129,14 @@ class Viewer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _handler(viewer: Viewer) -> type[http.server.SimpleHTTPRequestHandler]:
+def _handler(viewer: Viewer, token: str) -> type[http.server.SimpleHTTPRequestHandler]:
+    """Serves the newest site under /<token>/ only: anything on this machine can connect to
+    127.0.0.1, an agent of a running campaign among them (under `network: host`), and the report
+    holds every trial's evaluation samples with their reference answers. The token is made in this
+    process, printed to the user's terminal and written into no file (the pages poll relatively)."""
     from ptbench.results.report import VERSION_PATH
+
+    prefix = f"/{token}"
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         # raw files are agent-written text: shown as text, never sniffed into HTML
@@ -147,12 +156,36 @@ def _handler(viewer: Viewer) -> type[http.server.SimpleHTTPRequestHandler]:
             self.send_header("X-Content-Type-Options", "nosniff")
             super().end_headers()
 
-        def do_GET(self) -> None:
+        def _route(self) -> bool:
+            """Strip the token from self.path; False (and a 404 sent) without it."""
             path = self.path.split("?", 1)[0]
             if path == "/favicon.ico":  # asked for by the browser on a raw file's page: none, not a 404
                 self.send_response(204)
                 self.end_headers()
+                return False
+            if path == prefix:
+                self.send_response(301)
+                self.send_header("Location", prefix + "/")
+                self.end_headers()
+                return False
+            if not hmac.compare_digest(path[: len(prefix) + 1], prefix + "/"):
+                self.send_error(404)
+                return False
+            self.path = self.path[len(prefix) :]
+            return True
+
+        def list_directory(self, path):  # noqa: ANN001 - the base class's signature
+            self.send_error(404)  # only the site's pages, never a listing
+            return None
+
+        def do_HEAD(self) -> None:
+            if self._route():
+                super().do_HEAD()
+
+        def do_GET(self) -> None:
+            if not self._route():
                 return
+            path = self.path.split("?", 1)[0]
             if path == VERSION_PATH:
                 body = str(viewer.version).encode()
                 self.send_response(200)
@@ -174,9 +207,9 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
-def bind(viewer: Viewer, port: int | None) -> _Server:
+def bind(viewer: Viewer, port: int | None, token: str) -> _Server:
     """The server on HOST: `port`, or DEFAULT_PORT when free, else any free port."""
-    handler = _handler(viewer)
+    handler = _handler(viewer, token)
     for p in [port] if port is not None else [DEFAULT_PORT, 0]:
         try:
             return _Server((HOST, p), handler)
@@ -198,11 +231,12 @@ def serve(target: str, port: int | None, interval: float, say: Callable[[str], N
     server = None
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        server = bind(viewer, port)
+        token = secrets.token_urlsafe(18)
+        server = bind(viewer, port, token)
         say(viewer.refresh() or "")
         thread = threading.Thread(target=server.serve_forever, name="ptbench-view", daemon=True)
         thread.start()
-        say(f"serving the report of {cdir} at http://{HOST}:{server.server_address[1]}/ (Ctrl-C stops)")
+        say(f"serving the report of {cdir} at http://{HOST}:{server.server_address[1]}/{token}/ (Ctrl-C stops)")
         while True:
             time.sleep(interval)
             line = viewer.refresh()
