@@ -142,6 +142,7 @@ def _inside(url: str, site: Path) -> Path:
 LINKS = "() => [...document.querySelectorAll('a[href]')].map(e => e.href).concat([...document.images].map(i => i.src))"
 
 
+@pytest.mark.slow  # a browser, several pages
 def test_every_link_resolves_in_the_copied_site(site):
     errors: list[str] = []
     with chromium() as browser:
@@ -220,6 +221,7 @@ def _hex(css: str) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+@pytest.mark.slow  # a browser, several pages
 def test_trials_come_first_plots_are_small_and_each_agent_has_one_colour(site, tmp_path):
     shots = tmp_path / "screenshots"
     layouts = {}
@@ -265,6 +267,7 @@ def test_trials_come_first_plots_are_small_and_each_agent_has_one_colour(site, t
     assert [f["id"] for f in layouts[1280]["figures"]] == [f["id"] for f in layouts[760]["figures"]]
 
 
+@pytest.mark.slow  # a browser, several pages
 def test_no_figure_for_empty_data(tmp_path):
     no_cost = {"input_tokens": 10, "output_tokens": 1}
     trials = [synthetic.record(a, "A", t, 0, 0.0, usage=no_cost) for a in ("x", "y") for t in ("gsm8k", "aime2025")]
