@@ -99,3 +99,16 @@ def report(
     commands.console.print(
         f"report: {index} ({len(result.collation.trials)} trial page(s))", markup=False, highlight=False
     )
+
+
+def view(
+    target: str = typer.Argument(..., help="a campaign's results folder (results/<campaign>) or its campaign file"),
+    port: int = typer.Option(
+        None, help="port on 127.0.0.1 (default: 7575, or any free one when taken; 0: any free one)"
+    ),
+    interval: float = typer.Option(2.0, help="seconds between checks for new results"),
+) -> None:
+    """Serve the report on 127.0.0.1 and rebuild it while the campaign runs; open pages reload themselves."""
+    from ptbench.results.report.view import serve
+
+    serve(target, port, interval, lambda line: print(line, flush=True) if line else None)

@@ -50,6 +50,41 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | No
     atomic_write_bytes(path, text.encode(), mode=mode)
 
 
+def link_or_copy(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> bool:
+    """Put the regular file `src` at `dst`: a hard link where the filesystem allows one (no bytes
+    copied), else an atomic copy. A symlink (or anything but a regular file) is refused, not followed:
+    returns False and leaves `dst` as it was, so a link planted in a trial folder cannot bring a file
+    from elsewhere along."""
+    import shutil
+    import stat
+
+    src, dst = Path(src), Path(dst)
+    try:
+        if not stat.S_ISREG(os.lstat(src).st_mode):
+            return False
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return False
+        opened = os.fstat(fh.fileno())
+        tmp = dst.parent / f".{dst.name}.{os.getpid()}.link"
+        try:
+            os.link(src, tmp, follow_symlinks=False)
+            linked = os.lstat(tmp)
+            # the name may have been swapped since we opened it: keep the link only if it is what we opened
+            if (linked.st_dev, linked.st_ino) == (opened.st_dev, opened.st_ino):
+                os.replace(tmp, dst)
+                return True
+            os.unlink(tmp)
+        except OSError:  # another filesystem, protected_hardlinks: copy instead
+            tmp.unlink(missing_ok=True)
+        with atomic_writer(dst) as out:  # the bytes of the file we opened
+            shutil.copyfileobj(fh, out)
+    return True
+
+
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     if isinstance(obj, BaseModel):
         text = obj.model_dump_json(indent=2)

@@ -292,7 +292,8 @@ def write_tables(
     target: str | list[str], out_dir: str | None, plots: bool = True, **options
 ) -> tuple[str, list[Path], list[str]]:
     """Collate one or more campaigns (see `collate_dirs` for `options`) into `out_dir`
-    (default: <first campaign>/tables); returns the Markdown, the files written, the warnings."""
+    (default: <first campaign>/tables); returns the Markdown, the files written, the warnings (and
+    a line for each figure not drawn for want of data)."""
     # forked first, so that matplotlib's import in the child overlaps the reading of the records
     plotter = PlotProcess.start() if plots else None
     try:
@@ -305,4 +306,8 @@ def write_tables(
     finally:
         if plotter:
             plotter.close()
+    if plots:  # a figure left out for want of data is said, once, beside the warnings
+        from ptbench.results.plots import not_drawn
+
+        return md, files, result.warnings + not_drawn(result.collation, result.costs)
     return md, files, result.warnings

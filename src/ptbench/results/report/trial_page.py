@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from markupsafe import escape
 
+from ptbench.core.files import link_or_copy
 from ptbench.results.coverage import verdict_text
 
 PREVIEW_CHARS = 600  # shown inline
@@ -174,14 +175,19 @@ def _checks(trial_dir: Path, integrity: dict, reasons: dict) -> list[dict]:
     return out
 
 
-def load_trial_page(trial_dir: Path, scored, page_dir: Path) -> TrialPage:
-    """`scored`: the trial's ScoredTrial (its record and the rule the policy gave it)."""
+def load_trial_page(trial_dir: Path, scored, page_dir: Path, raw_dir: Path) -> TrialPage:
+    """`scored`: the trial's ScoredTrial (its record and the rule the policy gave it). The raw files
+    are put into `raw_dir` (inside the site: hard links where possible, else copies) and linked from
+    there, so a copied site keeps them; a symlink among them is left out, never followed."""
     r = scored.record
     page = TrialPage(r.trial_id, r.campaign, r.model_dump(mode="json"), scored.rule, scored.reason, scored.value)
     page.steps, page.steps_cut, page.trajectory_note = _steps(_read_json(trial_dir / "agent" / "trajectory.json"))
     page.samples, page.samples_total = _samples(trial_dir / "eval" / "samples.jsonl")
     page.checks = _checks(trial_dir, r.integrity, r.integrity_detail)
     for name in RAW_FILES:
-        if (trial_dir / name).is_file():
-            page.raw_links.append((name, quote(os.path.relpath(trial_dir / name, page_dir))))
+        if not (trial_dir / name).is_file():
+            continue
+        (raw_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        if link_or_copy(trial_dir / name, raw_dir / name):
+            page.raw_links.append((name, quote(os.path.relpath(raw_dir / name, page_dir))))
     return page
