@@ -120,7 +120,7 @@ def status_rows(campaign_dir: Path, scheduler_states: dict[str, str] | None = No
 
 
 def print_status(campaign_dir: Path, rows: list[TrialStatus]) -> None:
-    console.print(status_table(campaign_dir, rows))
+    console.print(status_table(campaign_dir, rows), soft_wrap=True)  # soft: log paths under the table stay whole
 
 
 # Columns in the order they are given up when the terminal is too narrow (the least useful first);
@@ -186,7 +186,8 @@ def status_table(campaign_dir: Path, rows: list[TrialStatus], width: int | None 
         cells[1] = f"[{s}]{r.state}[/]" if s else r.state
         table.add_row(*cells)
     logs = [f"log of {columns['trial'][i]}: {r.log}" for i, r in enumerate(rows) if r.log and not logs_inline]
-    return Group(table, Text("\n".join(logs), no_wrap=False)) if logs else table
+    # a path is not wrapped by rich (a newline inside it would break a copy and paste): the terminal wraps it
+    return Group(table, *(Text(line, no_wrap=True, overflow="ignore") for line in logs)) if logs else table
 
 
 def _short_ids(ids: list[str]) -> tuple[list[str], list[str]]:

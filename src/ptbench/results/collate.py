@@ -280,6 +280,8 @@ def resolve_campaign_dir(target: str, *, rehearse: bool = False) -> tuple[Path, 
     """A campaign file -> its results folder; a folder is taken as it is. `rehearse`: the folder of the
     campaign's rehearsal (`run --rehearse` writes to `<name>-rehearsal` beside it)."""
     path = Path(target)
+    if rehearse and not path.is_file() and rehearsal_dir(path.resolve()).is_dir():
+        return rehearsal_dir(path.resolve()), None  # only the rehearsal ran: the real folder may not exist
     if path.is_file():
         from ptbench.spec import load_campaign  # only for a campaign file: a tenth of a second of `ptbench collate DIR`
 
