@@ -58,10 +58,10 @@ def run(
     from ptbench import commands
     from ptbench.backends.local import LocalBackend
 
-    plan = commands.plan_checked(_source(campaign), replace=replace, rehearse=rehearse)
     unknown = [r for r in retry if r not in commands.RETRY_STATUSES]
-    if unknown:
+    if unknown:  # before anything is planned
         raise UserError(f"retry={unknown[0]!r}: use 'failed' and/or 'cancelled'")
+    plan = commands.plan_checked(_source(campaign), replace=replace, rehearse=rehearse)
     if retry:
         commands.retry_finished(plan, {s for r in retry for s in commands.RETRY_STATUSES[r]})
     if plan.unfinished:

@@ -89,7 +89,7 @@ def check_options(campaign: Campaign, src: LocatedYaml) -> None:
         try:
             check_task_options(task.name, task.options)
         except OptionProblem as exc:
-            problems.append(str(_at(src, ("tasks", i), exc, "docs/tasks.md")))
+            problems.append(str(_at(src, ("tasks", i), exc, "docs/tasks.md#task-options")))
     for i, agent in enumerate(campaign.agents):
         try:
             check_agent_options(load_agent(agent.name), agent.options)

@@ -5,7 +5,6 @@ and validate's new checks (chat templates, backend options) — each with its ho
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -92,7 +91,8 @@ def test_one_line_run_problems_name_the_flag_and_create_nothing(capsys, test_age
     flags = bad(*good, "--task-options", '{"digts": 2}')
     assert flags.startswith("error: ptbench run --task-options: tasks[0].options.digts:"), flags
     (tmp_path / "c.yaml").write_text(
-        CAMPAIGN.replace("@MODEL@", str(tiny_model)).replace("@RESULTS@", str(tmp_path / "results"))
+        CAMPAIGN.replace("@MODEL@", str(tiny_model))
+        .replace("@RESULTS@", str(tmp_path / "results"))
         .replace("n_test: 4", "digts: 2")
     )
     code, from_file = run_cli(capsys, "validate", "c.yaml")
@@ -185,8 +185,9 @@ def test_status_fits_80_columns_without_breaking_a_word(write_campaign, test_age
     from ptbench import commands
 
     path = write_campaign(
-        CAMPAIGN.replace("{name: link-model}", "{name: quick-copy, label: a-rather-long-agent-label-here}")
-        .replace("budget:", "seeds: [0, 1]\nbudget:")
+        CAMPAIGN.replace("{name: link-model}", "{name: quick-copy, label: a-rather-long-agent-label-here}").replace(
+            "budget:", "seeds: [0, 1]\nbudget:"
+        )
     )
     p = commands.plan(str(path))
     assert commands.record_cancelled_if_idle(p.trials[0])
@@ -281,7 +282,9 @@ def test_validate_refuses_a_base_model_without_a_chat_template(
 def test_demo_campaign_still_validates(capsys, tiny_model, tmp_path, monkeypatch):
     """Control: the demo's local tiny Llama (no family) on arithmetic (completion prompts) is fine."""
     demo = Path(__file__).resolve().parents[2] / "campaigns" / "demo.yaml"
-    text = demo.read_text().replace(".cache/tiny-llama", str(tiny_model)).replace("results_dir: results", "results_dir: r")
+    text = (
+        demo.read_text().replace(".cache/tiny-llama", str(tiny_model)).replace("results_dir: results", "results_dir: r")
+    )
     (tmp_path / "demo.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
     code, out = _run_validate(capsys, tmp_path / "demo.yaml")

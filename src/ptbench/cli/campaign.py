@@ -91,7 +91,9 @@ def run(
     remote = source is not None and source[0].backend.name != "local"
     p = commands.plan_checked(source or campaign, replace=replace, rehearse=rehearse, submitting=remote)
     if source is not None:
-        commands.console.print(f"campaign {p.campaign.name}: results in {p.campaign_dir}", highlight=False)
+        commands.console.print(
+            f"campaign {p.campaign.name}: results in {p.campaign_dir}", highlight=False, soft_wrap=True
+        )
     retry = {
         s
         for flag, kind in ((retry_failed, "failed"), (retry_cancelled, "cancelled"))
