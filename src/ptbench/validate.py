@@ -27,6 +27,7 @@ from ptbench.plan import check_unique_ids, expand
 from ptbench.runner.trial_gateway import uses_gateway
 from ptbench.sandbox.network import resolve_network
 from ptbench.spec import Campaign, load_campaign_located
+from ptbench.spec.campaign import Backend
 from ptbench.tasks import available_tasks
 from ptbench.tasks.options import check_task_options
 from ptbench.trial import TrialSpec
@@ -56,7 +57,7 @@ def validate_campaign(
         collect(lambda: check_required_integrity(campaign, src))
         collect(lambda: check_chat_templates(campaign, src))
     collect(lambda: check_base_model_paths(campaign, src))
-    collect(lambda: check_backend_options(campaign, src))
+    collect(lambda: check_backend_options(campaign.backend, src))
     if problems:
         raise UserError("\n".join(problems))
     specs = expand(campaign)
@@ -154,10 +155,10 @@ def check_required_integrity(campaign: Campaign, src: LocatedYaml) -> None:
                 )
 
 
-def check_backend_options(campaign: Campaign, src: LocatedYaml) -> None:
+def check_backend_options(backend: Backend, src: LocatedYaml) -> None:
     """`backend.options`, parsed as `submit` and `render` will parse them (backends/*/options)."""
     try:
-        get_backend(campaign.backend.name, campaign.backend.options)
+        get_backend(backend.name, backend.options)
     except OptionProblem as exc:
         loc = ("backend", "options", exc.key) if exc.key else ("backend", "options")
         field = "backend.options" + (f".{exc.key}" if exc.key else "")

@@ -71,4 +71,5 @@ def option_problem(exc: ValidationError, model: type[BaseModel], what: str, hint
         known = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(model.model_fields)}"
         return OptionProblem(key, f"'{key}' is not {what} ({known}{'; ' + hint if hint else ''})")
     text = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    return OptionProblem(key, f"{text} (got {err.get('input')!r})" if key else text)
+    own = err["type"] in ("value_error", "assertion_error")  # the option's own check: its message names the value
+    return OptionProblem(key, f"{text} (got {err.get('input')!r})" if key and not own else text)
