@@ -29,7 +29,7 @@ def test_the_documented_example_runs(tmp_path, monkeypatch, capsys):
     assert "unknown agent 'base-modle' (did you mean 'base-model'?)" in out
     assert scope["states"] == {"base-model__tiny-llama__arithmetic__s0": "completed"}
     assert scope["tables"].results["trials"][0]["status"] == "completed"
-    assert "| base-model |" in scope["tables"].markdown
+    assert "| base-model [unsandboxed] |" in scope["tables"].markdown  # sandbox: none, marked
     assert (tmp_path / "results" / "quick" / "tables" / "results.json").is_file()
 
 
