@@ -162,7 +162,7 @@ def check_backend_options(backend: Backend, src: LocatedYaml) -> None:
     except OptionProblem as exc:
         loc = ("backend", "options", exc.key) if exc.key else ("backend", "options")
         field = "backend.options" + (f".{exc.key}" if exc.key else "")
-        raise UserError(f"{src.where(loc)}: {field}: {exc} (see docs/backends.md)") from None
+        raise UserError(f"{src.where(loc)}: {field}: {exc} (see docs/schedulers.md)") from None
 
 
 def check_chat_templates(campaign: Campaign, src: LocatedYaml) -> None:
