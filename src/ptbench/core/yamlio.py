@@ -44,8 +44,6 @@ FLAGS = {
     "seeds": "--seed",
     "backend": "--backend",
     "sandbox": "--sandbox",
-    "name": "--name",
-    "results_dir": "--results-dir",
 }
 
 
