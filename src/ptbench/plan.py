@@ -183,6 +183,45 @@ def _move_aside(trial: TrialDir) -> None:
     trial.path.rename(dest)
 
 
+# `run --retry-failed` / `--retry-cancelled`: the result statuses each one starts again. `timed_out` is
+# not among them: the agent used its budget and its model was evaluated, an outcome like `completed`.
+RETRY_STATUSES = {
+    "failed": ("agent_failed", "no_model", "eval_failed", "setup_failed"),
+    "cancelled": ("cancelled",),
+}
+
+
+def retry_finished(plan: Plan, statuses: set[str]) -> list[str]:
+    """Start again the finished trials whose result status is in `statuses`: each folder moves whole to
+    `<campaign>/.attempts/<trial id>/<n>/` (n = 1, 2, ...: an earlier attempt is never overwritten or
+    deleted; a dot folder, so collate and report never count it) and a fresh folder with the same
+    trial.json takes its place. A trial a runner still holds is refused, as `--replace` refuses it."""
+    from ptbench.status import runner_alive
+
+    retried = []
+    for trial in plan.trials:
+        if trial.id not in plan.finished or (trial.read_result() or {}).get("status") not in statuses:
+            continue
+        with trial.try_lock() as idle:
+            if not idle or runner_alive(trial):
+                raise UserError(
+                    f"{trial.path}: a runner is still working on this trial; wait for it (or `ptbench cancel` it) "
+                    "before retrying"
+                )
+            text = trial.trial_json.read_text()
+            attempts = plan.campaign_dir / ".attempts" / trial.id
+            attempts.mkdir(parents=True, exist_ok=True)
+            n = 1 + max((int(p.name) for p in attempts.iterdir() if p.name.isdigit()), default=0)
+            trial.path.rename(attempts / str(n))
+            trial.path.mkdir()
+            atomic_write_text(trial.trial_json, text)
+        trial.__dict__.pop("spec", None)  # the cached spec belongs to the folder moved aside
+        retried.append(trial.id)
+    done = set(retried)
+    plan.finished = [t for t in plan.finished if t not in done]
+    return retried
+
+
 def load_plan(campaign_dir: Path) -> list[TrialDir]:
     """Trials of an already planned campaign directory, in id order."""
     return [TrialDir(p.parent) for p in sorted(campaign_dir.glob("*/trial.json"))]

@@ -27,15 +27,18 @@ from ptbench.plan import check_unique_ids, expand
 from ptbench.runner.trial_gateway import uses_gateway
 from ptbench.sandbox.network import resolve_network
 from ptbench.spec import Campaign, load_campaign_located
+from ptbench.spec.campaign import Backend
 from ptbench.tasks import available_tasks
 from ptbench.tasks.options import check_task_options
 from ptbench.trial import TrialSpec
 
 
 def validate_campaign(
-    path: str | Path, *, rehearse: bool = False, agents_can_start: bool = True
+    path: str | Path | tuple[Campaign, LocatedYaml], *, rehearse: bool = False, agents_can_start: bool = True
 ) -> tuple[Campaign, list[TrialSpec]]:
-    campaign, src = load_campaign_located(path)
+    """`path`: a campaign file, or a campaign already parsed with its source (a one-line `ptbench run`'s
+    flags, `ptbench.api`), which gets the same checks."""
+    campaign, src = path if isinstance(path, tuple) else load_campaign_located(path)
     problems: list[str] = []
 
     def collect(check: Callable[[], object]) -> bool:
@@ -52,8 +55,9 @@ def validate_campaign(
         collect(lambda: check_network(campaign, src))
         collect(lambda: check_gateway_models(campaign, src, rehearse=rehearse))
         collect(lambda: check_required_integrity(campaign, src))
+        collect(lambda: check_chat_templates(campaign, src))
     collect(lambda: check_base_model_paths(campaign, src))
-    collect(lambda: get_backend(campaign.backend.name, campaign.backend.options))  # parsed as submit will
+    collect(lambda: check_backend_options(campaign.backend, src))
     if problems:
         raise UserError("\n".join(problems))
     specs = expand(campaign)
@@ -74,7 +78,7 @@ def check_names(campaign: Campaign, src: LocatedYaml) -> None:
             if name not in known:
                 near = difflib.get_close_matches(name, known, n=1)
                 hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(known))}"
-                problems.append(f"{src.path}:{src.line_of((key, i))}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
+                problems.append(f"{src.where((key, i))}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
     if problems:
         raise UserError("\n".join(problems))
 
@@ -86,12 +90,12 @@ def check_options(campaign: Campaign, src: LocatedYaml) -> None:
         try:
             check_task_options(task.name, task.options)
         except OptionProblem as exc:
-            problems.append(str(_at(src, ("tasks", i), exc)))
+            problems.append(str(_at(src, ("tasks", i), exc, "docs/tasks.md#task-options")))
     for i, agent in enumerate(campaign.agents):
         try:
             check_agent_options(load_agent(agent.name), agent.options)
         except OptionProblem as exc:
-            problems.append(str(_at(src, ("agents", i), exc)))
+            problems.append(str(_at(src, ("agents", i), exc, f"agents/{agent.name}/agent.yaml")))
     if problems:
         raise UserError("\n".join(problems))
 
@@ -107,7 +111,7 @@ def check_network(campaign: Campaign, src: LocatedYaml) -> None:
                 agent=f"agent '{agent.name}'",
             )
         except UserError as exc:
-            raise UserError(f"{src.path}:{src.line_of(('sandbox_options', 'network'))}: {exc}") from None
+            raise UserError(f"{src.where(('sandbox_options', 'network'))}: {exc}") from None
 
 
 def check_base_model_paths(campaign: Campaign, src: LocatedYaml) -> None:
@@ -118,7 +122,7 @@ def check_base_model_paths(campaign: Campaign, src: LocatedYaml) -> None:
         resolved = Path(base.path).expanduser().resolve()  # as `plan` resolves it
         if not resolved.exists():
             raise UserError(
-                f"{src.path}:{src.line_of(('base_models', i, 'path'))}: base_models[{i}].path: {resolved} does not "
+                f"{src.where(('base_models', i, 'path'))}: base_models[{i}].path: {resolved} does not "
                 "exist on this machine; fix the path (relative paths are taken from the current directory), or add "
                 "`path_on_nodes: true` to this base model if it exists only on the compute nodes"
             )
@@ -132,7 +136,7 @@ def check_gateway_models(campaign: Campaign, src: LocatedYaml, *, rehearse: bool
         if ref.model or not uses_gateway(load_agent(ref.name)):
             continue
         raise UserError(
-            f"{src.path}:{src.line_of(('agents', i))}: agents[{i}].model: agent '{ref.name}' reaches its model "
+            f"{src.where(('agents', i))}: agents[{i}].model: agent '{ref.name}' reaches its model "
             "through the trial's gateway, which lets through only the campaign's model; add `model:` to this agent "
             "(e.g. {name: " + ref.name + ", model: <provider's model id>})"
         )
@@ -144,15 +148,58 @@ def check_required_integrity(campaign: Campaign, src: LocatedYaml) -> None:
         for i, task in enumerate(campaign.tasks):
             reason = not_applicable_reason(check, task.name, task.options)
             if reason is not None:
-                line = src.line_of(("integrity", "require"))
                 raise UserError(
-                    f"{src.path}:{line}: integrity.require: check '{check}' does not apply to tasks[{i}] "
-                    f"'{task.name}' ({reason}); drop '{check}' from integrity.require or this task from the campaign"
+                    f"{src.where(('integrity', 'require'))}: integrity.require: check '{check}' does not apply to "
+                    f"tasks[{i}] '{task.name}' ({reason}); drop '{check}' from integrity.require or this task from "
+                    "the campaign"
                 )
 
 
-def _at(src: LocatedYaml, item: tuple[str, int], exc: OptionProblem) -> UserError:
+def check_backend_options(backend: Backend, src: LocatedYaml) -> None:
+    """`backend.options`, parsed as `submit` and `render` will parse them (backends/*/options)."""
+    try:
+        get_backend(backend.name, backend.options)
+    except OptionProblem as exc:
+        loc = ("backend", "options", exc.key) if exc.key else ("backend", "options")
+        field = "backend.options" + (f".{exc.key}" if exc.key else "")
+        raise UserError(f"{src.where(loc)}: {field}: {exc} (see docs/schedulers.md)") from None
+
+
+def check_chat_templates(campaign: Campaign, src: LocatedYaml) -> None:
+    """A task that asks with chat prompts is evaluated with the harness's template for the base model's
+    family (inference/chat_format.py, the same lookup `ptbench eval` makes): a base model of no known
+    family would run every agent to the end and then fail each trial at evaluation (`eval_failed`)."""
+    from ptbench.inference.chat_format import FAMILIES, choose_chat_format
+    from ptbench.tasks import get_task
+    from ptbench.tasks.base import uses_chat_prompts
+
+    chat_tasks = []
+    for t in campaign.tasks:
+        try:
+            task = get_task(t.name, **t.options)
+        except (UserError, TypeError, ValueError):
+            continue  # its options are reported by check_options
+        if uses_chat_prompts(task):
+            chat_tasks.append(t)
+    if not chat_tasks:
+        return
+    problems = []
+    for i, base in enumerate(campaign.base_models):
+        chat = choose_chat_format(base.id, campaign.evaluation.chat_template)
+        if chat.source == "harness" and chat.family is None:
+            families = ", ".join(n for n, _ in FAMILIES)
+            problems.append(
+                f"{src.where(('base_models', i, 'id'))}: base_models[{i}].id: no harness chat template for base model "
+                f"'{base.id}' (task '{chat_tasks[0].name}' asks with chat prompts; the family is read from the id: "
+                f"{families}); name the family in the id (e.g. local/qwen3-1.7b), or set evaluation.chat_template "
+                "to a family or to `model` (the model's own template, recorded in the metrics)"
+            )
+    if problems:
+        raise UserError("\n".join(problems))
+
+
+def _at(src: LocatedYaml, item: tuple[str, int], exc: OptionProblem, doc: str) -> UserError:
+    """`exc` at its option's line; `doc`: where that task's or agent's options are listed."""
     loc = (*item, "options", exc.key) if exc.key else (*item, "options")
-    line = src.line_of(loc)
     field = f"{item[0]}[{item[1]}].options" + (f".{exc.key}" if exc.key else "")
-    return UserError(f"{src.path}:{line}: {field}: {exc} (see `ptbench list` and docs/campaigns.md)")
+    return UserError(f"{src.where(loc)}: {field}: {exc} (see {doc})")

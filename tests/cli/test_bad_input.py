@@ -133,6 +133,7 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
             {
                 "seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  require: [memorization]\n",
                 "tasks: [arithmetic]": ("tasks: [arithmetic, {name: arena_hard_writing, options: {data_path: /x}}]"),
+                "id: local/tiny": "id: local/qwen3-tiny",  # a chat template exists: the one problem is require's
             },
             ["c.yaml:7", "integrity.require", "'memorization' does not apply to tasks[1] 'arena_hard_writing'"],
         ),

@@ -267,8 +267,11 @@ def _backend_choice(name: str | None, config: Path | None) -> tuple[str, dict]:
 
     chosen, options = "local", {}
     if config is not None:
-        found, _ = load_model_file(config, _BackendFile)
+        found, src = load_model_file(config, _BackendFile)
         chosen, options = found.backend.name, dict(found.backend.options)
+        from ptbench.validate import check_backend_options
+
+        check_backend_options(found.backend, src)  # file:line and the nearest option, as `validate` says it
     name = name or chosen
     if name not in NAMES:
         raise UserError(f"--backend {name}: choose {', '.join(NAMES[:-1])} or {NAMES[-1]}")

@@ -10,6 +10,7 @@ import sys
 import typer
 
 EXIT_UNSCORED = 1  # `ptbench run`: some trial ended without a scored result (cancelled, failed, …)
+_ONE = "One-line run (no campaign file)"
 EXIT_PARTIAL = 75  # `ptbench submit` sent part of the campaign; a scheduler limit left the rest (EX_TEMPFAIL)
 
 
@@ -42,17 +43,77 @@ def plan(
 
 
 def run(
-    campaign: str = typer.Argument(..., help="campaign YAML file"),
+    campaign: str = typer.Argument(None, help="campaign YAML file (or none: the one-line flags below)"),
     replace: bool = typer.Option(False, help="replace trials whose spec changed"),
     parallelism: int | None = typer.Option(None, help="override the campaign's parallelism"),
     rehearse: bool = typer.Option(
         False, "--rehearse", help="swap every model provider for the scripted one (campaign <name>-rehearsal)"
     ),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="run failed trials again (the earlier attempt moves to .attempts/)"
+    ),
+    retry_cancelled: bool = typer.Option(
+        False, "--retry-cancelled", help="run cancelled trials again (the earlier attempt moves to .attempts/)"
+    ),
+    agent: list[str] = typer.Option(None, "--agent", help="one-line run: agent (repeatable)", rich_help_panel=_ONE),
+    model: str = typer.Option(None, "--model", help="one-line run: base model folder or hub id", rich_help_panel=_ONE),
+    task: str = typer.Option(None, "--task", help="one-line run: task (`ptbench list`)", rich_help_panel=_ONE),
+    task_options: str = typer.Option(
+        None, "--task-options", help="one-line run: task options as JSON", rich_help_panel=_ONE
+    ),
+    hours: float = typer.Option(None, "--hours", help="one-line run: the agent's budget", rich_help_panel=_ONE),
+    gpus: int = typer.Option(None, "--gpus", help="one-line run: GPUs per trial (default 1)", rich_help_panel=_ONE),
+    seed: list[int] = typer.Option(
+        None, "--seed", help="one-line run: seed (repeatable; default 0)", rich_help_panel=_ONE
+    ),
+    backend: str = typer.Option(
+        None, "--backend", help="one-line run: local (default) | slurm | htcondor", rich_help_panel=_ONE
+    ),
+    sandbox: str = typer.Option(
+        None, "--sandbox", help="one-line run: auto (default) | bwrap | none | apptainer", rich_help_panel=_ONE
+    ),
 ) -> None:
-    """Run a campaign on this machine (the local backend), then print the results table. Exit code 0
-    when every trial has a scored result (completed or timed_out), 1 when some has not (cancelled, failed,
-    no model, …: see `ptbench status`), 2 a user error, 130 interrupted (run again to resume)."""
-    raise typer.Exit(_run_here(_plan_checked(campaign, replace=replace, rehearse=rehearse), parallelism))
+    """Run a campaign on this machine (the local backend), then print the results table. Without a
+    campaign file, `--agent A --model M --task T --hours H` makes a one-trial-per-seed campaign. Exit code
+    0 when every trial has a scored result (completed or timed_out), 1 when some has not (cancelled,
+    failed, no model, …: see `ptbench status`), 2 a user error, 130 interrupted (run again to resume)."""
+    from ptbench import commands
+
+    flags = dict(
+        agents=agent,
+        model=model,
+        task=task,
+        task_options=task_options,
+        hours=hours,
+        gpus=gpus,
+        seeds=seed,
+        backend=backend,
+        sandbox=sandbox,
+    )
+    source = commands.one_line_campaign(campaign, flags)
+    remote = source is not None and source[0].backend.name != "local"
+    p = commands.plan_checked(source or campaign, replace=replace, rehearse=rehearse, submitting=remote)
+    if source is not None:
+        commands.console.print(
+            f"campaign {p.campaign.name}: results in {p.campaign_dir}", highlight=False, soft_wrap=True
+        )
+    retry = {
+        s
+        for flag, kind in ((retry_failed, "failed"), (retry_cancelled, "cancelled"))
+        if flag
+        for s in commands.RETRY_STATUSES[kind]
+    }
+    if retry:
+        again = commands.retry_finished(p, retry)
+        if again:
+            commands.console.print(
+                f"retrying {len(again)} trial(s); earlier attempts kept in {p.campaign_dir / '.attempts'}",
+                highlight=False,
+            )
+    if remote:
+        _submit_planned(p, p.campaign.backend.name, retry_failed=False, again="the same command")
+        return
+    raise typer.Exit(_run_here(p, parallelism))
 
 
 def _run_here(p, parallelism: int | None) -> int:
@@ -79,30 +140,6 @@ def _run_here(p, parallelism: int | None) -> int:
     commands.console.print(md, markup=False, highlight=False, soft_wrap=True)  # labels like [unsandboxed] are text
     commands.console.print(f"tables: {', '.join(str(f) for f in files)}")
     return _exit_code(p)
-
-
-def _plan_checked(
-    campaign_file: str, *, replace: bool, rehearse: bool, submit_to: str | None = None, submitting: bool = False
-):
-    """Plan after checking that every agent can start (keys, logins, CLIs) and, when `submitting` (to
-    `submit_to`, else the campaign's backend), that the scheduler's client is installed (nothing is
-    planned otherwise); a rehearsal plans <name>-rehearsal."""
-    from pathlib import Path
-
-    from ptbench import commands
-    from ptbench.agents.rehearsal import rehearsal_campaign
-    from ptbench.backends import get_backend
-    from ptbench.plan import plan_campaign
-    from ptbench.validate import validate_campaign
-
-    c, _ = validate_campaign(campaign_file, rehearse=rehearse)
-    if submitting:
-        name = submit_to or c.backend.name
-        chosen = get_backend(name, c.backend.options if name == c.backend.name else {})
-        getattr(chosen, "check_client", lambda: None)()
-    if not rehearse:
-        return commands.plan(campaign_file, replace=replace, validated=c)
-    return plan_campaign(rehearsal_campaign(c), replace=replace, source=str(Path(campaign_file).resolve()))
 
 
 def _run_local(p, todo, parallelism) -> None:
@@ -133,10 +170,18 @@ def submit(
 ) -> None:
     """Submit a campaign's unfinished trials to a scheduler (the whole campaign is validated first)."""
     from ptbench import commands
+
+    p = commands.plan_checked(campaign, replace=replace, rehearse=rehearse, submit_to=backend, submitting=True)
+    _submit_planned(
+        p, backend or p.campaign.backend.name, retry_failed=retry_failed, again=f"`ptbench submit {campaign}`"
+    )
+
+
+def _submit_planned(p, name: str, *, retry_failed: bool, again: str) -> None:
+    """Send the plan's submittable trials to backend `name` (run them here for the local backend)."""
+    from ptbench import commands
     from ptbench.backends import get_backend
 
-    p = _plan_checked(campaign, replace=replace, rehearse=rehearse, submit_to=backend, submitting=True)
-    name = backend or p.campaign.backend.name
     chosen = get_backend(name, p.campaign.backend.options if name == p.campaign.backend.name else {})
     if chosen.runs_here:  # the local backend: run here, with the plan just made
         raise typer.Exit(_run_here(p, None))
@@ -160,7 +205,7 @@ def submit(
     if done.left:
         print(
             f"{p.campaign_dir.name}: {done.left} trial(s) left: the scheduler refused them ({done.refused}); "
-            f"run `ptbench submit {campaign}` again when jobs have left the queue (queued ones are not sent twice)",
+            f"run {again} again when jobs have left the queue (queued ones are not sent twice)",
             file=sys.stderr,
         )
         raise typer.Exit(EXIT_PARTIAL)
@@ -185,13 +230,14 @@ def status(
     target: str = typer.Argument(..., help="campaign file, its results folder, or a bootcamp rollout folder"),
     watch: bool = typer.Option(False, "--watch", help="refresh the table in place until every trial is final"),
     interval: float = typer.Option(5.0, help="seconds between refreshes with --watch"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="the campaign's rehearsal (`run --rehearse`)"),
 ) -> None:
     """A table of every trial's (or rollout shard's) state, stage, time used and score."""
     from ptbench import commands
     from ptbench.backends import get_backend
     from ptbench.plan import load_plan
 
-    cdir, campaign = commands.resolve_campaign_dir(target)
+    cdir, campaign = commands.resolve_campaign_dir(target, rehearse=rehearse)
     if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
         from ptbench.backends.shards import shard_status_rows
         from ptbench.status import TrialStatus
@@ -237,6 +283,7 @@ def _backend_of(cdir, campaign) -> str:
 def cancel(
     target: str = typer.Argument(..., help="campaign file or its results folder"),
     trials: list[str] = typer.Argument(None, help="trial ids (default: every unfinished trial)"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="the campaign's rehearsal (`run --rehearse`)"),
 ) -> None:
     """Stop trials cleanly: their processes end and their results say `cancelled`."""
     import time
@@ -244,7 +291,7 @@ def cancel(
     from ptbench import commands
     from ptbench.backends import get_backend
 
-    cdir, campaign = commands.resolve_campaign_dir(target)
+    cdir, campaign = commands.resolve_campaign_dir(target, rehearse=rehearse)
     chosen = [t for t in commands.select_trials(cdir, trials) if not t.result_json.exists()]
     if not chosen:
         print(f"{cdir.name}: nothing to cancel (every selected trial has finished)")

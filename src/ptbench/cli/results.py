@@ -31,6 +31,7 @@ def collate(
     seeds_needed: float = typer.Option(
         None, "--seeds-needed", metavar="WIDTH", help="how many seeds reach a 95% CI this wide (points)"
     ),
+    rehearse: bool = typer.Option(False, "--rehearse", help="the campaigns' rehearsals (`run --rehearse`)"),
 ) -> None:
     """Aggregate results: Markdown on screen; CSV, LaTeX (booktabs), JSON, cost table and plots (PNG, PDF)."""
     from pathlib import Path
@@ -39,8 +40,10 @@ def collate(
     from rich.markup import escape
 
     # not ptbench.commands: it imports the runner and the gateway (half a second) that collating never uses
-    from ptbench.results.collate import write_tables
+    from ptbench.results.collate import resolve_campaign_dir, write_tables
 
+    if rehearse:
+        targets = [str(resolve_campaign_dir(t, rehearse=True)[0]) for t in targets]
     md, files, problems = write_tables(
         targets,
         out,
@@ -71,6 +74,7 @@ def report(
     ),
     compare: list[str] = typer.Option(None, "--compare", help="A:B (repeatable): paired comparisons, as in collate"),
     ci: bool = typer.Option(False, "--ci", help="a 95% CI on every agent cell, as in collate"),
+    rehearse: bool = typer.Option(False, "--rehearse", help="the campaigns' rehearsals (`run --rehearse`)"),
 ) -> None:
     """A static HTML site (opens from disk, offline): tables, plots, one page per trial with its trajectory."""
     from pathlib import Path
@@ -81,7 +85,7 @@ def report(
     from ptbench.results.collate import collate_dirs, write_outputs
     from ptbench.results.report import build_report
 
-    roots = [commands.resolve_campaign_dir(t)[0] for t in targets]
+    roots = [commands.resolve_campaign_dir(t, rehearse=rehearse)[0] for t in targets]
     result = collate_dirs(
         roots,
         policy=policy,

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ptbench.core.errors import OptionProblem
 from ptbench.core.yamlio import LocatedYaml
 
 
@@ -47,8 +48,7 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel], src:
 
 def _describe(err: Any, model: type[BaseModel], src: LocatedYaml) -> str:
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-    line = src.line_of(loc)
-    where = f"{src.path}:{line}" if line else str(src.path)
+    where = src.where(loc)
     if err["type"] == "extra_forbidden":
         owner = _model_at(model, loc[:-1])
         valid = sorted(owner.model_fields) if owner else []
@@ -59,3 +59,17 @@ def _describe(err: Any, model: type[BaseModel], src: LocatedYaml) -> str:
         return f"{where}: missing required field '{_field_path(loc)}' (add it)"
     text = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     return f"{where}: {_field_path(loc)}: {text}"
+
+
+def option_problem(exc: ValidationError, model: type[BaseModel], what: str, hint: str = "") -> OptionProblem:
+    """The first problem of a dict of options checked by `model` (a backend's), as an `OptionProblem`
+    naming the key, with the nearest valid key for a misspelt one; the caller adds file:line."""
+    err = exc.errors()[0]
+    key = str(err["loc"][0]) if err["loc"] else None
+    if err["type"] == "extra_forbidden" and key is not None:
+        near = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.5)
+        known = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(model.model_fields)}"
+        return OptionProblem(key, f"'{key}' is not {what} ({known}{'; ' + hint if hint else ''})")
+    text = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    own = err["type"] in ("value_error", "assertion_error")  # the option's own check: its message names the value
+    return OptionProblem(key, f"{text} (got {err.get('input')!r})" if key and not own else text)

@@ -30,6 +30,38 @@ class LocatedYaml:
             loc = loc[:-1]
         return None
 
+    def where(self, loc: Loc) -> str:
+        """`file:line` of `loc` (the file alone when no line is known): how every problem starts."""
+        line = self.line_of(loc)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+# The flag of a one-line `ptbench run` (no campaign file) that sets each top-level campaign field.
+FLAGS = {
+    "agents": "--agent",
+    "base_models": "--model",
+    "tasks": "--task",
+    "seeds": "--seed",
+    "backend": "--backend",
+    "sandbox": "--sandbox",
+}
+
+
+@dataclass
+class CommandLineSource(LocatedYaml):
+    """A campaign built from `ptbench run`'s flags: a problem names the flag that set the field,
+    where a file's problem names its line (same checks, same messages otherwise)."""
+
+    def where(self, loc: Loc) -> str:
+        loc = tuple(loc)
+        if loc[:1] == ("budget",):
+            flag = {"gpus": "--gpus"}.get(str(loc[1]) if len(loc) > 1 else "", "--hours")
+        elif loc[:1] == ("tasks",) and "options" in loc:
+            flag = "--task-options"
+        else:
+            flag = FLAGS.get(str(loc[0]) if loc else "", "")
+        return f"{self.path} {flag}".rstrip()
+
 
 def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
     if isinstance(node, yaml.MappingNode):

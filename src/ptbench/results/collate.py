@@ -212,9 +212,10 @@ def collate_dirs(
     if extra:
         load(extra, into=loaded)
     if not loaded.records:
+        hint = "".join(rehearsal_hint(t, "collate") for t in targets[:1])
         raise UserError(
             f"{', '.join(map(str, targets))}: no result.json found (run the campaign first, or point at its results "
-            "folder)"
+            f"folder){hint}"
         )
     warnings = list(loaded.problems) + label_conflicts(loaded.records) + duplicate_trials(loaded.records)
     for r in loaded.records:  # every table, plot and report row says when an agent ran unsandboxed
@@ -275,17 +276,37 @@ def write_outputs(
     return md, files
 
 
-def resolve_campaign_dir(target: str) -> tuple[Path, Campaign | None]:
-    """A campaign file -> its results folder; a folder is taken as it is."""
+def resolve_campaign_dir(target: str, *, rehearse: bool = False) -> tuple[Path, Campaign | None]:
+    """A campaign file -> its results folder; a folder is taken as it is. `rehearse`: the folder of the
+    campaign's rehearsal (`run --rehearse` writes to `<name>-rehearsal` beside it)."""
     path = Path(target)
+    if rehearse and not path.is_file() and rehearsal_dir(path.resolve()).is_dir():
+        return rehearsal_dir(path.resolve()), None  # only the rehearsal ran: the real folder may not exist
     if path.is_file():
         from ptbench.spec import load_campaign  # only for a campaign file: a tenth of a second of `ptbench collate DIR`
 
         campaign = load_campaign(path)
-        return campaign.campaign_dir, campaign
+        return (rehearsal_dir(campaign.campaign_dir) if rehearse else campaign.campaign_dir), campaign
     if path.is_dir():
-        return path.resolve(), None
+        return (rehearsal_dir(path.resolve()) if rehearse else path.resolve()), None
     raise UserError(f"{target}: no such campaign file or results directory")
+
+
+def rehearsal_dir(campaign_dir: Path) -> Path:
+    """Where `run --rehearse` put the campaign's trials: `<name>-rehearsal` beside its results folder."""
+    from ptbench.agents.rehearsal import REHEARSAL_SUFFIX
+
+    name = campaign_dir.name
+    return campaign_dir if name.endswith(REHEARSAL_SUFFIX) else campaign_dir.with_name(name + REHEARSAL_SUFFIX)
+
+
+def rehearsal_hint(campaign_dir: Path, command: str) -> str:
+    """'; only a rehearsal ran here: ...' when the rehearsal's folder has trials ('' otherwise): after
+    `run --rehearse`, `status CAMPAIGN` and `collate CAMPAIGN` look where the real run would write."""
+    other = rehearsal_dir(campaign_dir)
+    if other == campaign_dir or not any(other.glob("*/trial.json")):
+        return ""
+    return f"; a rehearsal ran ({other}): `ptbench {command} --rehearse {campaign_dir}` shows it"
 
 
 def write_tables(

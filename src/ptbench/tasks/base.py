@@ -102,6 +102,13 @@ def get_task(name: str, **options: Any) -> Task:
         raise UserError(f"task '{name}': bad options {options}: {exc}") from None
 
 
+def uses_chat_prompts(task: Task) -> bool:
+    """Whether `task` asks with chat messages (rendered with a chat template) rather than completion
+    text: its `prompt_format` option where it has one, else its class's `chat_prompts` (default no)."""
+    fmt = getattr(task, "prompt_format", None)
+    return fmt == "chat" if fmt is not None else bool(getattr(task, "chat_prompts", False))
+
+
 def mean_stderr(values: list[float]) -> tuple[float, float | None]:
     """Mean and standard error of the mean (None with fewer than two values)."""
     n = len(values)

@@ -42,6 +42,7 @@ from ptbench.tasks.base import Example, ScoredBatch, register_task
 class BootcampTask:
     version = "1"
     primary_metric = "mean_reward"
+    chat_prompts = True  # an environment's rows are chat messages (tasks.base.uses_chat_prompts)
 
     def __init__(
         self, config: str | None = None, split: str = "test", train_split: str = "train", max_new_tokens: int = 0

@@ -205,7 +205,7 @@ def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> N
         ({"backend": {"name": "htcondor", "options": {"request_memory": "-5GB"}}}, "request_memory: '-5GB'"),
         (
             {"backend": {"name": "htcondor", "options": {"gpu_typo": "H100"}}},
-            "backend.options.gpu_typo: unknown option",
+            "backend.options.gpu_typo: 'gpu_typo' is not an HTCondor option",
         ),
         (
             {"backend": {"name": "htcondor", "options": {"environment": {"OPENAI_API_KEY": "x"}}}},

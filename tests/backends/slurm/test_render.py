@@ -73,7 +73,7 @@ def test_unknown_option_is_one_clear_line(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert (
         res.stderr.strip().splitlines() == [res.stderr.strip().splitlines()[0]]
-        and "backend.options.partitoin: not a Slurm option" in res.stderr
+        and "backend.options.partitoin: 'partitoin' is not a Slurm option (did you mean 'partition'?" in res.stderr
     )
     assert "Traceback" not in res.stderr
 

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ptbench.core.errors import UserError
 from ptbench.core.secrets import SECRET_NAME
+from ptbench.core.validation import option_problem
 from ptbench.spec.campaign import Strict
 
 # GPU types a campaign may name in `budget.gpu_type` (case and punctuation do not matter) ->
@@ -288,13 +289,8 @@ class HTCondorOptions(Strict):
 
 
 def parse_options(options: dict | None) -> HTCondorOptions:
-    """Validate `backend.options`; a problem is one line naming the option."""
+    """Validate `backend.options`; a problem names the option (validate adds file:line)."""
     try:
         return HTCondorOptions(**(options or {}))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "options"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown option (known: {', '.join(HTCondorOptions.model_fields)})"
-        raise UserError(f"backend.options.{where}: {msg}") from None
+        raise option_problem(exc, HTCondorOptions, "an HTCondor option") from None

@@ -19,13 +19,17 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, ValidationError
+
 from ptbench.backends.base import Submitted, UnitArray, UnitState, runner_argv
 from ptbench.backends.jobs import Kind
 from ptbench.backends.local import units
 from ptbench.core.errors import UserError
 from ptbench.core.stopsignals import StopSignals
+from ptbench.core.validation import option_problem
 from ptbench.plan import Plan
 from ptbench.spec import Campaign
+from ptbench.spec.campaign import Strict
 from ptbench.status import local_runner_pid, runner_alive
 from ptbench.trial import TrialDir, TrialSpec
 
@@ -52,13 +56,22 @@ def _drop_if_empty(log: Path) -> None:
         pass
 
 
+class LocalOptions(Strict):
+    """`backend.options` of a campaign with `backend: local`."""
+
+    poll_seconds: float = Field(default=0.5, gt=0, description="how often finished runners are looked for")
+
+
 class LocalBackend:
     name = "local"
     runs_here = True  # `submit` runs the trials to the end in this process
     waits = True
 
-    def __init__(self, poll_seconds: float = 0.5) -> None:
-        self.poll = poll_seconds
+    def __init__(self, **options: Any) -> None:
+        try:
+            self.poll = LocalOptions(**options).poll_seconds
+        except ValidationError as exc:  # e.g. a Slurm option left under `backend: local`
+            raise option_problem(exc, LocalOptions, "an option of the local backend") from None
 
     def submit(
         self, plan: Plan, trials: list[TrialDir], *, parallelism: int | None = None, progress=None, tick=None

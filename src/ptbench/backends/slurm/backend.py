@@ -35,6 +35,7 @@ from ptbench.backends.slurm import units
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.core.private_api import SUBMITIT_SUBMIT_MODULE, submitit_sbatch_script
+from ptbench.core.validation import option_problem
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict
 from ptbench.trial import TrialDir, TrialSpec
@@ -79,14 +80,7 @@ def parse_options(options: dict[str, Any]) -> SlurmOptions:
     try:
         return SlurmOptions(**options)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        if err["type"] == "extra_forbidden":
-            known = ", ".join(SlurmOptions.model_fields)
-            raise UserError(
-                f"backend.options.{where}: not a Slurm option (known: {known}; other sbatch flags go under `sbatch:`)"
-            ) from None
-        raise UserError(f"backend.options.{where}: {err['msg']}") from None
+        raise option_problem(exc, SlurmOptions, "a Slurm option", "other sbatch flags go under `sbatch:`") from None
 
 
 def default_gres(budget: Budget, opts: SlurmOptions) -> str | None:
