@@ -10,22 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ptbench.core.errors import UserError
-from ptbench.core.files import atomic_write_json, atomic_write_text
+from ptbench.core.files import atomic_write_json, atomic_write_text, slug
 from ptbench.spec.campaign import Campaign
 from ptbench.trial import TrialDir, TrialSpec
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def slug(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-").lower() or "x"
 
 
 def trial_id(spec_parts: tuple[str, str, str, int]) -> str:

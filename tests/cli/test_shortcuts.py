@@ -194,6 +194,10 @@ def test_status_fits_80_columns_without_breaking_a_word(write_campaign, test_age
     state = p.trials[1].load_state()
     state.failure = {"stage": "solve", "kind": "agent_failed", "message": "the agent exited with status 3 early"}
     p.trials[1].save_state(state)
+    # the failed trial's runner printed a traceback (status names only a log that holds text)
+    log = p.campaign_dir / "logs" / f"{p.trials[1].id}.log"
+    log.parent.mkdir(exist_ok=True)
+    log.write_text("Traceback (most recent call last): the agent exited with status 3\n")
     rows = commands.status_rows(p.campaign_dir)
 
     narrow = ptbench("status", str(path), cwd=tmp_path, env={"COLUMNS": "80"})

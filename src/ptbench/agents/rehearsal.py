@@ -18,10 +18,8 @@ from typing import Any
 import jinja2
 
 from ptbench.core.errors import UserError
-from ptbench.spec.campaign import Campaign
+from ptbench.spec.campaign import REHEARSAL_SUFFIX, Campaign
 from ptbench.trial import TrialDir
-
-REHEARSAL_SUFFIX = "-rehearsal"
 
 
 def rehearsal_options(trial: TrialDir) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -128,3 +129,11 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
         while block := fh.read(1 << 20):
             h.update(block)
     return h.hexdigest()
+
+
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(text: str) -> str:
+    """`text` as one safe, lower-case path component (trial ids, campaign names from flags)."""
+    return _UNSAFE_IN_NAME.sub("-", text).strip("-").lower() or "x"

@@ -294,7 +294,7 @@ def resolve_campaign_dir(target: str, *, rehearse: bool = False) -> tuple[Path, 
 
 def rehearsal_dir(campaign_dir: Path) -> Path:
     """Where `run --rehearse` put the campaign's trials: `<name>-rehearsal` beside its results folder."""
-    from ptbench.agents.rehearsal import REHEARSAL_SUFFIX
+    from ptbench.spec.campaign import REHEARSAL_SUFFIX
 
     name = campaign_dir.name
     return campaign_dir if name.endswith(REHEARSAL_SUFFIX) else campaign_dir.with_name(name + REHEARSAL_SUFFIX)

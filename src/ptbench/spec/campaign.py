@@ -145,6 +145,8 @@ class Scoring(Strict):
     )
 
 
+REHEARSAL_SUFFIX = "-rehearsal"  # `run --rehearse` writes campaign <name>-rehearsal beside <name>
+
 INTEGRITY_CHECKS = ("contamination", "memorization", "model_identity", "api_usage", "judge")
 
 

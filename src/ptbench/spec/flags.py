@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ptbench.core.errors import UserError
+from ptbench.core.files import slug
 from ptbench.core.validation import describe_validation_error
 from ptbench.core.yamlio import CommandLineSource
 from ptbench.spec.campaign import Campaign
@@ -32,8 +33,6 @@ def base_model_entry(model: str) -> dict[str, Any]:
 
 
 def derived_name(agents: list[str], model: str, task: str) -> str:
-    from ptbench.plan import slug
-
     base = base_model_entry(model)
     return "-".join(slug(x) for x in (task, *agents, base.get("label") or base["id"].rsplit("/", 1)[-1]))
 
