@@ -116,7 +116,7 @@ if python -c "import importlib.util as u, sys; s = u.find_spec('torch'); sys.exi
   main_uninstall() { python -m pip uninstall -y -q "$@"; }
 else
   main_install() { uv_install "$PY" "$@"; }
-  main_uninstall() { python -m uv pip uninstall -q --python "$PY" "$@"; }
+  main_uninstall() { uv_run pip uninstall -q --python "$PY" "$@"; }
 fi
 torch_ok || main_install "${TORCH_SOURCES[@]}" torch==2.13.0
 

@@ -30,13 +30,19 @@ _d=$(pip_setting index-url)
 [ -n "$_d" ] && UV_SOURCES+=(--index-url "$_d")
 for _d in $(pip_setting extra-index-url); do UV_SOURCES+=(--extra-index-url "$_d"); done
 unset _d
+# And pip's CA bundle (`cert`, e.g. a site's TLS-inspecting proxy), which uv takes from SSL_CERT_FILE.
+UV_CERT=${SSL_CERT_FILE:-$(pip_setting cert)}
+
+uv_run() {
+  if [ -n "$UV_CERT" ]; then SSL_CERT_FILE=$UV_CERT python -m uv "$@"; else python -m uv "$@"; fi
+}
 
 uv_install() {
   local py=$1
   shift
-  python -m uv pip install -q --compile-bytecode "${UV_SOURCES[@]}" --python "$py" "$@"
+  uv_run pip install -q --compile-bytecode "${UV_SOURCES[@]}" --python "$py" "$@"
 }
 
 uv_venv() {
-  python -m uv venv -q --allow-existing --python "${2:-$PY}" "$1"
+  uv_run venv -q --allow-existing --python "${2:-$PY}" "$1"
 }
