@@ -48,6 +48,11 @@ ptbench_venv() {
     echo "== making the virtual environment $venv ($py, Python $ver)"
     # --clear: a venv whose interpreter is gone is rebuilt, not patched.
     "$py" -m venv --clear --system-site-packages "$venv"
+    # Python 3.11's ensurepip also puts its old setuptools (65) into the venv, where it would shadow the
+    # interpreter's own; pip then installed the newest over it, past pins such as vLLM's setuptools==78.1.1.
+    if "$py" -c "import setuptools" 2>/dev/null; then
+      "$venv/bin/python" -m pip uninstall -y -q --disable-pip-version-check setuptools >/dev/null 2>&1 || true
+    fi
   fi
   export VIRTUAL_ENV=$venv
   export PATH=$venv/bin:$PATH
