@@ -126,7 +126,12 @@ prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}
 if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.bin/codex" ] \
    || [ ! -x "$prefix/node_modules/.bin/gemini" ] || [ ! -x "$prefix/node_modules/.bin/opencode" ]; then
   mkdir -p "$prefix"
-  in_background npm-clis npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
+  # npm's CA setting (a site's TLS-inspecting proxy) can live in its global npmrc, which --prefix
+  # replaces: passed on (without it, each fetch here retried for 70 s under `env -i`).
+  npm_ca=$(npm config get cafile 2>/dev/null || true)
+  NPM_CA=()
+  [ -n "$npm_ca" ] && [ "$npm_ca" != null ] && [ "$npm_ca" != undefined ] && NPM_CA=(--cafile "$npm_ca")
+  in_background npm-clis npm install --prefix "$prefix" "${NPM_CA[@]}" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
 fi
 
 # mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
