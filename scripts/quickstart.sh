@@ -4,7 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-echo "== installing (CPU torch, transformers, TRL)"
+# Everything goes into ptbench's own virtual environment (.venv, or $PTBENCH_VENV), made here with
+# python3 and activated for the steps below: `python` below is the venv's (scripts/venv.sh).
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
+ptbench_venv
+echo "== installing into $VIRTUAL_ENV (CPU torch, transformers, TRL)"
 bash scripts/install.sh demo
 echo "== creating the tiny demo model in .cache/tiny-llama"
 python -m ptbench make-tiny-model .cache/tiny-llama

@@ -4,6 +4,12 @@
 # Extra arguments go to pytest (e.g. bash scripts/test.sh tests/runner -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Installs, the gate and pytest all use ptbench's own virtual environment (.venv, or $PTBENCH_VENV),
+# made here with python3 and activated: `python` below is the venv's, and so is the sys.executable
+# that tests start subprocesses with (scripts/venv.sh).
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
+ptbench_venv
 # `-m gpu` (the GPU tests, on a GPU machine) installs the GPU stack instead and needs no Slurm cluster.
 gpu=0
 prev=

@@ -16,12 +16,17 @@ PY=$(python -c "import sys; print(sys.executable)")
 python -c "import importlib.metadata as m, sys; sys.exit(m.version('uv') != '$UV_VERSION')" 2>/dev/null \
   || python -m pip install --disable-pip-version-check -q "uv==$UV_VERSION"
 
-# One of pip's settings, as pip would read it: PIP_<NAME> first, then [install] and [global] in its config files.
+# One of pip's settings, as pip would read it: PIP_<NAME> first, then [install] and [global] in its config
+# files, merged as pip merges them (`pip config list`; `pip config get` reads only one file, the user's).
+PIP_CONFIG_LIST=$(python -m pip config list 2>/dev/null || true)
 pip_setting() {
-  local var
+  local var section value
   var=PIP_$(echo "$1" | tr 'a-z-' 'A-Z_')
   if [ -n "${!var:-}" ]; then echo "${!var}"; return; fi
-  python -m pip config get "install.$1" 2>/dev/null || python -m pip config get "global.$1" 2>/dev/null || true
+  for section in install global; do
+    value=$(printf '%s\n' "$PIP_CONFIG_LIST" | sed -n "s/^$section\.$1='\(.*\)'\$/\1/p" | tail -1)
+    if [ -n "$value" ]; then echo "$value"; return; fi
+  done
 }
 
 UV_SOURCES=(--index-strategy unsafe-best-match)
@@ -30,13 +35,19 @@ _d=$(pip_setting index-url)
 [ -n "$_d" ] && UV_SOURCES+=(--index-url "$_d")
 for _d in $(pip_setting extra-index-url); do UV_SOURCES+=(--extra-index-url "$_d"); done
 unset _d
+# And pip's CA bundle (`cert`, e.g. a site's TLS-inspecting proxy), which uv takes from SSL_CERT_FILE.
+UV_CERT=${SSL_CERT_FILE:-$(pip_setting cert)}
+
+uv_run() {
+  if [ -n "$UV_CERT" ]; then SSL_CERT_FILE=$UV_CERT python -m uv "$@"; else python -m uv "$@"; fi
+}
 
 uv_install() {
   local py=$1
   shift
-  python -m uv pip install -q --compile-bytecode "${UV_SOURCES[@]}" --python "$py" "$@"
+  uv_run pip install -q --compile-bytecode "${UV_SOURCES[@]}" --python "$py" "$@"
 }
 
 uv_venv() {
-  python -m uv venv -q --allow-existing --python "${2:-$PY}" "$1"
+  uv_run venv -q --allow-existing --python "${2:-$PY}" "$1"
 }
