@@ -261,7 +261,9 @@ def contaminated_segments(index: TestIndex, hits: StreamHits) -> list[int]:
     found = [seg for seg, n in hits.found.items() if n >= _needed(index, seg)]
     # A line of a question found whole says nothing more: one piece of evidence per question.
     whole = {index.segments[seg].item for seg in found if index.segments[seg].role == "question"}
-    return [seg for seg in found if index.segments[seg].role != "question line" or index.segments[seg].item not in whole]
+    return [
+        seg for seg in found if index.segments[seg].role != "question line" or index.segments[seg].item not in whole
+    ]
 
 
 def _needed(index: TestIndex, seg: int) -> int:
