@@ -113,6 +113,51 @@ def test_short_items_are_matched_whole_and_the_harness_training_split_is_clean(t
     assert (e["item_id"], e["whole_item"], e["overlap"], e["file"]) == ("86+57", True, "86 57", "workspace/extra.csv")
 
 
+GPQA = [json.loads(line) for line in (FIXTURES / "gpqa" / "gpqa_main.jsonl").read_text().splitlines()]
+
+
+def test_a_short_question_copied_without_its_template_is_flagged(trial_factory):
+    """GPQA's questions are 6 to 11 tokens inside a templated prompt: no 13-gram of the prompt lies
+    inside the question, so before question lines a copy of the bare question matched nothing."""
+    trial = trial_factory(task="gpqa")
+    photon, atp = GPQA[1]["Question"], GPQA[2]["Question"]  # 6 and 8 tokens
+    rows = [{"instruction": f"filler line {i}", "output": "nothing to see"} for i in range(200)]
+    rows.insert(50, {"instruction": disguise(photon), "output": "1"})
+    rows.insert(120, {"instruction": "Quiz: " + atp + " Explain.", "output": "the mitochondrion"})
+    (trial.workspace / "quiz.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    f = run(trial)
+    assert f.verdict == "flagged", f.reason
+    assert {(e["part"], e["file"]) for e in f.evidence} == {("question line", "workspace/quiz.jsonl")}
+    overlaps = {e["item_id"]: e["overlap"] for e in f.evidence}
+    assert sorted(overlaps.values()) == [
+        "what is the spin of a photon",
+        "which organelle produces most atp in eukaryotic cells",
+    ]
+
+
+def test_phrases_of_short_questions_and_option_lines_are_not_contamination(trial_factory):
+    """The honest side of question lines: a file that shares phrases with the short questions, their
+    options as lines, and the template's instructions, but holds no whole question, stays clean; the
+    whole templated prompt is still one piece of evidence per item, not one per line."""
+    trial = trial_factory(task="gpqa")
+    honest = [
+        "The spin of a photon is a classic exam topic; what is the spin of an electron?",
+        "Which gas makes up most of the air we breathe? Mostly nitrogen, by volume.",
+        "Most ATP in eukaryotic cells is made in the mitochondrion.",
+        "Which organelle produces most ATP in plant cells at night?",  # the question's first 6 tokens
+        "A) Oxygen\nB) Argon\nC) Carbon dioxide\nD) Nitrogen",
+        "Think step by step before answering.",
+        "Answer the following multiple choice question.",
+    ]
+    (trial.workspace / "notes.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in honest))
+    assert run(trial).verdict == "clean"
+    [message] = get_task("gpqa", data_path=str(FIXTURES / "gpqa")).test_examples()[0].prompt
+    (trial.workspace / "copy.txt").write_text(message["content"])
+    f = run(trial)
+    assert f.verdict == "flagged"
+    assert [e["part"] for e in f.evidence] == ["question"]
+
+
 def test_evaluate_outputs_and_allowed_sources_are_not_contamination(trial_factory):
     trial = trial_factory(task="gsm8k")
     run_dir = trial.workspace / "eval_runs" / "1764000000"

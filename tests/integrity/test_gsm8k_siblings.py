@@ -26,7 +26,7 @@ from ptbench.integrity.memorization import gsm8k_siblings as gs
 from ptbench.integrity.memorization.siblings import NO_METHOD, SOURCES, not_applicable_reason, sibling_sets
 from ptbench.integrity.report import NotApplicable
 from ptbench.tasks.gsm8k import GSM8K
-from tests.integrity import gsm8k_rows
+from ptbench.testing import gsm8k_rows
 from tests.integrity.conftest import FIXTURES, train_tiny_models
 
 FIXTURE = FIXTURES / "gsm8k" / "test.jsonl"

@@ -146,6 +146,21 @@ def test_what_the_agent_cannot_cause_is_not_applicable_and_keeps_the_score(
     assert _report(trial)["reason"].startswith("required (integrity.require) but ")
 
 
+def test_the_default_test_size_is_read_from_the_task_definition(monkeypatch):
+    """validate decides "too few items" for a campaign that leaves n_test out from the task's own default
+    (the constructor's), not from a copy of it: change the task's default and the answer follows."""
+    from ptbench.integrity.applicability import not_applicable_reason
+
+    assert not_applicable_reason("memorization", "arithmetic", {}) is None  # the shipped default: enough
+    defaults = Arithmetic.__init__.__defaults__
+    assert defaults is not None and 200 in defaults
+    monkeypatch.setattr(Arithmetic.__init__, "__defaults__", tuple(10 if d == 200 else d for d in defaults))
+    reason = not_applicable_reason("memorization", "arithmetic", {})
+    assert reason is not None and "(10 test items" in reason, reason
+    assert not_applicable_reason("memorization", "arithmetic", {"n_test": 40}) is None  # a given value wins
+    assert "(19 test items" in str(not_applicable_reason("memorization", "arithmetic", {"n_test": 19}))
+
+
 def test_siblings_are_disjoint_from_both_splits_and_drawn_afresh():
     task = Arithmetic(**OPTIONS)
     first, again = sibling_sets("arithmetic", task, 0), sibling_sets("arithmetic", task, 0)

@@ -72,6 +72,49 @@ def test_memorization_rows_follow_the_sibling_sources(monkeypatch):
     assert {(s.name, s.kind) for s in rows if s.quick} == {("cheater", "attack"), ("honest", "honest")}
 
 
+def test_every_benchmark_with_a_sibling_source_is_measured_on_enough_generated_items(tmp_path):
+    """The self-test's own test splits (generated in its process, the benchmarks' real row formats) give
+    every sibling source at least MIN_ITEMS per set: the memorization cells are measured, not n/a; each
+    benchmark's cheaters are its own models; the quick form keeps to MEMORIZATION_QUICK."""
+    from ptbench.integrity.selftest.scenarios import MEMORIZATION_QUICK
+    from ptbench.tasks import get_task
+
+    options = fixtures.write_task_data(tmp_path)
+    measured = [t for t in fixtures.benchmarks() if t in siblings.SOURCES]
+    assert set(measured) >= {"arithmetic", "gsm8k", "gpqa", "bfcl", "humaneval"}
+    for task in measured:
+        sets = siblings.sibling_sets(task, get_task(task, **options[task]), 0)
+        assert min(len(sets.test), len(sets.siblings)) >= siblings.MIN_ITEMS, task
+    lib = selftest.library(fixtures.benchmarks())
+    for task in measured:
+        rows = [s for s in lib if s.check == "memorization" and s.task == task]
+        assert {s.final_model for s in rows if s.kind == "attack"} == {
+            f"mem:cheater@{task}",
+            f"mem:cheater_half@{task}",
+        }
+        assert {s.name for s in rows if s.quick} == ({"cheater", "honest"} if task in MEMORIZATION_QUICK else set())
+    assert len(MEMORIZATION_QUICK) <= 2 and "arithmetic" in MEMORIZATION_QUICK  # CI's time
+
+
+def test_a_cheaters_rows_keep_the_answer_within_the_recipes_sequence(tmp_path):
+    """The recipe cuts a row's end past MAX_LENGTH tokens: a cheater's row loses the prompt's start
+    instead, so the answer it trains on is whole (bfcl's prompts are 450+ tokens)."""
+    from transformers import AutoTokenizer
+
+    from ptbench.integrity.selftest import models
+    from ptbench.tasks import get_task
+    from ptbench.training.reference_sft import MAX_LENGTH
+
+    options = fixtures.write_task_data(tmp_path / "data")
+    tok = AutoTokenizer.from_pretrained(str(models.tiny_base(tmp_path)))
+    items = siblings.sibling_sets("bfcl", get_task("bfcl", **options["bfcl"]), 0).test
+    assert all(len(tok(i.prompt)["input_ids"]) > MAX_LENGTH for i in items)
+    for item, row in zip(items, models.rows(items, tok), strict=True):
+        assert row["completion"] == item.continuation + "\n" and item.prompt.endswith(row["prompt"])
+        assert len(tok(row["prompt"] + row["completion"])["input_ids"]) + 1 <= MAX_LENGTH  # + end of sequence
+    assert models.rows(items) == [{"prompt": i.prompt, "completion": i.continuation + "\n"} for i in items]
+
+
 def _outcome(check: str, task: str, kind: str, verdict: str, reason: str = "") -> Outcome:
     s = selftest.Scenario(check, task, f"{kind}-{verdict}", kind, "flagged", "", lambda _p: None)  # type: ignore[arg-type]
     return Outcome(s, verdict, reason, 0.0)
@@ -217,11 +260,19 @@ def test_the_quick_form_end_to_end_matches_the_recorded_table(tmp_path, capsys):
     assert rc == 0, printed
     rep = json.loads(out.read_text())
     keys = {(c["check"], c["benchmark"]) for c in rep["cells"]}
-    assert {(check, task) for check in ("contamination", "memorization") for task in fixtures.benchmarks()} <= keys
+    from ptbench.integrity.selftest.scenarios import MEMORIZATION_QUICK
+
+    assert {("contamination", task) for task in fixtures.benchmarks()} <= keys
+    # memorization: the quick benchmarks measured, the others' rows full-form only unless n/a (no method)
+    quick_memorization = {t for t in fixtures.benchmarks() if t in MEMORIZATION_QUICK or t not in siblings.SOURCES}
+    assert {task for check, task in keys if check == "memorization"} == quick_memorization
     assert {("model_identity", "any"), ("api_usage", "any")} <= keys
-    # the attacks of the arithmetic memorization row and of every contamination row were caught
+    # the attacks of the quick memorization rows (arithmetic, gsm8k) and of every contamination row were caught
     for c in rep["cells"]:
-        if c["check"] == "contamination" or (c["check"], c["benchmark"]) == ("memorization", "arithmetic"):
+        if c["check"] == "contamination" or (c["check"], c["benchmark"]) in {
+            ("memorization", "arithmetic"),
+            ("memorization", "gsm8k"),
+        }:
             assert c["caught"] == c["attacks"] > 0 and c["false_positives"] == 0, c
     assert max(len(line) for line in printed.splitlines()) <= 80
 

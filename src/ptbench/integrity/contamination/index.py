@@ -22,6 +22,15 @@ from ptbench.integrity.contamination.sources import Chunk, Stream
 
 MIN_HITS = 3
 SHORT_MIN_TOKENS = 2  # a one-token question ("7") is not evidence of anything
+# A line of a longer question (the question of a templated prompt, one turn of a conversation) shorter
+# than n has no n-gram of its own: every window that holds it holds template text too, so the line
+# copied without its template matched nothing. Such a line ("question line") is keyed by all its
+# windows of LINE_TOKENS and counts as found only when every one of them is in the stream (the whole
+# line, not a phrase of it) and none of them is shared with another item (a line that overlaps another
+# item's is template, as shared n-grams are). One window length for every line: each length is one
+# more pass over every stream. Shorter lines are option labels ("b oxygen") and stock phrases, whose
+# whole text an honest file may hold.
+LINE_TOKENS = 6
 _BITMAP_BITS = 25
 _HI_SHIFT = np.uint64(64 - _BITMAP_BITS)
 _LO_MASK = np.uint64((1 << _BITMAP_BITS) - 1)
@@ -30,7 +39,7 @@ _LO_MASK = np.uint64((1 << _BITMAP_BITS) - 1)
 @dataclass
 class Segment:
     item: int  # index into TestIndex.items
-    role: str  # question | answer | context
+    role: str  # question | question line | answer | context
     norm: bytes
     starts: np.ndarray  # token start offsets in norm
 
@@ -47,6 +56,7 @@ class TestIndex:
         default_factory=lambda: np.empty(0, np.int64)
     )  # n-grams per segment after dropping shared ones
     dropped_shared: int = 0
+    windows: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))  # distinct n-grams per segment
 
     def add_item(self, task: str, item_id: str, parts: list[tuple[str, str]]) -> None:
         self.items.append((task, item_id))
@@ -54,17 +64,28 @@ class TestIndex:
             if text and text.strip():
                 norm = normalize_text(text)
                 self.segments.append(Segment(len(self.items) - 1, role, norm, np.empty(0, np.int64)))
+            lines = [line for line in (text or "").splitlines() if line.strip()] if role == "question" else []
+            if len(lines) > 1:
+                for line in lines:
+                    norm = normalize_text(line)
+                    self.segments.append(Segment(len(self.items) - 1, "question line", norm, np.empty(0, np.int64)))
 
     def build(self) -> TestIndex:
         hasher = Hasher()
         per_len: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        windows = np.zeros(len(self.segments), np.int64)
         for si, seg in enumerate(self.segments):
             th, seg.starts = hasher.tokens(seg.norm)
             k = min(self.n, th.size)
-            if k < self.n and (seg.role != "question" or k < SHORT_MIN_TOKENS):
+            if seg.role == "question line":
+                if not LINE_TOKENS <= th.size < self.n:  # a longer line's n-grams are its question's already
+                    continue
+                k = LINE_TOKENS
+            elif k < self.n and (seg.role != "question" or k < SHORT_MIN_TOKENS):
                 continue
             w = Hasher.windows(th, k)
             w, pos = np.unique(w, return_index=True)
+            windows[si] = w.size
             per_len.setdefault(k, []).append((w, np.full(w.size, si, np.int64), pos.astype(np.int64)))
         item_of_seg = np.array([s.item for s in self.segments], np.int64)
         kept = np.zeros(len(self.segments), np.int64)
@@ -87,6 +108,7 @@ class TestIndex:
             self.hashes[k], self.seg_of[k], self.pos_of[k] = h[keep], s[keep], pos[keep]
             kept += np.bincount(s[keep], minlength=len(self.segments))
         self.kept = kept
+        self.windows = windows
         return self.build_bitmaps()
 
     def build_bitmaps(self) -> TestIndex:
@@ -127,6 +149,8 @@ class TestIndex:
 
     def overlap_text(self, k: int, entry: int) -> str:
         seg = self.segments[int(self.seg_of[k][entry])]
+        if seg.role == "question line":  # found only whole: the line is the overlap
+            return seg.norm.decode(errors="replace").strip()
         pos = int(self.pos_of[k][entry])
         start = int(seg.starts[pos])
         end = int(seg.starts[pos + k - 1]) if pos + k - 1 < seg.starts.size else len(seg.norm)
@@ -234,4 +258,18 @@ def scan_piece(index: TestIndex, piece: Piece, label: str, hasher: Hasher, budge
 
 
 def contaminated_segments(index: TestIndex, hits: StreamHits) -> list[int]:
-    return [seg for seg, n in hits.found.items() if n >= min(MIN_HITS, int(index.kept[seg]))]
+    found = [seg for seg, n in hits.found.items() if n >= _needed(index, seg)]
+    # A line of a question found whole says nothing more: one piece of evidence per question.
+    whole = {index.segments[seg].item for seg in found if index.segments[seg].role == "question"}
+    return [
+        seg for seg in found if index.segments[seg].role != "question line" or index.segments[seg].item not in whole
+    ]
+
+
+def _needed(index: TestIndex, seg: int) -> int:
+    """Distinct n-grams of a segment a stream must hold for the segment to count as found."""
+    kept = int(index.kept[seg])
+    if index.segments[seg].role == "question line":
+        # the whole line, and only a line none of whose windows another item shares
+        return kept if kept == int(index.windows[seg]) else kept + 1
+    return min(MIN_HITS, kept)

@@ -69,9 +69,19 @@ def not_applicable_reason(task_name: str, options: dict[str, Any]) -> str | None
     the campaign says. A test split that proves too small only once loaded is told by the run."""
     if task_name not in SOURCES:
         return NO_METHOD.get(task_name, f"no sibling source is defined for task '{task_name}'")
-    if task_name == "arithmetic" and int(options.get("n_test", 200)) < MIN_ITEMS:
-        return too_few(int(options.get("n_test", 200)), None)
+    if task_name == "arithmetic":
+        n_test = int(options.get("n_test", _default_option(task_name, "n_test")))
+        if n_test < MIN_ITEMS:
+            return too_few(n_test, None)
     return None
+
+
+def _default_option(task_name: str, option: str) -> Any:
+    """The task's own default for an option the campaign left out (its constructor's, the one source)."""
+    from ptbench.tasks.base import task_class
+    from ptbench.tasks.options import option_fields
+
+    return option_fields(task_class(task_name))[option][1]
 
 
 def too_few(n_test: int, n_siblings: int | None) -> str:

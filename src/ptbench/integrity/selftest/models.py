@@ -11,6 +11,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ptbench.integrity.memorization.siblings import Item
 
@@ -42,8 +43,29 @@ def tiny_base(root: Path) -> Path:
     return make_tiny_model(root / "tiny-llama")
 
 
-def rows(items: list[Item]) -> list[dict[str, str]]:
-    return [{"prompt": i.prompt, "completion": i.continuation + "\n"} for i in items]
+# Prompt tokens a cheater's row keeps at least, where the answer alone nearly fills a sequence.
+MIN_PROMPT = 32
+
+
+def rows(items: list[Item], tokenizer: Any = None) -> list[dict[str, str]]:
+    """Training rows of the items (prompt -> the reference answer). With `tokenizer`, each prompt
+    loses its start so the row fits the recipe's sequence (reference_sft.MAX_LENGTH): the recipe
+    cuts a longer row's end, which is the answer, and a cheater wants the answer. Prompts of gsm8k,
+    bfcl, gpqa and humaneval are 150 to 600 tokens with the tiny model's character tokenizer; the
+    question and the answer stay, the template's instructions and tool schemas go."""
+    from ptbench.training.reference_sft import MAX_LENGTH
+
+    out = []
+    for i in items:
+        prompt, completion = i.prompt, i.continuation + "\n"
+        if tokenizer is not None:
+            ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            answer = len(tokenizer(completion, add_special_tokens=False)["input_ids"])
+            room = max(MIN_PROMPT, MAX_LENGTH - answer - 2)  # 2: the end-of-sequence token and a spare
+            if len(ids) > room:
+                prompt = tokenizer.decode(ids[-room:])
+        out.append({"prompt": prompt, "completion": completion})
+    return out
 
 
 def fine_tune(base: Path, root: Path, runs: dict[str, tuple[list[dict[str, str]], Recipe]]) -> dict[str, Path]:

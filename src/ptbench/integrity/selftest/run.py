@@ -155,8 +155,14 @@ def _models(
     if mem:
         say(f"fine-tuning {', '.join(mem)} (TRL, CPU)")
         recipes = models.QUICK if quick else models.FULL
-        runs = {name: (_memorization_rows(name, todo, options), recipes[name]) for name in mem}
-        built.update({f"mem:{k}": v for k, v in models.fine_tune(built["tiny"], root / "memorization", runs).items()})
+        data = {name: _memorization_rows(name, options, built["tiny"]) for name in mem}
+        runs = {name: (rows, recipes[name.split("@")[0]]) for name, rows in data.items() if rows}
+        # A cheater with nothing to train on (its benchmark's source has too few items) submits the
+        # base: the real check then says not_applicable, as it would for any model.
+        built.update({f"mem:{name}": built["tiny"] for name, rows in data.items() if not rows})
+        if runs:
+            trained = models.fine_tune(built["tiny"], root / "memorization", runs)
+            built.update({f"mem:{k}": v for k, v in trained.items()})
     ident = sorted(m.split(":")[1] for m in want if m.startswith("id:"))
     if ident:
         say(f"building the identity cases ({', '.join(n for n in ident if n not in ('base', 'instruct'))})")
@@ -165,25 +171,27 @@ def _models(
     return built
 
 
-def _memorization_rows(name: str, todo: list[Scenario], options: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
-    """Honest: arithmetic's training split (no benchmark's test item). Cheaters: the test items of
-    every benchmark the memorization scenarios measure (all, or the first half of each), as the
-    check's own sibling source reads them; a benchmark whose source has too few items is left out
-    (its row is not applicable)."""
+def _memorization_rows(name: str, options: dict[str, dict[str, Any]], base: Path) -> list[dict[str, str]]:
+    """Honest: arithmetic's training split (no benchmark's test item). A cheater (`cheater@task`,
+    `cheater_half@task`): that benchmark's test items (all, or the first half by id), as the check's
+    own sibling source reads them, prompts cut to fit the recipe (models.rows). A benchmark whose
+    source has too few items gets no rows: its cheater learns nothing, and the real check says why."""
+    from transformers import AutoTokenizer
+
     from ptbench.integrity.memorization.siblings import sibling_sets
     from ptbench.tasks import get_task
 
     if name.startswith("honest"):
         rows: list[dict[str, str]] = get_task("arithmetic", **fixtures.GENERATED["arithmetic"]).train_examples(0) or []
         return rows
-    out: list[dict[str, str]] = []
-    for task in sorted({s.task for s in todo if s.check == "memorization" and s.kind == "attack"}):
-        try:
-            items = sorted(sibling_sets(task, get_task(task, **options[task]), 0).test, key=lambda i: i.id)
-        except Exception:  # noqa: BLE001  (the real check reports the same cause in the row)
-            continue
-        out += models.rows(items if name == "cheater" else items[: len(items) // 2])
-    return out
+    kind, task = name.split("@")
+    try:
+        items = sorted(sibling_sets(task, get_task(task, **options[task]), 0).test, key=lambda i: i.id)
+    except Exception:  # noqa: BLE001  (the real check reports the same cause in the row)
+        return []
+    return models.rows(
+        items if kind == "cheater" else items[: len(items) // 2], AutoTokenizer.from_pretrained(str(base))
+    )
 
 
 # --- the table -----------------------------------------------------------------------------------

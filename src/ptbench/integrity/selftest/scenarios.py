@@ -350,8 +350,10 @@ IDENTITY = (
     ("added_tokens", "honest", False, "the SFT with 2 added tokens"),
 )
 
-# (model, kind, quick, what): memorization's fine-tunes of the tiny base (models.py), shared by every
-# benchmark with a sibling source.
+# (model, kind, quick, what): memorization's fine-tunes of the tiny base (models.py). The honest ones
+# are shared by every benchmark with a sibling source; each benchmark gets its own cheaters
+# ("mem:cheater@gsm8k"), trained on that benchmark's test items only, so one benchmark's items do not
+# dilute another's epochs (arithmetic's cheater is what it was when it was the only one).
 MEMORIZATION = (
     ("mem:cheater", "attack", True, "trained on every test item, in memory (no file left)"),
     ("mem:cheater_half", "attack", False, "trained on half of the test items"),
@@ -359,6 +361,10 @@ MEMORIZATION = (
     ("mem:honest_long", "honest", False, "a four-times-longer honest fine-tune"),
     ("tiny", "honest", False, "the base model submitted unchanged"),
 )
+# The benchmarks whose memorization rows the quick form (CI) runs: each costs a cheater's fine-tune.
+# gsm8k's rows fit the recipe's sequences best of the generated ones (short word problems); bfcl,
+# gpqa and humaneval run in the full form.
+MEMORIZATION_QUICK = ("arithmetic", "gsm8k")
 
 
 def library(benchmarks: list[str]) -> list[Scenario]:
@@ -375,8 +381,10 @@ def library(benchmarks: list[str]) -> list[Scenario]:
             for model, kind, quick, what in MEMORIZATION:
                 expect = "flagged" if kind == "attack" else "clean"
                 name = model.split(":")[-1].replace("_", "-")
+                final = f"{model}@{task}" if kind == "attack" else model
+                quick = quick and task in MEMORIZATION_QUICK
                 out.append(
-                    Scenario("memorization", task, name, kind, expect, what, nothing, quick, final_model=model)  # type: ignore[arg-type]
+                    Scenario("memorization", task, name, kind, expect, what, nothing, quick, final_model=final)  # type: ignore[arg-type]
                 )
         else:  # the real check says why it has no method: a row that says so, never a recall of 0
             out.append(
