@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import math
 import random
 import re
 from collections import Counter
@@ -306,12 +307,16 @@ def pools(problems: list[tuple[str, str]]) -> Pools:
     return {kind: sorted(values) for kind, values in out.items()}  # sorted: a window is two bisections
 
 
+WINDOW = (Fraction(1, 2), Fraction(2))  # a new number lies within these factors of the old one
+
+
 def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | None = None) -> Fraction:
     """A new value of the same kind and a similar size (half to twice): drawn from the test split's
     numbers of that kind where `numbers` has some, else from the integers of the same roundness near
     it (a percentage up to 100 stays one)."""
     pool = numbers.get(_kind(value, percent), []) if numbers is not None else []
-    lo_at, hi_at = bisect.bisect_left(pool, value / 2), bisect.bisect_right(pool, 2 * value)
+    low, high = WINDOW
+    lo_at, hi_at = bisect.bisect_left(pool, value * low), bisect.bisect_right(pool, value * high)
     others = (hi_at - lo_at) - (bisect.bisect_right(pool, value) - bisect.bisect_left(pool, value))
     if others > 0:
         while True:  # the pool's other values near this one, each as often as the split has it
@@ -319,7 +324,7 @@ def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | N
             if w != value:
                 return w
     places, step, units = _shape(value)
-    lo, hi = max(1, (units + 1) // 2), 2 * units
+    lo, hi = max(1, math.ceil(units * low)), math.floor(units * high)
     if percent and value <= 100:
         hi = min(hi, (100 * 10**places) // step - 1)
         lo = min(lo, hi)
