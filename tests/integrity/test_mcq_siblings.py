@@ -1,8 +1,8 @@
-"""Memorization's sibling sources for BFCL (renamed functions and parameters) and GPQA (options in
-another order), and AIME 2025's reason for having none.
+"""Memorization's sibling sources for BFCL (the argument values the question writes drawn anew) and
+GPQA (options in another order), and AIME 2025's reason for having none.
 
-Unit tests on the fixtures and on hostile rows (names that collide, nested parameters, a question
-that names the function, calls the task's parser reads otherwise, duplicate options); then the real
+Unit tests on the fixtures and on hostile rows (enum members and values the question does not
+write, calls the task's parser reads otherwise, duplicate options); then the real
 check end to end (slow): real TRL fine-tunes of a smaller tiny Llama made here (64 wide, 2 layers,
 a short context), an honest one on in-domain items that are not test items and a cheater trained in
 memory on the test items (no file with a test item is written), scored through the real integrity
@@ -307,7 +307,11 @@ def mcq_models(small_models, tmp_path_factory, test_files) -> dict[str, Path]:
         common["base"] = str(small_models[task])
         runs[f"{task}-honest"] = {**common, "steps": 60}
         if task in CHEATER_TASKS:
-            runs[f"{task}-cheater"] = {**common, "steps": 100, "fraction": 1.0, "mix": False}
+            # heavy memorisation (80 epochs): BFCL's value siblings share the call pattern a light cheat
+            # learns, and on the tiny model a cheat is seen only once it learned which values go with
+            # which question (docs/memorization.md: 0 of 6 cheaters at 6-26 epochs flagged)
+            steps = 400 if task == "bfcl" else 100
+            runs[f"{task}-cheater"] = {**common, "steps": steps, "fraction": 1.0, "mix": False}
     bench.train_in_subprocess(small_models["gpqa"], root, runs, jobs=4)
     # trained in memory: no file the training left holds a test item's question or expected call
     needles = [json.loads(line)["Question"] for line in test_files["gpqa"].read_text().splitlines()]

@@ -53,7 +53,7 @@ from ptbench.integrity.memorization.siblings import MAX_ITEMS, Item, SiblingSets
 
 def _parse_call(gt: str) -> tuple[str, dict[str, Any]] | None:
     """The ground truth as (name, literal keyword arguments), None unless it is exactly one call of
-    a plain name with keyword literals (what can be renamed by name alone)."""
+    a plain name with keyword literals (what can be re-instanced value by value)."""
     try:
         node = ast.parse(gt.strip(), mode="eval").body
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.args:
