@@ -172,9 +172,30 @@ def _value(param: str, kind: str, rng: random.Random) -> Any:
     return rng.choice(_STR[param])
 
 
-def bfcl_rows(n: int, seed: int, *, functions: list | None = None, prefix: str = "exec_simple_") -> list[dict]:
-    """`n` distinct BFCL exec_simple rows (the real format) over `functions`."""
-    rng, rows, seen = random.Random(seed), [], set()
+# Real BFCL questions are worded each their own way ("I'm planning a fence for my garden..."); a template
+# question differs from its siblings only by its values, so memorising it and copying its values are the
+# same thing and no sibling source can tell them apart. A sentence of its own per item makes the
+# synthetic split like the real one in that respect.
+_WHO = ["My aunt", "Our teacher", "A client", "My neighbour", "The coach", "My cousin", "A colleague", "Our landlord"]
+_DOES = ["is repainting the barn", "asked me over lunch", "runs a bakery", "is writing a report", "plans a trip"]
+_WHEN = ["this week", "for the fair", "before Friday", "after the storm", "for her class", "at the harbour"]
+
+
+def _context(rng: random.Random, used: set[str]) -> str:
+    for _ in range(1000):
+        text = f"{rng.choice(_WHO)} {rng.choice(_DOES)} {rng.choice(_WHEN)}."
+        if text not in used:
+            used.add(text)
+            return text
+    raise ValueError("no unused context sentence left")
+
+
+def bfcl_rows(
+    n: int, seed: int, *, functions: list | None = None, prefix: str = "exec_simple_", context: bool = False
+) -> list[dict]:
+    """`n` distinct BFCL exec_simple rows (the real format) over `functions`; `context`: each question
+    opened by a sentence of its own (as real BFCL questions are worded each their own way)."""
+    rng, rows, seen, used = random.Random(seed), [], set(), set[str]()
     functions = functions or BFCL_FUNCTIONS
     for attempt in range(100 * n):
         if len(rows) == n:
@@ -197,7 +218,14 @@ def bfcl_rows(n: int, seed: int, *, functions: list | None = None, prefix: str =
         rows.append(
             {
                 "id": f"{prefix}{len(rows)}",
-                "question": [[{"role": "user", "content": question.format(**values)}]],
+                "question": [
+                    [
+                        {
+                            "role": "user",
+                            "content": (_context(rng, used) + " " if context else "") + question.format(**values),
+                        }
+                    ]
+                ],
                 "function": [schema],
                 "execution_result_type": ["exact_match"],
                 "ground_truth": [call],
@@ -248,11 +276,12 @@ def gpqa_rows(
 # ---- training rows and in-memory fine-tunes ----
 
 
-def write_test_file(task: str, n: int, folder: Path) -> Path:
-    """The test split in the task's real format (this is the evaluation's data, not training data)."""
+def write_test_file(task: str, n: int, folder: Path, *, plain: bool = False) -> Path:
+    """The test split in the task's real format (this is the evaluation's data, not training data);
+    BFCL questions each with a sentence of their own unless `plain` (template questions alone)."""
     folder.mkdir(parents=True, exist_ok=True)
     if task == "bfcl":
-        path, rows = folder / "BFCL_v3_exec_simple.json", bfcl_rows(n, 0)
+        path, rows = folder / "BFCL_v3_exec_simple.json", bfcl_rows(n, 0, context=not plain)
     else:
         path, rows = folder / "gpqa_main.jsonl", gpqa_rows(n, 0)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -439,6 +468,11 @@ def main() -> None:
         "--cheat-alone", action="store_true", help="cheaters train on their test items alone (no honest rows)"
     )
     ap.add_argument("--jobs", type=int, default=2, help="fine-tunes at once")
+    ap.add_argument(
+        "--plain-questions",
+        action="store_true",
+        help="BFCL: template questions alone (no sentence of their own: values are all that tells items apart)",
+    )
     ap.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
     ap.add_argument("--tiny", action="store_true", help="one honest run and one cheater of a few steps (smoke run)")
     ap.add_argument("--train-json", default=None, help=argparse.SUPPRESS)
@@ -455,7 +489,7 @@ def main() -> None:
     root = Path(args.dir or tempfile.mkdtemp(prefix=f"bench-memorization-{args.task}-"))
     root.mkdir(parents=True, exist_ok=True)
     base = small_base(root / "base", hidden=args.hidden, layers=args.layers, positions=args.positions)
-    test_file = write_test_file(args.task, args.n_test, root / "data")
+    test_file = write_test_file(args.task, args.n_test, root / "data", plain=args.plain_questions)
     common = {"task": args.task, "test_file": str(test_file), "honest_n": args.honest_n, "batch": args.batch}
     honest = {f"honest-s{s}": {**common, "seed": s, "steps": args.steps} for s in range(args.honest)}
     stress = {}

@@ -19,7 +19,9 @@ sd 1: normal, and a skewed one, exponential) and puts each cheated item's gain a
 deviations above the siblings' mean with spread S (a trained item's gain saturates: its answer
 becomes near certain; defaults: what `real` measured on the tiny model, D 2.6 and S 0.1; pass
 yours), for several set sizes: the test split against as many siblings (arithmetic's reserve) and
-against five times as many.
+against five times as many. `--honest-shift D` moves the honest test items' gains up by D sibling sd
+(a sibling source that is not exchangeable for honest runs: what the honest-flagged column then
+shows is that bias's false-positive rate at the check's thresholds).
 """
 
 from __future__ import annotations
@@ -132,9 +134,11 @@ def simulate(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     draws = {"normal": lambda: rng.gauss(0, 1), "skewed": lambda: rng.expovariate(1.0) - 1.0}
     sizes = [(n, m * n) for n in args.sizes for m in args.sibling_multiples]
+    bias = args.honest_shift  # a sibling source's bias: honest test items above their siblings by this many sd
     print(
         f"simulation: honest gains exchangeable ({' and '.join(draws)}), cheated items at +{args.effect} sibling sd "
         f"(sd {args.spread}), {args.reps} draws per cell; flagged by either rule at the check's thresholds"
+        + (f"; honest test items shifted +{bias} sibling sd (a biased source)" if bias else "")
     )
     print(
         f"  {'test':>4s} {'siblings':>8s} {'gains':7s} "
@@ -148,14 +152,15 @@ def simulate(args: argparse.Namespace) -> None:
                 k = round(n * f / 100)
                 hits = {"any": 0, "subset": 0, "shift": 0}
                 for _ in range(args.reps):
-                    test = [rng.gauss(args.effect, args.spread) if i < k else draw() for i in range(n)]
+                    test = [rng.gauss(args.effect, args.spread) if i < k else draw() + bias for i in range(n)]
                     fired = decide(test, [draw() for _ in range(m)]).fired
                     hits["any"] += bool(fired)
                     hits["subset"] += "subset" in fired
                     hits["shift"] += "shift" in fired
                 cells.append("/".join(f"{hits[r] / args.reps:.2f}" for r in ("any", "subset", "shift")))
             fp = sum(
-                bool(decide([draw() for _ in range(n)], [draw() for _ in range(m)]).fired) for _ in range(args.reps)
+                bool(decide([draw() + bias for _ in range(n)], [draw() for _ in range(m)]).fired)
+                for _ in range(args.reps)
             )
             print(f"  {n:4d} {m:8d} {shape:7s} " + " ".join(f"{c:>22s}" for c in cells) + f"   {fp}/{args.reps}")
 
@@ -181,6 +186,13 @@ def main() -> None:
     s.add_argument("--sibling-multiples", type=int, nargs="+", default=[1, 5])
     s.add_argument("--reps", type=int, default=2000)
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument(
+        "--honest-shift",
+        type=float,
+        default=0.0,
+        help="honest test items' gains above the siblings' (sibling sd): a biased source, e.g. sqrt(2) x "
+        "Phi^-1(AUC) for an honest run's AUC (gsm8k's tiny honest runs: 0.43-0.80)",
+    )
     args = ap.parse_args()
     real(args) if args.mode == "real" else simulate(args)
 

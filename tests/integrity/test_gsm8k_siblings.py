@@ -92,7 +92,8 @@ def test_templated_problems_recompute_the_same_answer_an_independent_solver_find
 def test_new_numbers_are_the_splits_own_numbers_of_the_same_kind_and_size():
     """So that an honest model that learned which numbers the problems use finds test and sibling
     numbers alike: every new number of a question is an input of some problem of the split, of
-    the same kind (digits, roundness) and within half to twice the number it replaces."""
+    the same kind (digits, roundness) and within gs.WINDOW (3/4 to 4/3) of the number it replaces."""
+    low, high = gs.WINDOW
     rows = gsm8k_rows.rows(80, seed=5)
     numbers = gs.pools([(r["question"], r["answer"]) for r in rows])
     assert sum(map(len, numbers.values())) > 2 * len(rows)
@@ -102,9 +103,9 @@ def test_new_numbers_are_the_splits_own_numbers_of_the_same_kind_and_size():
             for old, new in zip(re.findall(r"\d+", row["question"]), re.findall(r"\d+", q), strict=True):
                 if old != new:
                     pool = numbers[gs._kind(Fraction(old), False)]
-                    near = [v for v in pool if v != int(old) and int(old) / 2 <= v <= 2 * int(old)]
+                    near = [v for v in pool if v != int(old) and int(old) * low <= v <= int(old) * high]
                     # where the split has no other such number, one of the same roundness near it
-                    assert Fraction(new) in near if near else int(old) // 2 <= int(new) <= 2 * int(old), (old, new)
+                    assert Fraction(new) in near if near else int(old) * low <= int(new) <= int(old) * high, (old, new)
                     changed += bool(near)
     assert changed > len(rows)
 

@@ -1,8 +1,8 @@
-"""Memorization's sibling sources for BFCL (renamed functions and parameters) and GPQA (options in
-another order), and AIME 2025's reason for having none.
+"""Memorization's sibling sources for BFCL (the argument values the question writes drawn anew) and
+GPQA (options in another order), and AIME 2025's reason for having none.
 
-Unit tests on the fixtures and on hostile rows (names that collide, nested parameters, a question
-that names the function, calls the task's parser reads otherwise, duplicate options); then the real
+Unit tests on the fixtures and on hostile rows (enum members and values the question does not
+write, calls the task's parser reads otherwise, duplicate options); then the real
 check end to end (slow): real TRL fine-tunes of a smaller tiny Llama made here (64 wide, 2 layers,
 a short context), an honest one on in-domain items that are not test items and a cheater trained in
 memory on the test items (no file with a test item is written), scored through the real integrity
@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import re
 import shutil
 import sys
 from collections import Counter
@@ -81,28 +82,64 @@ def _parsed_matches_schema(row: dict) -> tuple[str, dict]:
 # ---- BFCL ----
 
 
-def test_bfcl_fixture_rows_are_renamed_consistently_and_still_parse():
-    rows = [json.loads(line) for line in (FIXTURES / "bfcl" / "BFCL_v3_exec_simple.json").read_text().splitlines()]
+def _reinstanced(row: dict, seed: int, rows: list[dict] | None = None) -> tuple[dict, dict] | str:
+    return bfcl_siblings.reinstance_item(row, random.Random(seed), bfcl_siblings.value_pools(rows or [row]))
+
+
+def test_bfcl_rows_are_reinstanced_with_new_values_in_question_and_call_alike(test_files):
+    """Names and schema unchanged; each value the question writes replaced by one map in the question
+    and the expected call, which the task's parser reads as the same function with the new values."""
+    rows = [json.loads(line) for line in test_files["bfcl"].read_text().splitlines()]
     for row in rows:
-        for seed in range(20):
-            out = bfcl_siblings.rename_item(row, random.Random(seed))
-            assert not isinstance(out, str), out
-            renamed, mapping = out
-            original = _parsed_matches_schema(row)
-            call = _parsed_matches_schema(renamed)
-            assert call == (mapping[original[0]], {mapping.get(k, k): v for k, v in original[1].items()})
-            old = {row["function"][0]["name"], *row["function"][0]["parameters"]["properties"]}
-            new = {renamed["function"][0]["name"], *renamed["function"][0]["parameters"]["properties"]}
-            assert not old & new and len(new) == len(old)  # every name renamed, none reused
-            assert all(n.isidentifier() for n in new)
-            description = renamed["function"][0]["description"]
-            if original[0] == "calc_binomial_probability":  # single letters in text are the parameters' names
-                assert (
-                    description
-                    == f"Calculates the probability of getting {mapping['k']} successes in {mapping['n']} trials."
-                )
-            else:  # plain words in text are English ("the base of the triangle"): kept as written
-                assert description == row["function"][0]["description"]
+        for seed in range(5):
+            out = _reinstanced(row, seed, rows)
+            assert not isinstance(out, str), (row["ground_truth"], out)
+            new, mapping = out
+            assert new["function"] == row["function"] and mapping
+            name, args = _parsed_matches_schema(row)
+            new_name, new_args = _parsed_matches_schema(new)
+            assert new_name == name and set(new_args) == set(args) and new_args != args
+            question, new_question = row["question"][0][0]["content"], new["question"][0][0]["content"]
+            for k, v in args.items():
+                if new_args[k] != v:  # a changed value left the question with the call, and the new one came in
+                    text = repr(new_args[k]) if isinstance(v, float) else str(new_args[k])
+                    assert text.rstrip("0").rstrip(".") in new_question and type(new_args[k]) is type(v)
+                    assert str(v) not in re.sub(r"\d+(\.\d+)?", lambda m: m.group() + " ", new_question).split()
+                else:  # kept: the question does not write it (or nothing of its kind to draw)
+                    assert str(v) in question or isinstance(v, str)
+
+
+def test_bfcl_numbers_and_strings_are_drawn_from_the_splits_own_values():
+    rows = [
+        _row(
+            "get_weather",
+            {"city": {"type": "string"}, "days": {"type": "integer"}},
+            f"Weather in {city} for {days} days?",
+            f"get_weather(city='{city}', days={days})",
+        )
+        for city, days in (("Oslo", 12), ("Lima", 15), ("Quito", 14), ("Perth", 11))
+    ]
+    seen = set()
+    for seed in range(30):
+        new, mapping = _reinstanced(rows[0], seed, rows)  # type: ignore[misc]
+        assert new["ground_truth"][0] == f"get_weather(city='{mapping['Oslo']}', days={mapping['12']})"
+        assert new["question"][0][0]["content"] == f"Weather in {mapping['Oslo']} for {mapping['12']} days?"
+        assert mapping["Oslo"] in {"Lima", "Quito", "Perth"} and mapping["12"] in {"15", "14", "11"}
+        seen.add((mapping["Oslo"], mapping["12"]))
+    assert len(seen) > 3  # drawn with the secret stream, not fixed
+
+
+def test_bfcl_a_string_the_schema_names_and_a_value_the_question_does_not_write_are_kept():
+    params = {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "kelvin"]}}
+    rows = [
+        _row("get_weather", params, f"Weather in {c} in celsius?", f"get_weather(city='{c}', unit='celsius', days=3)")
+        for c in ("Oslo", "Lima")
+    ]
+    for row in rows:
+        row["function"][0]["parameters"]["properties"]["days"] = {"type": "integer"}
+    new, mapping = _reinstanced(rows[0], 0, rows)  # type: ignore[misc]
+    assert mapping == {"Oslo": "Lima"}  # 'celsius' is an enum member; 3 is not in the question
+    assert new["ground_truth"] == ["get_weather(city='Lima', unit='celsius', days=3)"]
 
 
 def test_bfcl_sets_are_the_evaluations_prompts_and_drawn_with_the_secret(test_files):
@@ -112,10 +149,12 @@ def test_bfcl_sets_are_the_evaluations_prompts_and_drawn_with_the_secret(test_fi
     sets = sibling_sets("bfcl", task, 0, 5)
     assert len(sets.test) == len(sets.siblings) == 40 and sets.details["items_skipped"] == {}
     evaluated = BFCL(data_path=str(test_files["bfcl"]), prompt_format="base", allow_unisolated=True).test_examples()
-    assert [(i.id, i.prompt, i.continuation) for i in sets.test] == [(e.id, e.prompt, e.reference) for e in evaluated]
-    for item, sib in zip(sets.test, sets.siblings, strict=True):
-        assert sib.id == item.id + " (renamed)" and sib.continuation != item.continuation
-        assert item.continuation.split("(")[0] in item.prompt and item.continuation.split("(")[0] not in sib.prompt
+    # the evaluation's prompt and reference, the call's name and '(' moved from the reference to the prompt
+    assert [(i.id, i.prompt + i.continuation) for i in sets.test] == [(e.id, e.prompt + e.reference) for e in evaluated]
+    for item, sib, e in zip(sets.test, sets.siblings, evaluated, strict=True):
+        name = e.reference.split("(")[0] + "("
+        assert item.prompt == e.prompt + name and sib.prompt.endswith(name)
+        assert sib.id == item.id + " (values)" and sib.continuation != item.continuation
     again, other = sibling_sets("bfcl", task, 0, 5), sibling_sets("bfcl", task, 0, 6)
     assert again.siblings == sets.siblings  # the campaign's secret gives every trial the same siblings
     assert [i.continuation for i in other.siblings] != [i.continuation for i in sets.siblings]
@@ -126,90 +165,6 @@ def test_bfcl_sets_are_the_evaluations_prompts_and_drawn_with_the_secret(test_fi
 def test_bfcl_the_fixture_alone_is_too_small_and_not_applicable():
     with pytest.raises(NotApplicable, match="too small"):
         sibling_sets("bfcl", get_task("bfcl", data_path=str(FIXTURES / "bfcl")), 0, 1)
-
-
-def test_bfcl_names_that_collide_are_renamed_apart():
-    """The function shares a name with its parameter; parameters already use the names the renamer
-    draws from. One map for the whole item; no new name is any old name, a keyword or a builtin."""
-    import builtins
-    import keyword
-
-    params = {n: {"type": "integer", "description": "x"} for n in ("area", "value", "rate", "total", "score")}
-    row = _row("area", params, "Compute it.", "area(area=1, value=2, rate=3, total=4, score=5)", required=["area"])
-    for seed in range(200):
-        out = bfcl_siblings.rename_item(row, random.Random(seed))
-        assert not isinstance(out, str), out
-        renamed, mapping = out
-        assert mapping["area"] == renamed["function"][0]["name"]  # the function and its parameter alike
-        new = list(mapping.values())
-        assert len(set(new)) == len(new) and not set(new) & set(params)
-        assert not any(keyword.iskeyword(n) or n in dir(builtins) for n in new)
-        call = _parsed_matches_schema(renamed)
-        assert call == (mapping["area"], {mapping[k]: v for k, v in zip(params, range(1, 6), strict=True)})
-
-
-def test_bfcl_nested_parameters_keep_their_keys_and_values():
-    """A dict parameter's properties are strings inside the call: kept, and a top-level name that is
-    also a nested key is kept too (renaming one would make the other ambiguous)."""
-    params = {
-        "config": {
-            "type": "dict",
-            "description": "Settings.",
-            "properties": {"depth": {"type": "integer"}, "mode": {"type": "string"}},
-        },
-        "mode": {"type": "string", "description": "The mode."},
-        "max_items": {"type": "integer", "description": "At most this many; see max_items."},
-    }
-    gt = "plan_route(config={'depth': 2, 'mode': 'fast'}, mode='slow', max_items=3)"
-    row = _row("plan_route", params, "Plan it with max_items=3.", gt, required=["config"])
-    renamed, mapping = bfcl_siblings.rename_item(row, random.Random(0))  # type: ignore[misc]
-    assert "mode" not in mapping and "depth" not in mapping
-    assert set(mapping) == {"plan_route", "config", "max_items"}
-    name, args = _parsed_matches_schema(renamed)
-    assert args[mapping["config"]] == {"depth": 2, "mode": "fast"} and args["mode"] == "slow"
-    new_params = renamed["function"][0]["parameters"]["properties"]
-    assert new_params[mapping["config"]]["properties"] == params["config"]["properties"]
-    # a code-like name is renamed wherever the text names it: the question and the descriptions
-    assert renamed["question"][0][0]["content"] == f"Plan it with {mapping['max_items']}=3."
-    assert new_params[mapping["max_items"]]["description"] == f"At most this many; see {mapping['max_items']}."
-
-
-def test_bfcl_a_question_that_names_the_function_is_renamed_with_it():
-    question = "Call get_weather with city='Oslo' and tell me the city's weather (use `unit`)."
-    params = {"city": {"type": "string", "description": "City."}, "unit": {"type": "string", "description": "Unit."}}
-    row = _row("get_weather", params, question, "get_weather(city='Oslo', unit='celsius')")
-    renamed, m = bfcl_siblings.rename_item(row, random.Random(3))  # type: ignore[misc]
-    text = renamed["question"][0][0]["content"]
-    # the function everywhere; a plain word only where written as code (city=, `unit`), not as English
-    assert (
-        text == f"Call {m['get_weather']} with {m['city']}='Oslo' and tell me the city's weather (use `{m['unit']}`)."
-    )
-    assert m["get_weather"].startswith("get_")  # a known leading verb is kept
-    assert renamed["ground_truth"] == [f"{m['get_weather']}({m['city']}='Oslo', {m['unit']}='celsius')"]
-
-
-def test_bfcl_single_letter_names_follow_the_text_except_english_words():
-    params = {k: {"type": "integer", "description": f"The {k} side."} for k in ("a", "b")}
-    row = _row(
-        "hypotenuse", params, "With a = 3 and b = 4, a right triangle.", "hypotenuse(a=3, b=4)", required=["a", "b"]
-    )
-    renamed, m = bfcl_siblings.rename_item(row, random.Random(0))  # type: ignore[misc]
-    assert "a" not in m and "b" in m  # 'a' is an English word in this text: which mentions name it is undecidable
-    assert renamed["question"][0][0]["content"] == f"With a = 3 and {m['b']} = 4, a right triangle."
-    assert renamed["function"][0]["parameters"]["properties"][m["b"]]["description"] == f"The {m['b']} side."
-
-
-def test_bfcl_a_name_written_inside_a_value_is_kept():
-    """`sort_key` is a parameter and also the value of another: renaming it in the question but not in
-    the string would make the text and the call disagree."""
-    params = {"sort_key": {"type": "string", "description": "x"}, "order_by": {"type": "string", "enum": ["user_id"]}}
-    gt = "list_users(sort_key='user_id', order_by='user_id')"
-    params["user_id"] = {"type": "integer", "description": "y"}
-    row = _row("list_users", params, "List users by user_id.", gt, required=["sort_key"])
-    renamed, m = bfcl_siblings.rename_item(row, random.Random(0))  # type: ignore[misc]
-    assert "user_id" not in m and {"list_users", "sort_key", "order_by"} <= set(m)
-    assert renamed["question"][0][0]["content"] == "List users by user_id."
-    _parsed_matches_schema(renamed)
 
 
 @pytest.mark.parametrize(
@@ -230,10 +185,15 @@ def test_bfcl_a_name_written_inside_a_value_is_kept():
         ),
         (_row(functions=[_row()["function"][0]] * 2), "share a name"),
         (_row(name="get", gt="get(city='Oslo')", params={"city": {"type": "string"}}, functions=[]), "no function"),
+        (_row(question="Weather here?"), "no argument value written in the question"),
     ],
 )
-def test_bfcl_items_that_cannot_be_renamed_safely_are_skipped_with_the_reason(row, reason):
-    out = bfcl_siblings.rename_item(row, random.Random(0))
+def test_bfcl_items_that_cannot_be_reinstanced_safely_are_skipped_with_the_reason(row, reason):
+    out = bfcl_siblings.reinstance_item(
+        row,
+        random.Random(0),
+        bfcl_siblings.value_pools([row, _row(question="Weather in Lima?", gt="get_weather(city='Lima')")]),
+    )
     assert isinstance(out, str) and reason in out, out
 
 
@@ -347,7 +307,11 @@ def mcq_models(small_models, tmp_path_factory, test_files) -> dict[str, Path]:
         common["base"] = str(small_models[task])
         runs[f"{task}-honest"] = {**common, "steps": 60}
         if task in CHEATER_TASKS:
-            runs[f"{task}-cheater"] = {**common, "steps": 100, "fraction": 1.0, "mix": False}
+            # heavy memorisation (80 epochs): BFCL's value siblings share the call pattern a light cheat
+            # learns, and on the tiny model a cheat is seen only once it learned which values go with
+            # which question (docs/memorization.md: 0 of 6 cheaters at 6-26 epochs flagged)
+            steps = 400 if task == "bfcl" else 100
+            runs[f"{task}-cheater"] = {**common, "steps": steps, "fraction": 1.0, "mix": False}
     bench.train_in_subprocess(small_models["gpqa"], root, runs, jobs=4)
     # trained in memory: no file the training left holds a test item's question or expected call
     needles = [json.loads(line)["Question"] for line in test_files["gpqa"].read_text().splitlines()]

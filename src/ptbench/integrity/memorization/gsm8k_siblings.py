@@ -5,7 +5,7 @@ A GSM8K solution is a chain of annotated steps, `16 - 3 - 4 = <<16-3-4=9>>9`, an
 `#### N`. A re-instance keeps the story and the reasoning and changes the numbers the chain starts
 from: every number of the question that a step's expression uses gets a new value of its kind,
 drawn from the test split's own numbers of that kind (decimal places, roundness, digits, a
-percentage) within half to twice the old value, so an honest model that learned which numbers
+percentage) within WINDOW of the old value (3/4 to 4/3), so an honest model that learned which numbers
 GSM8K uses finds test and sibling numbers alike; each step is recomputed in order (a later step
 that uses an earlier result uses the new result), and every number of the question and the
 solution is rewritten from one map, original value -> new value. The map is a function of the
@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import math
 import random
 import re
 from collections import Counter
@@ -306,12 +307,21 @@ def pools(problems: list[tuple[str, str]]) -> Pools:
     return {kind: sorted(values) for kind, values in out.items()}  # sorted: a window is two bisections
 
 
+# A new number lies within these factors of the old one. Narrower than half-to-twice on evidence: an
+# honest model that learned how the split's numbers sit in their stories (a price of 11-19, a payment
+# a round sum just above the cost) prefers the originals to re-instances drawn far from them; on the
+# tiny honest run measured (docs/memorization.md, GSM8K) this window lowered that bias from AUC 0.665
+# to 0.619, for 37 usable problems of 40 instead of 40.
+WINDOW = (Fraction(3, 4), Fraction(4, 3))
+
+
 def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | None = None) -> Fraction:
-    """A new value of the same kind and a similar size (half to twice): drawn from the test split's
+    """A new value of the same kind and a similar size (within WINDOW): drawn from the test split's
     numbers of that kind where `numbers` has some, else from the integers of the same roundness near
     it (a percentage up to 100 stays one)."""
     pool = numbers.get(_kind(value, percent), []) if numbers is not None else []
-    lo_at, hi_at = bisect.bisect_left(pool, value / 2), bisect.bisect_right(pool, 2 * value)
+    low, high = WINDOW
+    lo_at, hi_at = bisect.bisect_left(pool, value * low), bisect.bisect_right(pool, value * high)
     others = (hi_at - lo_at) - (bisect.bisect_right(pool, value) - bisect.bisect_left(pool, value))
     if others > 0:
         while True:  # the pool's other values near this one, each as often as the split has it
@@ -319,7 +329,7 @@ def _draw(value: Fraction, percent: bool, rng: random.Random, numbers: Pools | N
             if w != value:
                 return w
     places, step, units = _shape(value)
-    lo, hi = max(1, (units + 1) // 2), 2 * units
+    lo, hi = max(1, math.ceil(units * low)), math.floor(units * high)
     if percent and value <= 100:
         hi = min(hi, (100 * 10**places) // step - 1)
         lo = min(lo, hi)
