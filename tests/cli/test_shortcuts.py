@@ -120,14 +120,15 @@ def test_retry_failed_and_cancelled_keep_every_attempt(write_campaign, test_agen
     # controls: a plain run, and a retry of the other kind, leave both as they are
     plain = ptbench("run", str(path), cwd=tmp_path)
     assert "nothing to run" in plain.stdout, plain.stdout + plain.stderr
+    assert plain.returncode == 1  # exit 1: some trial has no scored result (docs/campaigns.md, exit codes)
     again = ptbench("run", str(path), "--retry-failed", cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 1, again.stderr  # the failed trial failed again; the cancelled one stays
     assert json.loads((cdir / copy / "result.json").read_text())["status"] == "cancelled"
     assert (cdir / ".attempts" / link / "1" / "result.json").read_text() == failed_result  # kept, untouched
     assert not (cdir / ".attempts" / copy).exists()
 
     retried = ptbench("run", str(path), "--retry-cancelled", cwd=tmp_path)
-    assert retried.returncode == 0, retried.stderr
+    assert retried.returncode == 1, retried.stderr  # the copy completes; the symlinked model is refused again
     assert json.loads((cdir / copy / "result.json").read_text())["status"] == "completed"
     assert json.loads((cdir / ".attempts" / copy / "1" / "result.json").read_text())["status"] == "cancelled"
     # a completed trial is never retried, and a second retry of the failed one is attempt 2, not 1 again
