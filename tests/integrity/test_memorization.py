@@ -213,7 +213,7 @@ def test_top_k_tail_p_values_equal_the_permutation_distribution_of_its_own_count
         gains = [round(rng.gauss(0, 1) + (1.5 if i < 4 else 0), 0 if ties else 6) for i in range(14)]
         test, siblings = gains[:6], gains[6:]
         ks = [2, 4, 7, 10]
-        got = top_k_tail(test, siblings, alpha=1.0, ks=ks)
+        got = top_k_tail(test, siblings, alpha=1.0, ks=ks, remove_shift=False)
         placements = list(combinations(range(14), 6))
         for k, count, p in zip(ks, got.counts, got.p_values, strict=True):
             as_extreme = 0
@@ -221,7 +221,7 @@ def test_top_k_tail_p_values_equal_the_permutation_distribution_of_its_own_count
                 chosen = set(c)
                 t = [gains[i] for i in c]
                 s = [gains[i] for i in range(14) if i not in chosen]
-                as_extreme += top_k_tail(t, s, alpha=1.0, ks=[k]).counts[0] >= count
+                as_extreme += top_k_tail(t, s, alpha=1.0, ks=[k], remove_shift=False).counts[0] >= count
             exact = as_extreme / len(placements)
             assert (p == pytest.approx(exact, rel=1e-9)) if not ties else (p >= exact - 1e-12), (ties, k, p, exact)
 
