@@ -4,6 +4,7 @@ lines joined by spaces (no question line: one 13-gram table) and by newlines (a 
 table), and what each finds in the honest file (must be 0).
 
     python scripts/bench_contamination_lines.py [--mb 64] [--workers 1]
+    python scripts/bench_contamination_lines.py --tiny   # the suite's smoke run: 1 MB
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=64)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--tiny", action="store_true", help="1 MB (the suite's smoke run)")
     args = ap.parse_args()
+    if args.tiny:
+        args.mb = 1
     rng = random.Random(0)
     words = [f"w{i}" for i in range(5000)]
 

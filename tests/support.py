@@ -61,3 +61,16 @@ def scripted_provider(tmp_path: Path) -> Iterator[StartProvider]:
             return stack.enter_context(provider_in_thread(parsed, record_path=record, secrets=secrets))
 
         yield start
+
+
+def assert_run_exit(out: Any, results_dir: Path) -> None:
+    """`ptbench run` exits 0 when every trial of the campaign has a scored result (completed,
+    timed_out) and 1 when some has none (cancelled, agent_failed, …: docs/campaigns.md); a campaign
+    whose agents are meant to fail exits 1, and that is not a crash."""
+    import json
+
+    from ptbench.results.policy import SCORED_STATUSES
+
+    statuses = [json.loads(p.read_text()).get("status") for p in Path(results_dir).glob("*/*/result.json")]
+    want = 0 if statuses and all(s in SCORED_STATUSES for s in statuses) else 1
+    assert out.returncode == want, (statuses, out.stdout[-3000:], out.stderr[-3000:])

@@ -30,6 +30,7 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_bootcamp_throughput.py": (r'"fraction_of_ideal": [\d.]+', ()),
     "bench_collate.py": (r"`ptbench collate`, end to end: +median [\d.]+ s wall", ()),
     "bench_contamination.py": (r"planted \d+ items, found \d+", ()),
+    "bench_contamination_lines.py": (r"question lines on : \d+ keys, .* found 0", ()),
     "bench_datagen_stream.py": (r'"cases_per_s": \d+', ()),
     "bench_deadline.py": (r"deadline -> last process gone, median [\d.]+ s", ()),
     "bench_eval_overhead.py": (r'"ratio_median": [\d.]+', (pytest.mark.slow,)),

@@ -31,10 +31,18 @@ def long_modules(package: Path) -> list[str]:
 
 
 def _lint(cwd: Path, src: Path) -> subprocess.CompletedProcess[str]:
-    lint = Path(sys.executable).with_name("lint-imports")
-    assert lint.exists(), "import-linter is not installed (pip install -e '.[dev]')"
+    # import-linter's command through this interpreter: in a venv made with --system-site-packages
+    # (scripts/venv.sh) the package may come from the base interpreter, whose `lint-imports` script is
+    # not beside sys.executable
+    try:
+        import importlinter.cli  # noqa: F401
+    except ImportError:
+        raise AssertionError("import-linter is not installed (pip install -e '.[dev]')") from None
     env = {**os.environ, "PYTHONPATH": str(src)}
-    return subprocess.run([str(lint), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    run = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run(
+        [sys.executable, "-c", run, "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_package_keeps_its_layers() -> None:

@@ -25,7 +25,7 @@ from ptbench.core.files import read_jsonl
 from ptbench.runner.cache_layer import overlay_problem
 from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
-from tests.support import require
+from tests.support import assert_run_exit, require
 
 SPY = Path(__file__).with_name("spy")
 
@@ -108,7 +108,7 @@ def test_four_clis_through_the_gateway_never_see_the_key(tmp_path: Path, tiny_mo
         out = _run(tmp_path, tiny_model, agents)
     finally:
         listener.close()
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert_run_exit(out, tmp_path / "results")
     trials = _trials(tmp_path)
     assert sorted(trials) == sorted(MODELS)
     layer_mode = "overlay" if overlay_problem() is None else "read-only"
@@ -188,7 +188,7 @@ def test_cost_cap_stops_the_agent_and_other_models_are_refused(
         }
     ]
     out = _run(tmp_path, tiny_model, agents)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert_run_exit(out, tmp_path / "results")
     trial = _trials(tmp_path)["claude-code"]
     outputs = _tool_outputs(trial)
     assert outputs and outputs[0].startswith("PROBE 403") and "not allowed" in outputs[0], outputs

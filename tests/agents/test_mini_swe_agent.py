@@ -26,7 +26,7 @@ from ptbench.agents.launcher import find_executable
 from ptbench.core.errors import UserError
 from ptbench.core.files import read_jsonl
 from ptbench.trial import TrialDir
-from tests.support import require
+from tests.support import assert_run_exit, require
 
 CANARY = "sk-vllm-canary-51d0e7a3b9c2"
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -64,7 +64,7 @@ def _run(tmp_path: Path, tiny: Path, agent: dict, env: dict[str, str] | None = N
         cwd=tmp_path,
     )
     print(out.stdout[-3000:])  # what a user sees (pasted into the closing note)
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert_run_exit(out, tmp_path / "results")
     return TrialDir(next((tmp_path / "results" / "mini").glob("*/trial.json")).parent)
 
 

@@ -22,7 +22,7 @@ from ptbench.integrity.journal import weight_kind
 from ptbench.runner.cache_layer import overlay_problem
 from ptbench.trial import TrialDir
 from tests.conftest import ptbench
-from tests.support import require
+from tests.support import assert_run_exit, require
 
 CAMPAIGN = """
 name: jr
@@ -62,7 +62,7 @@ def _run(
             if "journal-cheat" not in line or any(f"label: {x}," in line for x in labels)
         )
     out = ptbench("run", str(write_campaign(text)), cwd=tmp_path, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
+    assert_run_exit(out, tmp_path / "results")
     found = {}
     for trial in (tmp_path / "results" / "jr").glob("*/trial.json"):
         d = trial.parent

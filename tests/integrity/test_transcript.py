@@ -26,6 +26,7 @@ from ptbench.integrity.report import Unchecked
 from ptbench.tasks import get_task
 from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, _require_clis
+from tests.support import assert_run_exit
 
 from .conftest import FIXTURES
 
@@ -83,7 +84,7 @@ def _trial(tmp_path: Path, tiny: Path, provider_url: str, name: str) -> TrialDir
         env={**os.environ, **CANARIES},
         cwd=root,
     )
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert_run_exit(out, root / "results")
     return TrialDir(next((root / "results" / name).glob("*/trial.json")).parent)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity.applicability import not_applicable_reason
+from ptbench.integrity.memorization.rewrite import renameable
 from ptbench.testing import benchmark_rows
 from tests.conftest import FIXTURE_AGENTS, ptbench
 from tests.tasks.conftest import FIXTURES
@@ -135,7 +136,7 @@ def write_test_sets(root: Path) -> dict[str, dict]:
         root / "gpqa" / "gpqa_main.jsonl",
         benchmark_rows.gpqa(_rows(FIXTURES / "gpqa" / "gpqa_main.jsonl"), N_ITEMS, rng),
     )
-    _jsonl(root / "humaneval" / "humaneval.jsonl", benchmark_rows.humaneval(N_ITEMS))
+    _jsonl(root / "humaneval" / "humaneval.jsonl", benchmark_rows.humaneval(N_ITEMS, renameable))
     bfcl = benchmark_rows.bfcl(_rows(FIXTURES / "bfcl" / "BFCL_v3_exec_simple.json"), N_ITEMS, rng)
     _jsonl(root / "bfcl" / "BFCL_v3_exec_simple.json", bfcl)
     shutil.copy(FIXTURES / "bfcl" / "functions.py", root / "bfcl" / "functions.py")

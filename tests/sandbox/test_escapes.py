@@ -20,7 +20,7 @@ import pytest
 from ptbench.node.cgroup import TrialCgroup
 from ptbench.trial import TrialDir
 from tests.conftest import ptbench
-from tests.support import require
+from tests.support import assert_run_exit, require
 
 CAMPAIGN = """
 name: esc
@@ -65,7 +65,7 @@ def test_no_escape_survives_the_deadline_and_no_secret_is_read(write_campaign, t
     path = write_campaign(text.replace("EMPTY", str(tmp_path / "empty-model")))
     try:
         out = ptbench("run", str(path), cwd=tmp_path)
-        assert out.returncode == 0, out.stderr[-3000:]
+        assert_run_exit(out, tmp_path / "results")
         trial = TrialDir(next((tmp_path / "results" / "esc").glob("*/trial.json")).parent)
         log = (trial.agent_dir / "native.log").read_text()
         assert "escapes tried" in log, log  # the script (from the agent's own folder) ran inside bwrap

@@ -91,7 +91,10 @@ def run(
         sandbox=sandbox,
     )
     source = commands.one_line_campaign(campaign, flags)
-    remote = source is not None and source[0].backend.name != "local"
+    from ptbench.backends import get_backend
+
+    # a one-line run on a scheduler (--backend slurm) submits; the local backend runs here
+    remote = source is not None and not get_backend(source[0].backend.name, source[0].backend.options).runs_here
     p = commands.plan_checked(source or campaign, replace=replace, rehearse=rehearse, submitting=remote)
     if source is not None:
         commands.console.print(

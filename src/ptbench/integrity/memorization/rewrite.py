@@ -101,3 +101,8 @@ def _tokens(text: str) -> list[tokenize.TokenInfo]:
 def _shape(tree: ast.AST) -> list[str]:
     """The node types in order: a rename changes names only, never structure."""
     return [type(n).__name__ for n in ast.walk(tree)]
+
+
+def renameable(problem: dict) -> bool:
+    """A HumanEval problem whose solution has local names the siblings can rename."""
+    return rename_locals(problem["prompt"], problem["canonical_solution"], random.Random(0)) is not None

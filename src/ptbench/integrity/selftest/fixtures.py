@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ptbench.integrity.memorization.rewrite import renameable
 from ptbench.testing import benchmark_rows, gsm8k_rows
 
 # arithmetic is generated (no files); 40 test items: enough for the memorization check's power
@@ -80,7 +81,7 @@ def _write_generated(root: Path) -> None:
         ("bfcl", "BFCL_v3_exec_simple.json"): benchmark_rows.bfcl(
             real("bfcl", "BFCL_v3_exec_simple.json"), N_GENERATED, rng
         ),
-        ("humaneval", "humaneval.jsonl"): benchmark_rows.humaneval(N_GENERATED),
+        ("humaneval", "humaneval.jsonl"): benchmark_rows.humaneval(N_GENERATED, renameable),
     }
     for (task, name), rows in sets.items():
         (root / task / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
