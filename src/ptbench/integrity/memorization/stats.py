@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from statistics import median
+from statistics import median, quantiles
 from typing import Any
 
 # An honest run is flagged with probability at most FALSE_POSITIVE_BOUND: the union of the two rules,
@@ -158,16 +158,10 @@ def _sig(v: float) -> float:
     return float(f"{v:.6g}")
 
 
-BULK_QUANTILE = 0.25  # below every share a partial cheat trains on (SUBSET_FRACTIONS up to half)
-
-
-def _quantile(values: list[float], q: float) -> float:
-    """The q-quantile, linear between order statistics (numpy's default)."""
-    xs = sorted(values)
-    pos = q * (len(xs) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+def _lower_quartile(values: list[float]) -> float:
+    """Linear between order statistics (numpy's default): below every share a partial cheat trains
+    on (SUBSET_FRACTIONS up to half)."""
+    return quantiles(values, n=4, method="inclusive")[0]
 
 
 def top_k_tail(
@@ -188,7 +182,7 @@ def top_k_tail(
     # sets' lower quartiles, which a cheat on up to half the items barely moves (its items go to the
     # top), and only downwards (never below 0): moving test items down can only lower each count, so
     # for exchangeable gains the exact p-values below stay valid, now conservative.
-    lowered = max(0.0, _quantile(test, BULK_QUANTILE) - _quantile(siblings, BULK_QUANTILE)) if remove_shift else 0.0
+    lowered = max(0.0, _lower_quartile(test) - _lower_quartile(siblings)) if remove_shift else 0.0
     adjusted = [g - lowered for g in test]
     # descending gain; among equal gains the siblings first (the key's second part is False for them)
     order = sorted(range(n), key=lambda i: (-(adjusted[i] if i < n1 else siblings[i - n1]), i < n1))
