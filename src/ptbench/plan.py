@@ -13,10 +13,12 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text, slug
+from ptbench.results.policy import SCORED_STATUSES
+from ptbench.results.schema import Status
 from ptbench.spec.campaign import Campaign
 from ptbench.trial import TrialDir, TrialSpec
 
@@ -176,10 +178,11 @@ def _move_aside(trial: TrialDir) -> None:
     trial.path.rename(dest)
 
 
-# `run --retry-failed` / `--retry-cancelled`: the result statuses each one starts again. `timed_out` is
-# not among them: the agent used its budget and its model was evaluated, an outcome like `completed`.
+# `run --retry-failed` / `--retry-cancelled`: the result statuses each one starts again. Scored ones
+# (`completed`, `timed_out`: the agent used its budget and its model was evaluated) are outcomes, never
+# retried; "failed" is every other status of the result schema but `cancelled`, so a new one joins it.
 RETRY_STATUSES = {
-    "failed": ("agent_failed", "no_model", "eval_failed", "setup_failed"),
+    "failed": tuple(s for s in get_args(Status) if s not in (*SCORED_STATUSES, "cancelled")),
     "cancelled": ("cancelled",),
 }
 
