@@ -74,3 +74,18 @@ def assert_run_exit(out: Any, results_dir: Path) -> None:
     statuses = [json.loads(p.read_text()).get("status") for p in Path(results_dir).glob("*/*/result.json")]
     want = 0 if statuses and all(s in SCORED_STATUSES for s in statuses) else 1
     assert out.returncode == want, (statuses, out.stdout[-3000:], out.stderr[-3000:])
+
+
+TOY_PLUGINS = Path(__file__).parent / "plugins" / "ptbench-toy"
+
+
+def install_plugin_package(target: Path, package: Path = TOY_PLUGINS) -> dict[str, str]:
+    """Install a plugin package as a user would (pip, from its own pyproject, entry points and all)
+    into `target`, and return an environment whose Python sees it: the suite's own interpreter keeps
+    no trace of it, so other tests' registries stay as shipped."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*cmd, "--target", str(target), str(package)], check=True, capture_output=True, text=True)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH", "")]))}
