@@ -272,9 +272,10 @@ def test_bad_resources_file_is_one_line_exit_2(tmp_path):
 
 
 def test_the_default_lists_ship_with_the_package():
-    from ptbench.caches.resources import agent_resources, eval_resources
+    from ptbench.caches.resources import agent_resources
+    from ptbench.tasks.base import evaluation_list
 
     res = agent_resources()
     assert sum(r.kind == "model" for r in res) == 14 and sum(r.kind == "dataset" for r in res) == 382
-    ev = eval_resources()
+    ev = evaluation_list()  # the shipped instruct models and each registered benchmark's held-out data
     assert ev.whole_repo("model", "Qwen/Qwen3-1.7B") and ev.ignore_patterns("dataset", "openai/gsm8k")

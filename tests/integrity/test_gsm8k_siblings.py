@@ -23,8 +23,9 @@ import pytest
 
 from ptbench.integrity import run_checks
 from ptbench.integrity.memorization import gsm8k_siblings as gs
-from ptbench.integrity.memorization.siblings import NO_METHOD, SOURCES, not_applicable_reason, sibling_sets
+from ptbench.integrity.memorization.siblings import not_applicable_reason, sibling_sets
 from ptbench.integrity.report import NotApplicable
+from ptbench.tasks.base import task_class
 from ptbench.tasks.gsm8k import GSM8K
 from ptbench.testing import gsm8k_rows
 from tests.integrity.conftest import FIXTURES, train_tiny_models
@@ -227,8 +228,8 @@ def test_file(tmp_path: Path) -> Path:
 
 
 def test_the_source_is_registered_and_gsm8k_has_a_method():
-    assert SOURCES["gsm8k"] == "ptbench.integrity.memorization.gsm8k_siblings:siblings"
-    assert "gsm8k" not in NO_METHOD and not_applicable_reason("gsm8k", {}) is None
+    assert task_class("gsm8k").sibling_source == "ptbench.integrity.memorization.gsm8k_siblings:siblings"
+    assert task_class("gsm8k").no_sibling_reason is None and not_applicable_reason("gsm8k", {}) is None
 
 
 @pytest.mark.parametrize("prompt_format", ["chat", "base"])

@@ -26,9 +26,10 @@ import pytest
 
 from ptbench.integrity import run_checks
 from ptbench.integrity.memorization import bfcl_siblings, gpqa_siblings
-from ptbench.integrity.memorization.siblings import NO_METHOD, not_applicable_reason, sibling_sets
+from ptbench.integrity.memorization.siblings import not_applicable_reason, sibling_sets
 from ptbench.integrity.report import NotApplicable
 from ptbench.tasks import get_task
+from ptbench.tasks.base import task_class
 from ptbench.tasks.bfcl import parse_call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -269,7 +270,7 @@ def test_gpqa_fixture_alone_is_too_small_and_not_applicable():
 
 def test_aime2025_has_no_sound_sibling_source_and_says_why():
     reason = not_applicable_reason("aime2025", {})
-    assert reason == NO_METHOD["aime2025"]
+    assert reason == task_class("aime2025").no_sibling_reason
     assert "not recomputable" in reason and "not pinned or available offline" in reason and "unsound" in reason
     with pytest.raises(NotApplicable, match="olympiad"):
         sibling_sets("aime2025", get_task("aime2025", data_path=str(FIXTURES / "aime2025")), 0, 1)

@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from ptbench.integrity import run_checks
-from ptbench.integrity.memorization.siblings import NO_METHOD, sibling_sets
+from ptbench.integrity.memorization.siblings import sibling_sets
 from ptbench.integrity.memorization.stats import mann_whitney_greater
 from ptbench.integrity.report import overall
 from ptbench.spec.campaign import Integrity
 from ptbench.tasks.arithmetic import Arithmetic
+from ptbench.tasks.base import task_class
 from tests.integrity.conftest import train_tiny_models
 
 OPTIONS = {"digits": 2, "n_test": 100}
@@ -138,7 +139,7 @@ def test_what_the_agent_cannot_cause_is_not_applicable_and_keeps_the_score(
     assert run_checks(trial.path, trial.spec) == {"memorization": "not_applicable"}
     assert reason in _report(trial)["reason"]
     assert overall({"memorization": "not_applicable", "contamination": "clean"}) == "clean"
-    assert set(NO_METHOD) >= {"arena_hard_writing", "healthbench_easy"}
+    assert all(task_class(t).no_sibling_reason for t in ("arena_hard_writing", "healthbench_easy"))
     required = trial.spec.model_copy(
         update={"integrity": trial.spec.integrity.model_copy(update={"require": ["memorization"]})}
     )

@@ -17,6 +17,7 @@ from ptbench.integrity import selftest
 from ptbench.integrity.memorization import siblings
 from ptbench.integrity.selftest import fixtures
 from ptbench.integrity.selftest.run import Cell, Outcome
+from ptbench.tasks.base import task_class
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 
@@ -63,11 +64,11 @@ def test_memorization_rows_follow_the_sibling_sources(monkeypatch):
     lib = selftest.library(fixtures.benchmarks())
     for task in fixtures.benchmarks():
         rows = [s for s in lib if s.check == "memorization" and s.task == task]
-        if task in siblings.SOURCES:
+        if siblings.source_of(task) is not None:
             assert {s.kind for s in rows} == {"attack", "honest"}
         else:
             assert [(s.name, s.expect) for s in rows] == [("no-method", "not_applicable")]
-    monkeypatch.setitem(siblings.SOURCES, "gsm8k", "somewhere:gsm8k_siblings")
+    monkeypatch.setattr(task_class("gsm8k"), "sibling_source", "somewhere:gsm8k_siblings")
     rows = [s for s in selftest.library(fixtures.benchmarks()) if s.check == "memorization" and s.task == "gsm8k"]
     assert {(s.name, s.kind) for s in rows if s.quick} == {("cheater", "attack"), ("honest", "honest")}
 
@@ -80,7 +81,7 @@ def test_every_benchmark_with_a_sibling_source_is_measured_on_enough_generated_i
     from ptbench.tasks import get_task
 
     options = fixtures.write_task_data(tmp_path)
-    measured = [t for t in fixtures.benchmarks() if t in siblings.SOURCES]
+    measured = [t for t in fixtures.benchmarks() if siblings.source_of(t) is not None]
     assert set(measured) >= {"arithmetic", "gsm8k", "gpqa", "bfcl", "humaneval"}
     for task in measured:
         sets = siblings.sibling_sets(task, get_task(task, **options[task]), 0)
@@ -144,7 +145,7 @@ def test_the_table_is_readable_at_80_columns():
             "memorization",
             "healthbench_easy",
             not_applicable=1,
-            note="not applicable: " + siblings.NO_METHOD["healthbench_easy"],
+            note="not applicable: " + str(task_class("healthbench_easy").no_sibling_reason),
         ),
         Cell("model_identity", "any", attacks=10, caught=9, honest=3),
     ]
@@ -264,7 +265,7 @@ def test_the_quick_form_end_to_end_matches_the_recorded_table(tmp_path, capsys):
 
     assert {("contamination", task) for task in fixtures.benchmarks()} <= keys
     # memorization: the quick benchmarks measured, the others' rows full-form only unless n/a (no method)
-    quick_memorization = {t for t in fixtures.benchmarks() if t in MEMORIZATION_QUICK or t not in siblings.SOURCES}
+    quick_memorization = {t for t in fixtures.benchmarks() if t in MEMORIZATION_QUICK or siblings.source_of(t) is None}
     assert {task for check, task in keys if check == "memorization"} == quick_memorization
     assert {("model_identity", "any"), ("api_usage", "any")} <= keys
     # the attacks of the quick memorization rows (arithmetic, gsm8k) and of every contamination row were caught

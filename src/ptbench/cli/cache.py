@@ -40,7 +40,9 @@ def prefetch(
     ),
     evaluation: bool = typer.Option(False, "--eval", help="fill the evaluation cache from the evaluation list instead"),
     eval_resources: Path | None = typer.Option(
-        None, "--eval-resources", help="the evaluation list (default: ptbench's caches/data/eval_resources.json)"
+        None,
+        "--eval-resources",
+        help="the evaluation list (default: every registered task's held-out data and ptbench's instruct models)",
     ),
     workers: int = typer.Option(8, "--workers", help="parallel file downloads per repository"),
 ) -> None:
@@ -49,9 +51,9 @@ def prefetch(
     from ptbench.caches.prefetch import human
     from ptbench.caches.prefetch import prefetch as run_prefetch
     from ptbench.caches.resources import agent_resources
-    from ptbench.caches.resources import eval_resources as load_eval
+    from ptbench.tasks.base import evaluation_list
 
-    eval_list = load_eval(eval_resources)
+    eval_list = evaluation_list(eval_resources)
     if evaluation:
         home, todo, exclude = _eval_home(cache), eval_list.resources, None
     else:
@@ -93,15 +95,15 @@ def verify(
     ),
 ) -> None:
     """Prove the agent cache holds no test-set file, judge reference or instruct model (exit 1 if it does)."""
-    from ptbench.caches.resources import eval_resources as load_eval
     from ptbench.caches.verify import verify as run_verify
+    from ptbench.tasks.base import evaluation_list
 
     agent, ev = _agent_home(agent_cache), _eval_home(eval_cache)
     if not agent.is_dir():
         from ptbench.core.errors import UserError
 
         raise UserError(f"{agent}: no agent cache there; pass --agent-cache DIR or set PTBENCH_AGENT_HF_HOME")
-    report = run_verify(agent, ev, load_eval(eval_resources))
+    report = run_verify(agent, ev, evaluation_list(eval_resources))
     for f in report.violations:
         console.print(f"[red]FOUND[/] {f.check}: {f.path} — {f.detail}", soft_wrap=True)
     for f in report.unchecked:

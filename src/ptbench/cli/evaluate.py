@@ -151,7 +151,7 @@ def eval_references_cmd(
 def baseline(
     model: str = typer.Option(..., help="model folder (or hub id) to evaluate as-is"),
     tasks: str = typer.Option(
-        "gsm8k,aime2025,gpqa,humaneval,bfcl,arena_hard_writing,healthbench_easy", help="comma-separated task names"
+        None, help="comma-separated task names (default: the benchmarks that mark themselves default_baseline)"
     ),
     kind: str = typer.Option("base", help="base (completion templates) | instruct (the model's chat template)"),
     fewshot: str = typer.Option("0", help="base only: comma-separated shot counts, e.g. 0,5"),
@@ -163,13 +163,14 @@ def baseline(
     label: str = typer.Option(None, help="model label in tables (default: the folder name)"),
 ) -> None:
     """Evaluate a base or instruct model into result records, so tables can show baselines."""
+    from ptbench.tasks.base import default_baseline_tasks
     from ptbench.tasks.baseline import run_baseline
 
     _check_model_path(model)
     options = _task_options(task_options)
     paths = run_baseline(
         model,
-        [t.strip() for t in tasks.split(",") if t.strip()],
+        [t.strip() for t in tasks.split(",") if t.strip()] if tasks else default_baseline_tasks(),
         kind=kind,
         fewshot=[int(k) for k in fewshot.split(",")],
         out=out,

@@ -156,7 +156,7 @@ def export_harbor(campaign_file: str | Path, out: str | Path) -> list[Path]:
             update={"base_model": spec.base_model.model_copy(update={"path": None})}
         )  # the cloud has the hub, not our paths
         task = get_task(spec.task.name, **spec.task.options)
-        prompt = render_prompt(spec, Path("/app"), task_context=getattr(task, "agent_context", ""))
+        prompt = render_prompt(spec, Path("/app"), task)
         atomic_write_text_mk(tdir / "instruction.md", prompt)
         atomic_write_text_mk(tdir / "task.toml", toml_out.dumps(task_config(spec, name)))
         ws = tdir / "environment" / "workspace"

@@ -11,6 +11,7 @@ import jinja2
 
 import ptbench
 from ptbench.core.files import atomic_write_text
+from ptbench.tasks.base import Task
 from ptbench.trial import TrialDir, TrialSpec
 
 TIMER_SH = """#!/usr/bin/env bash
@@ -62,12 +63,12 @@ def prepare_workspace(trial: TrialDir, *, python: str) -> None:
     if train:
         (trial.workspace / "data").mkdir(exist_ok=True)
         atomic_write_text(trial.workspace / "data" / "train.jsonl", "".join(json.dumps(r) + "\n" for r in train))
-    context = getattr(task, "agent_context", "")
-    atomic_write_text(trial.prompt_txt, render_prompt(trial.spec, trial.workspace, task_context=context))
+    atomic_write_text(trial.prompt_txt, render_prompt(trial.spec, trial.workspace, task))
 
 
-def render_prompt(spec: TrialSpec, workspace: Path, *, task_context: str = "") -> str:
-    """What the agent is told: its base model, task, budget and workspace (trials and Harbor tasks alike)."""
+def render_prompt(spec: TrialSpec, workspace: Path, task: Task) -> str:
+    """What the agent is told: its base model, task (the benchmark's own brief, and what this instance
+    adds: a bootcamp's `agent_context`), budget and workspace (trials and Harbor tasks alike)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ptbench.agents", "templates"), undefined=jinja2.StrictUndefined
     )
@@ -80,7 +81,8 @@ def render_prompt(spec: TrialSpec, workspace: Path, *, task_context: str = "") -
         base_model=spec.base_model.path or spec.base_model.id,
         task=spec.task.display,
         task_name=spec.task.name,
-        task_context=task_context,
+        task_brief=task.agent_brief,
+        task_context=getattr(task, "agent_context", ""),
         workspace=str(workspace),
         gpu_info=gpu_info,
         hours_text=hours_text,

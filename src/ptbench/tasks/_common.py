@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ptbench.caches.resources import Resource
 from ptbench.core.errors import UserError
 from ptbench.core.generation import GenerationSettings
+from ptbench.tasks.base import TaskFacts
 from ptbench.tasks.protocol import token_phases
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -34,6 +36,11 @@ class DatasetPin:
         if local is not None:
             return {"id": self.id, "local_path": str(local)}
         return {"id": self.id, "config": self.config, "split": self.split, "revision": self.revision or "unpinned"}
+
+    def held_out(self, patterns: tuple[str, ...] = ("*",), role: str = "test_set") -> Resource:
+        """This pin as an entry of the evaluation cache's list (`TaskFacts.eval_resources`): the files of
+        the repository only the evaluation may hold ("*": all of it), at the pinned revision."""
+        return Resource("dataset", self.id, self.revision, patterns, role)
 
 
 def local_data_path(task_name: str, data_path: str | None) -> Path | None:
@@ -104,18 +111,16 @@ def render_template(name: str, **values: Any) -> str:
     return env.get_template(name).render(**values)
 
 
-class BenchmarkTask:
+class BenchmarkTask(TaskFacts):
     """Options every benchmark task accepts.
 
     prompt_format: "chat" (messages rendered with the model's own chat template) or "base" (an
     explicit completion-style template file, for base models); fewshot: worked examples in the base
-    format; max_new_tokens / retry_max_new_tokens: override the protocol's token phases
-    (tasks/protocol.py; the class defaults below apply to tasks the protocol does not list).
+    format; max_new_tokens / retry_max_new_tokens: override the task's token phases
+    (`token_phases`, tasks/protocol.py).
     """
 
     version = "1"
-    default_max_new_tokens = 3000
-    default_retry: tuple[int, ...] = (2000,)
     base_stop: tuple[str, ...] = ()
 
     def __init__(
@@ -136,12 +141,7 @@ class BenchmarkTask:
         self.data_path = data_path
         self.prompt_format = prompt_format
         self.fewshot = int(fewshot)
-        phases = token_phases(
-            getattr(self, "name", ""),
-            max_new_tokens=max_new_tokens,
-            retry=retry_max_new_tokens,
-            fallback=(self.default_max_new_tokens, *self.default_retry),
-        )
+        phases = token_phases(self.token_phases, max_new_tokens=max_new_tokens, retry=retry_max_new_tokens)
         self.max_new_tokens, self.retry = phases[0], phases[1:]
         self.temperature = temperature
         self.seed = seed

@@ -92,6 +92,18 @@ class ArenaHardWriting(JudgedTask):
     harness-only evaluation cache), plus the judge options of JudgedTask."""
 
     primary_metric = "win_rate"
+    token_phases = (16384, 12288, 8192)
+    default_baseline = True
+    eval_resources = (PIN.held_out(role="judge_reference"),)  # questions and the judge's baseline answers
+    no_sibling_reason = (
+        "open-ended writing prompts judged against a reference model: no single reference "
+        "answer whose likelihood measures memorization, so no sibling comparison is defined"
+    )
+    agent_brief = (
+        "Arena-Hard v2, creative writing subset: 250 open-ended writing prompts; a judge model compares "
+        "each answer with a strong reference answer. Helpful, well-written, instruction-following answers "
+        "win. The Arena-Hard prompts are the test data: use other instruction and writing data."
+    )
     default_judge_reasoning_effort = "medium"
 
     def __init__(

@@ -14,16 +14,24 @@ Llama does not learn that within a few CPU minutes (docs/campaigns.md#reproducin
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from ptbench.core.generation import GenerationSettings
 from ptbench.demo.addition import LAYOUTS, answer_of, prompt_of, reserve_pairs, split_pairs
-from ptbench.tasks.base import Example, register_task
+from ptbench.tasks.base import Example, TaskFacts, register_task
+from ptbench.tasks.options import option_fields
 
 
 @register_task("arithmetic")
-class Arithmetic:
+class Arithmetic(TaskFacts):
     version = "2"  # 2: the training split leaves out the sibling reserve (the test split is version 1's)
     primary_metric = "accuracy"
+    sibling_source = "ptbench.integrity.memorization.siblings:_arithmetic"
+    agent_brief = (
+        "The benchmark asks for the result of small integer additions written as `a+b=`; the answer is "
+        "the number alone. Training examples of this form are in `data/train.jsonl` (`prompt`, "
+        "`completion`); they do not overlap with the test questions."
+    )
 
     def __init__(self, digits: int = 2, n_test: int = 200, layout: str = "plain") -> None:
         if not 1 <= digits <= 3:
@@ -37,6 +45,10 @@ class Arithmetic:
     @property
     def _pairs(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
         return split_pairs(self.digits, self.n_test)
+
+    @classmethod
+    def configured_test_size(cls, options: dict[str, Any]) -> int:
+        return int(options.get("n_test", option_fields(cls)["n_test"][1]))  # the constructor's default, the one source
 
     def prompt_of(self, a: int, b: int) -> str:
         return prompt_of(a, b, self.layout, self.digits)

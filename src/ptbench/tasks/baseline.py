@@ -15,9 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Worked examples each task ships for base-model few-shot prompts.
-MAX_FEWSHOT = {"gsm8k": 8, "aime2025": 1}
-
 
 def settings_for(kind: str, fewshot: list[int]) -> list[tuple[str, dict[str, Any]]]:
     """(agent label, task options) for each requested setting."""
@@ -60,6 +57,7 @@ def run_baseline(
         TaskInfo,
     )
     from ptbench.results.store import write_record
+    from ptbench.tasks.base import task_class
     from ptbench.tasks.evaluate import evaluate
 
     model_label = label or Path(model.rstrip("/")).name
@@ -69,8 +67,9 @@ def run_baseline(
         slug = re.sub(r"[^a-z0-9]+", "-", agent_label.lower()).strip("-")
         for task in tasks:
             k = base_options.get("fewshot", 0)
-            if k and k > MAX_FEWSHOT.get(task, 0):
-                print(f"{task}: skipped for {agent_label} (the task ships {MAX_FEWSHOT.get(task, 0)} worked examples)")
+            shipped = task_class(task).max_fewshot  # worked examples the task ships for base-model prompts
+            if k and k > shipped:
+                print(f"{task}: skipped for {agent_label} (the task ships {shipped} worked examples)")
                 continue
             options = {**(task_options or {}).get(task, {}), **base_options}
             if not options.get("fewshot"):

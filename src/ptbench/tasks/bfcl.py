@@ -149,6 +149,15 @@ def results_match(gt: Any, pred: Any, kind: str) -> bool:
 @register_task("bfcl")
 class BFCL(BenchmarkTask):
     primary_metric = "accuracy"
+    token_phases = (16000, 12000, 8000)
+    default_baseline = True
+    eval_resources = (PIN.held_out(),)
+    sibling_source = "ptbench.integrity.memorization.bfcl_siblings:siblings"
+    agent_brief = (
+        "BFCL (exec_simple): the model must answer with a correct function call (name and arguments) for "
+        "a given function schema, in the Hermes tool-call format. The BFCL questions are the test data: "
+        "use other function-calling datasets."
+    )
     base_stop = ("\n",)
 
     def __init__(

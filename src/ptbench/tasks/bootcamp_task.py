@@ -35,14 +35,18 @@ from ptbench.core.generation import Completion, GenerationSettings
 from ptbench.inference.base import Engine
 from ptbench.inference.chat_format import ChatFormat
 from ptbench.tasks._engine_chat import EngineChat
-from ptbench.tasks.base import Example, ScoredBatch, register_task
+from ptbench.tasks.base import Example, ScoredBatch, TaskFacts, register_task
 
 
 @register_task("bootcamp")
-class BootcampTask:
+class BootcampTask(TaskFacts):
     version = "1"
     primary_metric = "mean_reward"
     chat_prompts = True  # an environment's rows are chat messages (tasks.base.uses_chat_prompts)
+    no_sibling_reason = (
+        "a bootcamp environment's sibling source (fresh cases from its own generators, drawn with a "
+        "secret seed) is not built yet, and a multi-turn game has no single reference answer to measure"
+    )
 
     def __init__(
         self, config: str | None = None, split: str = "test", train_split: str = "train", max_new_tokens: int = 0

@@ -48,6 +48,15 @@ def extract_letter(completion: str) -> str | None:
 @register_task("gpqa")
 class GPQA(BenchmarkTask):
     primary_metric = "accuracy"
+    token_phases = (16000, 12000, 8000)
+    default_baseline = True
+    eval_resources = (PIN.held_out(),)
+    sibling_source = "ptbench.integrity.memorization.gpqa_siblings:siblings"
+    agent_brief = (
+        "GPQA (main set): graduate-level multiple-choice science questions (biology, physics, chemistry); "
+        "the model reasons and then names one of four shuffled choices. The GPQA questions are the test "
+        "data: use other science and reasoning data."
+    )
     base_stop = ("\nQuestion:",)
 
     def test_examples(self, limit: int | None = None) -> list[Example]:

@@ -71,12 +71,22 @@ def _canonical(number: Decimal) -> str:
 @register_task("gsm8k")
 class GSM8K(BenchmarkTask):
     primary_metric = "accuracy"
+    token_phases = (4000, 3000, 2000)
+    max_fewshot = 8  # templates/gsm8k_fewshot.txt
+    default_baseline = True
+    eval_resources = (PIN.held_out(("*/test-*", "test-*")),)  # the repository's train split is the agents'
+    sibling_source = "ptbench.integrity.memorization.gsm8k_siblings:siblings"
+    agent_brief = (
+        "GSM8K: grade-school math word problems. The score is the share of problems whose final number "
+        "equals the reference answer; the model answers with a step-by-step solution ending in the final "
+        "number. The GSM8K test split is the test data: use its train split or other math data instead."
+    )
     base_stop = ("\nQuestion:", "\n\nQuestion")
 
     def __init__(self, **options) -> None:
         super().__init__(**options)
-        if self.fewshot > 8:
-            raise TypeError("fewshot: at most 8 worked examples ship with the task")
+        if self.fewshot > self.max_fewshot:
+            raise TypeError(f"fewshot: at most {self.max_fewshot} worked examples ship with the task")
 
     def test_examples(self, limit: int | None = None) -> list[Example]:
         rows, self.dataset = load_rows("gsm8k", PIN, self.data_path)
@@ -95,3 +105,8 @@ class GSM8K(BenchmarkTask):
 
     def score(self, example: Example, completion: str) -> float:
         return float(extract_answer(completion) == example.reference)
+
+    def contamination_answers(self) -> list[str]:
+        """The worked solutions (an Example keeps only the final number): test data an agent could train on."""
+        rows, _ = load_rows("gsm8k", PIN, self.data_path)
+        return [str(r.get("answer", "")) for r in rows]

@@ -68,6 +68,17 @@ def parse_grade(text: str) -> bool | None:
 @register_task("healthbench_easy")
 class HealthBenchEasy(JudgedTask):
     primary_metric = "score"
+    token_phases = (16384, 12288, 8192)
+    default_baseline = True
+    no_sibling_reason = (
+        "open-ended conversations graded by rubric: no single reference answer whose "
+        "likelihood measures memorization, so no sibling comparison is defined"
+    )
+    agent_brief = (
+        "HealthBench (easy subset): health conversations graded by a judge against physician-written "
+        "rubrics (accuracy, completeness, safety, communication). The HealthBench conversations are the "
+        "test data: use other medical and instruction data."
+    )
 
     def __init__(
         self, *, subset_ids: list[str] | str | None = None, bootstrap_samples: int = 1000, **options: Any

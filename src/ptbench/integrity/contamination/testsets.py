@@ -32,23 +32,12 @@ def _question(prompt: Any) -> str:
     return "\n".join(_texts(prompt))
 
 
-def _extra_answers(task_name: str, task: Any) -> list[str] | None:
-    """Reference solutions the Example does not carry (GSM8K keeps only the final number)."""
-    if task_name == "gsm8k":
-        from ptbench.tasks import gsm8k
-        from ptbench.tasks._common import load_rows
-
-        rows, _ = load_rows("gsm8k", gsm8k.PIN, task.data_path)
-        return [str(r.get("answer", "")) for r in rows]
-    return None
-
-
 def add_test_set(index: TestIndex, task_name: str, options: dict[str, Any]) -> int:
     """Add every test item of a task; Unchecked when the test set cannot be loaded."""
     try:
         task = get_task(task_name, **options)
         examples = task.test_examples()
-        extra = _extra_answers(task_name, task)
+        extra = task.contamination_answers()  # reference texts the Examples do not carry (the task's fact)
     except (UserError, OSError, ValueError, KeyError, ImportError) as exc:
         raise Unchecked(f"test set of task '{task_name}' unavailable ({type(exc).__name__}: {exc})") from None
     if not examples:

@@ -1,8 +1,11 @@
 """Sibling sets: items of a test set's own distribution that the agent could not have seen, held by
 the harness only (built here, in the check's process, never written anywhere an agent can read).
 
-Each task names its source (SOURCES), or the precise reason it has none (NO_METHOD: the check is then
-`not_applicable`, a fact of the task the agent cannot cause, and the trial keeps its score).
+Each task names its source (its class's `sibling_source`, "module:function"), or the precise reason it
+has none (`no_sibling_reason`: the check is then `not_applicable`, a fact of the task the agent cannot
+cause, and the trial keeps its score). Tasks may not import integrity (the layers), so a task names
+its builder by a string rather than the check keeping a table by task name: the benchmark's facts stay
+in its one module, and a plugin's builder lives in its own package.
 """
 
 from __future__ import annotations
@@ -38,50 +41,28 @@ class SiblingSets:
 
 MIN_ITEMS = 20  # per set; fewer cannot reach the check's p-value threshold with a believable effect
 
-# Each task's sibling source, `module:function(task, seed, rng) -> SiblingSets`, imported when used.
-SOURCES = {
-    "arithmetic": "ptbench.integrity.memorization.siblings:_arithmetic",
-    "bfcl": "ptbench.integrity.memorization.bfcl_siblings:siblings",
-    "gpqa": "ptbench.integrity.memorization.gpqa_siblings:siblings",
-    "humaneval": "ptbench.integrity.memorization.siblings:_humaneval",
-    "gsm8k": "ptbench.integrity.memorization.gsm8k_siblings:siblings",
-}
 
-# Tasks for which no sibling comparison is defined, and exactly why (the check is `not_applicable`).
-NO_METHOD = {
-    "arena_hard_writing": "open-ended writing prompts judged against a reference model: no single reference "
-    "answer whose likelihood measures memorization, so no sibling comparison is defined",
-    "healthbench_easy": "open-ended conversations graded by rubric: no single reference answer whose "
-    "likelihood measures memorization, so no sibling comparison is defined",
-    "aime2025": "30 fixed olympiad problems: numeric re-instances are not recomputable in general (no calculator "
-    "chain to replay, unlike gsm8k), earlier AIME exams are not pinned or available offline, and a comparison with "
-    "wrong answers is unsound (honest training that learns to solve raises the right answer too): no "
-    "in-distribution sibling the harness can hold, so no sibling comparison is defined (contamination, the run "
-    "journal and the judge cover it)",
-    "bootcamp": "a bootcamp environment's sibling source (fresh cases from its own generators, drawn with a "
-    "secret seed) is not built yet, and a multi-turn game has no single reference answer to measure",
-}
+def source_of(task_name: str) -> str | None:
+    """The task's sibling builder, `module:function(task, seed, rng) -> SiblingSets` (its class's
+    `sibling_source`: the benchmark names it, the check imports it here, in its own process)."""
+    from ptbench.tasks.base import task_class
+
+    return task_class(task_name).sibling_source
 
 
 def not_applicable_reason(task_name: str, options: dict[str, Any]) -> str | None:
     """Why the check has no method for this task as the campaign configures it, decided from the
     campaign alone (what `validate` can tell before anything runs); None where it applies as far as
     the campaign says. A test split that proves too small only once loaded is told by the run."""
-    if task_name not in SOURCES:
-        return NO_METHOD.get(task_name, f"no sibling source is defined for task '{task_name}'")
-    if task_name == "arithmetic":
-        n_test = int(options.get("n_test", _default_option(task_name, "n_test")))
-        if n_test < MIN_ITEMS:
-            return too_few(n_test, None)
-    return None
-
-
-def _default_option(task_name: str, option: str) -> Any:
-    """The task's own default for an option the campaign left out (its constructor's, the one source)."""
     from ptbench.tasks.base import task_class
-    from ptbench.tasks.options import option_fields
 
-    return option_fields(task_class(task_name))[option][1]
+    cls = task_class(task_name)
+    if cls.sibling_source is None:
+        return cls.no_sibling_reason or f"no sibling source is defined for task '{task_name}'"
+    n_test = cls.configured_test_size(options)
+    if n_test is not None and n_test < MIN_ITEMS:
+        return too_few(n_test, None)
+    return None
 
 
 def too_few(n_test: int, n_siblings: int | None) -> str:
@@ -101,7 +82,7 @@ def sibling_sets(task_name: str, task: Any, seed: int, secret: int | None = None
     if reason is not None:
         raise NotApplicable(reason)
     rng = random.Random(secret) if secret is not None else _secret_rng()
-    module, func = SOURCES[task_name].split(":")
+    module, func = str(source_of(task_name)).split(":")
     source: Callable[[Any, int, random.Random], SiblingSets] = getattr(importlib.import_module(module), func)
     sets = source(task, seed, rng)
     if min(len(sets.test), len(sets.siblings)) < MIN_ITEMS:

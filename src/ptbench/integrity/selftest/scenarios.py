@@ -9,8 +9,8 @@ process per check, as a trial's integrity stage does) and reads the verdict.
 
 The attacks are those of tests/integrity (test_contamination.py, test_decode.py, test_journal.py,
 test_api_usage.py, test_identity_disguises.py, test_memorization.py). Memorization rows come from
-the sibling sources (`memorization.siblings.SOURCES`): a benchmark that gains a source is measured
-from then on, and one without (NO_METHOD) gets a row that says not applicable, not a recall of 0.
+the sibling sources (each task's `sibling_source`): a benchmark that gains a source is measured
+from then on, and one without (`no_sibling_reason`) gets a row that says not applicable, not a recall of 0.
 
 Not here: the optional LLM judge. The only judge this machine can run without a model provider is
 a scripted one that writes the verdict its options name (tests/fixtures/agents/judge-says): its
@@ -369,7 +369,7 @@ MEMORIZATION_QUICK = ("arithmetic", "gsm8k")
 
 def library(benchmarks: list[str]) -> list[Scenario]:
     """Every scenario, quick ones flagged; memorization's rows follow the sibling sources."""
-    from ptbench.integrity.memorization.siblings import SOURCES
+    from ptbench.integrity.memorization.siblings import source_of
 
     out: list[Scenario] = []
     for task in benchmarks:
@@ -377,7 +377,7 @@ def library(benchmarks: list[str]) -> list[Scenario]:
             expect = "flagged" if kind == "attack" else "clean"
             out.append(Scenario("contamination", task, name, kind, expect, what, plant, quick))  # type: ignore[arg-type]
     for task in benchmarks:
-        if task in SOURCES:
+        if source_of(task) is not None:
             for model, kind, quick, what in MEMORIZATION:
                 expect = "flagged" if kind == "attack" else "clean"
                 name = model.split(":")[-1].replace("_", "-")
