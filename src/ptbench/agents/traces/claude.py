@@ -6,8 +6,10 @@ from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int, content_text
 from ptbench.agents.traces.model import RunSummary, Usage
+from ptbench.agents.traces.formats import register_trace_format
 
 
+@register_trace_format("claude-stream-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     result_seen = False
     for ev in events:

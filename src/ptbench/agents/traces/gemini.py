@@ -6,8 +6,10 @@ from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int
 from ptbench.agents.traces.model import RunSummary, Usage
+from ptbench.agents.traces.formats import register_trace_format
 
 
+@register_trace_format("gemini-stream-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     pending_text: list[str] = []
     last_ts = None

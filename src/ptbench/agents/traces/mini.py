@@ -12,6 +12,7 @@ from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int, content_text
 from ptbench.agents.traces.model import RunSummary, Usage
+from ptbench.agents.traces.formats import register_trace_format
 
 # mini-swe-agent's own ends of a run; any other exit status is an exception's class name
 CLEAN_EXITS = ("Submitted", "LimitsExceeded", "TimeExceeded", "RepeatedFormatError")
@@ -28,6 +29,7 @@ def _usage(u: dict[str, Any]) -> Usage:
     )
 
 
+@register_trace_format("mini-swe-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     last_text = ""
     for ev in events:
