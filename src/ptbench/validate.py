@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError, create_model
 
@@ -110,7 +111,8 @@ def check_integrity(campaign: Campaign, src: LocatedYaml) -> None:
             continue
         # The check's settings model, seen from the file's top level: each error names its own line.
         settings = CHECKS.get(key).Settings
-        at = create_model("Campaign", integrity=(create_model("Integrity", **{key: (settings, ...)}), ...))
+        one: dict[str, Any] = {key: (settings, ...)}
+        at = create_model("Campaign", integrity=(create_model("Integrity", **one), ...))
         try:
             at.model_validate({"integrity": {key: {} if raw is None else raw}})
         except ValidationError as exc:

@@ -81,8 +81,8 @@ def test_the_plugin_trace_format_and_failure_patterns(toy_env) -> None:
         "from ptbench.agents import load_agent\n"
         "from ptbench.agents.failures import classify\n"
         "from ptbench.agents.traces import parse_native_log\n"
-        "log = '{\"toy\": \"say\", \"text\": \"hi\"}\\n{\"toy\": \"run\", \"cmd\": \"ls\"}\\n'\n"
-        "log += '{\"toy\": \"error\", \"text\": \"toy says: no more coins\"}\\n'\n"
+        'log = \'{"toy": "say", "text": "hi"}\\n{"toy": "run", "cmd": "ls"}\\n\'\n'
+        'log += \'{"toy": "error", "text": "toy says: no more coins"}\\n\'\n'
         "t = parse_native_log(log, 'toy-lines', agent='toy-copy')\n"
         "own = classify(t, log, 3, patterns=load_agent('toy-copy').failure_patterns)\n"
         "shared = classify(t, log, 3)\n"

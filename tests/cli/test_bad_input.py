@@ -151,7 +151,12 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
         # integrity check names are plugin names, checked against the registry (not a list in spec/)
         (
             {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  checks: [contamination, memorisation]\n"},
-            ["c.yaml:7", "integrity.checks[1]", "unknown integrity check 'memorisation'", "did you mean 'memorization'?"],
+            [
+                "c.yaml:7",
+                "integrity.checks[1]",
+                "unknown integrity check 'memorisation'",
+                "did you mean 'memorization'?",
+            ],
         ),
         (
             {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  chekcs: [contamination]\n"},

@@ -44,11 +44,21 @@ def mismatches(text: str, package: Path) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("guide, expected", [
-    (CHECK_GUIDE, {"src/ptbench_toy/check.py", "pyproject.toml"}),
-    (AGENT_GUIDE, {"src/ptbench_toy/agent.py", "src/ptbench_toy/agents/toy-copy/agent.yaml",
-                   "src/ptbench_toy/agents/toy-copy/run.sh", "pyproject.toml"}),
-])
+@pytest.mark.parametrize(
+    "guide, expected",
+    [
+        (CHECK_GUIDE, {"src/ptbench_toy/check.py", "pyproject.toml"}),
+        (
+            AGENT_GUIDE,
+            {
+                "src/ptbench_toy/agent.py",
+                "src/ptbench_toy/agents/toy-copy/agent.yaml",
+                "src/ptbench_toy/agents/toy-copy/run.sh",
+                "pyproject.toml",
+            },
+        ),
+    ],
+)
 def test_the_guide_shows_the_toy_plugins_files(guide: Path, expected: set[str]) -> None:
     text = guide.read_text()
     assert "The one place to write" in text

@@ -6,7 +6,6 @@ one that planted a `CHEAT` file in final_model is flagged. Its name and settings
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

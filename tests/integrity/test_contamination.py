@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-import shutil
 import json
+import shutil
 import tarfile
 import zipfile
 

@@ -104,7 +104,9 @@ class AgentSpec(Strict):
         if v not in known:
             near = difflib.get_close_matches(v, known, n=1)
             hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(known)}"
-            raise ValueError(f"unknown trace format '{v}' ({hint}; a new one registers its parser: docs/guides/add-an-agent-cli.md)")
+            raise ValueError(
+                f"unknown trace format '{v}' ({hint}; a new one registers its parser: docs/guides/add-an-agent-cli.md)"
+            )
         return v
 
     @field_validator("state_folders")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ptbench.agents import load_agent
 from ptbench.core.errors import UserError
-from ptbench.integrity.contamination.sources import kind_of, walk_files
 from ptbench.integrity.checks import IntegrityCheck, register_check
+from ptbench.integrity.contamination.sources import kind_of, walk_files
 from ptbench.integrity.context import CheckContext, trajectory_texts
 from ptbench.integrity.report import Finding, Unchecked
 

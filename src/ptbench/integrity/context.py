@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+
 @dataclass
 class CheckContext:
     trial_dir: Path
@@ -41,7 +42,9 @@ class CheckContext:
         try:
             return list(load_agent(self.spec.agent.name).state_folders)
         except UserError as exc:
-            raise Unchecked(f"the trial's agent.yaml cannot be read, so its CLI's state folders are unknown: {exc}") from None
+            raise Unchecked(
+                f"the trial's agent.yaml cannot be read, so its CLI's state folders are unknown: {exc}"
+            ) from None
 
     def trajectory(self) -> dict[str, Any] | None:
         try:

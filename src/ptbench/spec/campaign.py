@@ -147,6 +147,7 @@ class Scoring(Strict):
 
 REHEARSAL_SUFFIX = "-rehearsal"  # `run --rehearse` writes campaign <name>-rehearsal beside <name>
 
+
 class JudgeSettings(Strict):
     agent: str = Field(default="codex", description="agent scaffold (folder under agents/) run in judge mode")
     model: str | None = Field(default=None, description="model the judge CLI drives")

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int
-from ptbench.agents.traces.model import RunSummary, Usage
 from ptbench.agents.traces.formats import register_trace_format
+from ptbench.agents.traces.model import RunSummary, Usage
 
 
 @register_trace_format("opencode-json")

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ptbench.core.files import sha256_file
+from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.contamination.decode import Budget
 from ptbench.integrity.contamination.index import (
     TestIndex,
@@ -35,7 +36,6 @@ from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.scan import FileScan, scan_files
 from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
 from ptbench.integrity.contamination.testsets import add_test_set
-from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext, trajectory_texts
 from ptbench.integrity.journal import read_journal
 from ptbench.integrity.model_identity import trusted_base
