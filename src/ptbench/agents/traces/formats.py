@@ -9,6 +9,7 @@ parser registers from its plugin package (docs/guides/add-an-agent-cli.md).
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from typing import Any
@@ -27,8 +28,11 @@ def plain_text(events: list[dict[str, Any]], b: Builder, summary: RunSummary) ->
 
 
 def _load_builtin() -> None:
-    for module in ("claude", "codex", "gemini", "mini", "opencode"):
-        importlib.import_module(f"ptbench.agents.traces.{module}")
+    """Every module of this package: a built-in parser is one new file here, listed nowhere."""
+    import ptbench.agents.traces as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 TRACE_FORMATS: Registry[ParseRun] = Registry(
