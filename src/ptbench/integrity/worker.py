@@ -10,6 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 from ptbench.integrity.checks import CHECKS, settings_for
 from ptbench.integrity.context import CheckContext
@@ -17,10 +20,17 @@ from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 
 
 def run_check(name: str, ctx: CheckContext) -> Finding:
-    """The registered check `name` with the campaign's settings for it. An unknown name or invalid
-    settings raise here: the check's process fails and the runner records `unchecked`."""
-    cls = CHECKS.get(name)
-    check = cls(settings_for(cls, ctx.config))
+    """The registered check `name` with the campaign's settings for it. `validate` checked both where
+    the campaign was submitted; here (a node without the plugin package, a trial.json from another
+    version) either failing is `unchecked`, with the reason."""
+    try:
+        cls = CHECKS.get(name)
+        check = cls(settings_for(cls, ctx.config))
+    except UserError as exc:
+        return Finding(verdict="unchecked", reason=f"cannot be loaded where the check runs: {exc}")
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return Finding(verdict="unchecked", reason=f"integrity.{name} settings invalid: {problems}")
     try:
         return check.check(ctx)
     except Unchecked as exc:
