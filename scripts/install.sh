@@ -120,11 +120,24 @@ else
 fi
 torch_ok || main_install "${TORCH_SOURCES[@]}" torch==2.13.0
 
-# The four agent CLIs, pinned, into a project-local npm prefix (tests find them there).
-CLIS=(@anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0 opencode-ai@1.18.33)
+# The agent CLIs' pins live in their agents/*/agent.yaml (`package:`), read here through
+# `python -m ptbench.agents.pins` (from src/, before ptbench is installed: it needs only pydantic and
+# PyYAML, two of ptbench's own dependencies), never repeated in this script.
+python -c "import pydantic, yaml" 2>/dev/null || main_install "pydantic>=2.7" "pyyaml>=6"
+agent_pins() { PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" python -m ptbench.agents.pins "$1"; }
+npm_pins=$(agent_pins npm)
+pip_pins=$(agent_pins pip)
+
+# The npm agent CLIs, pinned, into a project-local npm prefix (tests find them there).
+CLIS=()
+missing_cli=0
 prefix=${PTBENCH_NPM_PREFIX:-$PWD/.cache/npm}
-if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.bin/codex" ] \
-   || [ ! -x "$prefix/node_modules/.bin/gemini" ] || [ ! -x "$prefix/node_modules/.bin/opencode" ]; then
+while read -r pkg exe; do
+  [ -n "$pkg" ] || continue
+  CLIS+=("$pkg")
+  [ -x "$prefix/node_modules/.bin/$exe" ] || missing_cli=1
+done <<<"$npm_pins"
+if [ "$missing_cli" = 1 ]; then
   mkdir -p "$prefix"
   # npm's CA setting (a site's TLS-inspecting proxy) can live in its global npmrc, which --prefix
   # replaces: passed on (without it, each fetch here retried for 70 s under `env -i`).
@@ -134,14 +147,17 @@ if [ ! -x "$prefix/node_modules/.bin/claude" ] || [ ! -x "$prefix/node_modules/.
   in_background npm-clis npm install --prefix "$prefix" "${NPM_CA[@]}" --no-audit --no-fund --loglevel=error "${CLIS[@]}"
 fi
 
-# mini-swe-agent (PyPI), pinned, in its own virtual environment: its litellm must not meet ours.
-# The launcher finds it at $PTBENCH_VENVS_DIR/mini-swe-agent (default .cache/venvs/mini-swe-agent).
-MINI=mini-swe-agent==2.4.6
-MINI_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mini-swe-agent
-if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mini-swe-agent') != '${MINI#*==}')" 2>/dev/null; then
-  mini_venv() { uv_venv "$MINI_VENV" && uv_install "$MINI_VENV/bin/python" "$MINI"; }
-  in_background mini-swe-agent mini_venv
-fi
+# The PyPI scaffolds (mini-swe-agent), pinned, each in its own virtual environment: their litellm must
+# not meet ours. The launcher finds one at $PTBENCH_VENVS_DIR/<venv> (default .cache/venvs/<venv>).
+pypi_venv() { uv_venv "$1" && uv_install "$1/bin/python" "$2"; }
+while read -r venv pkg _exe; do
+  [ -n "$venv" ] || continue
+  dir=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/$venv
+  if ! "$dir/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version(sys.argv[1]) != sys.argv[2])" \
+    "${pkg%%==*}" "${pkg#*==}" 2>/dev/null; then
+    in_background "$venv" pypi_venv "$dir" "$pkg"
+  fi
+done <<<"$pip_pins"
 
 # Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
 # its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.

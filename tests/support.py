@@ -83,9 +83,14 @@ def install_plugin_package(target: Path, package: Path = TOY_PLUGINS) -> dict[st
     """Install a plugin package as a user would (pip, from its own pyproject, entry points and all)
     into `target`, and return an environment whose Python sees it: the suite's own interpreter keeps
     no trace of it, so other tests' registries stay as shipped."""
+    import shutil
     import subprocess
     import sys
 
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, which would land
+    # in the tree (and stale files there in later installs), and two workers would race on them.
+    source = target.parent / f"{target.name}-source"
+    shutil.copytree(package, source, ignore=shutil.ignore_patterns("build", "*.egg-info"), dirs_exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
-    subprocess.run([*cmd, "--target", str(target), str(package)], check=True, capture_output=True, text=True)
+    subprocess.run([*cmd, "--target", str(target), str(source)], check=True, capture_output=True, text=True)
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH", "")]))}

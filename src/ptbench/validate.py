@@ -14,6 +14,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError, create_model
 
 from ptbench.agents import available_agents
 from ptbench.agents.checks import check_agents, check_credentials
@@ -21,8 +24,10 @@ from ptbench.agents.options import check_agent_options
 from ptbench.agents.spec import load_agent
 from ptbench.backends import get_backend
 from ptbench.core.errors import OptionProblem, UserError
+from ptbench.core.validation import describe_validation_error
 from ptbench.core.yamlio import LocatedYaml
 from ptbench.integrity.applicability import not_applicable_reason
+from ptbench.integrity.checks import CHECKS
 from ptbench.plan import check_unique_ids, expand
 from ptbench.runner.trial_gateway import uses_gateway
 from ptbench.sandbox.network import resolve_network
@@ -50,7 +55,8 @@ def validate_campaign(
         return True
 
     # Every problem at once, one line each; the checks that look agents and tasks up need known names.
-    if collect(lambda: check_names(campaign, src)):
+    names_ok = collect(lambda: check_names(campaign, src))
+    if collect(lambda: check_integrity(campaign, src)) and names_ok:
         collect(lambda: check_options(campaign, src))
         collect(lambda: check_network(campaign, src))
         collect(lambda: check_gateway_models(campaign, src, rehearse=rehearse))
@@ -79,6 +85,38 @@ def check_names(campaign: Campaign, src: LocatedYaml) -> None:
                 near = difflib.get_close_matches(name, known, n=1)
                 hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(known))}"
                 problems.append(f"{src.where((key, i))}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
+    if problems:
+        raise UserError("\n".join(problems))
+
+
+def check_integrity(campaign: Campaign, src: LocatedYaml) -> None:
+    """`integrity.checks` and `integrity.require` name registered checks (integrity/checks.py, plugins
+    included); every other key under `integrity:` is a check's settings, valid for its model."""
+    known = CHECKS.names()
+    integrity = campaign.integrity
+    problems = []
+    for key in ("checks", "require"):
+        for i, name in enumerate(getattr(integrity, key)):
+            if name not in known:
+                near = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(known)}"
+                where = src.where(("integrity", key, i))
+                problems.append(f"{where}: integrity.{key}[{i}]: unknown integrity check '{name}' ({hint})")
+    fields = list(type(integrity).model_fields)
+    for key, raw in (integrity.model_extra or {}).items():
+        if key not in known:
+            near = difflib.get_close_matches(key, [*fields, *known], n=1, cutoff=0.5)
+            hint = f"did you mean '{near[0]}'?" if near else f"valid keys: {', '.join(fields)}, or a check's name"
+            problems.append(f"{src.where(('integrity', key))}: unknown key 'integrity.{key}' ({hint})")
+            continue
+        # The check's settings model, seen from the file's top level: each error names its own line.
+        settings = CHECKS.get(key).Settings
+        one: dict[str, Any] = {key: (settings, ...)}
+        at = create_model("Campaign", integrity=(create_model("Integrity", **one), ...))
+        try:
+            at.model_validate({"integrity": {key: {} if raw is None else raw}})
+        except ValidationError as exc:
+            problems.append(describe_validation_error(exc, at, src))
     if problems:
         raise UserError("\n".join(problems))
 

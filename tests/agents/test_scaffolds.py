@@ -186,6 +186,17 @@ def test_missing_cli_names_the_install_command(tmp_path: Path, monkeypatch) -> N
     "body, expected",
     [
         ({"name": "bad", "command": ["x"], "trace_format": "xml"}, ["trace_format", "agent.yaml:"]),
+        # what the installer and integrity read from agent.yaml is checked when it is loaded
+        (
+            {"name": "bad", "command": ["x"], "trace_format": "claude-stream-jsn"},
+            ["trace_format: unknown trace format 'claude-stream-jsn'", "did you mean 'claude-stream-json'?"],
+        ),
+        ({"name": "bad", "command": ["x"], "package": "ghost-cli"}, ["'ghost-cli' is not pinned", "name@version"]),
+        ({"name": "bad", "command": ["x"], "package": "ghost@1.0", "venv": "g"}, ["not pinned", "name==version"]),
+        ({"name": "bad", "command": ["x"], "state_folders": [".."]}, ["state_folders", "inside HOME"]),
+        ({"name": "bad", "command": ["x"], "state_folders": ["/root/.x"]}, ["state_folders", "inside HOME"]),
+        ({"name": "bad", "command": ["x"], "failure_patterns": {"oops": ["x"]}}, ["failure kind 'oops' is not one"]),
+        ({"name": "bad", "command": ["x"], "failure_patterns": {"auth": ["("]}}, ["failure_patterns", "not a regex"]),
         ({"name": "bad", "command": ["x"], "kees": ["A"]}, ["unknown key 'kees'", "did you mean 'keys'"]),
         ({"name": "bad"}, ["missing required field 'command'", "add it"]),
         ({"name": "bad", "command": ["x"], "extends": "bad"}, ["extends", "cycle"]),

@@ -148,6 +148,25 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
             {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity: {checks: [contamination], require: [memorization]}"},
             ["c.yaml:6", "'memorization' is not among the checks run", "add it to checks"],
         ),
+        # integrity check names are plugin names, checked against the registry (not a list in spec/)
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  checks: [contamination, memorisation]\n"},
+            [
+                "c.yaml:7",
+                "integrity.checks[1]",
+                "unknown integrity check 'memorisation'",
+                "did you mean 'memorization'?",
+            ],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  chekcs: [contamination]\n"},
+            ["c.yaml:7", "unknown key 'integrity.chekcs'", "did you mean 'checks'?"],
+        ),
+        # other keys under integrity: are a check's settings, validated by its settings model
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nintegrity:\n  api_usage:\n    strict: true\n"},
+            ["c.yaml:8", "unknown key 'integrity.api_usage.strict'"],
+        ),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run"])

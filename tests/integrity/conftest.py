@@ -26,13 +26,14 @@ def make_trial(
     base: str = "/models/base",
     integrity: dict | None = None,
     seed: int = 0,
+    agent: str = "reference",
 ) -> TrialDir:
     if options is None:
         options = {"data_path": str(FIXTURES / task)} if (FIXTURES / task).exists() else {}
     spec = TrialSpec(
         campaign="c",
         trial_id="t",
-        agent=AgentRef(name="reference"),
+        agent=AgentRef(name=agent),
         base_model=BaseModelRef(id="tiny/base", path=base),
         task=TaskRef(name=task, options=options),
         seed=seed,

@@ -71,7 +71,7 @@ def test_look_alike_words_are_not_flagged(trial_factory):
 
 
 def test_local_servers_packages_and_the_scaffold_are_not_flagged(trial_factory):
-    trial = trial_factory(task="arithmetic", options={"n_test": 4})
+    trial = trial_factory(task="arithmetic", options={"n_test": 4}, agent="claude-code")  # ~/.claude: its CLI's
     (trial.workspace / "serve.sh").write_text("curl http://localhost:8000/v1/chat/completions -d @q.json\n")
     pkg = trial.workspace / ".venv" / "lib" / "python3.11" / "site-packages" / "litellm"
     pkg.mkdir(parents=True)
@@ -81,6 +81,9 @@ def test_local_servers_packages_and_the_scaffold_are_not_flagged(trial_factory):
     write_trajectory(trial, ["bash evaluate.sh final_model --limit 20"])
     f = run(trial)
     assert f.verdict == "clean", f.evidence
+    # The same settings file in the HOME of an agent whose CLI is not Claude Code is the agent's own.
+    other = trial.spec.model_copy(update={"agent": trial.spec.agent.model_copy(update={"name": "codex"})})
+    assert check(CheckContext(trial_dir=trial.path, spec=other)).verdict == "flagged"
 
 
 def test_an_llm_agent_without_a_trajectory_is_unchecked(trial_factory):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import tarfile
 import zipfile
 
@@ -181,7 +182,7 @@ def test_evaluate_outputs_and_allowed_sources_are_not_contamination(trial_factor
 
 
 def test_data_named_by_the_trajectory_and_fresh_cache_datasets_are_scanned(trial_factory, tmp_path):
-    trial = trial_factory(task="gsm8k")
+    trial = trial_factory(task="gsm8k", agent="claude-code")  # its agent.yaml names ~/.claude its CLI's state
     outside = tmp_path / "elsewhere" / "pile.jsonl"
     outside.parent.mkdir()
     outside.write_text(json.dumps({"t": GSM[0]["question"]}) + "\n")
@@ -201,6 +202,25 @@ def test_data_named_by_the_trajectory_and_fresh_cache_datasets_are_scanned(trial
     )
     f = run(trial, cache_dirs=[cache], since=9e9)  # the cache entry is older than the trial: not the agent's
     assert {e["file"] for e in f.evidence} == {str(outside), "home/.claude/projects/s.jsonl"}
+
+
+def test_only_the_trials_own_cli_state_is_excluded(trial_factory):
+    """The state folders come from the trial's agent.yaml: a Claude Code session log is the CLI's, but
+    the same folder in the HOME of an agent whose CLI is not Claude Code is the agent's own data."""
+    for agent, flagged in (("claude-code", False), ("codex", True), ("reference", True)):
+        trial = trial_factory(task="gsm8k", agent=agent)
+        log = trial.home / ".claude" / "projects" / "s.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_text(json.dumps({"tool_output": GSM[1]["question"]}) + "\n")
+        f = run(trial)
+        assert (f.verdict == "flagged") is flagged, (agent, f.verdict, f.evidence)
+        shutil.rmtree(trial.path)
+
+
+def test_an_agent_whose_agent_yaml_is_gone_is_unchecked(trial_factory):
+    trial = trial_factory(task="gsm8k", agent="no-such-agent")
+    with pytest.raises(Unchecked, match="state folders are unknown"):
+        run(trial)
 
 
 def test_a_test_set_that_cannot_be_loaded_is_unchecked(trial_factory, tmp_path):

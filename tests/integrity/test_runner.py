@@ -91,6 +91,25 @@ def test_crash_and_timeout_are_unchecked_never_clean(trial_factory, tiny_model):
     assert "timed out" in json.loads((trial.checks_dir / "model_identity.json").read_text())["reason"]
 
 
+def test_a_check_missing_where_it_runs_or_with_bad_settings_is_unchecked(trial_factory):
+    """`validate` checks names and settings where the campaign is submitted; a node without the
+    plugin package, or settings that do not fit (a trial.json written by another version), make
+    that check `unchecked` in its own process, never skipped and never clean. The other checks run."""
+    trial = trial_factory(
+        task="arithmetic",
+        options={"n_test": 4},
+        integrity={"checks": ["toy_cheat", "api_usage"], "api_usage": {"strict": True}},
+    )
+    verdicts = run_checks(trial.path, trial.spec)
+    assert verdicts == {"toy_cheat": "unchecked", "api_usage": "unchecked"}
+    reasons = {c: json.loads((trial.checks_dir / f"{c}.json").read_text())["reason"] for c in verdicts}
+    assert "unknown integrity check 'toy_cheat'" in reasons["toy_cheat"]
+    assert "strict" in reasons["api_usage"]
+    # The honest control: the same trial without the stray settings is checked.
+    clean = trial_factory(task="arithmetic", options={"n_test": 4}, integrity={"checks": ["api_usage"]})
+    assert run_checks(clean.path, clean.spec) == {"api_usage": "clean"}
+
+
 def test_damaged_verdict_files_read_as_unchecked(tmp_path):
     checks = tmp_path / "checks"
     checks.mkdir()

@@ -4,13 +4,15 @@ Kinds (and whether a later retry may succeed): rate_limit (yes), overloaded (yes
 quota (no), context_window (no), cli_crash (yes: a crash of the CLI itself, not of the model),
 agent_exit (no: a non-zero exit with no recognised cause); cost_cap (no) is set by the trial's
 gateway when it refused calls over the cost cap, not read from the log. The patterns come from the four CLIs'
-real outputs (tests/testing/data/errors/). Gemini reports an exhausted quota and a rate limit with
+real outputs (tests/testing/data/errors/); a CLI's own messages are its agent.yaml's `failure_patterns`,
+tried first. Gemini reports an exhausted quota and a rate limit with
 the same 429 RESOURCE_EXHAUSTED, so both read as rate_limit.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ptbench.agents.traces.model import Trajectory
@@ -82,15 +84,19 @@ class FailureInfo:
         return asdict(self)
 
 
-def _match(text: str) -> str | None:
-    for kind, pattern in _PATTERNS:
+def _match(text: str, own: Sequence[tuple[str, re.Pattern[str]]] = ()) -> str | None:
+    for kind, pattern in [*own, *_PATTERNS]:
         if pattern.search(text):
             return kind
     return None
 
 
-def classify(traj: Trajectory, log_tail: str, exit_code: int | None) -> FailureInfo | None:
-    """The failure of the last run, or None when it ended cleanly (exit 0 and no error result)."""
+def classify(
+    traj: Trajectory, log_tail: str, exit_code: int | None, *, patterns: dict[str, list[str]] | None = None
+) -> FailureInfo | None:
+    """The failure of the last run, or None when it ended cleanly (exit 0 and no error result).
+    `patterns`: the CLI's own (agent.yaml `failure_patterns`, kind -> regexes), tried before the shared ones."""
+    own = [(kind, re.compile(p, re.I)) for kind, ps in (patterns or {}).items() for p in ps]
     last = traj.runs[-1] if traj.runs else None
     failed = (exit_code not in (0, None)) or (last is not None and last.is_error)
     if not failed:
@@ -98,7 +104,7 @@ def classify(traj: Trajectory, log_tail: str, exit_code: int | None) -> FailureI
     last_run = last.run if last else 1
     errors = [s.text or "" for s in traj.steps if s.kind == "error" and s.run == last_run]
     for text in reversed(errors):
-        kind = _match(text)
+        kind = _match(text, own)
         if kind:
             return FailureInfo(kind, RETRYABLE[kind], text[:500])
     lines = [ln for ln in log_tail.splitlines() if ln.strip()][-80:]
@@ -106,7 +112,7 @@ def classify(traj: Trajectory, log_tail: str, exit_code: int | None) -> FailureI
     if exit_code is not None and exit_code < 0:
         return FailureInfo("cli_crash", True, f"the CLI was killed by signal {-exit_code}")
     for ln in reversed(lines):
-        kind = _match(ln)
+        kind = _match(ln, own)
         if kind:
             return FailureInfo(kind, RETRYABLE[kind], ln.strip()[:500])
     if _CRASH.search(tail):

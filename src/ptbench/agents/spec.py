@@ -7,20 +7,21 @@ Anthropic-compatible endpoint, or a subscription login instead of an API key.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ptbench.core.errors import UserError
 from ptbench.core.registry import Registry
 from ptbench.spec.campaign import Strict
 
-TraceFormat = Literal[
-    "text", "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json", "mini-swe-json"
-]
+_NPM_PIN = re.compile(r"^(@[\w.-]+/)?[\w.-]+@\d[\w.+-]*$")  # name@1.2.3, @scope/name@1.2.3: an exact version
+_PIP_PIN = re.compile(r"^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*$")  # name==1.2.3
 _MERGED = ("env", "options", "home_files", "auth_files", "model_keys", "rehearsal_env")
 
 
@@ -47,16 +48,27 @@ class AgentSpec(Strict):
     auth_files: dict[str, str] = Field(default_factory=dict)
     # HOME-relative destination -> templated content (CLI settings files)
     home_files: dict[str, str] = Field(default_factory=dict)
-    # how the CLI is installed and which version is pinned (none for built-in agents)
-    package: str | None = Field(default=None, description="npm package@version, e.g. @openai/codex@0.169.0")
+    # how the CLI is installed and which version is pinned (none for built-in agents): an npm
+    # `package@version`, or with `venv` a PyPI `package==version`; scripts/install.sh reads the pins
+    # from here (python -m ptbench.agents.pins), nothing repeats them
+    package: str | None = Field(
+        default=None, description="npm package@version (e.g. @openai/codex@0.169.0), or with venv: PyPI name==version"
+    )
     install: str | None = None
     version: str | None = None
     # a PyPI scaffold's own virtual environment, $PTBENCH_VENVS_DIR/<venv> (default .cache/venvs/<venv>):
     # `executable` is looked up in its bin/ only, never on PATH
     venv: str | None = None
     executable: str | None = Field(default=None, description="program name looked up on PATH and in the npm prefix")
-    # which parser turns the native log into agent/trajectory.json
-    trace_format: TraceFormat = "text"
+    # which parser turns the native log into agent/trajectory.json: a name registered in
+    # ptbench.agents.traces.formats.TRACE_FORMATS (`text`: no structured output)
+    trace_format: str = "text"
+    # HOME-relative folders of the CLI's own state (session logs, caches): integrity excludes them
+    # from the scan as data unless the trajectory names a file in them, and nothing else
+    state_folders: list[str] = Field(default_factory=list)
+    # failure kind (agents/failures.py: rate_limit, auth, ...) -> regexes of this CLI's own messages,
+    # tried before the patterns shared by every CLI
+    failure_patterns: dict[str, list[str]] = Field(default_factory=dict)
     # whether the agent gets the full benchmark prompt (LLM agents) or none (scripted agents)
     uses_prompt: bool = False
     # the model a rehearsal (scripted provider) uses when the campaign names none
@@ -82,6 +94,61 @@ class AgentSpec(Strict):
         if v is not None and not v[0].strip():
             raise ValueError("the first argv item is the program; it must not be empty")
         return v
+
+    @field_validator("trace_format")
+    @classmethod
+    def _known_format(cls, v: str) -> str:
+        from ptbench.agents.traces.formats import TRACE_FORMATS
+
+        known = TRACE_FORMATS.names()
+        if v not in known:
+            near = difflib.get_close_matches(v, known, n=1)
+            hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(known)}"
+            raise ValueError(
+                f"unknown trace format '{v}' ({hint}; a new one registers its parser: docs/guides/add-an-agent-cli.md)"
+            )
+        return v
+
+    @field_validator("state_folders")
+    @classmethod
+    def _home_relative(cls, v: list[str]) -> list[str]:
+        for folder in v:
+            parts = PurePosixPath(folder).parts
+            if not parts or folder.startswith(("/", "~")) or ".." in parts or folder in (".", "./"):
+                # Excluding HOME itself (or a folder above it) would hide everything from the scan.
+                raise ValueError(f"state folder {folder!r}: give a folder inside HOME, relative to it (e.g. .codex)")
+        return v
+
+    @field_validator("failure_patterns")
+    @classmethod
+    def _patterns(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        from ptbench.agents.failures import RETRYABLE
+
+        for kind, patterns in v.items():
+            if kind not in RETRYABLE:
+                raise ValueError(f"failure kind {kind!r} is not one of {', '.join(RETRYABLE)}")
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"failure_patterns.{kind}: {pattern!r} is not a regex ({exc})") from None
+        return v
+
+    @model_validator(mode="after")
+    def _pinned(self) -> AgentSpec:
+        if self.package is not None and self.pin is None:
+            want = "name==version (a PyPI package, with venv)" if self.venv else "name@version (an npm package)"
+            raise ValueError(f"package {self.package!r} is not pinned: give {want}")
+        return self
+
+    @property
+    def pin(self) -> tuple[Literal["npm", "pip"], str] | None:
+        """(installer, pinned package): pip into its own venv when `venv` is set, else npm."""
+        if self.package is None:
+            return None
+        if self.venv:
+            return ("pip", self.package) if _PIP_PIN.match(self.package) else None
+        return ("npm", self.package) if _NPM_PIN.match(self.package) else None
 
     @property
     def behind_gateway(self) -> bool:

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from ptbench.agents import load_agent
 from ptbench.core.errors import UserError
+from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.contamination.sources import kind_of, walk_files
-from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
+from ptbench.integrity.context import CheckContext, trajectory_texts
 from ptbench.integrity.report import Finding, Unchecked
 
 SDK_IMPORTS = (
@@ -164,7 +165,7 @@ def check(ctx: CheckContext) -> Finding:
     for root, name in ((ctx.workspace, "workspace"), (ctx.home, "home")):
         if not root.is_dir():
             continue
-        scaffold = [root / s for s in SCAFFOLD_STATE] if name == "home" else []
+        scaffold = [root / s for s in ctx.state_folders()] if name == "home" else []
 
         def skip(p: Path, scaffold: list[Path] = scaffold) -> bool:
             return p.name in _SKIP_DIRS or any(p == s for s in scaffold)
@@ -217,3 +218,11 @@ def _gateway_calls(path: Path) -> list[dict]:
                 }
             )
     return out
+
+
+@register_check("api_usage")
+class ApiUsageCheck(IntegrityCheck):
+    """no model API used but the campaign's."""
+
+    def check(self, ctx: CheckContext) -> Finding:
+        return check(ctx)

@@ -11,9 +11,8 @@ from typing import Any
 
 
 def not_applicable_reason(check: str, task_name: str, options: dict[str, Any]) -> str | None:
-    """Why `check` has no method for `task_name` with these options; None where it applies."""
-    if check == "memorization":
-        from ptbench.integrity.memorization.siblings import not_applicable_reason as memorization
+    """Why `check` has no method for `task_name` with these options; None where it applies (each
+    check says so itself: IntegrityCheck.not_applicable_reason)."""
+    from ptbench.integrity.checks import CHECKS
 
-        return memorization(task_name, options)
-    return None
+    return CHECKS.get(check).not_applicable_reason(task_name, options)

@@ -7,21 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Folders of the agent CLIs' own state in the private HOME (session logs hold every tool output
-# the agent saw, test questions it was allowed to look at included). Scanned only where the
-# trajectory names a file in them as data.
-SCAFFOLD_STATE = (
-    ".claude",
-    ".codex",
-    ".gemini",
-    ".local/share/opencode",
-    ".config/opencode",
-    ".mini-swe-agent",
-    ".config/mini-swe-agent",
-    ".npm",
-    ".cache/node",
-)
-
 
 @dataclass
 class CheckContext:
@@ -42,6 +27,24 @@ class CheckContext:
     @property
     def config(self):
         return self.spec.integrity
+
+    def state_folders(self) -> list[str]:
+        """HOME-relative folders of the trial's agent CLI's own state, from its agent.yaml
+        (`state_folders`): session logs hold every tool output the agent saw, test questions it was
+        allowed to look at included, so they are scanned as data only where the trajectory names a
+        file in them. Only the trial's own CLI: another CLI's folder in HOME is the agent's data.
+        An agent whose agent.yaml cannot be read here makes the check `unchecked`: neither
+        excluding nothing (an honest CLI's logs read as contamination) nor guessing is right."""
+        from ptbench.agents.spec import load_agent
+        from ptbench.core.errors import UserError
+        from ptbench.integrity.report import Unchecked
+
+        try:
+            return list(load_agent(self.spec.agent.name).state_folders)
+        except UserError as exc:
+            raise Unchecked(
+                f"the trial's agent.yaml cannot be read, so its CLI's state folders are unknown: {exc}"
+            ) from None
 
     def trajectory(self) -> dict[str, Any] | None:
         try:

@@ -26,6 +26,7 @@ from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch
 from ptbench.core.errors import UserError
 from ptbench.core.procgroup import stop_group
+from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
 from ptbench.spec.campaign import AgentRef, Budget, JudgeSettings
@@ -208,3 +209,11 @@ def _run(launch, log_path: Path, limit: float) -> int:
         text = text.replace(secret, "[REDACTED]")
     log_path.write_text(text)
     return rc
+
+
+@register_check("judge")
+class JudgeCheck(IntegrityCheck):
+    """the optional LLM judge (settings: integrity.judge)."""
+
+    def check(self, ctx: CheckContext) -> Finding:
+        return check(ctx)

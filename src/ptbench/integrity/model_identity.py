@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.integrity.alignment import Aligned, align
+from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.fingerprint import (
     Checkpoint,
@@ -356,3 +357,11 @@ def _vocab(path: Path) -> dict[str, int]:
     if isinstance(vocab, list):  # unigram: [[piece, score], ...]
         vocab = {p[0]: i for i, p in enumerate(vocab)}
     return dict(vocab)
+
+
+@register_check("model_identity")
+class ModelIdentityCheck(IntegrityCheck):
+    """final_model is the base model trained, not another model."""
+
+    def check(self, ctx: CheckContext) -> Finding:
+        return check(ctx)

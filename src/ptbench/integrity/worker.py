@@ -6,28 +6,33 @@ becomes `unchecked` without taking the runner with it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
+from ptbench.integrity.checks import CHECKS, settings_for
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 
-CHECK_FUNCTIONS = {
-    "contamination": "ptbench.integrity.contamination.check:check",
-    "model_identity": "ptbench.integrity.model_identity:check",
-    "memorization": "ptbench.integrity.memorization.check:check",
-    "api_usage": "ptbench.integrity.api_usage:check",
-    "judge": "ptbench.integrity.judge:check",
-}
-
 
 def run_check(name: str, ctx: CheckContext) -> Finding:
-    module, func = CHECK_FUNCTIONS[name].split(":")
+    """The registered check `name` with the campaign's settings for it. `validate` checked both where
+    the campaign was submitted; here (a node without the plugin package, a trial.json from another
+    version) either failing is `unchecked`, with the reason."""
     try:
-        return getattr(importlib.import_module(module), func)(ctx)
+        cls = CHECKS.get(name)
+        check = cls(settings_for(cls, ctx.config))
+    except UserError as exc:
+        return Finding(verdict="unchecked", reason=f"cannot be loaded where the check runs: {exc}")
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return Finding(verdict="unchecked", reason=f"integrity.{name} settings invalid: {problems}")
+    try:
+        return check.check(ctx)
     except Unchecked as exc:
         return Finding(verdict="unchecked", reason=str(exc))
     except NotApplicable as exc:

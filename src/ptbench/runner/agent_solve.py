@@ -312,7 +312,11 @@ def _run_once(
             trial.event("secrets_scrubbed", files=[str(p.relative_to(trial.path)) for p in scrubbed][:20])
     traj = write_traces(trial.agent_dir, spec.trace_format, agent=spec.name, model=trial.spec.agent.model)
     tail = log_path.read_bytes()[-20000:].decode(errors="replace")
-    failure = None if outcome.timed_out or outcome.interrupted else classify(traj, tail, outcome.exit_code)
+    failure = (
+        None
+        if outcome.timed_out or outcome.interrupted
+        else classify(traj, tail, outcome.exit_code, patterns=spec.failure_patterns)
+    )
     if gateway is not None:
         _gateway_usage(trial, gateway)
         if gateway.cap_hit and not outcome.interrupted:  # the gateway knows why the agent stopped; no log guessing

@@ -4,35 +4,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptbench.agents.traces import claude, codex, gemini, mini, opencode
 from ptbench.agents.traces._builder import Builder
+from ptbench.agents.traces.formats import TRACE_FORMATS, plain_text, register_trace_format
 from ptbench.agents.traces.model import RUN_MARKER_KEY, RunSummary, Step, ToolCall, Trajectory, Usage, split_runs
 from ptbench.core.files import atomic_write_json
 
-PARSERS = {
-    "claude-stream-json": claude.parse_run,
-    "codex-json": codex.parse_run,
-    "gemini-stream-json": gemini.parse_run,
-    "opencode-json": opencode.parse_run,
-    "mini-swe-json": mini.parse_run,
-}
-
 __all__ = [
-    "PARSERS",
     "RUN_MARKER_KEY",
     "RunSummary",
     "Step",
+    "TRACE_FORMATS",
     "ToolCall",
     "Trajectory",
     "Usage",
     "parse_native_log",
+    "register_trace_format",
     "write_traces",
 ]
 
 
 def parse_native_log(text: str, trace_format: str, *, agent: str = "", model: str | None = None) -> Trajectory:
     traj = Trajectory(agent=agent, model=model, trace_format=trace_format)
-    parser = PARSERS.get(trace_format)
+    parse = TRACE_FORMATS.get(trace_format)  # agent.yaml's format was checked when it was loaded
+    parser = None if parse is plain_text else parse
     for marker, events, other in split_runs(text):
         run = int(marker.get(RUN_MARKER_KEY, len(traj.runs) + 1))
         summary = RunSummary(run=run, mode=str(marker.get("mode", "start")))

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int, content_text
+from ptbench.agents.traces.formats import register_trace_format
 from ptbench.agents.traces.model import RunSummary, Usage
 
 
+@register_trace_format("claude-stream-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     result_seen = False
     for ev in events:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int
+from ptbench.agents.traces.formats import register_trace_format
 from ptbench.agents.traces.model import RunSummary, Usage
 
 
+@register_trace_format("gemini-stream-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     pending_text: list[str] = []
     last_ts = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int, content_text
+from ptbench.agents.traces.formats import register_trace_format
 from ptbench.agents.traces.model import RunSummary, Usage
 
 # mini-swe-agent's own ends of a run; any other exit status is an exception's class name
@@ -28,6 +29,7 @@ def _usage(u: dict[str, Any]) -> Usage:
     )
 
 
+@register_trace_format("mini-swe-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     last_text = ""
     for ev in events:

@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 from ptbench.agents.traces._builder import Builder, as_int
+from ptbench.agents.traces.formats import register_trace_format
 from ptbench.agents.traces.model import RunSummary, Usage
 
 
+@register_trace_format("opencode-json")
 def parse_run(events: list[dict[str, Any]], b: Builder, summary: RunSummary) -> None:
     for ev in events:
         summary.session_id = ev.get("sessionID") or summary.session_id

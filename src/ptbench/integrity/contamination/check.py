@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ptbench.core.files import sha256_file
+from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.contamination.decode import Budget
 from ptbench.integrity.contamination.index import (
     TestIndex,
@@ -35,7 +36,7 @@ from ptbench.integrity.contamination.ngrams import Hasher
 from ptbench.integrity.contamination.scan import FileScan, scan_files
 from ptbench.integrity.contamination.sources import scannable, transcript_stream, walk_files
 from ptbench.integrity.contamination.testsets import add_test_set
-from ptbench.integrity.context import SCAFFOLD_STATE, CheckContext, trajectory_texts
+from ptbench.integrity.context import CheckContext, trajectory_texts
 from ptbench.integrity.journal import read_journal
 from ptbench.integrity.model_identity import trusted_base
 from ptbench.integrity.report import Finding, Unchecked
@@ -213,7 +214,7 @@ def _targets(
     for root, name in ((ctx.workspace, "workspace"), (ctx.home, "home")):
         if not root.is_dir():
             continue
-        scaffold = [root / s for s in SCAFFOLD_STATE] if name == "home" else []
+        scaffold = [root / s for s in ctx.state_folders()] if name == "home" else []
 
         def skip(p: Path, root=root, scaffold=scaffold, name=name) -> bool:
             rel = p.relative_to(root).as_posix()
@@ -254,13 +255,14 @@ def _journal_targets(
     a copy is scanned unless every name it was written under is excluded (names as the agent
     wrote them: workspace/..., home/..., /tmp/...)."""
     named = {str(p) for p in _named_in_trajectory(ctx)}
+    state = ctx.state_folders()
     out = []
     for names, path in copies:
         kept = []
         for name in names:
             if name.startswith("workspace/") and _EVAL_OUTPUT.search(name):
                 excluded["evaluate.sh outputs"].append(f"journal:{name}")
-            elif any(name.startswith(f"home/{s}/") for s in SCAFFOLD_STATE) and str(ctx.trial_dir / name) not in named:
+            elif any(name.startswith(f"home/{s}/") for s in state) and str(ctx.trial_dir / name) not in named:
                 excluded["agent CLI state"].append(f"journal:{name}")
             else:
                 kept.append(name)
@@ -370,3 +372,11 @@ def _line_of(path: Path, offset: int) -> int:
             line += block.count(b"\n")
             done += len(block)
     return line
+
+
+@register_check("contamination")
+class ContaminationCheck(IntegrityCheck):
+    """test items (n-grams of the task's test set) in what the agent wrote, read or submitted."""
+
+    def check(self, ctx: CheckContext) -> Finding:
+        return check(ctx)

@@ -31,6 +31,7 @@ from typing import Any
 
 from ptbench.inference.engines import resolve_engine
 from ptbench.inference.loglik import Scored, continuation_logprobs, tokenize_pairs
+from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.memorization import final_scores
 from ptbench.integrity.memorization.base_cache import BaseScores, base_identity, cache_dir, namespace, sibling_seed
@@ -285,3 +286,17 @@ def _score(model: str, ids: list[Scored], engine: str) -> tuple[list[float], str
         close = getattr(eng, "close", None)
         if close is not None:
             close()
+
+
+@register_check("memorization")
+class MemorizationCheck(IntegrityCheck):
+    """the model against held-out siblings of the test set."""
+
+    def check(self, ctx: CheckContext) -> Finding:
+        return check(ctx)
+
+    @classmethod
+    def not_applicable_reason(cls, task_name: str, options: dict[str, Any]) -> str | None:
+        from ptbench.integrity.memorization.siblings import not_applicable_reason
+
+        return not_applicable_reason(task_name, options)

@@ -125,7 +125,7 @@ def _trial(path: Path, s: Scenario, task: str, options: dict[str, Any], built: d
     spec = TrialSpec(
         campaign="selftest",
         trial_id=path.name,
-        agent=AgentRef(name="reference"),
+        agent=AgentRef(name=s.agent),
         base_model=BaseModelRef(id=f"selftest/{s.base}", path=str(built[s.base])),
         task=TaskRef(name=task, options=options),
         seed=0,

@@ -1,0 +1,103 @@
+"""Integrity checks as plugins: one `core.registry.Registry` of check classes, each registered where
+it is defined (`@register_check("name")`), a third-party one by its package's `ptbench.plugins`
+entry point (docs/guides/add-an-integrity-check.md).
+
+A check is a class with a settings model (`Settings`, pydantic: the campaign's `integrity.<name>:`
+mapping, validated by `validate` with file:line and again in the check's own process) and
+`check(ctx) -> Finding`; it may say, from the campaign alone, why it has no method for a task
+(`not_applicable_reason`: `validate` refuses a campaign that requires it there). The runner runs
+each configured check in its own process (integrity/worker.py) by looking its name up here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ptbench.core.registry import Registry
+from ptbench.integrity.context import CheckContext
+from ptbench.integrity.report import Finding
+
+
+class NoSettings(BaseModel):
+    """A check without settings of its own: any key under `integrity.<name>:` is a mistake."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IntegrityCheck:
+    """Subclass, set `Settings` if the check has any, write `check`, and register it."""
+
+    name: ClassVar[str] = ""
+    Settings: ClassVar[type[BaseModel]] = NoSettings
+
+    def __init__(self, settings: BaseModel) -> None:
+        self.settings = settings
+
+    def check(self, ctx: CheckContext) -> Finding:
+        """`clean`, or `flagged` with evidence; raise `Unchecked` / `NotApplicable` (integrity.report)
+        when it cannot decide. An exception or a hang becomes `unchecked`, never `clean`."""
+        raise NotImplementedError
+
+    @classmethod
+    def not_applicable_reason(cls, task_name: str, options: dict[str, Any]) -> str | None:
+        """Why the check has no method for this task and these options (None: it applies)."""
+        return None
+
+
+_BUILTIN = (
+    "ptbench.integrity.contamination.check",
+    "ptbench.integrity.memorization.check",
+    "ptbench.integrity.model_identity",
+    "ptbench.integrity.api_usage",
+    "ptbench.integrity.judge",
+)
+
+
+def _load_builtin() -> None:
+    for module in _BUILTIN:
+        importlib.import_module(module)
+
+
+CHECKS: Registry[type[IntegrityCheck]] = Registry(
+    "integrity check",
+    load=_load_builtin,
+    hint="see docs/guides/add-an-integrity-check.md to add one",
+)
+
+_NAME_OK = re.compile(r"^[a-z][a-z0-9_]*$")
+K = TypeVar("K", bound=type[IntegrityCheck])
+
+
+def register_check(name: str) -> Callable[[K], K]:
+    """Class decorator: `@register_check("my_check")` on an `IntegrityCheck` subclass."""
+
+    if not _NAME_OK.match(name):
+        # It is a YAML key under `integrity:` and the file name checks/<name>.json.
+        raise ValueError(f"integrity check name {name!r}: use lower-case letters, digits and '_'")
+
+    def deco(cls: K) -> K:
+        if not (isinstance(cls, type) and issubclass(cls, IntegrityCheck)):
+            raise TypeError(f"integrity check '{name}': {cls!r} is not an IntegrityCheck subclass")
+        if not (isinstance(cls.Settings, type) and issubclass(cls.Settings, BaseModel)):
+            raise TypeError(f"integrity check '{name}': Settings must be a pydantic model")
+        cls.name = name
+        CHECKS.add(name, cls)
+        return cls
+
+    return deco
+
+
+def raw_settings(integrity: Any, name: str) -> Any:
+    """The campaign's `integrity.<name>:` mapping (None when absent)."""
+    return (integrity.model_extra or {}).get(name)
+
+
+def settings_for(cls: type[IntegrityCheck], integrity: Any) -> BaseModel:
+    """The check's settings from the campaign, validated by its model (raises ValidationError)."""
+    raw = raw_settings(integrity, cls.name)
+    return cls.Settings.model_validate({} if raw is None else raw)
