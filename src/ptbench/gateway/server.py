@@ -26,6 +26,7 @@ import aiohttp
 from aiohttp import web
 
 from ptbench.core.aioserve import start_catch_all
+from ptbench.core.private_aiohttp import defer_headers
 from ptbench.core.retry import RetryPolicy
 from ptbench.gateway.fastjson import load_json, record_line
 from ptbench.gateway.prices import cost_usd, price_of
@@ -78,12 +79,10 @@ class Upstream:
     usage: Usage = field(default_factory=Usage)
 
 
+@defer_headers
 class _RelayedResponse(web.StreamResponse):
     """The reply to the agent: its headers go out with the first piece of the body, in one write
-    instead of a write of their own (as aiohttp's own web.Response does; an aiohttp without this
-    private switch sends them at once, as before)."""
-
-    _send_headers_immediately = False
+    instead of a write of their own (core/private_aiohttp.py)."""
 
 
 class Gateway:
