@@ -8,7 +8,7 @@ from typing import Any
 
 from ptbench.bootcamp.datagen import load_rows
 from ptbench.bootcamp.rollout import read_settings
-from ptbench.bootcamp.traces import EpisodeTrace, is_final
+from ptbench.bootcamp.traces import EpisodeTrace, current_trace, is_final
 from ptbench.core import fastjson
 from ptbench.core.files import atomic_write_bytes, atomic_write_json, read_jsonl
 
@@ -105,6 +105,7 @@ def merge(out_dir: str | Path) -> dict[str, Any]:
         if rec is None:
             missing.append(sid)
         else:
+            rec = current_trace(rec, where=f"{out}/shards: sample {sid}")
             EpisodeTrace.model_validate(rec)  # a malformed record fails here, not in someone's training run
             ordered.append(rec)
     (out / "merged").mkdir(parents=True, exist_ok=True)
