@@ -120,7 +120,7 @@ def test_429_is_retried_after_retry_after_and_error_text_is_redacted(tmp_path: P
 
 def test_spy_finds_a_canary_where_one_is_visible(tmp_path: Path) -> None:
     """The control case: the spy of the sandbox tests does find a key in a process's environment."""
-    spy = Path(__file__).with_name("spy") / "spy.py"
+    spy = Path(__file__).resolve().parents[1] / "agents" / "spy" / "spy.py"
     (tmp_path / "home").mkdir()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "SOME_KEY": REAL}
     out = subprocess.run(
