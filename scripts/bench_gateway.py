@@ -30,6 +30,8 @@ import aiohttp
 import psutil
 from aiohttp import web
 
+from ptbench.core.private_aiohttp import bound_port
+
 _DELTA = (
     b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'
     + b"x" * 60
@@ -70,7 +72,7 @@ def serve_upstream() -> None:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        print(f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}", flush=True)
+        print(f"http://127.0.0.1:{bound_port(site)}", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
     asyncio.run(run())

@@ -45,4 +45,5 @@ fi
 workers=${PTBENCH_TEST_WORKERS:-2}
 [ $gpu = 1 ] && workers=0
 echo "== running tests ($workers workers)"
-python -m pytest -m "not gpu" -n "$workers" --dist loadgroup -q -p no:cacheprovider -p no:benchmark --durations=25 "$@"
+# --slow: the `slow` tests are opt-in for a plain `pytest` (tests/conftest.py); this script runs every test.
+python -m pytest -m "not gpu" --slow -n "$workers" --dist loadgroup -q -p no:cacheprovider -p no:benchmark --durations=25 "$@"

@@ -127,12 +127,54 @@ def pytest_configure(config) -> None:
         config.option.loadscopereorder = False
 
 
+# -- `slow` tests are opt-in locally ------------------------------------------------------------
+# A plain `pytest` is the quick loop (the slow tests train models and run campaigns: most of the
+# suite's time); CI (CI=true) and scripts/test.sh, which CI runs, run every test.
+SLOW_HOW = "pass --slow or set PTBENCH_SLOW=1 to run them (CI=true and scripts/test.sh run every test)"
+_SLOW_LEFT = pytest.StashKey[int]()
+
+
+def run_slow(config) -> bool:
+    """Whether this run includes the `slow` tests: asked for (--slow, PTBENCH_SLOW=1), in CI, or
+    chosen by a `-m` expression that names the mark (then -m alone decides)."""
+    return bool(
+        config.getoption("slow")
+        or os.environ.get("PTBENCH_SLOW") == "1"
+        or os.environ.get("CI") == "true"
+        or "slow" in (config.getoption("markexpr") or "")
+    )
+
+
+def _named(config, item: pytest.Item) -> bool:
+    """The test was named on the command line (`pytest path::test`): it runs, slow or not."""
+    for arg in config.args:
+        path, sep, name = arg.partition("::")
+        if sep and Path(config.invocation_params.dir, path).resolve() == Path(item.path).resolve():
+            test = item.nodeid.partition("::")[2]
+            if test == name or test.startswith((name + "[", name + "::")):
+                return True
+    return False
+
+
+def _leave_out_slow(config, items: list[pytest.Item]) -> None:
+    if run_slow(config):
+        return
+    left = [item for item in items if item.get_closest_marker("slow") and not _named(config, item)]
+    if left:
+        dropped = set(map(id, left))
+        items[:] = [item for item in items if id(item) not in dropped]
+        config.hook.pytest_deselected(items=left)
+    config.stash[_SLOW_LEFT] = len(left)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the group marks
 def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist (`-n 2 --dist loadgroup`, scripts/test.sh) tests spread one by one over the
-    workers, except: every test that uses the dev Slurm cluster runs on one worker, in order, as the
-    one-node cluster expects; a file with module-scoped fixtures (trained models, servers) runs whole
-    on one worker, so they are built once. The longest units are handed out first (_longest_first)."""
+    """`slow` tests are left out unless asked for (run_slow). Under pytest-xdist (`-n 2 --dist
+    loadgroup`, scripts/test.sh) tests spread one by one over the workers, except: every test that
+    uses the dev Slurm cluster runs on one worker, in order, as the one-node cluster expects; a file
+    with module-scoped fixtures (trained models, servers) runs whole on one worker, so they are built
+    once. The longest units are handed out first (_longest_first)."""
+    _leave_out_slow(config, items)
     for item in items:
         if item.get_closest_marker("slurm"):
             item.add_marker(pytest.mark.xdist_group("slurm"))
@@ -150,6 +192,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--slow", action="store_true", help="also run the `slow` tests (CI=true or PTBENCH_SLOW=1: the same)"
+    )
     parser.addoption(
         "--cpu-durations",
         type=int,
@@ -189,6 +234,12 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
+    if not run_slow(config):
+        # Under pytest-xdist the workers collect (and leave the slow tests out); this process has no count.
+        left = config.stash.get(_SLOW_LEFT, None)
+        what = "slow tests" if left is None else f"{left} slow test{'s' * (left != 1)}"
+        if left != 0:
+            terminalreporter.write_sep("=", f"{what} not run: {SLOW_HOW}", yellow=True)
     n = config.getoption("cpu_durations")
     if n is None:
         return

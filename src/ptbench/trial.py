@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_serializer
+from pydantic import BaseModel, Field, model_serializer
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
@@ -32,10 +32,13 @@ STAGES = ("prepare", "solve", "collect", "integrity", "evaluate", "record")
 Stage = Literal["prepare", "solve", "collect", "integrity", "evaluate", "record"]
 
 
+TRIAL_SCHEMA = 1
+
+
 class TrialSpec(Strict):
     """Everything that determines a trial's outcome; its hash detects a changed campaign."""
 
-    schema_version: int = 1
+    schema_version: int = TRIAL_SCHEMA
     campaign: str
     trial_id: str
     agent: AgentRef
@@ -60,6 +63,21 @@ class TrialSpec(Strict):
 
     def spec_hash(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    @classmethod
+    def read(cls, path: Path) -> TrialSpec:
+        """trial.json, through core.versioned (a newer one refused with one line); FileNotFoundError
+        passes through."""
+        raw = path.read_bytes()
+        try:
+            return parse_versioned(cls, raw, current=TRIAL_SCHEMA, where=str(path))
+        except NewerSchema:
+            raise
+        except UserError as exc:
+            msg = exc.args[0].removeprefix(f"{path}: ")[:300]
+            raise UserError(
+                f"{path}: corrupt trial spec ({msg}); re-plan with `ptbench plan CAMPAIGN --replace`"
+            ) from None
 
 
 class Attempt(BaseModel):
@@ -133,15 +151,10 @@ class TrialDir:
     @cached_property
     def spec(self) -> TrialSpec:
         try:
-            return TrialSpec.model_validate_json(self.trial_json.read_bytes())
+            return TrialSpec.read(self.trial_json)
         except FileNotFoundError:
             raise UserError(
                 f"{self.path}: not a trial directory (no trial.json; plan it with `ptbench plan CAMPAIGN`)"
-            ) from None
-        except ValidationError as exc:
-            raise UserError(
-                f"{self.trial_json}: corrupt trial spec ({exc.errors()[0]['msg']}); re-plan with `ptbench plan "
-                "CAMPAIGN --replace`"
             ) from None
 
     def load_state(self) -> TrialState:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from ptbench.core.errors import UserError
-from ptbench.core.versioned import NewerSchema, parse_versioned, read_versioned
+from ptbench.core.versioned import NewerSchema, parse_versioned, read_versioned, upgrade_tagged, versioned_dict
 
 
 class Record(BaseModel):
@@ -54,3 +54,33 @@ def test_a_current_file_that_does_not_validate_names_the_field() -> None:
     with pytest.raises(UserError) as exc:
         parse_versioned(Record, {"schema_version": 3, "name": 5}, current=3, where="r.json")
     assert "field name" in str(exc.value)
+
+
+def test_a_kind_may_start_before_version_1() -> None:
+    """jobs.json's shapes from before the version are version 0: migrated, and a v1 file read as is."""
+    steps = {0: lambda d: {**d, "name": d.pop("title")}}
+    assert parse_versioned(Record, {"title": "a"}, current=3, migrations=steps, where="r", unversioned=0).name == "a"
+    assert parse_versioned(Record, {"schema_version": 1, "name": "b"}, current=3, where="r", unversioned=0).name == "b"
+    with pytest.raises(UserError, match="schema_version -1 is not a version"):
+        parse_versioned(Record, {"schema_version": -1, "name": "b"}, current=3, where="r", unversioned=0)
+
+
+def test_a_tagged_record_is_checked_and_migrated_by_its_tag() -> None:
+    steps = {1: lambda d: {"name": d.pop("title"), **d}}
+    old = upgrade_tagged({"schema": "k/1", "title": "a"}, kind="k", current=2, migrations=steps, where="t")
+    assert old == {"schema": "k/2", "name": "a"}
+    assert upgrade_tagged({"name": "a"}, kind="k", current=2, where="t") == {"schema": "k/2", "name": "a"}
+    with pytest.raises(NewerSchema) as exc:
+        upgrade_tagged({"schema": "k/3"}, kind="k", current=2, where="t")
+    assert "t: schema_version 3 is newer than this ptbench reads (2)" in str(exc.value)
+    for tag in ("other/1", "k/x", "k", 7):
+        with pytest.raises(UserError, match="is not a k record"):
+            upgrade_tagged({"schema": tag}, kind="k", current=2, where="t")
+
+
+def test_versioned_dict_checks_without_a_model() -> None:
+    assert versioned_dict(b'{"a": 1}', current=2, where="d") == {"a": 1, "schema_version": 2}
+    with pytest.raises(NewerSchema):
+        versioned_dict(b'{"schema_version": 3}', current=2, where="d")
+    with pytest.raises(UserError, match="expected a JSON object"):
+        versioned_dict(b"[]", current=2, where="d")

@@ -25,11 +25,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
 from ptbench.core.locks import file_lock
+from ptbench.core.versioned import NewerSchema, parse_versioned
 
 SCHEMA_VERSION = 1
 BackendName = Literal["local", "slurm", "htcondor"]
@@ -67,32 +68,25 @@ class JobsFile(BaseModel):
 
     @classmethod
     def load(cls, folder: Path, kind: Kind = "trials") -> JobsFile | None:
-        """The file in `folder`, migrated to this version; None when there is none."""
+        """The file in `folder`, migrated to this version (core.versioned); None when there is none."""
         p = cls.path_in(folder)
         try:
-            data = json.loads(p.read_bytes())
+            raw = p.read_bytes()
         except FileNotFoundError:
             return None
-        except ValueError as exc:
-            raise UserError(f"{p}: not valid JSON ({exc}); move it aside (jobs it lists keep running)") from None
-        if not isinstance(data, dict):
-            raise UserError(f"{p}: not a job table (a JSON object); move it aside (jobs it lists keep running)")
-        version = data.get("schema_version", 0)
-        if not isinstance(version, int) or version > SCHEMA_VERSION:
-            raise UserError(
-                f"{p}: schema_version {version!r} is newer than this ptbench reads ({SCHEMA_VERSION}); "
-                "upgrade ptbench to track these jobs"
-            )
-        if version < SCHEMA_VERSION:
-            data = _migrate_v0(data, kind)
         try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(x) for x in err["loc"])
-            raise UserError(
-                f"{p}: corrupt job table ({where}: {err['msg']}); move it aside (jobs it lists keep running)"
-            ) from None
+            return parse_versioned(
+                cls,
+                raw,
+                current=SCHEMA_VERSION,
+                migrations={0: lambda data: _migrate_v0(data, kind)},
+                unversioned=0,  # the four shapes written before the version
+                where=str(p),
+            )
+        except NewerSchema as exc:
+            raise NewerSchema(f"{exc.args[0].removesuffix(' to read it')} to track these jobs") from None
+        except UserError as exc:
+            raise UserError(f"{exc.args[0]}; move it aside (jobs it lists keep running)") from None
 
     @classmethod
     @contextmanager

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptbench.bootcamp import _json
+from ptbench.core import fastjson
 from ptbench.core.retry import RetryPolicy, parse_retry_after, retryable_status
 
 
@@ -142,7 +142,7 @@ class ChatClient:
         body: dict[str, Any] = {**self.extra_body, "model": self.model, "messages": sendable, **self.sampling}
         if tools:
             body["tools"] = tools
-        return _json.dumps(body)
+        return fastjson.dumps(body)
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ChatResult:
         """One completion, retried on retryable failures; raises `ChatError` when it cannot succeed."""
@@ -193,7 +193,7 @@ class ChatClient:
         except aiohttp.ClientError as exc:
             raise _Retryable(ChatError("connection", f"{type(exc).__name__}: {exc}", retryable=True)) from None
         try:
-            payload = _json.loads(raw)
+            payload = fastjson.loads(raw)
             choice = payload["choices"][0]
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ptbench.bootcamp.api import Identity, RewardCalculator, RewardResult, Tool, ToolResult, canonical_json
 from ptbench.core.prctl import set_parent_death_signal
-from ptbench.core.private_api import stop_multiprocessing_helpers
+from ptbench.core.private_multiprocessing import stop_multiprocessing_helpers
 
 
 def default_workers() -> int:

@@ -6,10 +6,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from ptbench.bootcamp import _json
 from ptbench.bootcamp.datagen import load_rows
 from ptbench.bootcamp.rollout import read_settings
-from ptbench.bootcamp.traces import EpisodeTrace, is_final
+from ptbench.bootcamp.traces import EpisodeTrace, current_trace, is_final
+from ptbench.core import fastjson
 from ptbench.core.files import atomic_write_bytes, atomic_write_json, read_jsonl
 
 
@@ -105,10 +105,11 @@ def merge(out_dir: str | Path) -> dict[str, Any]:
         if rec is None:
             missing.append(sid)
         else:
+            rec = current_trace(rec, where=f"{out}/shards: sample {sid}")
             EpisodeTrace.model_validate(rec)  # a malformed record fails here, not in someone's training run
             ordered.append(rec)
     (out / "merged").mkdir(parents=True, exist_ok=True)
-    data = b"".join(_json.dumps_line(r) for r in ordered)
+    data = b"".join(fastjson.dumps_line(r) for r in ordered)
     atomic_write_bytes(out / "merged" / "traces.jsonl", data)
     summary = {
         "episodes": len(ordered),

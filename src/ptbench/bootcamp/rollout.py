@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ptbench.bootcamp import _json
 from ptbench.bootcamp.api import ToolError
 from ptbench.bootcamp.client import ChatClient
 from ptbench.bootcamp.config import BootcampConfig
@@ -34,6 +33,7 @@ from ptbench.bootcamp.episode import run_episode
 from ptbench.bootcamp.replica_pool import PooledRemoteTool, ReplicaPool
 from ptbench.bootcamp.replicas import read_token
 from ptbench.bootcamp.traces import is_final
+from ptbench.core import fastjson
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, read_jsonl
 from ptbench.core.retry import RetryPolicy
@@ -88,7 +88,7 @@ def read_settings(out: str | Path) -> RolloutSettings:
         raise UserError(
             f"{path}: not a rollout directory (start one with `ptbench bootcamp rollout CONFIG --out {out}`)"
         )
-    return RolloutSettings.model_validate(_json.loads(path.read_bytes()))
+    return RolloutSettings.model_validate(fastjson.loads(path.read_bytes()))
 
 
 def shard_trace_path(out: Path, shard: Shard) -> Path:
@@ -219,7 +219,7 @@ async def run_rows(
             trace = await (pool.play_episode(sid, play) if pool is not None else play())
             counts["restarts"] += len(trace.get("restarts") or ())
             # One write(2) per episode: a killed shard loses at most the episodes in flight.
-            os.write(fd, _json.dumps_line(trace))
+            os.write(fd, fastjson.dumps_line(trace))
             counts["ran"] += 1
             counts[trace["status"]] += 1
             counts["requests"] += trace["requests"]

@@ -24,6 +24,7 @@ from ptbench.bootcamp.datagen import build_rows
 from ptbench.bootcamp.environment import build_environment
 from ptbench.bootcamp.rollout import read_settings
 from ptbench.bootcamp.rows import sft_row
+from ptbench.bootcamp.traces import current_trace
 from ptbench.core.errors import UserError
 from ptbench.core.files import read_jsonl
 
@@ -122,7 +123,8 @@ def sft_from_traces(
     tools_json = json.dumps(build_environment(settings.config).tool_schemas, sort_keys=True)
     rows: list[dict[str, Any]] = []
     counts = {"episodes": 0, "kept": 0, "skipped_filter": 0, "skipped_bad_calls": 0}
-    for rec in read_jsonl(merged):
+    for number, rec in enumerate(read_jsonl(merged), 1):
+        rec = current_trace(rec, where=f"{merged}: record {number}")
         counts["episodes"] += 1
         score = rec.get("score")
         if (

@@ -7,7 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TRACE_SCHEMA = "ptbench.bootcamp.trace/1"
+from ptbench.core.versioned import upgrade_tagged
+
+TRACE_KIND, TRACE_VERSION = "ptbench.bootcamp.trace", 1
+TRACE_SCHEMA = f"{TRACE_KIND}/{TRACE_VERSION}"
 
 
 class ToolCallRecord(BaseModel):
@@ -92,3 +95,9 @@ def is_final(record: dict[str, Any]) -> bool:
         return True
     err = record.get("error") or {}
     return not err.get("retryable", True)
+
+
+def current_trace(record: dict[str, Any], *, where: str) -> dict[str, Any]:
+    """`record` at this trace version (core.versioned): a newer one is refused with one line, a
+    record of another kind too; what reads traces as data (merge, SFT export) reads them through this."""
+    return upgrade_tagged(record, kind=TRACE_KIND, current=TRACE_VERSION, where=where)

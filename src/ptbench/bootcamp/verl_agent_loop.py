@@ -26,7 +26,7 @@ from ptbench.bootcamp.episode_runtime import EpisodeRuntime
 from ptbench.bootcamp.reward import FINAL_TEXT_KEY
 from ptbench.bootcamp.rowschema import AGENT_NAME
 from ptbench.bootcamp.verl_tools import RUNTIME_ATTR
-from ptbench.core.private_api import set_verl_active_tools
+from ptbench.core.private_verl import set_verl_active_tools, verl_active_tool_schemas, verl_active_tools
 
 # The runtime is made in `run` (which sees the row) and picked up by the pending-state handler
 # (which sees verl's AgentData); a context variable carries it across, one per trajectory task.
@@ -108,7 +108,7 @@ class BootcampAgentLoop(ToolAgentLoop):
         overflow = len(agent_data.response_mask) - self.response_length
         if overflow > 0:
             ids = ids[: max(0, len(ids) - overflow)]
-        schemas = [tool.tool_schema for tool in agent_data._active_tools.values()]
+        schemas = [tool.tool_schema for tool in verl_active_tools(agent_data).values()]
         content, calls = await self.tool_parser.extract_tool_calls(ids, schemas)
         for token in self._special_tokens:
             content = content.replace(token, "")
@@ -128,7 +128,7 @@ class BootcampAgentLoop(ToolAgentLoop):
             agent_data.prompt_ids,
             agent_data.response_mask,
             agent_data.response_logprobs or None,
-            tools=agent_data._active_tool_schemas,
+            tools=verl_active_tool_schemas(agent_data),
         )
         if len(mask) >= self.response_length:
             return AgentState.TERMINATED

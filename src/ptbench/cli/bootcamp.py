@@ -335,8 +335,8 @@ def sft(
     ),
 ) -> None:
     """Write SFT data: the generator's reference answers, or a rollout's traces (TRL's conversational format)."""
-    from ptbench.bootcamp import _json
     from ptbench.bootcamp.sft import sft_examples, sft_from_traces
+    from ptbench.core import fastjson
     from ptbench.core.files import atomic_write_bytes
 
     note = ""
@@ -351,7 +351,7 @@ def sft(
     else:
         rows = sft_examples(config, split, fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out, b"".join(_json.dumps_line(r) for r in rows))
+    atomic_write_bytes(out, b"".join(fastjson.dumps_line(r) for r in rows))
     print(f"{len(rows)} rows -> {out}{note}")
 
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from ptbench.core.private_api import bound_port
+from ptbench.core.private_aiohttp import bound_port
 
 
 class AsyncServer(Protocol):

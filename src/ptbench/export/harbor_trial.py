@@ -44,7 +44,7 @@ def model_problem(model: Path) -> str | None:
 
 def build_trial(root: Path, tests: Path, model: Path, workspace: Path) -> tuple[TrialDir, str | None]:
     """The verifier's trial directory; returns it and why final_model is unusable (None if usable)."""
-    spec = TrialSpec.model_validate_json((tests / "trial.json").read_text())
+    spec = TrialSpec.read(tests / "trial.json")
     if root.exists():
         shutil.rmtree(root)
     for d in ("workspace", "home", "agent", "checks", "eval"):
@@ -103,7 +103,7 @@ def fetch_references(spec: TrialSpec, models: Path) -> dict[str, str]:
 def main(argv: list[str]) -> int:
     """`python -m ptbench.export.harbor_trial TRIAL_JSON MODELS`: fetch the references (the
     verifier image's build step, so verification does not wait for downloads)."""
-    spec = TrialSpec.model_validate_json(Path(argv[0]).read_text())
+    spec = TrialSpec.read(Path(argv[0]))
     for ref, what in fetch_references(spec, Path(argv[1])).items():
         print(f"{ref}: {what}")
     return 0

@@ -26,8 +26,9 @@ import aiohttp
 from aiohttp import web
 
 from ptbench.core.aioserve import start_catch_all
+from ptbench.core.fastjson import ascii_line, loads
+from ptbench.core.private_aiohttp import defer_headers
 from ptbench.core.retry import RetryPolicy
-from ptbench.gateway.fastjson import load_json, record_line
 from ptbench.gateway.prices import cost_usd, price_of
 from ptbench.gateway.transcript import MAX_REPLY, Transcript
 from ptbench.gateway.wire import (
@@ -78,12 +79,10 @@ class Upstream:
     usage: Usage = field(default_factory=Usage)
 
 
+@defer_headers
 class _RelayedResponse(web.StreamResponse):
     """The reply to the agent: its headers go out with the first piece of the body, in one write
-    instead of a write of their own (as aiohttp's own web.Response does; an aiohttp without this
-    private switch sends them at once, as before)."""
-
-    _send_headers_immediately = False
+    instead of a write of their own (core/private_aiohttp.py)."""
 
 
 class Gateway:
@@ -157,7 +156,7 @@ class Gateway:
             model = gemini_model(path)
         elif request.method == "POST" and raw:
             try:
-                body = load_json(raw)
+                body = loads(raw)
             except ValueError:
                 return self._refuse(api, 400, "ptbench gateway: the request body is not JSON")
             model = str(body.get("model", "")) if isinstance(body, dict) else ""
@@ -377,7 +376,7 @@ class Gateway:
         if self.calls_path is not None:
             if self._calls_fd is None:
                 self._calls_fd = os.open(self.calls_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._calls_fd, record_line(rec))  # one write(2) a line: never torn by a reader
+            os.write(self._calls_fd, ascii_line(rec))  # one write(2) a line: never torn by a reader
 
     async def _watch_stalls(self) -> None:
         """End a reply whose body has not grown for `read_stall_s` (what sock_read does for the headers)."""

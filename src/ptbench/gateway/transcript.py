@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ptbench.gateway.fastjson import canonical, load_json, record_line
+from ptbench.core.fastjson import ascii_line, canonical, loads
 from ptbench.gateway.wire import SSE_DATA
 
 RECORDED_APIS = {"anthropic", "responses", "chat", "gemini"}
@@ -199,13 +199,13 @@ def parse_reply(api: str, body: bytes, sse: bool) -> dict[str, Any]:
             if not line.startswith(SSE_DATA):
                 continue
             try:
-                obj = load_json(line[len(SSE_DATA) :])
+                obj = loads(line[len(SSE_DATA) :])
             except ValueError:
                 continue
             if isinstance(obj, dict):
                 parse(obj, r)
     else:
-        obj = load_json(body)
+        obj = loads(body)
         for item in obj if isinstance(obj, list) else [obj]:  # Gemini streams a JSON array without alt=sse
             if isinstance(item, dict):
                 parse(item, r)
@@ -289,11 +289,11 @@ class Transcript:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.write(self._fd, self.redact(record_line(rec)))
+        os.write(self._fd, self.redact(ascii_line(rec)))
 
     def _request(self, call: int, route: str, api: str, model: str, raw: bytes, body: Any) -> dict[str, Any]:
         if body is None:
-            body = load_json(raw) if raw else None
+            body = loads(raw) if raw else None
         system, tools, messages = split_request(api, body)
         prints = [_fingerprint(m) for m in messages]
         sys_print, tools_print = _fingerprint(system), _fingerprint(tools)

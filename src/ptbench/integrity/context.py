@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ptbench.agents.traces.model import TRAJECTORY_SCHEMA
+from ptbench.core.errors import UserError
+from ptbench.core.versioned import versioned_dict
+
 
 @dataclass
 class CheckContext:
@@ -36,7 +40,6 @@ class CheckContext:
         An agent whose agent.yaml cannot be read here makes the check `unchecked`: neither
         excluding nothing (an honest CLI's logs read as contamination) nor guessing is right."""
         from ptbench.agents.spec import load_agent
-        from ptbench.core.errors import UserError
         from ptbench.integrity.report import Unchecked
 
         try:
@@ -47,11 +50,13 @@ class CheckContext:
             ) from None
 
     def trajectory(self) -> dict[str, Any] | None:
+        """agent/trajectory.json at this version (core.versioned), or None when it is missing,
+        unreadable or newer than this ptbench: a check that needs it then reports itself unchecked."""
+        path = self.agent_dir / "trajectory.json"
         try:
-            data = json.loads((self.agent_dir / "trajectory.json").read_text(errors="replace"))
-        except (OSError, ValueError):
+            return versioned_dict(path.read_bytes(), current=TRAJECTORY_SCHEMA, where=str(path))
+        except (OSError, UserError):
             return None
-        return data if isinstance(data, dict) else None
 
     def fresh(self, cache: Path, entry: Path) -> bool:
         """Whether `entry` (a folder in cache dir `cache`) was written during the trial."""

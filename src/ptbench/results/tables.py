@@ -9,10 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import textwrap
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any
 
+from ptbench.core.errors import UserError
+from ptbench.core.versioned import versioned_dict
 from ptbench.results.aggregate import Collation, Stat
 from ptbench.results.compare import COLUMNS, NEEDED_COLUMNS, needed_rows
 from ptbench.results.compare import notes as comparison_notes
@@ -235,6 +239,15 @@ def _stat_json(stat: Stat, ci: bool = False) -> dict:
         "incomplete": stat.incomplete,
         **{f"n_{r}": stat.rules.get(r, 0) for r in RULE_ORDER},
     }
+
+
+def read_collation(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A collation's `results.json` (what `to_json` wrote), for a script or notebook that reads it:
+    through core.versioned, so one written by a newer ptbench is refused with one line."""
+    data = versioned_dict(Path(path).read_bytes(), current=COLLATION_SCHEMA_VERSION, where=str(path))
+    if data.get("schema") != COLLATION_SCHEMA:
+        raise UserError(f"{path}: schema {data.get('schema')!r} is not a collation ({COLLATION_SCHEMA})")
+    return data
 
 
 def to_json(c: Collation, costs: list[AgentCost]) -> dict:

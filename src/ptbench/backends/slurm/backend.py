@@ -32,9 +32,9 @@ from ptbench.backends.base import Submitted, UnitArray, UnitState
 from ptbench.backends.jobs import JobsFile, Kind
 from ptbench.backends.slurm import cmd as slurm_cmd
 from ptbench.backends.slurm import units
+from ptbench.backends.slurm.private_submitit import SUBMITIT_SUBMIT_MODULE, submitit_sbatch_script
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
-from ptbench.core.private_api import SUBMITIT_SUBMIT_MODULE, submitit_sbatch_script
 from ptbench.core.validation import option_problem
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict

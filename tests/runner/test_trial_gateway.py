@@ -27,7 +27,7 @@ from ptbench.trial import TrialDir
 from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
 from tests.support import assert_run_exit, require
 
-SPY = Path(__file__).with_name("spy")
+SPY = Path(__file__).resolve().parents[1] / "agents" / "spy"
 
 
 def _run(tmp_path: Path, tiny: Path, agents: list[dict], **extra) -> subprocess.CompletedProcess:

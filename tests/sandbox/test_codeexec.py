@@ -25,8 +25,7 @@ from ptbench.sandbox.codeexec import (
 )
 from ptbench.tasks import get_task
 from tests.support import own_sandbox_uid
-
-from .conftest import FIXTURES, require
+from tests.tasks.conftest import FIXTURES, require
 
 FAST = Limits(wall_seconds=8, cpu_seconds=3, max_processes=16)
 

@@ -21,8 +21,7 @@ from ptbench.core.errors import EvaluationFailed
 from ptbench.tasks import get_task
 from ptbench.tasks.evaluate import evaluate
 from tests.conftest import ptbench
-
-from .conftest import HEALTHBENCH_FIXTURE, judge_options
+from tests.tasks.conftest import HEALTHBENCH_FIXTURE, judge_options
 
 
 def write_healthbench(folder: Path, n: int, rubrics: int, failing: set[int]) -> dict:
@@ -192,7 +191,7 @@ def test_protocol_phases_and_generation_failures_are_retried(tmp_path):
     assert get_task("gsm8k").generation().retry_max_new_tokens == (3000, 2000)
     assert get_task("aime2025").generation().retry_max_new_tokens == (12000, 8000)
     assert get_task("healthbench_easy").generation().max_new_tokens == 16384
-    from .conftest import FIXTURES
+    from tests.tasks.conftest import FIXTURES
 
     opts = {"data_path": str(FIXTURES / "gsm8k")}
     m = evaluate(

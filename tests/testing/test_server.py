@@ -399,7 +399,7 @@ def test_provider_serve_command(tmp_path: Path) -> None:
     )
     script.write_text(json.dumps({"turns": [{"message": "hello from the CLI"}]}))
     args = ["provider", "serve", "--script", str(script), "--ready-file", str(ready), "--record", str(record)]
-    with running(args, log) as proc:  # killed on the way out whatever happens (signal tests: test_provider_signals.py)
+    with running(args, log) as proc:  # killed on the way out whatever happens (signal tests: test_server_signals.py)
         wait_for_file(ready, proc, log)
         base = json.loads(ready.read_text())["base_url"]
         r = httpx.post(f"{base}/v1/chat/completions", json={"model": "m", "tools": OPENCODE_TOOLS, "messages": []})

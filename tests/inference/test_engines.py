@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.tasks.evaluate import evaluate
-
-from .conftest import ARENA_FIXTURE, FIXTURES, HEALTHBENCH_FIXTURE, judge_options, require
+from tests.tasks.conftest import ARENA_FIXTURE, FIXTURES, HEALTHBENCH_FIXTURE, judge_options, require
 
 SHORT = {"max_new_tokens": 24, "retry_max_new_tokens": [12]}
 TASKS = {

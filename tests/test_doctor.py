@@ -7,7 +7,7 @@ import json
 import os
 
 from tests.conftest import ptbench
-from tests.node.test_gpu_checks import FAKE_DIR, gpu
+from tests.node.test_gpus import FAKE_DIR, gpu
 from tests.support import require
 
 WIDE = {"COLUMNS": "250"}
