@@ -86,6 +86,12 @@ def install_plugin_package(target: Path, package: Path = TOY_PLUGINS) -> dict[st
     import subprocess
     import sys
 
+    import shutil
+
+    # built from a copy: setuptools writes build/ and *.egg-info beside the sources, which would land
+    # in the tree and race between tests installing the same package at once
+    source = target.with_name(f"{target.name}-src")
+    shutil.copytree(package, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
-    subprocess.run([*cmd, "--target", str(target), str(package)], check=True, capture_output=True, text=True)
+    subprocess.run([*cmd, "--target", str(target), str(source)], check=True, capture_output=True, text=True)
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH", "")]))}

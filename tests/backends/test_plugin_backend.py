@@ -1,6 +1,6 @@
 """A scheduler from outside ptbench (tests/plugins/ptbench-toy, `ptbench_toy/scheduler.py`), installed
 as a site would install its own: `doctor` asks its preflight, `validate` knows its name and options,
-and a campaign with `backend: {name: toy}` runs its trials through it; each trial records the toy
+and a campaign with `backend: {name: toy}` is submitted to it and its trials run there; each trial records the toy
 job it ran in, learnt only through the backend's `job_identity`. Without the package the same
 campaign is refused, and a misspelt name is one line with file:line and did-you-mean."""
 
@@ -89,7 +89,7 @@ def test_doctor_and_validate_know_the_plugin_scheduler(toy_env, test_agents, tmp
 def test_a_campaign_runs_through_the_plugin_scheduler(toy_env, test_agents, tiny_model, tmp_path):
     env = {**toy_env, "PTBENCH_AGENTS_PATH": str(test_agents)}
     path = _campaign(tmp_path, tiny_model)
-    run = ptbench("run", str(path), env=env, cwd=tmp_path)
+    run = ptbench("submit", str(path), env=env, cwd=tmp_path)  # to a scheduler, as on a cluster
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "submitted 2 trial(s) to toy" in " ".join(run.stdout.split()), run.stdout
     cdir = tmp_path / "results" / "toyrun"
