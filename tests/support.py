@@ -83,10 +83,9 @@ def install_plugin_package(target: Path, package: Path = TOY_PLUGINS) -> dict[st
     """Install a plugin package as a user would (pip, from its own pyproject, entry points and all)
     into `target`, and return an environment whose Python sees it: the suite's own interpreter keeps
     no trace of it, so other tests' registries stay as shipped."""
+    import shutil
     import subprocess
     import sys
-
-    import shutil
 
     # built from a copy: setuptools writes build/ and *.egg-info beside the sources, which would land
     # in the tree and race between tests installing the same package at once

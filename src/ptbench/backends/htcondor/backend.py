@@ -92,7 +92,8 @@ class HTCondorBackend:
         try:
             client = Check("htcondor client", "ready", self.check_client())
         except UserError as exc:
-            client = Check("htcondor client", "fail", str(exc), "install it on this (the submitting) node")
+            fix = f"pip install 'ptbench[{self.extra}]' on this (the submitting) node"
+            client = Check("htcondor client", "fail", str(exc), fix)
         return [answer, client]
 
     def __init__(self, **options) -> None:

@@ -126,7 +126,8 @@ class SlurmBackend:
         try:
             client = Check("slurm client", "ready", self.check_client())
         except UserError as exc:
-            client = Check("slurm client", "fail", str(exc), "install it on this (the submitting) node")
+            fix = f"pip install 'ptbench[{self.extra}]' on this (the submitting) node"
+            client = Check("slurm client", "fail", str(exc), fix)
         return [answer, client]
 
     def __init__(self, **options: Any) -> None:
