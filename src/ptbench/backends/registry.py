@@ -12,6 +12,8 @@ add-a-scheduler.md). Built-in implementations import no scheduler bindings until
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 from ptbench.backends.base import Backend
@@ -36,9 +38,13 @@ def _check_facts(name: str, cls: Any) -> None:
 
 
 def _load_builtin() -> None:
-    import ptbench.backends.htcondor
-    import ptbench.backends.local
-    import ptbench.backends.slurm  # noqa: F401
+    """Each subpackage of ptbench.backends is one backend (local/, slurm/, htcondor/): a new one is a
+    new package there, no list to edit. Their scheduler bindings load only when used."""
+    import ptbench.backends
+
+    for found in pkgutil.iter_modules(ptbench.backends.__path__):
+        if found.ispkg:
+            importlib.import_module(f"ptbench.backends.{found.name}")
 
 
 BACKENDS: Registry[type[Backend]] = Registry(
