@@ -90,7 +90,9 @@ def install_plugin_package(target: Path, package: Path = TOY_PLUGINS) -> dict[st
     # Built from a copy: setuptools writes build/ and *.egg-info beside the sources, which would land
     # in the tree (and stale files there in later installs), and two workers would race on them.
     source = target.parent / f"{target.name}-source"
-    shutil.copytree(package, source, ignore=shutil.ignore_patterns("build", "*.egg-info"), dirs_exist_ok=True)
+    shutil.copytree(
+        package, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"), dirs_exist_ok=True
+    )
     cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
     subprocess.run([*cmd, "--target", str(target), str(source)], check=True, capture_output=True, text=True)
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH", "")]))}

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 cli_main = importlib.import_module("ptbench.cli.main")
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # docs/guides/ too
 
 _FENCE = re.compile(r"^(\s*)(```|~~~)")
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from ptbench.agents import available_agents
@@ -19,27 +17,10 @@ from ptbench.agents.options import merged_options
 from ptbench.agents.spec import load_agent
 from ptbench.core.errors import UserError
 from ptbench.core.images import DIGESTS_FILE, recorded_digests
+from ptbench.core.preflight import Check, probe
 from ptbench.node import nvml
 from ptbench.node.cgroup import cgroup_problem
 from ptbench.runner.cache_layer import probe_overlay
-
-
-@dataclass
-class Check:
-    area: str
-    status: str  # ready | warn | fail
-    detail: str
-    fix: str = ""
-
-
-def _run(argv: list[str], timeout: float = 20) -> tuple[int, str]:
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
-        return 127, f"{argv[0]}: not found"
-    except subprocess.TimeoutExpired:
-        return 124, f"{' '.join(argv)}: no answer in {timeout:.0f} s"
-    return out.returncode, (out.stdout + out.stderr).strip()
 
 
 def check_userns() -> Check:
@@ -62,7 +43,7 @@ def check_bwrap() -> Check:
     exe = shutil.which("bwrap")
     if not exe:
         return Check("bubblewrap", "fail", "bwrap not on PATH", "apt-get install bubblewrap (or use the agent image)")
-    rc, out = _run(
+    rc, out = probe(
         [exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"]
     )
     if rc != 0:
@@ -101,7 +82,7 @@ def check_apptainer(required: bool) -> Check:
             "not on PATH",
             "module load apptainer (needed for sandbox: apptainer and the images)",
         )
-    rc, out = _run([exe, "--version"])
+    rc, out = probe([exe, "--version"])
     return Check("apptainer", "ready" if rc == 0 else "fail", out.splitlines()[0] if out else exe)
 
 
@@ -235,46 +216,11 @@ def check_caches() -> list[Check]:
     return out
 
 
-def check_scheduler(backend: str) -> Check:
-    if backend == "slurm":
-        rc, out = _run(["sinfo", "-h", "-o", "%P %a %D"])
-        if rc != 0:
-            return Check(
-                "scheduler (slurm)",
-                "fail",
-                out[-200:] or f"sinfo exited {rc}",
-                "load the Slurm module / set SLURM_CONF; sinfo must answer",
-            )
-        return Check(
-            "scheduler (slurm)",
-            "ready",
-            "partitions: " + ", ".join(line.split()[0] for line in out.splitlines() if line.strip())[:200],
-        )
-    if backend == "htcondor":
-        rc, out = _run(["condor_status", "-limit", "1", "-af", "Name"])
-        if rc != 0:
-            return Check(
-                "scheduler (htcondor)",
-                "fail",
-                out[-200:] or f"condor_status exited {rc}",
-                "check CONDOR_CONFIG and that the collector is reachable",
-            )
-        return Check("scheduler (htcondor)", "ready", "collector answers")
-    return Check("scheduler (local)", "ready", f"{os.cpu_count()} CPU(s) on this machine")
-
-
-def check_scheduler_client(backend: str) -> Check | None:
-    """The scheduler's client library, by the check `render` and `submit` run (`check_client`)."""
+def check_backend(backend: str, options: dict | None = None) -> list[Check]:
+    """The backend's own preflight (backends/*: its scheduler answers, its client library is installed)."""
     from ptbench.backends import get_backend
 
-    check = getattr(get_backend(backend), "check_client", None)
-    if check is None:  # the local backend starts processes itself
-        return None
-    try:
-        found = check()
-    except UserError as exc:
-        return Check(f"{backend} client", "fail", str(exc), "install it on this (the submitting) node")
-    return Check(f"{backend} client", "ready", str(found or "installed"))
+    return get_backend(backend, options).preflight()
 
 
 def _agent_specs(agents: list[tuple[str, str | None, dict]] | None) -> list[tuple[str, str | None, dict]]:
@@ -350,9 +296,10 @@ def run_checks(
     gpus: int = 0,
     sandbox: str = "bwrap",
     agents: list[tuple[str, str | None, dict]] | None = None,
+    backend_options: dict | None = None,
 ) -> list[Check]:
     """`agents`: (name, model, options) of a campaign's agents (their CLIs and keys must be here), or
-    None for every agent (a missing CLI or key is a warning)."""
+    None for every agent (a missing CLI or key is a warning). `backend_options`: the campaign's."""
     checks = [
         Check("python", "ready", f"{sys.version.split()[0]} at {sys.executable}"),
         check_userns(),
@@ -363,8 +310,7 @@ def run_checks(
         check_gpus(gpus),
         *check_images(),
         *check_caches(),
-        check_scheduler(backend),
-        check_scheduler_client(backend),
+        *check_backend(backend, backend_options),
         *check_agent_clis(agents),
         *check_keys(agents),
     ]

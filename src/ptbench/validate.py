@@ -11,8 +11,8 @@ and fix; all the problems these checks find are reported at once.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,18 @@ from ptbench.agents.checks import check_agents, check_credentials
 from ptbench.agents.options import check_agent_options
 from ptbench.agents.spec import load_agent
 from ptbench.backends import get_backend
+from ptbench.backends.registry import BACKENDS
 from ptbench.core.errors import OptionProblem, UserError
-from ptbench.core.validation import describe_validation_error
+from ptbench.core.validation import describe_validation_error, unknown_name
 from ptbench.core.yamlio import LocatedYaml
+from ptbench.inference.base import ENGINES
+from ptbench.inference.engines import AUTO as AUTO_ENGINE
 from ptbench.integrity.applicability import not_applicable_reason
 from ptbench.integrity.checks import CHECKS
 from ptbench.plan import check_unique_ids, expand
 from ptbench.runner.trial_gateway import uses_gateway
+from ptbench.sandbox import SANDBOXES
+from ptbench.sandbox.auto import AUTO as AUTO_SANDBOX
 from ptbench.sandbox.network import resolve_network
 from ptbench.spec import Campaign, load_campaign_located
 from ptbench.spec.campaign import Backend
@@ -70,21 +75,27 @@ def validate_campaign(
     check_unique_ids(campaign, specs)
     check_credentials(campaign)  # a configuration error, keys set or not
     if agents_can_start:
-        check_agents(campaign, rehearse=rehearse)
+        runs_here = BACKENDS.get(campaign.backend.name).runs_here  # a scheduler's nodes have their own CLIs
+        check_agents(campaign, rehearse=rehearse, runs_here=runs_here)
     return campaign, specs
 
 
 def check_names(campaign: Campaign, src: LocatedYaml) -> None:
+    """Every name the campaign looks up, against its registry (a plugin's names too), with did-you-mean."""
     problems = []
     for key, items, known in (
         ("agents", [a.name for a in campaign.agents], available_agents()),
         ("tasks", [t.name for t in campaign.tasks], available_tasks()),
     ):
         for i, name in enumerate(items):
-            if name not in known:
-                near = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(sorted(known))}"
-                problems.append(f"{src.where((key, i))}: {key}[{i}]: unknown {key[:-1]} '{name}' ({hint})")
+            if (problem := unknown_name(key[:-1], name, sorted(known))) is not None:
+                problems.append(f"{src.where((key, i))}: {key}[{i}]: {problem}")
+    for loc, kind, name, known in (
+        (("sandbox",), "sandbox", campaign.sandbox, [AUTO_SANDBOX, *SANDBOXES.names()]),
+        (("evaluation", "engine"), "engine", campaign.evaluation.engine, [AUTO_ENGINE, *ENGINES.names()]),
+    ):
+        if (problem := unknown_name(kind, name, known)) is not None:
+            problems.append(f"{src.where(loc)}: {'.'.join(loc)}: {problem}")
     if problems:
         raise UserError("\n".join(problems))
 
@@ -97,15 +108,13 @@ def check_integrity(campaign: Campaign, src: LocatedYaml) -> None:
     problems = []
     for key in ("checks", "require"):
         for i, name in enumerate(getattr(integrity, key)):
-            if name not in known:
-                near = difflib.get_close_matches(name, known, n=1)
-                hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(known)}"
-                where = src.where(("integrity", key, i))
-                problems.append(f"{where}: integrity.{key}[{i}]: unknown integrity check '{name}' ({hint})")
+            problem = unknown_name("integrity check", name, known)
+            if problem is not None:
+                problems.append(f"{src.where(('integrity', key, i))}: integrity.{key}[{i}]: {problem}")
     fields = list(type(integrity).model_fields)
     for key, raw in (integrity.model_extra or {}).items():
         if key not in known:
-            near = difflib.get_close_matches(key, [*fields, *known], n=1, cutoff=0.5)
+            near = get_close_matches(key, [*fields, *known], n=1, cutoff=0.5)
             hint = f"did you mean '{near[0]}'?" if near else f"valid keys: {', '.join(fields)}, or a check's name"
             problems.append(f"{src.where(('integrity', key))}: unknown key 'integrity.{key}' ({hint})")
             continue
@@ -194,7 +203,12 @@ def check_required_integrity(campaign: Campaign, src: LocatedYaml) -> None:
 
 
 def check_backend_options(backend: Backend, src: LocatedYaml) -> None:
-    """`backend.options`, parsed as `submit` and `render` will parse them (backends/*/options)."""
+    """`backend.name` against the registered backends (a plugin's too), then `backend.options`, parsed
+    as `submit` and `render` will parse them (each backend's `options_model`)."""
+    problem = unknown_name("backend", backend.name, BACKENDS.names())
+    if problem is not None:
+        hint = "; docs/guides/add-a-scheduler.md adds one" if "known:" in problem else ""
+        raise UserError(f"{src.where(('backend', 'name'))}: backend.name: {problem}{hint}")
     try:
         get_backend(backend.name, backend.options)
     except OptionProblem as exc:

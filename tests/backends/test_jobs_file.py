@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptbench.backends.jobs import SCHEMA_VERSION, JobsFile, write_jobs
+from ptbench.backends.registry import get_backend
 from ptbench.core.errors import UserError
 from tests.conftest import ptbench
 
@@ -98,9 +99,15 @@ def test_corrupt_and_foreign_tables(tmp_path: Path) -> None:
     (tmp_path / "jobs.json").write_text("{not json")
     with pytest.raises(UserError, match="not valid JSON.*move it aside"):
         JobsFile.load(tmp_path)
-    _write(tmp_path, {"schema_version": 1, "backend": "pbs"})
+    _write(tmp_path, {"schema_version": 1, "backend": ["slurm"]})
     with pytest.raises(UserError, match=r"jobs.json: field backend: .*the file is corrupt.*; move it aside"):
         JobsFile.load(tmp_path)
+    # a plugin's backend (ptbench.plugins) not installed here: the table reads, its lookup names it
+    _write(tmp_path, {"schema_version": 1, "backend": "pbs"})
+    table = JobsFile.load(tmp_path)
+    assert table is not None and table.backend == "pbs"
+    with pytest.raises(UserError, match=r"unknown backend 'pbs' \(known: htcondor, local, slurm"):
+        get_backend(table.backend)
     _write(tmp_path, {"schema_version": 1, "backend": "slurm", "units": {"a": "1_0"}})
     with pytest.raises(UserError, match="submitted with the slurm backend"):
         with JobsFile.locked(tmp_path, "htcondor"):

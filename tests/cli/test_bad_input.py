@@ -66,7 +66,19 @@ def assert_one_line_error(code: int, err: str, *needles: str) -> None:
         ),
         (
             {"seeds: [0, 1]": "seeds: [0, 1]\nbackend: {name: slrum}"},
-            ["c.yaml:6", "backend.name", "'local', 'slurm' or 'htcondor'"],
+            ["c.yaml:6", "backend.name", "unknown backend 'slrum'", "did you mean 'slurm'"],
+        ),
+        (  # the shorthand, and a name nothing is near: the known ones (the registry's, a plugin's too)
+            {"seeds: [0, 1]": "seeds: [0, 1]\nbackend: pbs"},
+            ["c.yaml:6", "backend.name", "unknown backend 'pbs'", "known: htcondor, local, slurm", "add-a-scheduler"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nsandbox: bwarp"},
+            ["c.yaml:6", "sandbox: unknown sandbox 'bwarp'", "did you mean 'bwrap'"],
+        ),
+        (
+            {"seeds: [0, 1]": "seeds: [0, 1]\nevaluation: {engine: vlm}"},
+            ["c.yaml:6", "evaluation.engine: unknown engine 'vlm'", "did you mean 'vllm'"],
         ),
         ({"hours: 1": "hours: 0"}, ["c.yaml:6", "budget.hours", "positive"]),
         ({"hours: 1": "hours: -3"}, ["c.yaml:6", "budget.hours", "positive"]),

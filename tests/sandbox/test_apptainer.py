@@ -73,5 +73,5 @@ def test_apptainer_needs_an_image() -> None:
 
 
 def test_unknown_sandbox_is_a_user_error() -> None:
-    with pytest.raises(UserError, match="none, bwrap, apptainer"):
+    with pytest.raises(UserError, match=r"unknown sandbox 'docker' \(known: apptainer, bwrap, none\)"):
         build_command("docker", _request())

@@ -12,13 +12,14 @@ from ptbench.core.errors import UserError
 from ptbench.spec.campaign import Campaign
 
 
-def agent_problems(campaign: Campaign, *, rehearse: bool = False) -> list[str]:
-    """Unset keys and absent login files (none in a rehearsal); CLIs missing here, unless a container brings them."""
+def agent_problems(campaign: Campaign, *, rehearse: bool = False, runs_here: bool = True) -> list[str]:
+    """Unset keys and absent login files (none in a rehearsal); CLIs missing here when the trials run here
+    (`runs_here`: the campaign's backend says), unless a container brings them."""
     problems: list[str] = []
     for ref in campaign.agents:
         spec = load_agent(ref.name)  # a malformed agent.yaml fails here with file, field and fix
         problems += missing_requirements(spec, ref.model, merged_options(spec, ref.options), rehearse=rehearse)
-        if campaign.sandbox != "apptainer" and campaign.backend.name == "local":
+        if campaign.sandbox != "apptainer" and runs_here:
             try:
                 find_executable(spec)
             except UserError as exc:
@@ -26,8 +27,8 @@ def agent_problems(campaign: Campaign, *, rehearse: bool = False) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
-def check_agents(campaign: Campaign, *, rehearse: bool = False) -> None:
-    problems = agent_problems(campaign, rehearse=rehearse)
+def check_agents(campaign: Campaign, *, rehearse: bool = False, runs_here: bool = True) -> None:
+    problems = agent_problems(campaign, rehearse=rehearse, runs_here=runs_here)
     if problems:  # every one, a line each
         raise UserError("\n".join(f"campaign '{campaign.name}': {p}" for p in problems))
 

@@ -9,11 +9,15 @@ cancels such an array, and records it in the folder's `jobs.json` (backends/jobs
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel
+
 from ptbench.backends.jobs import Kind
+from ptbench.core.preflight import Check
 from ptbench.plan import Plan
 from ptbench.spec import Campaign
 from ptbench.trial import TrialDir, TrialSpec
@@ -75,9 +79,27 @@ class Submitted:
 
 @runtime_checkable
 class Backend(Protocol):
+    """A backend class is registered in `backends.registry.BACKENDS` where it is defined and carries
+    its own facts: name, options model, pip extra, job identity, preflight (docs/guides/add-a-scheduler.md)."""
+
     name: str
+    options_model: type[BaseModel]  # its `backend.options`; the constructor takes them as keywords
+    extra: str | None  # the pip extra its scheduler client comes with (`pip install 'ptbench[slurm]'`)
     runs_here: bool  # `submit` runs the trials in this process, to the end (local)
     waits: bool  # submitted units are waited for here (local, Slurm); on HTCondor nobody waits
+
+    def __init__(self, **options: Any) -> None:
+        """Parse `backend.options` with `options_model`: an `OptionProblem` (core.validation.option_problem) if
+        they are not its options, which `validate` turns into file:line and the nearest key."""
+
+    @staticmethod
+    def job_identity(environ: Mapping[str, str]) -> str | None:
+        """The job id of the job whose environment this is, as the scheduler's tools name it; None when
+        it is not one of this backend's jobs. Registered into core/jobenv.py (the runner records it)."""
+
+    def preflight(self) -> list[Check]:
+        """What `ptbench doctor` reports about this backend on this node: its scheduler answers, its
+        client library is installed. Looks, never changes anything."""
 
     def submit(self, plan: Plan, trials: list[TrialDir]) -> Submitted:
         """Start (or queue) the given trials and record their jobs in the campaign's jobs.json (local:

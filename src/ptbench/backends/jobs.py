@@ -33,7 +33,6 @@ from ptbench.core.locks import file_lock
 from ptbench.core.versioned import NewerSchema, parse_versioned
 
 SCHEMA_VERSION = 1
-BackendName = Literal["local", "slurm", "htcondor"]
 Kind = Literal["trials", "shards", "tool-servers"]
 
 
@@ -54,7 +53,7 @@ class Submission(BaseModel):
 
 class JobsFile(BaseModel):
     schema_version: int = SCHEMA_VERSION
-    backend: BackendName
+    backend: str
     kind: Kind = "trials"
     log: str | None = Field(default=None, description="HTCondor: the user log of every cluster")
     submissions: list[Submission] = Field(default_factory=list)
@@ -90,9 +89,7 @@ class JobsFile(BaseModel):
 
     @classmethod
     @contextmanager
-    def locked(
-        cls, folder: Path, backend: BackendName, kind: Kind = "trials", *, fresh: bool = False
-    ) -> Iterator[JobsFile]:
+    def locked(cls, folder: Path, backend: str, kind: Kind = "trials", *, fresh: bool = False) -> Iterator[JobsFile]:
         """Read-modify-write under an exclusive lock; written when the block ends without error.
         `fresh` starts a new table (a new rollout run) instead of adding to the one there."""
         folder = Path(folder)
@@ -122,9 +119,7 @@ class JobsFile(BaseModel):
         return list(self.units.values())
 
 
-def write_jobs(
-    where: Path, backend: BackendName, kind: Kind, job_id: str, unit_jobs: dict[str, str], **info: Any
-) -> JobsFile:
+def write_jobs(where: Path, backend: str, kind: Kind, job_id: str, unit_jobs: dict[str, str], **info: Any) -> JobsFile:
     """A new table with one submission (a rollout's shards or replicas: each run starts afresh)."""
     with JobsFile.locked(where, backend, kind, fresh=True) as table:
         table.add_submission(job_id, unit_jobs, **info)

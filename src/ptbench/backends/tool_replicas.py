@@ -63,11 +63,12 @@ def replica_status_rows(out: Path) -> list[TrialStatus]:
             announced[str(info["replica"])] = info
         except (FileNotFoundError, ValueError, KeyError):
             continue
-    live = get_backend(table.backend).unit_states(folder, "tool-servers")
+    backend = get_backend(table.backend)
+    live = backend.unit_states(folder, "tool-servers")
     rows = []
     for index, job in sorted(table.units.items(), key=lambda kv: int(kv[0])):
         seen = live.get(index)
-        if table.backend == "local":  # a live pid that has not announced itself yet is not serving
+        if backend.runs_here:  # a live process here that has not announced itself yet is not serving
             state = "running" if seen and seen.state == "running" and index in announced else "ended"
         else:
             state = seen.state if seen else "unknown"
@@ -76,7 +77,7 @@ def replica_status_rows(out: Path) -> list[TrialStatus]:
                 trial_id=f"tool-replica-{index}",
                 state=state,
                 metric=announced.get(index, {}).get("url", ""),
-                detail=seen.raw if seen and table.backend != "local" else "",
+                detail=seen.raw if seen and not backend.runs_here else "",
                 job_id=job,
                 stage="tools",
             )

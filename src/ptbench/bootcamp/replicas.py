@@ -32,6 +32,7 @@ from typing import Any
 
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_bytes
+from ptbench.core.jobenv import job_identity
 
 REPLICA_DIR = "tool-servers"
 TOKEN_FILE = ".token"
@@ -157,10 +158,6 @@ def read_replicas(out: str | Path, token: str) -> list[dict[str, Any]]:
 
 
 def scheduler_job_id() -> str | None:
-    """This process's scheduler job, as `squeue`/`scancel` (array task `A_i`) or `condor_q` (`C.P`) name it, if any."""
-    if os.environ.get("PTBENCH_BACKEND") == "htcondor" and os.environ.get("PTBENCH_JOB_ID"):
-        return os.environ["PTBENCH_JOB_ID"]  # the submit description sets it to $(Cluster).$(Process)
-    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
-    if array and task:
-        return f"{array}_{task}"
-    return os.environ.get("SLURM_JOB_ID")
+    """This process's scheduler job as its scheduler's tools name it (Slurm `A_i`, HTCondor `C.P`), if
+    any: the registered backends say (core/jobenv.py)."""
+    return job_identity()[1]

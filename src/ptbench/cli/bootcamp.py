@@ -262,7 +262,7 @@ class _BackendFile(BaseModel):
 
 def _backend_choice(name: str | None, config: Path | None) -> tuple[str, dict]:
     """The backend and its options, from --backend-config (validated like a campaign's) and --backend."""
-    from ptbench.backends.registry import NAMES
+    from ptbench.backends.registry import check_backend_name
     from ptbench.spec import load_model_file
 
     chosen, options = "local", {}
@@ -273,8 +273,7 @@ def _backend_choice(name: str | None, config: Path | None) -> tuple[str, dict]:
 
         check_backend_options(found.backend, src)  # file:line and the nearest option, as `validate` says it
     name = name or chosen
-    if name not in NAMES:
-        raise UserError(f"--backend {name}: choose {', '.join(NAMES[:-1])} or {NAMES[-1]}")
+    check_backend_name(name, f"--backend {name}")
     return name, options if name == chosen else {}
 
 
@@ -408,8 +407,10 @@ def serve_tools(
     # kept, not raised as a KeyboardInterrupt inside an import, where importlib's module-lock callback
     # swallowed it and the server ran on (CI saw it).
     with StopSignals() as stop:
+        from ptbench.backends.registry import load_job_readers
         from ptbench.bootcamp.toolserver import serve_until_stopped
 
+        load_job_readers()  # a replica announces the scheduler job it runs in
         serve_until_stopped(
             stop,
             dir,

@@ -15,28 +15,28 @@ def doctor(
     backend: str = typer.Option(
         None,
         "--backend",
-        help="local | slurm | htcondor: which scheduler must answer (default: the campaign's, else local)",
+        help="a registered backend (local, slurm, htcondor, a plugin's): which scheduler must answer "
+        "(default: the campaign's, else local)",
     ),
     gpus: int = typer.Option(0, "--gpus", help="GPUs this node must offer (a compute node's check)"),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap | apptainer: which sandbox must work"),
 ) -> None:
     """Check a login or compute node: sandboxes, user namespaces, fuse-overlayfs, GPUs, images, caches,
     scheduler and its client library, agent CLIs, keys. Exit 1 when a check failed."""
-    from ptbench.backends.registry import NAMES
-    from ptbench.core.errors import UserError
+    from ptbench.backends.registry import check_backend_name
     from ptbench.doctor import run_checks, summary
 
-    agents = None
+    agents, options = None, {}
     if campaign is not None:
         from ptbench.validate import validate_campaign
 
         c, _ = validate_campaign(campaign, agents_can_start=False)  # what cannot start is what doctor reports
         backend = backend or c.backend.name
         agents = [(a.name, a.model, a.options) for a in c.agents]
+        options = c.backend.options if backend == c.backend.name else {}
     backend = backend or "local"
-    if backend not in NAMES:
-        raise UserError(f"--backend {backend}: unknown backend ({', '.join(NAMES[:-1])} or {NAMES[-1]})")
-    checks = run_checks(backend=backend, gpus=gpus, sandbox=sandbox, agents=agents)
+    check_backend_name(backend, f"--backend {backend}")
+    checks = run_checks(backend=backend, gpus=gpus, sandbox=sandbox, agents=agents, backend_options=options)
     # Three columns, the fix under the finding: readable at 80 columns.
     table = Table(title="ptbench doctor", expand=True)
     table.add_column("", no_wrap=True)

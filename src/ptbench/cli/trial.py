@@ -10,8 +10,10 @@ import typer
 
 def trial_run(trial_dir: str = typer.Argument(..., help="a planned trial directory")) -> None:
     """Run (or resume) one trial: prepare, solve, collect, integrity, evaluate, record."""
+    from ptbench.backends.registry import load_job_readers
     from ptbench.runner.pipeline import run_trial
 
+    load_job_readers()  # the attempt and the result record the job this runner runs in
     raise typer.Exit(run_trial(trial_dir))
 
 

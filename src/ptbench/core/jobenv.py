@@ -2,28 +2,55 @@
 the job's time limit, and the marker every process of a trial inherits.
 
 Backends' job wrappers set these variables; the runner, the agent launcher and the result
-writer read them. Nothing here imports another ptbench module.
+writer read them. Which scheduler and job is asked of the backends themselves: each registered
+backend registers its reader here (backends/registry.py), so this lowest layer names none of them.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping
 
 # Every process a trial starts inherits this variable (the trial directory): a restarted runner
 # finds the leftovers of a runner killed with -9 by it.
 TRIAL_ENV_MARKER = "PTBENCH_TRIAL_DIR"
 
 
-def job_identity() -> tuple[str, str | None]:
-    """(scheduler, job id) of the job this runner runs in."""
-    if os.environ.get("SLURM_JOB_ID"):
-        array = os.environ.get("SLURM_ARRAY_JOB_ID")
-        task = os.environ.get("SLURM_ARRAY_TASK_ID")
-        return "slurm", f"{array}_{task}" if array and task else os.environ["SLURM_JOB_ID"]
-    if os.environ.get("_CONDOR_JOB_AD") or os.environ.get("PTBENCH_BACKEND") == "htcondor":
-        return "htcondor", os.environ.get("PTBENCH_JOB_ID")
-    return os.environ.get("PTBENCH_BACKEND", "local"), os.environ.get("PTBENCH_JOB_ID")
+# The variables every backend's job wrapper sets for the processes it starts (local: subprocess env,
+# Slurm: the pickled job, HTCondor: the submit description's `environment`).
+BACKEND_ENV = "PTBENCH_BACKEND"
+JOB_ID_ENV = "PTBENCH_JOB_ID"
+
+JobReader = Callable[[Mapping[str, str]], "str | None"]
+"""A backend's job identity: this environment's job id, as its scheduler names it, or None when the
+environment is not one of its jobs."""
+_READERS: dict[str, JobReader] = {}
+
+
+def register_job_reader(backend: str, reader: JobReader) -> None:
+    """Called for each registered backend (backends/registry.py): `job_identity` asks it."""
+    _READERS[backend] = reader
+
+
+def job_identity(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
+    """(scheduler, job id) of the job this process runs in.
+
+    The backend named by $PTBENCH_BACKEND (its wrapper set it) answers for its own job; without
+    it (a process started by hand inside a job) the first backend that recognises the environment
+    does; else the local machine. A named backend whose reader is not loaded falls back on
+    $PTBENCH_JOB_ID, which every wrapper sets too.
+    """
+    env = os.environ if environ is None else environ
+    named = env.get(BACKEND_ENV)
+    if named:
+        reader = _READERS.get(named)
+        return named, (reader(env) if reader is not None else None) or env.get(JOB_ID_ENV)
+    for backend, reader in _READERS.items():
+        job = reader(env)
+        if job:
+            return backend, job
+    return "local", env.get(JOB_ID_ENV)
 
 
 TIME_LIMIT_ENV = "PTBENCH_TIME_LIMIT_AT"

@@ -73,3 +73,13 @@ def option_problem(exc: ValidationError, model: type[BaseModel], what: str, hint
     text = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     own = err["type"] in ("value_error", "assertion_error")  # the option's own check: its message names the value
     return OptionProblem(key, f"{text} (got {err.get('input')!r})" if key and not own else text)
+
+
+def unknown_name(kind: str, name: str, known: list[str]) -> str | None:
+    """None when `name` is one of `known` (a registry's names), else "unknown KIND 'NAME' (did you mean
+    'X'?)" or the known names; the caller adds file:line (validate) or the flag (the CLI)."""
+    if name in known:
+        return None
+    near = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean '{near[0]}'?" if near else f"known: {', '.join(known)}"
+    return f"unknown {kind} '{name}' ({hint})"

@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ptbench.core.errors import UserError
 from ptbench.core.generation import Completion, GenerationSettings
+from ptbench.core.registry import Registry
 
 
 @runtime_checkable
 class Engine(Protocol):
     name: str
 
+    def __init__(self, model_path: str, **options: Any) -> None: ...
+
     def generate(
         self, prompts: list[str], settings: GenerationSettings, *, max_new_tokens: int | None = None
     ) -> list[Completion]: ...
 
     def apply_chat_template(self, messages: list[dict], tools: list[dict] | None = None) -> str: ...
+
+
+def _load_builtin() -> None:
+    import ptbench.inference.hf
+    import ptbench.inference.vllm_engine  # noqa: F401  (both import torch / vLLM only when started)
+
+
+def _named(name: str, cls: type) -> None:
+    if getattr(cls, "name", None) != name:
+        raise TypeError(
+            f"engine class {cls.__qualname__} is named {getattr(cls, 'name', None)!r}, registered as '{name}'"
+        )
+
+
+ENGINES: Registry[type[Engine]] = Registry("engine", load=_load_builtin, on_register=_named)
+"""engine name -> its class, `cls(model_path, **options)`; each registers where it is defined."""
 
 
 TOOLS_SYSTEM_PROMPT = (

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ptbench.core.errors import GenerationFailed
 from ptbench.core.generation import Completion, GenerationSettings
-from ptbench.inference.base import encode_prompt
+from ptbench.inference.base import ENGINES, encode_prompt
 
 
+@ENGINES.register("transformers")
 class TransformersEngine:
     name = "transformers"
 

@@ -15,11 +15,12 @@ from typing import Any
 
 from ptbench.core.errors import GenerationFailed
 from ptbench.core.generation import Completion, GenerationSettings
-from ptbench.inference.base import encode_prompt, render_chat
+from ptbench.inference.base import ENGINES, encode_prompt, render_chat
 
 _MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "kv cache", "cuda error: out")
 
 
+@ENGINES.register("vllm")
 class VLLMEngine:
     name = "vllm"
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ptbench.core.errors import UserError
-from ptbench.sandbox.request import SandboxCommand, SandboxRequest
+from ptbench.sandbox.request import SANDBOXES, SandboxCommand, SandboxRequest
 
 
+@SANDBOXES.register("apptainer")
 def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> SandboxCommand:
     opts = req.options
     if req.network == "gateway":

@@ -30,7 +30,7 @@ import subprocess
 from pathlib import Path
 
 from ptbench.core.errors import UserError
-from ptbench.sandbox.request import SandboxCommand, SandboxRequest
+from ptbench.sandbox.request import SANDBOXES, SandboxCommand, SandboxRequest
 
 SYSTEM_READ_ONLY = (
     "/usr",
@@ -103,6 +103,7 @@ def _nested_last(mounts: list[tuple[str, Path, Path]]) -> list[tuple[str, Path, 
     return sorted(((k, s, d) for d, (k, s) in seen.items()), key=lambda m: len(m[2].parts))
 
 
+@SANDBOXES.register("bwrap")
 def bwrap_command(req: SandboxRequest, *, bwrap: str | None = None) -> SandboxCommand:
     opts = req.options
     argv = [

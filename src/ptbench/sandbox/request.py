@@ -1,10 +1,15 @@
-"""What a sandbox is asked to run (`SandboxRequest`) and the command line it answers with."""
+"""What a sandbox is asked to run (`SandboxRequest`), the command line it answers with, and the
+registry of sandboxes: each registers its builder where it is defined (`@SANDBOXES.register("bwrap")`),
+a plugin's too; `validate` checks a campaign's `sandbox` against it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ptbench.core.registry import Registry
 
 
 @dataclass
@@ -36,3 +41,16 @@ class SandboxCommand:
     argv: list[str]
     env: dict[str, str]
     cwd: Path  # host directory the outer process starts in
+
+
+SandboxBuilder = Callable[[SandboxRequest], SandboxCommand]
+
+
+def _load_builtin() -> None:
+    import ptbench.sandbox.apptainer
+    import ptbench.sandbox.bwrap
+    import ptbench.sandbox.none  # noqa: F401
+
+
+SANDBOXES: Registry[SandboxBuilder] = Registry("sandbox", load=_load_builtin)
+"""sandbox kind -> the one function that builds its command line from a `SandboxRequest`."""

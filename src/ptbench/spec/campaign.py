@@ -120,14 +120,16 @@ class Budget(Strict):
 
 
 class Backend(Strict):
-    name: Literal["local", "slurm", "htcondor"] = "local"
+    # any registered backend (a plugin's too): `validate` checks the name against the registry
+    name: str = Field(default="local", description="local, slurm, htcondor or a plugin's backend")
     options: dict[str, Any] = Field(
         default_factory=dict, description="backend-specific settings (partition, account, ...)"
     )
 
 
 class Evaluation(Strict):
-    engine: Literal["auto", "transformers", "vllm"] = "auto"
+    # auto, or a registered engine (transformers, vllm, a plugin's): `validate` checks the name
+    engine: str = "auto"
     limit: int | None = Field(default=None, ge=1, description="evaluate only the first N test examples")
     batch_size: int = Field(default=32, ge=1)
     # harness: ptbench's chat template for the base model's family; model: the final model's own
@@ -213,7 +215,8 @@ class Campaign(Strict):
     budget: Budget
     backend: Backend = Backend()
     # auto: bwrap where it can run (else a setup error); `none` only when asked for, and marked in tables
-    sandbox: Literal["auto", "none", "bwrap", "apptainer"] = "auto"
+    # (or a registered sandbox: a plugin's too; `validate` checks the name)
+    sandbox: str = "auto"
     sandbox_options: dict[str, Any] = Field(default_factory=dict)
     results_dir: str = "results"
     parallelism: int = Field(default=1, ge=1)

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,12 @@ from ptbench.backends.htcondor.joblog import DURATION_HOLD_CODES, JobView, read_
 from ptbench.backends.htcondor.options import HTCondorOptions, parse_options
 from ptbench.backends.htcondor.render import Rendered, render_trials
 from ptbench.backends.jobs import JobsFile, Kind
+from ptbench.backends.registry import BACKENDS
 from ptbench.core.errors import UserError
 from ptbench.core.files import append_jsonl, atomic_write_json, atomic_write_text
+from ptbench.core.jobenv import BACKEND_ENV, JOB_ID_ENV
 from ptbench.core.locks import file_lock
+from ptbench.core.preflight import Check, probe
 from ptbench.plan import Plan
 from ptbench.runner import record
 from ptbench.spec import Campaign
@@ -55,10 +59,42 @@ def unfinished_specs(campaign, specs) -> tuple[list, int]:
     return todo, len(specs) - len(todo)
 
 
+@BACKENDS.register("htcondor")
 class HTCondorBackend:
     name = "htcondor"
+    options_model = HTCondorOptions
+    extra = "condor"
     runs_here = False
     waits = False  # nobody waits on HTCondor: `ptbench status` reads the job log
+
+    @staticmethod
+    def job_identity(environ: Mapping[str, str]) -> str | None:
+        """The job as condor_q names it, `Cluster.Proc`: set by our submit description, else read from
+        the job ad HTCondor gives every job (a process started by hand inside one)."""
+        if environ.get(BACKEND_ENV) == "htcondor" and environ.get(JOB_ID_ENV):
+            return environ[JOB_ID_ENV]
+        try:
+            lines = Path(environ["_CONDOR_JOB_AD"]).read_text().splitlines()
+        except (KeyError, OSError):
+            return None
+        ad = {k.strip(): v.strip() for k, _, v in (line.partition("=") for line in lines)}
+        cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+        return f"{cluster}.{proc}" if cluster and proc else None
+
+    def preflight(self) -> list[Check]:
+        """The collector answers, and the bindings or condor_submit that `submit` will use are here."""
+        rc, out = probe(["condor_status", "-limit", "1", "-af", "Name"])
+        if rc != 0:
+            fix = "check CONDOR_CONFIG and that the collector is reachable"
+            answer = Check("scheduler (htcondor)", "fail", out[-200:] or f"condor_status exited {rc}", fix)
+        else:
+            answer = Check("scheduler (htcondor)", "ready", "collector answers")
+        try:
+            client = Check("htcondor client", "ready", self.check_client())
+        except UserError as exc:
+            fix = f"pip install 'ptbench[{self.extra}]' on this (the submitting) node"
+            client = Check("htcondor client", "fail", str(exc), fix)
+        return [answer, client]
 
     def __init__(self, **options) -> None:
         self.opts: HTCondorOptions = parse_options(options)

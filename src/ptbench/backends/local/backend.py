@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,10 @@ from pydantic import Field, ValidationError
 from ptbench.backends.base import Submitted, UnitArray, UnitState, runner_argv
 from ptbench.backends.jobs import Kind
 from ptbench.backends.local import units
+from ptbench.backends.registry import BACKENDS
 from ptbench.core.errors import UserError
+from ptbench.core.jobenv import BACKEND_ENV
+from ptbench.core.preflight import Check
 from ptbench.core.stopsignals import StopSignals
 from ptbench.core.validation import option_problem
 from ptbench.plan import Plan
@@ -62,10 +66,21 @@ class LocalOptions(Strict):
     poll_seconds: float = Field(default=0.5, gt=0, description="how often finished runners are looked for")
 
 
+@BACKENDS.register("local")
 class LocalBackend:
     name = "local"
+    options_model = LocalOptions
+    extra = None  # starts processes itself: no scheduler client
     runs_here = True  # `submit` runs the trials to the end in this process
     waits = True
+
+    @staticmethod
+    def job_identity(environ: Mapping[str, str]) -> str | None:
+        """A local runner is no scheduler's job."""
+        return None
+
+    def preflight(self) -> list[Check]:
+        return [Check("scheduler (local)", "ready", f"{os.cpu_count()} CPU(s) on this machine")]
 
     def __init__(self, **options: Any) -> None:
         try:
@@ -105,7 +120,7 @@ class LocalBackend:
                         break  # wait for a slot; with nothing running the runner reports the missing GPU
                     pending.popleft()
                     gpus = [free_gpus.popleft() for _ in range(min(need, len(free_gpus)))]
-                    env = dict(os.environ, PTBENCH_BACKEND="local")
+                    env = dict(os.environ, **{BACKEND_ENV: self.name})
                     # Without this, N trials x all-cores thread pools fight over the CPUs.
                     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // limit)))
                     if need:

@@ -22,7 +22,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,13 @@ from pydantic import Field, ValidationError
 
 from ptbench.backends.base import Submitted, UnitArray, UnitState
 from ptbench.backends.jobs import JobsFile, Kind
+from ptbench.backends.registry import BACKENDS
 from ptbench.backends.slurm import cmd as slurm_cmd
 from ptbench.backends.slurm import units
 from ptbench.backends.slurm.private_submitit import SUBMITIT_SUBMIT_MODULE, submitit_sbatch_script
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
+from ptbench.core.preflight import Check, probe
 from ptbench.core.validation import option_problem
 from ptbench.plan import Plan
 from ptbench.spec.campaign import Budget, Campaign, Strict
@@ -92,10 +94,41 @@ def default_gres(budget: Budget, opts: SlurmOptions) -> str | None:
     return f"gpu:{gpu_type}:{budget.gpus}" if gpu_type else f"gpu:{budget.gpus}"
 
 
+@BACKENDS.register("slurm")
 class SlurmBackend:
     name = "slurm"
+    options_model = SlurmOptions
+    extra = "slurm"
     runs_here = False
     waits = True
+
+    @staticmethod
+    def job_identity(environ: Mapping[str, str]) -> str | None:
+        """The job as squeue and scancel name it: an array task `A_i`, else the job id."""
+        array, task = environ.get("SLURM_ARRAY_JOB_ID"), environ.get("SLURM_ARRAY_TASK_ID")
+        if environ.get("SLURM_JOB_ID") and array and task:
+            return f"{array}_{task}"
+        return environ.get("SLURM_JOB_ID") or None
+
+    def preflight(self) -> list[Check]:
+        """The controller answers (sinfo) and submitit, which writes and submits the scripts, is installed."""
+        rc, out = probe(["sinfo", "-h", "-o", "%P %a %D"])
+        if rc != 0:
+            answer = Check(
+                "scheduler (slurm)",
+                "fail",
+                out[-200:] or f"sinfo exited {rc}",
+                "load the Slurm module / set SLURM_CONF; sinfo must answer",
+            )
+        else:
+            partitions = ", ".join(line.split()[0] for line in out.splitlines() if line.strip())
+            answer = Check("scheduler (slurm)", "ready", "partitions: " + partitions[:200])
+        try:
+            client = Check("slurm client", "ready", self.check_client())
+        except UserError as exc:
+            fix = f"pip install 'ptbench[{self.extra}]' on this (the submitting) node"
+            client = Check("slurm client", "fail", str(exc), fix)
+        return [answer, client]
 
     def __init__(self, **options: Any) -> None:
         self.options = parse_options(options)
