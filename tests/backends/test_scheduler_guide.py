@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ptbench
-from tests.node.test_doctor import WIDE, rows
+from tests.test_doctor import WIDE, rows
 from tests.support import install_plugin_package
 
 ROOT = Path(__file__).resolve().parents[2]
