@@ -36,6 +36,8 @@ from ptbench.core.files import atomic_write_bytes
 REPLICA_DIR = "tool-servers"
 TOKEN_FILE = ".token"
 DONE_FILE = "done"
+IDLE_EXIT_S = 3600.0
+"""A replica nobody called for this long leaves by itself (its rollout died without cancelling it)."""
 SKEW_S = 300.0
 """How old (or, for clock skew between nodes, how far ahead) a request's signature may be."""
 

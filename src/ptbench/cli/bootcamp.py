@@ -127,7 +127,6 @@ def rollout(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ptbench.backends import get_backend
-    from ptbench.backends.rollout import check_replicas, describe, failed_shards, launch
     from ptbench.bootcamp.config import load_bootcamp
     from ptbench.bootcamp.datagen import generate as _generate
     from ptbench.bootcamp.datagen import load_rows
@@ -135,6 +134,7 @@ def rollout(
     from ptbench.bootcamp.merge import summary_table
     from ptbench.bootcamp.rollout import RolloutSettings, write_settings
     from ptbench.bootcamp.suite import is_suite, merge_suite, suite_name, write_members
+    from ptbench.rollout_launcher.launch import check_replicas, describe, failed_shards, launch
 
     if is_suite(config):
         if data is not None:

@@ -18,7 +18,7 @@ from ptbench.backends.htcondor import schedd as htcondor_schedd
 from ptbench.backends.htcondor.options import HTCondorOptions
 from ptbench.backends.htcondor.render import render_shards, render_tool_servers
 from ptbench.backends.jobs import JobsFile, Kind, write_jobs
-from ptbench.backends.units import IDLE_EXIT_S
+from ptbench.bootcamp.replicas import IDLE_EXIT_S
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 

@@ -1,7 +1,7 @@
 """A bootcamp rollout's shards in `ptbench status`: one row per shard, like a trial's.
 
 Every backend runs the same unit, `python -m ptbench bootcamp rollout-shard OUT --shard i/N`
-(`units.shard_command`), submitted by the rollout launcher (backends/rollout.py) through the
+(`units.shard_command`), submitted by the rollout launcher (rollout_launcher/launch.py) through the
 backend's `submit_units`: local subprocesses, a Slurm job array with the campaign's
 `backend.options`, or one HTCondor cluster described with its HTCondor options.
 """
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ptbench.backends.jobs import JobsFile
 from ptbench.backends.registry import get_backend
-from ptbench.backends.tool_replicas import replica_status_rows
-from ptbench.backends.units import count_lines
 from ptbench.bootcamp.datagen import Shard
 from ptbench.core.errors import UserError
+from ptbench.rollout_launcher.tool_replicas import replica_status_rows
+from ptbench.rollout_launcher.units import count_lines
 from ptbench.status import TrialStatus
 
 

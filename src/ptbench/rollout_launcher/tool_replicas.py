@@ -7,7 +7,7 @@ OUT --replica i` through the backend's `submit_units` (local: subprocesses; Slur
 with the same `backend.options` as trials and shards), and on the way out (finished, failed or
 interrupted) writes `tool-servers/done`, which every replica obeys, then stops what is left
 (`stop_units`: terminate/kill, or one `scancel`) and waits until none runs. HTCondor, where nobody
-waits, is handled by the rollout launcher (backends/rollout.py). The scheduler places and restarts
+waits, is handled by the rollout launcher (rollout_launcher/launch.py). The scheduler places and restarts
 replicas; nothing here manages them beyond that.
 """
 
@@ -23,6 +23,7 @@ from ptbench.backends.jobs import JobsFile
 from ptbench.backends.registry import get_backend
 from ptbench.bootcamp import replicas
 from ptbench.core.errors import UserError
+from ptbench.rollout_launcher.launch import replica_array
 from ptbench.status import TrialStatus
 
 
@@ -31,13 +32,11 @@ def tool_replicas(
     out: Path, n: int, backend: str, options: dict[str, Any] | None = None, *, minutes: int = 60
 ) -> Iterator[dict[str, str]]:
     """Run `n` replicas while the block runs; yields replica index -> pid or Slurm job id."""
-    from ptbench.backends.rollout import replica_array
-
     chosen = get_backend(backend, options)
     if not chosen.waits:
         raise UserError(
             f"--tool-replicas: the {backend} backend has no waiting rollout to stop replicas; use local or slurm here "
-            "(HTCondor: `ptbench bootcamp rollout --tool-replicas N`, backends/rollout.py)"
+            "(HTCondor: `ptbench bootcamp rollout --tool-replicas N`, rollout_launcher/launch.py)"
         )
     array = replica_array(out, n, 0, minutes, "127.0.0.1" if chosen.runs_here else "0.0.0.0")
     replicas.new_run(out)

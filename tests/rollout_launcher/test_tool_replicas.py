@@ -21,17 +21,16 @@ import psutil
 import pytest
 import yaml
 
-from ptbench.backends.tool_replicas import replica_status_rows, tool_replicas
 from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.datagen import Shard, load_rows
 from ptbench.bootcamp.replica_pool import Replica, ReplicaPool
 from ptbench.bootcamp.replicas import _mac, new_run, read_replicas, read_token, replica_dir, sign
 from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings
 from ptbench.core.errors import UserError
-
-from .chat_endpoint import serve_in_thread
-from .conftest import CAMPAIGNS, shard_records
-from .policies import sql_policy
+from ptbench.rollout_launcher.tool_replicas import replica_status_rows, tool_replicas
+from tests.bootcamp.chat_endpoint import serve_in_thread
+from tests.bootcamp.conftest import CAMPAIGNS, shard_records
+from tests.bootcamp.policies import sql_policy
 
 
 def remote_sql_config(tmp_path: Path, test: int) -> Path:
@@ -324,7 +323,7 @@ def test_rollout_cli_runs_replicas_and_refuses_what_cannot_work(tmp_path: Path) 
     )
     assert (
         both.returncode == 2 and "pass one" in both.stderr and not (tmp_path / "bad").exists()
-    )  # HTCondor: test_htcondor_replicas.py
+    )  # HTCondor: test_htcondor.py
     # --render: the replicas' sbatch script beside the shards', one array from the same backend.options
     backend = tmp_path / "backend.yaml"
     backend.write_text(

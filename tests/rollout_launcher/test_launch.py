@@ -12,15 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.backends.htcondor.replicas import shards_description as condor_submit_description
-from ptbench.backends.units import shard_command
 from ptbench.bootcamp.datagen import Shard
+from ptbench.rollout_launcher.htcondor import shards_description as condor_submit_description
+from ptbench.rollout_launcher.units import shard_command
 from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
-
-from .chat_endpoint import serve_in_thread
-from .conftest import require, small_config
-from .policies import sql_policy
-from .test_cli import _content
+from tests.bootcamp.chat_endpoint import serve_in_thread
+from tests.bootcamp.conftest import require, small_config
+from tests.bootcamp.policies import sql_policy
+from tests.bootcamp.test_cli import _content
 
 
 def test_shard_command_is_one_plain_command_line(tmp_path: Path) -> None:

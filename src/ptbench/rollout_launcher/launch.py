@@ -1,7 +1,7 @@
 """The bootcamp rollout launcher: what `ptbench bootcamp rollout` does, on any backend, through the
 `Backend` protocol only (no backend names here).
 
-A rollout is two arrays of argv units (backends/units.py): its shards, `rollout-shard OUT --shard i/N`,
+A rollout is two arrays of argv units (rollout_launcher/units.py): its shards, `rollout-shard OUT --shard i/N`,
 and with `--tool-replicas N` its tool-server replicas, `serve-tools --dir OUT --replica i`. Both are
 checked (`prepare_units`) before either is submitted; the replicas start first with a fresh token
 (bootcamp/replicas.py), then the shards. A backend that waits (local, Slurm) waits for the shards,
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptbench.backends.base import Backend, Submitted, Unit, UnitArray
-from ptbench.backends.units import count_lines, replica_command, shard_command
 from ptbench.bootcamp import replicas
 from ptbench.bootcamp.datagen import Shard
 from ptbench.core.errors import UserError
+from ptbench.rollout_launcher.units import count_lines, replica_command, shard_command
 
 
 def shard_array(out: Path, shards: int, minutes: int) -> UnitArray:

@@ -15,15 +15,14 @@ import psutil
 import pytest
 
 from ptbench.backends.slurm import cmd as slurm_cmd
-from ptbench.backends.tool_replicas import replica_status_rows
 from ptbench.bootcamp.replicas import read_replicas, read_token, replica_dir
 from ptbench.core.files import read_jsonl
+from ptbench.rollout_launcher.tool_replicas import replica_status_rows
 from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)
-
-from .chat_endpoint import serve_in_thread
-from .conftest import require
-from .policies import sql_policy
-from .test_tool_replicas import health, remote_sql_config
+from tests.bootcamp.chat_endpoint import serve_in_thread
+from tests.bootcamp.conftest import require
+from tests.bootcamp.policies import sql_policy
+from tests.rollout_launcher.test_tool_replicas import health, remote_sql_config
 
 
 def _partition_shares_cpus() -> bool:

@@ -1,5 +1,5 @@
-"""The argv units every backend runs besides trials (`base.runner_argv`): a rollout shard and a
-tool-server replica, and the line counter that follows shards' output files."""
+"""The argv units a rollout submits to a backend besides trials (`backends.base.runner_argv`): a rollout
+shard and a tool-server replica, and the line counter that follows shards' output files."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import sys
 from pathlib import Path
 
 from ptbench.bootcamp.datagen import Shard
-
-IDLE_EXIT_S = 3600.0
-"""A replica nobody called for this long leaves by itself (its rollout died without cancelling it)."""
+from ptbench.bootcamp.replicas import IDLE_EXIT_S
 
 
 def shard_command(out: Path, shard: Shard) -> list[str]:
