@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ptbench.bootcamp.datagen import Shard
-from ptbench.bootcamp.replicas import new_run, read_replicas, read_token, replica_dir
+from ptbench.bootcamp.data.datagen import Shard
+from ptbench.bootcamp.serving.replicas import new_run, read_replicas, read_token, replica_dir
 from ptbench.rollout_launcher import htcondor as htcondor_replicas
 from tests.bootcamp.conftest import require
 from tests.rollout_launcher.test_tool_replicas import health, remote_sql_config, replica_processes

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ptbench.bootcamp.datagen import Shard
+from ptbench.bootcamp.data.datagen import Shard
 from ptbench.rollout_launcher.htcondor import shards_description as condor_submit_description
 from ptbench.rollout_launcher.units import shard_command
 from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)

@@ -22,10 +22,10 @@ import pytest
 import yaml
 
 from ptbench.bootcamp import generate, load_bootcamp
-from ptbench.bootcamp.datagen import Shard, load_rows
-from ptbench.bootcamp.replica_pool import Replica, ReplicaPool
-from ptbench.bootcamp.replicas import _mac, new_run, read_replicas, read_token, replica_dir, sign
-from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings
+from ptbench.bootcamp.data.datagen import Shard, load_rows
+from ptbench.bootcamp.rollout.runner import RolloutSettings, run_shard, write_settings
+from ptbench.bootcamp.serving.replica_pool import Replica, ReplicaPool
+from ptbench.bootcamp.serving.replicas import _mac, new_run, read_replicas, read_token, replica_dir, sign
 from ptbench.core.errors import UserError
 from ptbench.rollout_launcher.tool_replicas import replica_status_rows, tool_replicas
 from tests.bootcamp.chat_endpoint import serve_in_thread
@@ -194,7 +194,7 @@ def test_when_every_replica_is_gone_episodes_fail_recorded_and_a_rerun_finishes_
             asyncio.run(_wait_healthy(out, read_token(out)))
             second = run_shard(out, Shard(0, 1))
     assert second["skipped"] == 12 - len(lost) and second["ok"] == len(lost)
-    from ptbench.bootcamp.merge import merge
+    from ptbench.bootcamp.rollout.merge import merge
 
     summary = merge(out)
     assert summary["episodes"] == 12 and summary["missing"] == 0 and summary["superseded_records"] == len(lost)

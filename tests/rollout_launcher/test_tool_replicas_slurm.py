@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from ptbench.backends.slurm import cmd as slurm_cmd
-from ptbench.bootcamp.replicas import read_replicas, read_token, replica_dir
+from ptbench.bootcamp.serving.replicas import read_replicas, read_token, replica_dir
 from ptbench.core.files import read_jsonl
 from ptbench.rollout_launcher.tool_replicas import replica_status_rows
 from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts the dev cluster, sets SLURM_CONF)

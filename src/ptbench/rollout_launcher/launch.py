@@ -4,7 +4,7 @@
 A rollout is two arrays of argv units (rollout_launcher/units.py): its shards, `rollout-shard OUT --shard i/N`,
 and with `--tool-replicas N` its tool-server replicas, `serve-tools --dir OUT --replica i`. Both are
 checked (`prepare_units`) before either is submitted; the replicas start first with a fresh token
-(bootcamp/replicas.py), then the shards. A backend that waits (local, Slurm) waits for the shards,
+(bootcamp/serving/replicas.py), then the shards. A backend that waits (local, Slurm) waits for the shards,
 then writes `tool-servers/done` and stops the replicas (finished, failed or interrupted); on one that
 nobody waits on (HTCondor) the replicas leave by themselves once every shard wrote its final file,
 and are removed at once if the shards could not be submitted.
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptbench.backends.base import Backend, Submitted, Unit, UnitArray
-from ptbench.bootcamp import replicas
-from ptbench.bootcamp.datagen import Shard
+from ptbench.bootcamp.data.datagen import Shard
+from ptbench.bootcamp.serving import replicas
 from ptbench.core.errors import UserError
 from ptbench.rollout_launcher.units import count_lines, replica_command, shard_command
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ptbench.backends.jobs import JobsFile
 from ptbench.backends.registry import get_backend
-from ptbench.bootcamp.datagen import Shard
+from ptbench.bootcamp.data.datagen import Shard
 from ptbench.core.errors import UserError
 from ptbench.rollout_launcher.tool_replicas import replica_status_rows
 from ptbench.rollout_launcher.units import count_lines

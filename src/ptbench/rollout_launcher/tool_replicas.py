@@ -2,7 +2,7 @@
 and their rows in `ptbench status`.
 
 `tool_replicas(out, n, backend, options, minutes)` is a context manager: it starts a new replica run
-(fresh token, see bootcamp/replicas.py), submits replica i as `ptbench bootcamp serve-tools --dir
+(fresh token, see bootcamp/serving/replicas.py), submits replica i as `ptbench bootcamp serve-tools --dir
 OUT --replica i` through the backend's `submit_units` (local: subprocesses; Slurm: one job array
 with the same `backend.options` as trials and shards), and on the way out (finished, failed or
 interrupted) writes `tool-servers/done`, which every replica obeys, then stops what is left
@@ -21,7 +21,7 @@ from typing import Any
 
 from ptbench.backends.jobs import JobsFile
 from ptbench.backends.registry import get_backend
-from ptbench.bootcamp import replicas
+from ptbench.bootcamp.serving import replicas
 from ptbench.core.errors import UserError
 from ptbench.rollout_launcher.launch import replica_array
 from ptbench.status import TrialStatus

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ptbench.bootcamp.datagen import Shard
-from ptbench.bootcamp.replicas import IDLE_EXIT_S
+from ptbench.bootcamp.data.datagen import Shard
+from ptbench.bootcamp.serving.replicas import IDLE_EXIT_S
 
 
 def shard_command(out: Path, shard: Shard) -> list[str]:
