@@ -104,3 +104,80 @@ def test_auto_becomes_bwrap_with_the_gateway_as_the_only_network(tmp_path: Path,
     with solve_launch(AgentRun.resolve(trial), provider_url="", rehearsal=False) as setup:
         assert setup.sandbox == "bwrap" and setup.network == "gateway"  # never `auto` past this point
         assert setup.record()["sandbox"] == "bwrap"
+
+
+CAPPED_AGENT = """
+name: capped
+command: ["{{ python }}", "-c", "@SCRIPT@"]
+uses_prompt: true
+keys: [PTB_CAPPED_KEY]
+upstream: "{{ options.base_url }}"
+env:
+  GW_URL: "{{ base_url }}"
+"""
+# Two model calls through the trial gateway with the trial token; the second is over the cap.
+CALLS = (
+    "import json, os, urllib.request as u\n"
+    "for i in range(2):\n"
+    "    body = json.dumps({'model': 'gpt-5-mini', 'messages': [{'role': 'user', 'content': 'hi'}]}).encode()\n"
+    "    req = u.Request(os.environ['GW_URL'] + '/v1/chat/completions', data=body, headers={\n"
+    "        'authorization': 'Bearer ' + os.environ['PTB_CAPPED_KEY'], 'content-type': 'application/json'})\n"
+    "    try:\n"
+    "        print('CALL', u.urlopen(req, timeout=30).status, flush=True)\n"
+    "    except Exception as exc:\n"
+    "        print('CALL', exc, flush=True)\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_spent_cost_cap_is_the_runs_failure_through_the_real_stage(tmp_path: Path, scripted_provider) -> None:
+    """The whole solve stage (`ptbench run`): the run's failure is the gateway's cost cap, worded from
+    the gateway's own totals; launch.json records the stage's resolved launch."""
+    import subprocess
+    import sys
+
+    from tests.support import assert_run_exit
+
+    provider = scripted_provider([{"message": "first"}, {"message": "never sent: the cap was spent"}])
+    agents = tmp_path / "agents"
+    (agents / "capped").mkdir(parents=True)
+    script = CALLS.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    (agents / "capped" / "agent.yaml").write_text(CAPPED_AGENT.replace("@SCRIPT@", script))
+    campaign = {
+        "name": "cap",
+        "agents": [
+            {
+                "name": "capped",
+                "model": "gpt-5-mini",
+                "options": {"base_url": provider.base_url, "cost_cap_usd": 1e-9},
+            }
+        ],
+        "base_models": [{"id": "local/tiny", "path": str(tmp_path), "label": "tiny"}],
+        "tasks": [{"name": "arithmetic", "options": {"n_test": 4}}],
+        "budget": {"hours": 0.1, "gpus": 0, "grace_seconds": 5},
+        "max_continuations": 0,
+        "sandbox": "none",
+        "results_dir": str(tmp_path / "results"),
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(campaign))
+    env = {**os.environ, "PTBENCH_AGENTS_PATH": str(agents), "PTB_CAPPED_KEY": "sk-capped-canary-55aa01"}
+    out = subprocess.run(
+        [sys.executable, "-m", "ptbench", "run", str(tmp_path / "c.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert_run_exit(out, tmp_path / "results")
+    (trial_json,) = (tmp_path / "results" / "cap").glob("*/trial.json")
+    trial = TrialDir(trial_json.parent)
+    log = (trial.agent_dir / "native.log").read_text()
+    assert "CALL 200" in log and "CALL HTTP Error 403" in log, log[-2000:]
+    failure = json.loads((trial.agent_dir / "failure.json").read_text())
+    assert failure["kind"] == "cost_cap", failure
+    assert "the trial's cost cap of $1e-09 is spent" in failure["message"], failure
+    launch = json.loads((trial.agent_dir / "launch.json").read_text())
+    assert launch["sandbox"] == "none" and launch["network"] == "host" and "journal" in launch, launch
+    assert "sk-capped-canary-55aa01" not in log and "sk-capped-canary-55aa01" not in json.dumps(launch)
