@@ -46,11 +46,11 @@ from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
 from tests.bootcamp.sim_policies import battery_policy  # noqa: E402
 
 from ptbench.bootcamp import load_bootcamp  # noqa: E402
-from ptbench.bootcamp import rollout as rollout_mod  # noqa: E402
-from ptbench.bootcamp.client import ChatClient  # noqa: E402
-from ptbench.bootcamp.datagen import load_rows  # noqa: E402
-from ptbench.bootcamp.heavy import default_workers  # noqa: E402
-from ptbench.bootcamp.rollout import RolloutSettings, _environment, _run_loop, run_rows, write_settings  # noqa: E402
+from ptbench.bootcamp.data.datagen import load_rows  # noqa: E402
+from ptbench.bootcamp.rollout import runner as rollout_mod  # noqa: E402
+from ptbench.bootcamp.rollout.client import ChatClient  # noqa: E402
+from ptbench.bootcamp.rollout.runner import RolloutSettings, _environment, _run_loop, run_rows, write_settings  # noqa: E402
+from ptbench.bootcamp.serving.heavy import default_workers  # noqa: E402
 
 LATENCIES: list[float] = []
 STARTS: list[float] = []

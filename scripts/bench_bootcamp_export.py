@@ -14,9 +14,9 @@ from pathlib import Path
 
 import yaml
 
-from ptbench.bootcamp.sft import examples_from_trace
-from ptbench.bootcamp.suite import load_configs
-from ptbench.bootcamp.verl_export import export_verl
+from ptbench.bootcamp.data.suite import load_configs
+from ptbench.bootcamp.export.sft import examples_from_trace
+from ptbench.bootcamp.export.verl_export import export_verl
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -33,8 +33,8 @@ from tests.bootcamp.chat_endpoint import Faults, serve_in_process  # noqa: E402
 from tests.bootcamp.policies import arithmetic_policy  # noqa: E402
 
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
-from ptbench.bootcamp.datagen import Shard  # noqa: E402
-from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings  # noqa: E402
+from ptbench.bootcamp.data.datagen import Shard  # noqa: E402
+from ptbench.bootcamp.rollout.runner import RolloutSettings, run_shard, write_settings  # noqa: E402
 from ptbench.core.files import read_jsonl  # noqa: E402
 
 

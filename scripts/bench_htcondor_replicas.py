@@ -30,10 +30,10 @@ os.environ.setdefault("CONDOR_CONFIG", "/dev/null")  # no pool here: only the su
 # E402 below: these imports need the sys.path entry made above
 import htcondor2  # noqa: E402
 
-from ptbench.backends.htcondor import replicas as htcondor_replicas  # noqa: E402
-from ptbench.bootcamp.datagen import Shard  # noqa: E402
-from ptbench.bootcamp.replicas import new_run, read_replicas, replica_dir  # noqa: E402
+from ptbench.bootcamp.data.datagen import Shard  # noqa: E402
+from ptbench.bootcamp.serving.replicas import new_run, read_replicas, replica_dir  # noqa: E402
 from ptbench.core.files import atomic_write_json  # noqa: E402
+from ptbench.rollout_launcher import htcondor as htcondor_replicas  # noqa: E402
 
 
 def start(description, proc: int, log: Path) -> subprocess.Popen:

@@ -34,12 +34,12 @@ sys.path.insert(0, str(REPO))
 from tests.bootcamp.chat_endpoint import serve_in_process  # noqa: E402
 from tests.bootcamp.policies import sql_policy  # noqa: E402
 
-from ptbench.backends.tool_replicas import tool_replicas  # noqa: E402
 from ptbench.bootcamp import generate, load_bootcamp  # noqa: E402
-from ptbench.bootcamp.datagen import Shard  # noqa: E402
-from ptbench.bootcamp.replicas import read_replicas, read_token  # noqa: E402
-from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings  # noqa: E402
+from ptbench.bootcamp.data.datagen import Shard  # noqa: E402
+from ptbench.bootcamp.rollout.runner import RolloutSettings, run_shard, write_settings  # noqa: E402
+from ptbench.bootcamp.serving.replicas import read_replicas, read_token  # noqa: E402
 from ptbench.core.files import read_jsonl  # noqa: E402
+from ptbench.rollout_launcher.tool_replicas import tool_replicas  # noqa: E402
 
 
 def _rollout(root: Path, url: str, episodes: int, concurrency: int, replicas: int) -> Path:

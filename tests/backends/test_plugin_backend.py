@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ptbench
-from tests.test_doctor import WIDE, rows
 from tests.support import install_plugin_package
+from tests.test_doctor import WIDE, rows
 
 CAMPAIGN = """\
 name: toyrun

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ptbench
-from tests.test_doctor import WIDE, rows
 from tests.support import install_plugin_package
+from tests.test_doctor import WIDE, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guides" / "add-a-scheduler.md"

@@ -52,7 +52,7 @@ def make_rollout(
 ):
     """Generate a small dataset and write a rollout folder for it; returns the rollout folder."""
     from ptbench.bootcamp import generate, load_bootcamp
-    from ptbench.bootcamp.rollout import RolloutSettings, write_settings
+    from ptbench.bootcamp.rollout.runner import RolloutSettings, write_settings
 
     cfg = load_bootcamp(small_config(tmp_path, name, test=test, train=train, extra=extra_yaml))
     generate(cfg, tmp_path / "data")
@@ -85,7 +85,7 @@ def rollout_with(tmp_path: Path, endpoint: str, *, base: str = "arithmetic", tes
     import yaml
 
     from ptbench.bootcamp import generate, load_bootcamp
-    from ptbench.bootcamp.rollout import RolloutSettings, write_settings
+    from ptbench.bootcamp.rollout.runner import RolloutSettings, write_settings
 
     data = yaml.safe_load((CAMPAIGNS / f"{base}.yaml").read_text())
     data.update(fields, splits={"test": test, "train": train})

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ptbench.bootcamp.api import ToolResult, register_tool
-from ptbench.bootcamp.heavy import HeavyTool
+from ptbench.bootcamp.serving.heavy import HeavyTool
 
 
 @register_tool("misbehave")

@@ -20,7 +20,7 @@ from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.adapters import config_dict
 from ptbench.bootcamp.adapters import reasoning_gym as rg_adapter
 from ptbench.bootcamp.catalogue import adapted_rows, rows
-from ptbench.bootcamp.datagen import Shard
+from ptbench.bootcamp.data.datagen import Shard
 from ptbench.bootcamp.environment import build_environment
 from ptbench.core.errors import UserError
 
@@ -89,7 +89,7 @@ def _legal_move_policy(messages, tools):
 
 
 def test_a_game_is_played_through_the_rollout_loop_and_scored_by_its_outcome(tmp_path: Path) -> None:
-    from ptbench.bootcamp.rollout import RolloutSettings, run_shard, write_settings
+    from ptbench.bootcamp.rollout.runner import RolloutSettings, run_shard, write_settings
 
     from .chat_endpoint import serve_in_thread
     from .conftest import shard_records

@@ -91,7 +91,7 @@ def test_mastermind_feedback_and_termination() -> None:
 
 
 def test_compute_score_scores_only_the_agent_loops_final_text() -> None:
-    from ptbench.bootcamp.rowschema import EpisodeSpec
+    from ptbench.bootcamp.data.rowschema import EpisodeSpec
 
     gt = json.dumps({"expression": "6 * 7", "answer": 42})
     multi = EpisodeSpec(bootcamp="arithmetic", tools=[{"name": "calculator", "params": {}, "timeout_s": 5}]).to_json()

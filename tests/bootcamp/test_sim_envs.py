@@ -189,8 +189,8 @@ def _check_sft_export(out, env_obj, n: int, model_dir, tmp_path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    from ptbench.bootcamp.merge import merge
-    from ptbench.bootcamp.sft import sft_from_traces
+    from ptbench.bootcamp.export.sft import sft_from_traces
+    from ptbench.bootcamp.rollout.merge import merge
 
     merge(out)
     rows, counts = sft_from_traces(out, only_correct=False)
@@ -234,9 +234,9 @@ def _check_sft_export(out, env_obj, n: int, model_dir, tmp_path) -> None:
 @pytest.mark.parametrize("env", CHEAP + ["battery"])
 def test_scripted_endpoint_plays_full_episodes_with_tools(tmp_path, env, tiny_tool_model) -> None:
     _need(env)
-    from ptbench.bootcamp.datagen import Shard
+    from ptbench.bootcamp.data.datagen import Shard
     from ptbench.bootcamp.environment import build_environment
-    from ptbench.bootcamp.rollout import read_settings, run_shard
+    from ptbench.bootcamp.rollout.runner import read_settings, run_shard
 
     from .chat_endpoint import serve_in_thread
     from .conftest import rollout_with, shard_records

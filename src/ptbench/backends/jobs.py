@@ -180,7 +180,7 @@ def _migrate_v0(data: dict[str, Any], kind: Kind) -> dict[str, Any]:
         )
         out["units"] = units
     elif "cluster" in data:  # htcondor shards
-        from ptbench.bootcamp.datagen import Shard
+        from ptbench.bootcamp.data.datagen import Shard
 
         n, cluster = int(data.get("procs", 0)), data["cluster"]
         units = {Shard(i, n).tag: f"{cluster}.{i}" for i in range(n)}

@@ -20,10 +20,10 @@ from ptbench.bootcamp.api import (
     register_tool,
 )
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
-from ptbench.bootcamp.datagen import generate
+from ptbench.bootcamp.data.datagen import generate
 from ptbench.bootcamp.environment import Environment, build_environment
-from ptbench.bootcamp.reward import compute_score
-from ptbench.bootcamp.sft import sft_examples
+from ptbench.bootcamp.export.reward import compute_score
+from ptbench.bootcamp.export.sft import sft_examples
 
 __all__ = [
     "GENERATORS",

@@ -37,9 +37,9 @@ def generate(
     from rich.table import Table
 
     from ptbench.bootcamp.config import load_bootcamp
-    from ptbench.bootcamp.datagen import Shard
-    from ptbench.bootcamp.datagen import generate as _generate
-    from ptbench.bootcamp.suite import is_suite, load_configs, suite_name
+    from ptbench.bootcamp.data.datagen import Shard
+    from ptbench.bootcamp.data.datagen import generate as _generate
+    from ptbench.bootcamp.data.suite import is_suite, load_configs, suite_name
 
     if is_suite(config):
         base = out or _default_out(suite_name(config), "data")
@@ -127,14 +127,14 @@ def rollout(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ptbench.backends import get_backend
-    from ptbench.backends.rollout import check_replicas, describe, failed_shards, launch
     from ptbench.bootcamp.config import load_bootcamp
-    from ptbench.bootcamp.datagen import generate as _generate
-    from ptbench.bootcamp.datagen import load_rows
-    from ptbench.bootcamp.merge import merge as _merge
-    from ptbench.bootcamp.merge import summary_table
-    from ptbench.bootcamp.rollout import RolloutSettings, write_settings
-    from ptbench.bootcamp.suite import is_suite, merge_suite, suite_name, write_members
+    from ptbench.bootcamp.data.datagen import generate as _generate
+    from ptbench.bootcamp.data.datagen import load_rows
+    from ptbench.bootcamp.data.suite import is_suite, merge_suite, suite_name, write_members
+    from ptbench.bootcamp.rollout.merge import merge as _merge
+    from ptbench.bootcamp.rollout.merge import summary_table
+    from ptbench.bootcamp.rollout.runner import RolloutSettings, write_settings
+    from ptbench.rollout_launcher.launch import check_replicas, describe, failed_shards, launch
 
     if is_suite(config):
         if data is not None:
@@ -283,8 +283,8 @@ def rollout_shard(
     shard: str = typer.Option("0/1", help="i/N"),
 ) -> None:
     """Run one shard of a rollout (what a scheduler job executes)."""
-    from ptbench.bootcamp.datagen import Shard
-    from ptbench.bootcamp.rollout import run_shard
+    from ptbench.bootcamp.data.datagen import Shard
+    from ptbench.bootcamp.rollout.runner import run_shard
 
     counts = run_shard(out, Shard.parse(shard))
     print(json.dumps(counts))
@@ -298,9 +298,9 @@ def merge(
     """Merge shard traces into merged/traces.jsonl (one record per episode) and merged/summary.json."""
     from rich.console import Console
 
-    from ptbench.bootcamp.merge import merge as _merge
-    from ptbench.bootcamp.merge import summary_table
-    from ptbench.bootcamp.suite import is_suite_rollout, merge_suite
+    from ptbench.bootcamp.data.suite import is_suite_rollout, merge_suite
+    from ptbench.bootcamp.rollout.merge import merge as _merge
+    from ptbench.bootcamp.rollout.merge import summary_table
 
     summary = merge_suite(out) if is_suite_rollout(out) else _merge(out)
     if as_json:
@@ -334,7 +334,7 @@ def sft(
     ),
 ) -> None:
     """Write SFT data: the generator's reference answers, or a rollout's traces (TRL's conversational format)."""
-    from ptbench.bootcamp.sft import sft_examples, sft_from_traces
+    from ptbench.bootcamp.export.sft import sft_examples, sft_from_traces
     from ptbench.core import fastjson
     from ptbench.core.files import atomic_write_bytes
 
@@ -361,8 +361,8 @@ def export_verl(
     force: bool = typer.Option(False, help="overwrite data made from a different config"),
 ) -> None:
     """Write the dataset, tool config, agent-loop config and a trainer snippet for verl (0.9.1)."""
-    from ptbench.bootcamp.suite import load_configs
-    from ptbench.bootcamp.verl_export import export_verl as _export
+    from ptbench.bootcamp.data.suite import load_configs
+    from ptbench.bootcamp.export.verl_export import export_verl as _export
 
     manifest = _export(load_configs(config), out, force=force)
     for split, info in manifest["splits"].items():
@@ -408,7 +408,7 @@ def serve_tools(
     # swallowed it and the server ran on (CI saw it).
     with StopSignals() as stop:
         from ptbench.backends.registry import load_job_readers
-        from ptbench.bootcamp.toolserver import serve_until_stopped
+        from ptbench.bootcamp.serving.toolserver import serve_until_stopped
 
         load_job_readers()  # a replica announces the scheduler job it runs in
         serve_until_stopped(

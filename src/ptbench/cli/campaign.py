@@ -242,7 +242,7 @@ def status(
 
     cdir, campaign = commands.resolve_campaign_dir(target, rehearse=rehearse)
     if (cdir / "rollout.json").exists():  # a bootcamp rollout: its shards, like trials
-        from ptbench.backends.shards import shard_status_rows
+        from ptbench.rollout_launcher.shards import shard_status_rows
         from ptbench.status import TrialStatus
 
         def rows_of_shards() -> list[TrialStatus]:

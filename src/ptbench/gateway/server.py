@@ -424,6 +424,10 @@ class Gateway:
         if self.transcript is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.transcript.close)
 
+    def serves(self, route: str) -> bool:
+        """Whether this gateway has the route ("agent" always; "judge" for a judged task)."""
+        return route in self.routes
+
     def totals(self) -> dict[str, Any]:
         return {
             name: {

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from ptbench.runner.journal import RunJournal, run_journal, sandbox_dirs
 from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
-from ptbench.sandbox import SandboxRequest, build_command
+from ptbench.sandbox import SandboxCommand, SandboxRequest, build_command
 from ptbench.sandbox.auto import resolve_sandbox
 from ptbench.sandbox.network import resolve_network
 from ptbench.trial import TrialDir, TrialState
@@ -69,74 +69,117 @@ def continuation_message(trial: TrialDir, seconds_left: float, reason: str) -> s
     )
 
 
-def sandbox_request(
-    run: AgentRun,
-    launch: Launch,
-    *,
-    cache: CacheLayer | None = None,
-    network: str = "host",
-    gateway: TrialGateway | None = None,
-) -> SandboxRequest:
-    """What the agent may read and write, whichever sandbox enforces it."""
-    import os
+@dataclass(frozen=True)
+class SolveLaunch:
+    """Where every run of one solve stage happens, resolved once: the sandbox (`auto` made concrete),
+    the agent's network, its view of the HF cache, the trial's gateway and the file journal.
 
-    import ptbench
-    from ptbench.sandbox.bwrap import python_paths
+    `agents.launcher.Launch` is one run's command and environment; this is what all runs share."""
 
+    sandbox: str  # bwrap | apptainer | none: never `auto`
+    network: str  # gateway | host
+    base_url: str  # where the agent's model calls go: the gateway's, the rehearsal provider's, or ""
+    scratch: Path  # the folder holding the agent's private /tmp and /dev/shm (made before the journal watches them)
+    cache: CacheLayer | None = None
+    gateway: TrialGateway | None = None
+    journal: RunJournal | None = None
+
+    def request(self, run: AgentRun, launch: Launch) -> SandboxRequest:
+        """What the agent may read and write, whichever sandbox enforces it."""
+        import os
+
+        import ptbench
+        from ptbench.sandbox.bwrap import python_paths
+
+        trial, spec = run.trial, run.spec
+        read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
+        read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        exe = run.executable
+        argv = list(launch.argv)
+        if exe and spec.venv:  # a venv's program runs by its path inside the venv (its python finds the venv so)
+            root = Path(os.path.realpath(Path(exe).parent.parent))
+            read_only.append(root)
+            argv = [str(root / "bin" / Path(exe).name) if a == exe else a for a in argv]
+        elif exe:
+            real = Path(os.path.realpath(exe))
+            modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
+            read_only.append(modules)
+            # Only resolved paths are mounted: a CLI found through a symlinked prefix runs by its real path.
+            argv = [str(real) if a == exe else a for a in argv]
+        # The agent's own folder (helper scripts beside agent.yaml, `{{ agent_dir }}`), read-only.
+        read_only.append(agent_folder(spec.name))
+        base = trial.spec.base_model.path
+        if base:
+            read_only.append(Path(base))
+        # The task's local data, which the agent's own evaluate.sh reads (viewing test questions is
+        # allowed; training on them is what the contamination check catches).
+        data = trial.spec.task.options.get("data_path")
+        if data and Path(data).exists():
+            read_only.append(Path(data).resolve())
+        req = SandboxRequest(
+            argv=argv,
+            env=launch.env,
+            workspace=trial.workspace,
+            home=trial.home,
+            read_only=read_only,
+            gpus=trial.spec.budget.gpus,
+            options=dict(trial.spec.sandbox_options),
+            scratch=self.scratch,
+        )
+        cache, gateway = self.cache, self.gateway
+        if cache is not None:  # the HF cache as the runner prepared it: a copy-on-write layer, or read-only
+            req.binds = list(cache.binds)
+            if not (os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")):  # the default cache: say where
+                launch.env.setdefault("HF_HOME", str(cache.shared))
+        if self.network == "gateway" and gateway is not None:
+            req.network, req.gateway_socket, req.gateway_port = "gateway", gateway.socket_path, gateway.port
+            # No route but the gateway: the HF libraries must use the cache at once instead of timing out on the hub.
+            for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+                launch.env[name] = "1"
+        return req
+
+    def command(self, run: AgentRun, launch: Launch) -> SandboxCommand:
+        """One run's command, wrapped in the stage's sandbox."""
+        request = self.request(run, launch)
+        return build_command(self.sandbox, request)
+
+    def record(self) -> dict[str, Any]:
+        """The facts agent/launch.json keeps of the stage (the result reads them back through `launch_fact`)."""
+        return {
+            "sandbox": self.sandbox,
+            "network": self.network,
+            "hf_cache": self.cache.to_json() if self.cache else None,
+            "journal": self.journal is not None,
+        }
+
+
+@contextmanager
+def solve_launch(run: AgentRun, *, provider_url: str, rehearsal: bool) -> Iterator[SolveLaunch]:
+    """The stage's launch: the sandbox resolved first (an unusable `auto` stops the trial before a key is
+    read), then the gateway, the cache layer and the journal, each held open until the stage ends."""
     trial, spec = run.trial, run.spec
-    read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
-    read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    exe = run.executable
-    argv = list(launch.argv)
-    if exe and spec.venv:  # a venv's program runs by its path inside the venv (its python finds the venv so)
-        root = Path(os.path.realpath(Path(exe).parent.parent))
-        read_only.append(root)
-        argv = [str(root / "bin" / Path(exe).name) if a == exe else a for a in argv]
-    elif exe:
-        real = Path(os.path.realpath(exe))
-        modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
-        read_only.append(modules)
-        # Only resolved paths are mounted: a CLI found through a symlinked prefix runs by its real path.
-        argv = [str(real) if a == exe else a for a in argv]
-    # The agent's own folder (helper scripts beside agent.yaml, `{{ agent_dir }}`), read-only.
-    read_only.append(agent_folder(spec.name))
-    base = trial.spec.base_model.path
-    if base:
-        read_only.append(Path(base))
-    # The task's local data, which the agent's own evaluate.sh reads (viewing test questions is
-    # allowed; training on them is what the contamination check catches).
-    data = trial.spec.task.options.get("data_path")
-    if data and Path(data).exists():
-        read_only.append(Path(data).resolve())
-    req = SandboxRequest(
-        argv=argv,
-        env=launch.env,
-        workspace=trial.workspace,
-        home=trial.home,
-        read_only=read_only,
-        gpus=trial.spec.budget.gpus,
-        options=dict(trial.spec.sandbox_options),
-        scratch=sandbox_dirs(trial)[0].parent,
-    )
-    if cache is not None:  # the HF cache as the runner prepared it: a copy-on-write layer, or read-only
-        req.binds = list(cache.binds)
-        if not (os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")):  # the default cache: say where it is
-            launch.env.setdefault("HF_HOME", str(cache.shared))
-    if network == "gateway" and gateway is not None:
-        req.network, req.gateway_socket, req.gateway_port = "gateway", gateway.socket_path, gateway.port
-        # No route but the gateway: the HF libraries must use the cache at once instead of timing out on the hub.
-        for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-            launch.env[name] = "1"
-    return req
-
-
-def _network(trial: TrialDir, sandbox: str, gateway: TrialGateway | None) -> str:
-    return resolve_network(
-        sandbox,
-        trial.spec.sandbox_options,
-        gateway=gateway is not None and gateway.socket_path is not None,
-        agent=f"agent '{trial.spec.agent.name}'",
-    )
+    sandbox = resolve_sandbox(trial.spec.sandbox)
+    scratch = sandbox_dirs(trial)[0].parent
+    with (
+        trial_gateway(run) as gateway,
+        cache_layer(trial.hf_layer, sandbox) as cache,
+        run_journal(
+            trial,
+            sandbox,
+            cache_upper=cache.upper if cache else None,
+            extra=[Path(p) for p in trial.spec.sandbox_options.get("writable", [])],
+            private=[] if rehearsal else [trial.home / d for d in spec.auth_files],
+        ) as journal,
+    ):
+        network = resolve_network(
+            sandbox,
+            trial.spec.sandbox_options,
+            gateway=gateway is not None and gateway.socket_path is not None,
+            agent=f"agent '{spec.name}'",
+        )
+        trial.event("sandbox_view", network=network, hf_cache=cache.to_json() if cache else None)
+        base_url = gateway.base_url if gateway else provider_url
+        yield SolveLaunch(sandbox, network, base_url, scratch, cache=cache, gateway=gateway, journal=journal)
 
 
 def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog | None], None]) -> SolveResult:
@@ -146,20 +189,7 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
         run = AgentRun.resolve(trial, rehearsal_url=provider_url)  # once per solve: every run below shares it
         spec, session = run.spec, run.session
         min_left = float(run.options.get("continue_if_minutes_left", DEFAULT_CONTINUE_MINUTES)) * 60
-        with (
-            trial_gateway(run) as gateway,
-            cache_layer(trial.hf_layer, resolve_sandbox(trial.spec.sandbox)) as cache,
-            run_journal(
-                trial,
-                resolve_sandbox(trial.spec.sandbox),
-                cache_upper=cache.upper if cache else None,
-                extra=[Path(p) for p in trial.spec.sandbox_options.get("writable", [])],
-                private=[] if rehearsal is not None else [trial.home / d for d in spec.auth_files],
-            ) as journal,
-        ):
-            network = _network(trial, resolve_sandbox(trial.spec.sandbox), gateway)
-            trial.event("sandbox_view", network=network, hf_cache=cache.to_json() if cache else None)
-            base_url = gateway.base_url if gateway else provider_url
+        with solve_launch(run, provider_url=provider_url, rehearsal=rehearsal is not None) as setup:
             outcome: SolveOutcome | None = None
             failure: FailureInfo | None = None
             while True:
@@ -176,18 +206,7 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
                 else:
                     prompt = continuation_message(trial, left, reason)
                 outcome, traj, failure = _run_once(
-                    run,
-                    state,
-                    set_watchdog,
-                    prompt=prompt,
-                    resume=resume,
-                    base_url=base_url,
-                    mode=reason if resume else "start",
-                    left=left,
-                    gateway=gateway,
-                    cache=cache,
-                    network=network,
-                    journal=journal,
+                    run, state, setup, set_watchdog, prompt=prompt, resume=resume, mode=reason if resume else "start"
                 )
                 session.session_id = traj.session_id or session.session_id
                 session.runs += 1
@@ -218,20 +237,17 @@ def solve(trial: TrialDir, state: TrialState, set_watchdog: Callable[[Watchdog |
 def _run_once(
     run: AgentRun,
     state: TrialState,
+    setup: SolveLaunch,
     set_watchdog: Callable[[Watchdog | None], None],
     *,
     prompt: str,
     resume: bool,
-    base_url: str,
     mode: str,
-    left: float,
-    gateway: TrialGateway | None = None,
-    cache: CacheLayer | None = None,
-    network: str = "host",
-    journal: RunJournal | None = None,
 ) -> tuple[SolveOutcome, Trajectory, FailureInfo | None]:
     trial, spec = run.trial, run.spec
     budget = trial.spec.budget
+    left = budget.seconds - state.solve_seconds_used
+    gateway, journal = setup.gateway, setup.journal
     credentials = run.credentials
     if problem := run.credential_problem():  # planned before this check, or agent.yaml edited since: fail closed
         raise UserError(problem)
@@ -239,7 +255,7 @@ def _run_once(
         run,
         prompt=prompt,
         resume=resume,
-        base_url=base_url,
+        base_url=setup.base_url,
         gateway_token=gateway.token if gateway else "",
         extra_env=gateway.agent_env() if gateway else None,
     )
@@ -247,25 +263,12 @@ def _run_once(
     pump = None
     cgroup: TrialCgroup | None = None
     try:  # from here on login files exist in the trial's HOME: they must go whatever happens
-        command = build_command(
-            resolve_sandbox(trial.spec.sandbox),
-            sandbox_request(run, launch, cache=cache, network=network, gateway=gateway),
-        )
+        command = setup.command(run, launch)
         cgroup, why = TrialCgroup.create(str(trial.path))
         containment = "cgroup.kill" if cgroup is not None else "subreaper"
         trial.event("containment", mechanism=containment, cgroup=str(cgroup.path) if cgroup else None, why=why or None)
         _write_launch_record(
-            trial,
-            launch,
-            command.argv,
-            prompt,
-            redactor,
-            mode,
-            containment=containment,
-            credentials=credentials,
-            network=network,
-            hf_cache=cache.to_json() if cache else None,
-            journal=journal is not None,
+            trial, launch, command.argv, prompt, redactor, mode, setup, containment=containment, credentials=credentials
         )
         write_deadline(trial, left)
         log_path = trial.agent_dir / "native.log"
@@ -319,14 +322,9 @@ def _run_once(
     )
     if gateway is not None:
         _gateway_usage(trial, gateway)
-        if gateway.cap_hit and not outcome.interrupted:  # the gateway knows why the agent stopped; no log guessing
-            up = gateway.gateway.routes["agent"]
-            failure = FailureInfo(
-                "cost_cap",
-                False,
-                f"the trial's cost cap of ${up.cost_cap_usd:g} is spent (${up.spent_usd:.4f}); "
-                "further model calls were refused",
-            )
+        cap = gateway.cost_cap_message()
+        if cap is not None and not outcome.interrupted:  # the gateway knows why the agent stopped; no log guessing
+            failure = FailureInfo("cost_cap", False, cap)
     if failure is not None:
         atomic_write_json(
             trial.agent_dir / "failure.json", {**failure.to_json(), "run": run_number, "exit_code": outcome.exit_code}
@@ -344,7 +342,7 @@ def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
         cli = json.loads(path.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         cli = {}
-    totals = gateway.gateway.totals()
+    totals = gateway.totals()
     agent = totals["agent"]
     usage = {
         **cli,
@@ -384,12 +382,10 @@ def _write_launch_record(
     prompt: str,
     redactor: Redactor,
     mode: str,
+    setup: SolveLaunch,
     *,
     containment: str,
     credentials: str,
-    network: str,
-    hf_cache: dict[str, str] | None,
-    journal: bool = False,
 ) -> None:
     """agent/launch.json: the command (prompt elided, secrets redacted) and the names of the variables it got."""
     shown = ["<prompt>" if prompt and a == prompt else redactor.text(a) for a in argv]
@@ -399,12 +395,9 @@ def _write_launch_record(
         "cwd": str(launch.cwd),
         "env_names": sorted(launch.env),
         "secret_names": sorted(k for k in launch.secrets if "#" not in k),
-        "sandbox": resolve_sandbox(trial.spec.sandbox),
+        **setup.record(),
         "containment": containment,
         "credentials": credentials,
-        "network": network,
-        "hf_cache": hf_cache,
-        "journal": journal,
         "python": sys.executable,
         "time": time.time(),
     }

@@ -194,7 +194,7 @@ def finish(
 
 
 def _bootcamp_provenance(trial: TrialDir) -> dict[str, Any] | None:
-    """What a bootcamp-trained model's recipe says trained it (`ptbench.bootcamp.grpo` writes it
+    """What a bootcamp-trained model's recipe says trained it (`ptbench.bootcamp.export.grpo` writes it
     beside the weights). Reported by the agent, so recorded as such, never trusted as a verdict."""
     path = trial.path / "final_model" / "ptbench_bootcamp.json"
     try:

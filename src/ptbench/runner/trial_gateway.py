@@ -50,13 +50,23 @@ class TrialGateway:
 
     def agent_env(self) -> dict[str, str]:
         """What the agent's environment gets beside its key variables (the judge route, if any)."""
-        if "judge" not in self.gateway.routes:
+        if not self.gateway.serves("judge"):
             return {}
         return {JUDGE_GATEWAY_ENV: f"{self.base_url}/judge", JUDGE_TOKEN_ENV: self.token}
 
-    @property
-    def cap_hit(self) -> bool:
-        return self.gateway.routes["agent"].cap_hit
+    def totals(self) -> dict[str, Any]:
+        """Per route: calls, tokens, cost, its cap and whether the cap was hit (the gateway's own counts)."""
+        return self.gateway.totals()
+
+    def cost_cap_message(self) -> str | None:
+        """Why the agent's calls were refused, if its route's cost cap is spent; None while it is not."""
+        agent = self.totals()["agent"]
+        if not agent["cap_hit"]:
+            return None
+        return (
+            f"the trial's cost cap of ${agent['cost_cap_usd']:g} is spent (${agent['cost_usd']:.4f}); "
+            "further model calls were refused"
+        )
 
 
 def uses_gateway(spec: AgentSpec) -> bool:

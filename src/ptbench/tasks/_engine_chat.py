@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ptbench.bootcamp.client import ChatError, ChatResult
+from ptbench.bootcamp.rollout.client import ChatError, ChatResult
 from ptbench.core.generation import GenerationSettings
 from ptbench.inference.base import Engine
 

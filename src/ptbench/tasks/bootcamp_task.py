@@ -26,10 +26,10 @@ from functools import cached_property
 from typing import Any
 
 from ptbench.bootcamp.config import BootcampConfig, load_bootcamp
-from ptbench.bootcamp.datagen import build_rows
+from ptbench.bootcamp.data.datagen import build_rows
+from ptbench.bootcamp.data.rows import sft_row
 from ptbench.bootcamp.environment import Environment, build_environment
-from ptbench.bootcamp.episode import run_episode
-from ptbench.bootcamp.rows import sft_row
+from ptbench.bootcamp.rollout.episode import run_episode
 from ptbench.core.errors import UserError
 from ptbench.core.generation import Completion, GenerationSettings
 from ptbench.inference.base import Engine

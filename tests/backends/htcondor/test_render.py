@@ -183,7 +183,7 @@ def test_golden_bootcamp_shards_description(htcondor2, monkeypatch, tmp_path: Pa
 
 
 def test_bootcamp_shards_use_the_shared_template(tmp_path: Path, htcondor2) -> None:
-    from ptbench.backends.htcondor.replicas import shards_description as condor_submit_description
+    from ptbench.rollout_launcher.htcondor import shards_description as condor_submit_description
 
     sub = htcondor2.Submit(condor_submit_description(tmp_path, 4))
     assert sub["executable"] == sys.executable and "$(Process)/4" in sub["arguments"] and sub["max_retries"] == "3"

@@ -3,7 +3,7 @@ running unit i — the description is rendered from the kind's template (templat
 htcondor_tool_servers.sub.j2), whose `arguments` are the units' argv with $(Process) = i, with the
 campaign's HTCondor options. Nobody waits on HTCondor: `ptbench bootcamp merge OUT` when the cluster
 finished; replicas leave by themselves once every shard of the run wrote its final file
-(bootcamp/replicas.py `rollout_finished`), or after `IDLE_EXIT_S` without a request. HTCondor places
+(bootcamp/serving/replicas.py `rollout_finished`), or after `IDLE_EXIT_S` without a request. HTCondor places
 and restarts them (`max_retries`); a restarted one re-announces itself and the shards' pool takes it
 as a new generation.
 """
@@ -18,7 +18,7 @@ from ptbench.backends.htcondor import schedd as htcondor_schedd
 from ptbench.backends.htcondor.options import HTCondorOptions
 from ptbench.backends.htcondor.render import render_shards, render_tool_servers
 from ptbench.backends.jobs import JobsFile, Kind, write_jobs
-from ptbench.backends.units import IDLE_EXIT_S
+from ptbench.bootcamp.serving.replicas import IDLE_EXIT_S
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_text
 

@@ -99,7 +99,7 @@ class ArithmeticGenerator(Generator):
             # the draws of the general path below (randint(1, m) is 1 + _randbelow(m), choice(s) is
             # s[_randbelow(len(s))]) for a plain Random, whose _randbelow is the getrandbits one; a
             # subclass, or params that make randint/choice raise, take the general path.
-            # Generation's hot loop (tested against randint/choice in tests/bootcamp/test_datagen_stream.py).
+            # Generation's hot loop (tested against randint/choice in tests/bootcamp/data/test_datagen_stream.py).
             numbers, chosen = [1 + draw_below(rng, max_value)], []
             for _ in range(n_terms - 1):
                 chosen.append(ops[draw_below(rng, len(ops))])

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ptbench.bootcamp.api import Generator, Identity, ToolResult, register_generator, register_reward, register_tool
-from ptbench.bootcamp.heavy import HeavyReward, HeavyTool
+from ptbench.bootcamp.serving.heavy import HeavyReward, HeavyTool
 
 # Design variable -> (PyBaMM parameter, unit scale, bounds in the unit shown to the model)
 VARIABLES = {
