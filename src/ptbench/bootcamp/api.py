@@ -191,6 +191,14 @@ class Interaction(ABC):
     @abstractmethod
     def respond(self, state: Any, identity: Identity, assistant_text: str) -> InteractionResult: ...
 
+    def oracle(self, state: Any, identity: Identity) -> str | None:
+        """The assistant text a scripted, search-based or library-solver player sends next, given the
+        live episode state `start` returned (and `respond` has updated). `ptbench bootcamp verify`
+        plays start -> oracle -> respond ... until terminate and then scores the episode as a model's
+        would be (the interaction's `outcome` for a game, else the reward on the last text). None: this
+        interaction has no oracle (verify reports the environment unverified, never passed)."""
+        return None
+
 
 # ---------------------------------------------------------------------------------------- reward
 
