@@ -429,25 +429,87 @@ def serve_tools(
 def list_components(
     campaigns: Path | None = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
     as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
+    verified: bool = typer.Option(
+        False, "--verified", help="only environments whose last `bootcamp verify` passed (failed or never run: left out)"
+    ),
 ) -> None:
-    """The environment catalogue (domain, tools, levels, extra to install), then the registered parts."""
+    """The environment catalogue (domain, tools, levels, extra to install, last verification), then the registered parts."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
     from ptbench.bootcamp.catalogue import rows
+    from ptbench.bootcamp.verify import load_store
 
     with contextlib.redirect_stdout(sys.stderr):  # libraries that print while loading never corrupt the JSON
         entries = rows(campaigns)
+    store = load_store()
+    for e in entries:
+        last = store.get(e["name"])
+        e["verified"] = last["status"] if last else "never"
+        e["verification"] = last
+    if verified:
+        entries = [e for e in entries if e["verified"] == "verified"]
     if as_json:
         print(json.dumps(entries, indent=2))
         return
+    cols = ("name", "domain", "tools", "levels", "extra", "installed", "verified")
     table = Table(title="bootcamp environments")
-    for col in ("name", "domain", "tools", "levels", "extra", "installed"):
+    for col in cols:
         table.add_column(col)
     for e in entries:
-        table.add_row(*(escape(e[c]) for c in ("name", "domain", "tools", "levels", "extra", "installed")))
+        table.add_row(*(escape(e[c]) for c in cols))
     Console(width=200).print(table)
     for reg in (GENERATORS, TOOLS, INTERACTIONS, REWARDS):
         print(f"{reg.kind}s: {', '.join(reg.names())}")
+
+
+@app.command()
+def verify(
+    names: list[str] = typer.Argument(None, help="environments (default: every installed one `bootcamp list` shows)"),
+    cases: int = typer.Option(100, "--cases", min=1, help="seeded cases per environment"),
+    json_path: Path | None = typer.Option(None, "--json", help="also write the results as JSON here"),
+    fresh: bool = typer.Option(True, help="check determinism against a fresh interpreter's generation"),
+) -> None:
+    """Per environment: same seed, same bytes; its oracle scores 1 on every case; wrong, empty and
+    hostile answers score 0; rewards in [0, 1]. Prints the table, stores the results for `bootcamp list`;
+    exit 1 if any environment is not verified."""
+    from rich.console import Console
+
+    from ptbench.bootcamp.catalogue import rows
+    from ptbench.bootcamp.verify import save_results, totals_by_source, verify_all, verify_table
+    from ptbench.core.files import atomic_write_json
+
+    with contextlib.redirect_stdout(sys.stderr):
+        catalogue = {r["name"]: r for r in rows()}
+    if names:
+        targets = []
+        for n in names:
+            row = catalogue.get(n)
+            if row is None and not Path(n).is_file():
+                close = [k for k in catalogue if n in k][:5]
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise UserError(f"bootcamp verify: no environment {n!r}{hint}; `ptbench bootcamp list` names them")
+            if row is not None and row["installed"] != "yes":
+                raise UserError(f"bootcamp verify: {n} is not installed here; pip install '{row['extra']}'")
+            targets.append((n, row["config"], row["source"]) if row else (n, n, "local"))
+    else:
+        targets = [(r["name"], r["config"], r["source"]) for r in catalogue.values() if r["installed"] == "yes"]
+    console = Console(stderr=True)
+    with contextlib.redirect_stdout(sys.stderr):  # games that print their boards stay off the table
+        results = verify_all(targets, cases, fresh_check=fresh,
+                             progress=lambda r: console.print(f"{r.name}: {r.status}", highlight=False))  # fmt: skip
+    save_results(results)
+    Console().print(verify_table(results))
+    totals = totals_by_source(results)
+    for source, t in sorted(totals.items()):
+        print(f"{source}: {t['verified']}/{t['environments']} verified"
+              + "".join(f", {t[k]} {k}" for k in ("failed", "no oracle", "error") if t[k]))  # fmt: skip
+    for r in results:
+        if r.status != "verified":
+            print(f"{r.name} {r.status}: {r.error or '; '.join(r.problems[:2])}")
+    if json_path is not None:
+        atomic_write_json(json_path, {"cases": cases, "totals": totals, "environments": [r.as_dict() for r in results]})
+    if any(r.status != "verified" for r in results):
+        raise typer.Exit(1)

@@ -24,6 +24,20 @@ def last_answer_line(text: str) -> str | None:
     return found[-1].strip().strip("`*.").strip() if found else None
 
 
+_LINE_END = re.compile(r"[ \t.`*]*(?:\n|$)")
+
+
+def last_labelled(pattern: re.Pattern[str], text: str | None) -> str | None:
+    """The group of the last `pattern` match, only if nothing but punctuation follows it on its line:
+    `Forecast: [1, 2] or [3, 4]` is a hedge between two answers (found by `bootcamp verify`: the first
+    list got full credit when it was the right one), not the answer [1, 2]."""
+    found = list(pattern.finditer(text or ""))
+    if not found:
+        return None
+    last = found[-1]
+    return last.group(1) if _LINE_END.match(text or "", last.end()) else None
+
+
 def as_number(text: str) -> float | None:
     try:
         value = float(text.replace(",", "").replace(" ", ""))
@@ -71,8 +85,7 @@ class LabelledJson(RewardCalculator):
     pattern: ClassVar[re.Pattern[str]]
 
     def extract(self, text: str) -> str | None:
-        found = self.pattern.findall(text or "")
-        return found[-1] if found else None
+        return last_labelled(self.pattern, text)
 
     def verify(self, extracted: str, identity: Identity) -> float:
         try:
