@@ -254,12 +254,16 @@ def _hostile_ok(kind: str, score: float, wrong_score: float | None, partial: boo
 # ----------------------------------------------------------------------------------------- verify
 
 
-def verify_environment(name: str, config: str, source: str, n: int, digests: Future[list[str]] | None) -> Result:
-    """One environment's verification (`config`: a bootcamp YAML path or an adapter's name)."""
+def verify_environment(
+    name: str, source: str, n: int, build: Callable[[], Environment], digests: Future[list[str]] | None = None
+) -> Result:
+    """One environment's verification; `build` makes it from scratch (called again for the
+    determinism check where no fresh interpreter's `digests` are given)."""
     res = Result(name=name, source=source)
     t0 = time.perf_counter()
     try:
-        _verify(res, build_environment(config), n)
+        _verify(res, build(), n)
+        res.seconds = time.perf_counter() - t0  # this side's work: not the wait for the fresh interpreter
         if digests is not None:
             theirs = digests.result()
             ours = res.__dict__.pop("_digests")
@@ -268,13 +272,15 @@ def verify_environment(name: str, config: str, source: str, n: int, digests: Fut
                 k = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b)
                 res.problem(f"case {k}: a fresh interpreter generated other bytes (not deterministic)")
         else:  # no fresh interpreter: at least a second environment built from scratch here
-            res.deterministic = case_digests(config, n) == res.__dict__.pop("_digests")
+            again = build()
+            fresh = [_digest(again, level, identity, prompt) for level, identity, prompt in _cases(again, n)]
+            res.deterministic = fresh == res.__dict__.pop("_digests")
             if not res.deterministic:
                 res.problem("a second generation gave other bytes (not deterministic)")
     except Exception as exc:  # a broken environment is reported, the run goes on
         res.error = f"{type(exc).__name__}: {exc}"[:500]
         res.__dict__.pop("_digests", None)
-    res.seconds = time.perf_counter() - t0
+        res.seconds = time.perf_counter() - t0
     return res.finish()
 
 
@@ -394,7 +400,7 @@ def verify_all(targets: list[tuple[str, str, str]], n: int, *, fresh_check: bool
     try:
         futures = {name: pool.submit(_digests_in_child, config, n) for name, config, _ in targets} if pool else {}
         for name, config, source in targets:
-            r = verify_environment(name, config, source, n, futures.get(name))
+            r = verify_environment(name, source, n, lambda c=config: build_environment(c), futures.get(name))
             results.append(r)
             if progress is not None:
                 progress(r)
