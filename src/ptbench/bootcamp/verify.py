@@ -426,8 +426,9 @@ def verify_table(results: list[Result]) -> Any:
     from rich import box
 
     title = f"bootcamp verify: {sum(r.status == 'verified' for r in results)}/{len(results)} verified"
-    table = Table(title=title, box=box.SIMPLE_HEAD)
-    table.add_column("environment", overflow="ellipsis", no_wrap=True, max_width=26)
+    # 80 columns: 24 + 13 + 5 + 6 + 7 + 7 + 9 characters, one space between columns
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
+    table.add_column("environment", overflow="ellipsis", no_wrap=True, max_width=24)
     table.add_column("source", overflow="ellipsis", no_wrap=True, max_width=13)
     for col in ("cases", "oracle", "hostile", "ms/case"):
         table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
