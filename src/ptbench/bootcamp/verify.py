@@ -426,13 +426,13 @@ def verify_table(results: list[Result]) -> Any:
     from rich import box
 
     title = f"bootcamp verify: {sum(r.status == 'verified' for r in results)}/{len(results)} verified"
-    # 80 columns: 24 + 13 + 5 + 6 + 7 + 7 + 9 characters, one space between columns
+    # 80 columns: 20 + 13 + 5 + 6 + 7 + 7 + 9 characters, one space between columns
     table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
-    table.add_column("environment", overflow="ellipsis", no_wrap=True, max_width=24)
+    table.add_column("environment", overflow="ellipsis", no_wrap=True, max_width=20)
     table.add_column("source", overflow="ellipsis", no_wrap=True, max_width=13)
     for col in ("cases", "oracle", "hostile", "ms/case"):
         table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
-    table.add_column("status", no_wrap=True, min_width=9)
+    table.add_column("status", no_wrap=True, min_width=9, max_width=9)
     for r in results:
         oracle = f"{r.oracle_pass / r.cases:.0%}" if r.cases else "-"
         hostile = f"{r.hostile_pass / r.hostile_total:.0%}" if r.hostile_total else "-"
