@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from typing import Any
 
 import pytest
 
@@ -74,8 +73,13 @@ class Overpays(Strict):
 
 def _env(reward: type[RewardCalculator], generator: type[Generator] = Sum) -> Environment:
     config = BootcampConfig.model_validate(
-        {"name": "planted", "seed": 3, "levels": [{"name": "default", "generator": "planted"}],
-         "splits": {"test": 5}, "reward": {"name": "planted"}}  # fmt: skip
+        {
+            "name": "planted",
+            "seed": 3,
+            "levels": [{"name": "default", "generator": "planted"}],
+            "splits": {"test": 5},
+            "reward": {"name": "planted"},
+        }  # fmt: skip
     )
     return Environment(config=config, generators={"default": generator()}, tools={}, interaction=None, reward=reward())
 
@@ -136,13 +140,3 @@ def test_an_environment_without_a_reference_has_no_oracle() -> None:
             return None
 
     assert _verify(Strict, NoReference).status == "no oracle"
-
-
-def _installed() -> list[Any]:
-    import contextlib
-    import sys
-
-    from ptbench.bootcamp.catalogue import rows
-
-    with contextlib.redirect_stdout(sys.stderr):
-        return [pytest.param(r["name"], r["config"], r["source"], id=r["name"]) for r in rows() if r["installed"] == "yes"]

@@ -29,7 +29,9 @@ def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def _ptbench(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ptbench", *args], env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "ptbench", *args], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.slow

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -222,9 +223,7 @@ def _frame(right: str, wrong: str, extract: Callable[[str], str | None] | None) 
     return _cut(right, wrong)
 
 
-def hostile_texts(
-    right: str, wrong: str | None, extract: Callable[[str], str | None] | None = None
-) -> dict[str, str]:
+def hostile_texts(right: str, wrong: str | None, extract: Callable[[str], str | None] | None = None) -> dict[str, str]:
     """The hostile answers of one case (see the module's docstring); without a wrong answer of
     another case, only those that need none."""
     out = {"empty": "", "claimed score alone": CLAIM_ALONE}
@@ -243,8 +242,8 @@ def hostile_texts(
 _NEEDS_ZERO = ("empty", "claimed score alone", "claimed score")
 
 
-def _hostile_ok(kind: str, score: float, wrong_score: float | None, partial: bool) -> bool:
-    if kind in _NEEDS_ZERO or not partial:
+def _hostile_ok(kind: str, score: float, wrong_score: float | None, shares: bool) -> bool:
+    if kind in _NEEDS_ZERO or not shares:
         return score == 0.0
     if kind == "wrong":
         return score < 1.0
@@ -288,7 +287,7 @@ def _verify(res: Result, env: Environment, n: int) -> None:
     cases = _cases(env, n)
     res.cases = len(cases)
     res.__dict__["_digests"] = [_digest(env, lv, identity, prompt) for lv, identity, prompt in cases]
-    partial = bool(getattr(env.reward, "partial_credit", False))
+    shares = bool(getattr(env.reward, "partial_credit", False))
     inter = env.interaction
     outcomes: list[float] = []
 
@@ -334,7 +333,7 @@ def _verify(res: Result, env: Environment, n: int) -> None:
                 score = _score(env, text, identity).score
                 in_range(score, k, f"the {kind} answer")
                 res.hostile_total += 1
-                if _hostile_ok(kind, score, wrong_score, partial):
+                if _hostile_ok(kind, score, wrong_score, shares):
                     res.hostile_pass += 1
                 else:
                     res.problem(f"case {k}: the {kind} answer scored {score} ({text[:80]!r})")
@@ -344,7 +343,11 @@ def _verify(res: Result, env: Environment, n: int) -> None:
             state = inter.start(identity)
             firsts.append(inter.oracle(state, identity))
         for k, (_, identity, _) in enumerate(cases):
-            played = _play(env, identity, lambda state, _turn, i=identity: inter.oracle(state, i))
+
+            def oracle(state: Any, _turn: int, i: Identity = identity) -> str | None:
+                return inter.oracle(state, i)
+
+            played = _play(env, identity, oracle)
             if played is None:
                 res.no_oracle += 1
                 res.problem(f"case {k}: the interaction has no oracle")
@@ -368,21 +371,23 @@ def _verify(res: Result, env: Environment, n: int) -> None:
                 if kind == "wrong":
                     continue  # a game has no single wrong answer; another case's move is the hedge's W
 
-                def probe(state: Any, _turn: int, kind: str = kind, i: Identity = identity) -> str:
+                def probe(
+                    state: Any, _turn: int, kind: str = kind, i: Identity = identity, w: str | None = other
+                ) -> str:
                     right = inter.oracle(state, i) or ""
-                    texts = hostile_texts(right, other)
+                    texts = hostile_texts(right, w)
                     return texts.get(kind, "")
 
                 if kind not in hostile_texts(firsts[k] or "", other):
                     continue  # no different move of another case to hedge with
-                got = _play(env, identity, probe)
-                assert got is not None
-                in_range(got.result.score, k, f"the {kind} player")
+                hostile = _play(env, identity, probe)
+                assert hostile is not None  # the probe always has a move
+                in_range(hostile.result.score, k, f"the {kind} player")
                 res.hostile_total += 1
-                if got.result.score == 0.0:
+                if hostile.result.score == 0.0:
                     res.hostile_pass += 1
                 else:
-                    res.problem(f"case {k}: playing the {kind} answer every turn scored {got.result.score}")
+                    res.problem(f"case {k}: playing the {kind} answer every turn scored {hostile.result.score}")
     res.mean_outcome = round(sum(outcomes) / len(outcomes), 4) if outcomes else None
 
 
@@ -400,7 +405,7 @@ def verify_all(targets: list[tuple[str, str, str]], n: int, *, fresh_check: bool
     try:
         futures = {name: pool.submit(_digests_in_child, config, n) for name, config, _ in targets} if pool else {}
         for name, config, source in targets:
-            r = verify_environment(name, source, n, lambda c=config: build_environment(c), futures.get(name))
+            r = verify_environment(name, source, n, partial(build_environment, config), futures.get(name))
             results.append(r)
             if progress is not None:
                 progress(r)
@@ -421,9 +426,8 @@ def totals_by_source(results: Iterable[Result]) -> dict[str, dict[str, int]]:
 
 def verify_table(results: list[Result]) -> Any:
     """The results as a table readable at 80 columns (long names end in an ellipsis, numbers never do)."""
-    from rich.table import Table
-
     from rich import box
+    from rich.table import Table
 
     title = f"bootcamp verify: {sum(r.status == 'verified' for r in results)}/{len(results)} verified"
     # 80 columns: 20 + 13 + 5 + 6 + 7 + 7 + 9 characters, one space between columns
@@ -437,5 +441,7 @@ def verify_table(results: list[Result]) -> Any:
         oracle = f"{r.oracle_pass / r.cases:.0%}" if r.cases else "-"
         hostile = f"{r.hostile_pass / r.hostile_total:.0%}" if r.hostile_total else "-"
         style = {"verified": "green", "failed": "red", "error": "red"}.get(r.status, "yellow")
-        table.add_row(r.name, r.source, str(r.cases), oracle, hostile, f"{r.ms_per_case:.1f}", f"[{style}]{r.status}[/]")
+        table.add_row(
+            r.name, r.source, str(r.cases), oracle, hostile, f"{r.ms_per_case:.1f}", f"[{style}]{r.status}[/]"
+        )
     return table

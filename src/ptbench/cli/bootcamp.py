@@ -430,10 +430,12 @@ def list_components(
     campaigns: Path | None = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
     as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
     verified: bool = typer.Option(
-        False, "--verified", help="only environments whose last `bootcamp verify` passed (failed or never run: left out)"
+        False,
+        "--verified",
+        help="only environments whose last `bootcamp verify` passed (failed or never run: left out)",
     ),
 ) -> None:
-    """The environment catalogue (domain, tools, levels, extra to install, last verification), then the registered parts."""
+    """The environment catalogue (domain, tools, levels, extra, last verification), then the registered parts."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -448,11 +450,10 @@ def list_components(
     for e in entries:
         last = store.get(e["name"])
         e["verified"] = last["status"] if last else "never"
-        e["verification"] = last
     if verified:
         entries = [e for e in entries if e["verified"] == "verified"]
-    if as_json:
-        print(json.dumps(entries, indent=2))
+    if as_json:  # with each environment's last verification in full
+        print(json.dumps([{**e, "verification": store.get(e["name"])} for e in entries], indent=2))
         return
     cols = ("name", "domain", "tools", "levels", "extra", "installed", "verified")
     table = Table(title="bootcamp environments")

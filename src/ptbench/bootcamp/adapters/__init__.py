@@ -52,7 +52,7 @@ def _load_builtin() -> None:
 ADAPTERS: Registry[Adapter] = Registry(
     "environment adapter",
     load=_load_builtin,
-    hint="an adapter registers itself with ptbench.bootcamp.adapters.register_adapter (docs/guides/add-an-environment.md)",
+    hint="an adapter registers with bootcamp.adapters.register_adapter (docs/guides/add-an-environment.md)",
 )
 
 

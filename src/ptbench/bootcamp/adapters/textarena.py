@@ -259,7 +259,9 @@ ORACLES: dict[str, Callable[[Any], str]] = {
     "GuessTheNumber-v0": lambda env: f"[{env.state.game_state['game_number']}]",
     "Mastermind-v0": lambda env: "[" + " ".join(map(str, env.state.game_state["secret_code"])) + "]",
     "ThreeCardMonte-v0": lambda env: f"[{env.ball_pos}]",
-    "TowerOfHanoi-v0": lambda env: "[{} {}]".format(*(_hanoi(env.state.game_state["towers"], env.num_disks, "C") or "AC")),
+    "TowerOfHanoi-v0": lambda env: "[{} {}]".format(
+        *(_hanoi(env.state.game_state["towers"], env.num_disks, "C") or "AC")
+    ),
     "FrozenLake-v0": _frozen_lake,
     "LightsOut-v0": _lights_out,
     "Sudoku-v0": _sudoku,

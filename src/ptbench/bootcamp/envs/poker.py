@@ -188,6 +188,7 @@ _DECISION = re.compile(r"(\d+)\s*[=:]\s*(fold|call|check|raise|bet)", re.I)
 @register_reward("poker_chips")
 class PokerChips(RewardCalculator):
     partial_credit = True  # chips won, scaled between the worst and best decisions
+
     def extract(self, text: str) -> str | None:
         lines = re.findall(r"(?im)^\s*decisions\s*:(.*)$", text or "")
         return lines[-1].strip() if lines else None
