@@ -26,8 +26,10 @@ merged into a store (`store_path()`, written atomically) that `bootcamp list` re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -445,3 +447,48 @@ def verify_table(results: list[Result]) -> Any:
             r.name, r.source, str(r.cases), oracle, hostile, f"{r.ms_per_case:.1f}", f"[{style}]{r.status}[/]"
         )
     return table
+
+
+def targets(names: list[str]) -> list[tuple[str, str, str]]:
+    """(name, config, source) of the named environments (none: every installed one), checked first."""
+    from ptbench.bootcamp.catalogue import rows
+    from ptbench.core.errors import UserError
+
+    with contextlib.redirect_stdout(sys.stderr):
+        catalogue = {r["name"]: r for r in rows()}
+    if not names:
+        return [(r["name"], r["config"], r["source"]) for r in catalogue.values() if r["installed"] == "yes"]
+    out = []
+    for n in names:
+        row = catalogue.get(n)
+        if row is None and not Path(n).is_file():
+            close = [k for k in catalogue if n in k][:5]
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise UserError(f"bootcamp verify: no environment {n!r}{hint}; `ptbench bootcamp list` names them")
+        if row is not None and row["installed"] != "yes":
+            raise UserError(f"bootcamp verify: {n} is not installed here; pip install '{row['extra']}'")
+        out.append((n, row["config"], row["source"]) if row else (n, n, "local"))
+    return out
+
+
+def run(names: list[str], cases: int, json_path: Path | None, *, fresh: bool = True) -> bool:
+    """`ptbench bootcamp verify`: verify, store, print the table, totals and problems; True if all verified."""
+    from rich.console import Console
+
+    todo = targets(names)
+    console = Console(stderr=True)
+    with contextlib.redirect_stdout(sys.stderr):  # games that print their boards stay off the table
+        results = verify_all(todo, cases, fresh_check=fresh,
+                             progress=lambda r: console.print(f"{r.name}: {r.status}", highlight=False))  # fmt: skip
+    save_results(results)
+    Console().print(verify_table(results))
+    totals = totals_by_source(results)
+    for source, t in sorted(totals.items()):
+        print(f"{source}: {t['verified']}/{t['environments']} verified"
+              + "".join(f", {t[k]} {k}" for k in ("failed", "no oracle", "error") if t[k]))  # fmt: skip
+    for r in results:
+        if r.status != "verified":
+            print(f"{r.name} {r.status}: {r.error or '; '.join(r.problems[:2])}")
+    if json_path is not None:
+        atomic_write_json(json_path, {"cases": cases, "totals": totals, "environments": [r.as_dict() for r in results]})
+    return all(r.status == "verified" for r in results)

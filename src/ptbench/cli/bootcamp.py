@@ -476,41 +476,7 @@ def verify(
     """Per environment: same seed, same bytes; its oracle scores 1 on every case; wrong, empty and
     hostile answers score 0; rewards in [0, 1]. Prints the table, stores the results for `bootcamp list`;
     exit 1 if any environment is not verified."""
-    from rich.console import Console
+    from ptbench.bootcamp.verify import run
 
-    from ptbench.bootcamp.catalogue import rows
-    from ptbench.bootcamp.verify import save_results, totals_by_source, verify_all, verify_table
-    from ptbench.core.files import atomic_write_json
-
-    with contextlib.redirect_stdout(sys.stderr):
-        catalogue = {r["name"]: r for r in rows()}
-    if names:
-        targets = []
-        for n in names:
-            row = catalogue.get(n)
-            if row is None and not Path(n).is_file():
-                close = [k for k in catalogue if n in k][:5]
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise UserError(f"bootcamp verify: no environment {n!r}{hint}; `ptbench bootcamp list` names them")
-            if row is not None and row["installed"] != "yes":
-                raise UserError(f"bootcamp verify: {n} is not installed here; pip install '{row['extra']}'")
-            targets.append((n, row["config"], row["source"]) if row else (n, n, "local"))
-    else:
-        targets = [(r["name"], r["config"], r["source"]) for r in catalogue.values() if r["installed"] == "yes"]
-    console = Console(stderr=True)
-    with contextlib.redirect_stdout(sys.stderr):  # games that print their boards stay off the table
-        results = verify_all(targets, cases, fresh_check=fresh,
-                             progress=lambda r: console.print(f"{r.name}: {r.status}", highlight=False))  # fmt: skip
-    save_results(results)
-    Console().print(verify_table(results))
-    totals = totals_by_source(results)
-    for source, t in sorted(totals.items()):
-        print(f"{source}: {t['verified']}/{t['environments']} verified"
-              + "".join(f", {t[k]} {k}" for k in ("failed", "no oracle", "error") if t[k]))  # fmt: skip
-    for r in results:
-        if r.status != "verified":
-            print(f"{r.name} {r.status}: {r.error or '; '.join(r.problems[:2])}")
-    if json_path is not None:
-        atomic_write_json(json_path, {"cases": cases, "totals": totals, "environments": [r.as_dict() for r in results]})
-    if any(r.status != "verified" for r in results):
+    if not run(names or [], cases, json_path, fresh=fresh):
         raise typer.Exit(1)
