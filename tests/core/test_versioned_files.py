@@ -109,7 +109,7 @@ def test_a_newer_trajectory_leaves_the_api_check_unchecked_not_clean(tmp_path: P
 
 
 def test_bootcamp_traces_newer_or_foreign_refused_current_read() -> None:
-    from ptbench.bootcamp.traces import TRACE_SCHEMA, TRACE_VERSION, current_trace
+    from ptbench.bootcamp.rollout.traces import TRACE_SCHEMA, TRACE_VERSION, current_trace
 
     rec = {"schema": TRACE_SCHEMA, "sample_id": "s"}
     assert current_trace(rec, where="w") == rec

@@ -181,6 +181,11 @@ class InteractionResult:
 class Interaction(ABC):
     """Talks back to the model after each turn without tool calls; may end the episode."""
 
+    oracle_wins: ClassVar[bool] = True
+    """Whether the oracle's episode scores 1 on every case. False for a game against a seeded random
+    opponent, where even perfect play can lose or draw: there `bootcamp verify` asks instead that the
+    oracle finishes every game with every move accepted (docs/bootcamp.md, "Verification")."""
+
     def __init__(self, **params: Any) -> None:
         self.params = params
 
@@ -190,6 +195,14 @@ class Interaction(ABC):
 
     @abstractmethod
     def respond(self, state: Any, identity: Identity, assistant_text: str) -> InteractionResult: ...
+
+    def oracle(self, state: Any, identity: Identity) -> str | None:
+        """The assistant text a scripted, search-based or library-solver player sends next, given the
+        live episode state `start` returned (and `respond` has updated). `ptbench bootcamp verify`
+        plays start -> oracle -> respond ... until terminate and then scores the episode as a model's
+        would be (the interaction's `outcome` for a game, else the reward on the last text). None: this
+        interaction has no oracle (verify reports the environment unverified, never passed)."""
+        return None
 
 
 # ---------------------------------------------------------------------------------------- reward
@@ -205,6 +218,11 @@ class RewardResult:
 class RewardCalculator(ABC):
     """Scores the final assistant message against the case. Only the final assistant text is
     given, never tool outputs, so a tool that echoes the ground truth cannot leak it into the score."""
+
+    partial_credit: ClassVar[bool] = False
+    """True where a wrong answer earns a share by design (a forecast's error ratio, an optimality
+    gap): `bootcamp verify` then asks a wrong answer for less than 1, and a hedge for no more than the
+    wrong answer alone, instead of 0."""
 
     def __init__(self, **params: Any) -> None:
         self.params = params

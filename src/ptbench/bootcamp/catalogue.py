@@ -68,12 +68,11 @@ def rows(campaigns: Path | None = None) -> list[dict[str, str]]:
 def adapted_rows() -> list[dict[str, str]]:
     """One row per environment an installed adapter library offers; one row per adapter that is not
     installed (its environments cannot be listed without it), naming the pip command."""
-    from ptbench.bootcamp.adapters import ADAPTERS, adapter_for, installed
+    from ptbench.bootcamp.adapters import ADAPTERS, installed
 
     out = []
-    for prefix in ADAPTERS:
-        adapter = adapter_for(prefix)
-        assert adapter is not None  # the prefix is an adapter's own
+    for prefix in ADAPTERS.names():
+        adapter = ADAPTERS.get(prefix)
         if not installed(adapter):
             out.append({"name": f"{prefix}*", "domain": adapter.DOMAIN, "tools": "-", "levels": "-",
                         "extra": f"ptbench[{adapter.EXTRA}]", "installed": "no", "config": "-",

@@ -430,25 +430,54 @@ def serve_tools(
 def list_components(
     campaigns: Path | None = typer.Option(None, help="folder of example bootcamp YAMLs (default campaigns/bootcamp)"),
     as_json: bool = typer.Option(False, "--json", help="print the catalogue as JSON"),
+    verified: bool = typer.Option(
+        False,
+        "--verified",
+        help="only environments whose last `bootcamp verify` passed (failed or never run: left out)",
+    ),
 ) -> None:
-    """The environment catalogue (domain, tools, levels, extra to install), then the registered parts."""
+    """The environment catalogue (domain, tools, levels, extra, last verification), then the registered parts."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from ptbench.bootcamp.api import GENERATORS, INTERACTIONS, REWARDS, TOOLS
     from ptbench.bootcamp.catalogue import rows
+    from ptbench.bootcamp.verify import load_store
 
     with contextlib.redirect_stdout(sys.stderr):  # libraries that print while loading never corrupt the JSON
         entries = rows(campaigns)
-    if as_json:
-        print(json.dumps(entries, indent=2))
+    store = load_store()
+    for e in entries:
+        last = store.get(e["name"])
+        e["verified"] = last["status"] if last else "never"
+    if verified:
+        entries = [e for e in entries if e["verified"] == "verified"]
+    if as_json:  # with each environment's last verification in full
+        print(json.dumps([{**e, "verification": store.get(e["name"])} for e in entries], indent=2))
         return
+    cols = ("name", "domain", "tools", "levels", "extra", "installed", "verified")
     table = Table(title="bootcamp environments")
-    for col in ("name", "domain", "tools", "levels", "extra", "installed"):
+    for col in cols:
         table.add_column(col)
     for e in entries:
-        table.add_row(*(escape(e[c]) for c in ("name", "domain", "tools", "levels", "extra", "installed")))
+        table.add_row(*(escape(e[c]) for c in cols))
     Console(width=200).print(table)
     for reg in (GENERATORS, TOOLS, INTERACTIONS, REWARDS):
         print(f"{reg.kind}s: {', '.join(reg.names())}")
+
+
+@app.command()
+def verify(
+    names: list[str] = typer.Argument(None, help="environments (default: every installed one `bootcamp list` shows)"),
+    cases: int = typer.Option(100, "--cases", min=1, help="seeded cases per environment"),
+    json_path: Path | None = typer.Option(None, "--json", help="also write the results as JSON here"),
+    fresh: bool = typer.Option(True, help="check determinism against a fresh interpreter's generation"),
+) -> None:
+    """Per environment: same seed, same bytes; its oracle scores 1 on every case; wrong, empty and
+    hostile answers score 0; rewards in [0, 1]. Prints the table, stores the results for `bootcamp list`;
+    exit 1 if any environment is not verified."""
+    from ptbench.bootcamp.verify import run
+
+    if not run(names or [], cases, json_path, fresh=fresh):
+        raise typer.Exit(1)

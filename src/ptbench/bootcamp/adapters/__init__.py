@@ -1,24 +1,76 @@
 """Environment libraries brought in as ptbench environments, each behind its own pinned extra.
 
-An adapter module registers its generators, interactions and rewards (importing its library only
-when a case is made or scored) and names its environments: `rg.<dataset>` (reasoning-gym) and
-`spiel.<game>` (OpenSpiel), `ta.<game>` (TextArena). Such a name stands wherever a bootcamp YAML path is accepted
-(`ptbench bootcamp generate rg.leg_counting`), and `ptbench bootcamp list` shows them all.
+An adapter names a family of environments by a prefix (`rg.<dataset>` reasoning-gym, `spiel.<game>`
+OpenSpiel, `ta.<game>` TextArena, or a third-party plugin's own) and registers its generators,
+interactions and rewards (importing its library only when a case is made or scored). Such a name
+stands wherever a bootcamp YAML path is accepted (`ptbench bootcamp generate rg.leg_counting`), and
+`ptbench bootcamp list` shows them all.
+
+Every adapter is one entry of the `ADAPTERS` registry, keyed by its prefix, checked against the
+`Adapter` protocol when it registers (a missing fact is an error at import, not a KeyError at `list`).
+A module or any object with those attributes is an adapter: ptbench's own are modules listed in
+`BUILTIN`; a third-party package calls `register_adapter(obj)` from its `ptbench.plugins` entry point.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ptbench.core.errors import UserError
+from ptbench.core.registry import Registry
 
-ADAPTERS = {
-    "rg.": "ptbench.bootcamp.adapters.reasoning_gym",
-    "spiel.": "ptbench.bootcamp.adapters.openspiel",
-    "ta.": "ptbench.bootcamp.adapters.textarena",
-}
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What an adapter tells ptbench about its environments (a module with these names qualifies)."""
+
+    PREFIX: str  # "<short>." : its environments are PREFIX + name
+    SOURCE: str  # the library's name, the `source` column of `bootcamp list` and `bootcamp verify`
+    EXTRA: str  # pip install 'ptbench[EXTRA]' installs the library
+    DOMAIN: str  # one line: what kind of environments these are
+
+    def names(self) -> list[str]: ...  # its environments (without the prefix); needs the library
+
+    def describe(self, name: str) -> dict[str, str]: ...  # domain, tools, levels of one environment
+
+    def bootcamp_dict(self, name: str) -> dict[str, Any]: ...  # the bootcamp config of one environment
+
+    def library(self) -> ModuleType: ...  # the library, or UserError naming the extra (see load_library)
+
+
+# ptbench's own adapters (modules under this package): imported, checked and registered on the first lookup.
+BUILTIN = ("reasoning_gym", "openspiel", "textarena")
+
+
+def _load_builtin() -> None:
+    for module in BUILTIN:
+        register_adapter(importlib.import_module(f"{__name__}.{module}"))
+
+
+ADAPTERS: Registry[Adapter] = Registry(
+    "environment adapter",
+    load=_load_builtin,
+    hint="an adapter registers with bootcamp.adapters.register_adapter (docs/guides/add-an-environment.md)",
+)
+
+
+def register_adapter(adapter: Any) -> Any:
+    """Check `adapter` (a module or object) against the `Adapter` protocol and register it under its
+    prefix; registering the same object again is a no-op. Returns it, so it can end a module."""
+    missing = [a for a in ("PREFIX", "SOURCE", "EXTRA", "DOMAIN", "names", "describe", "bootcamp_dict", "library")
+               if not hasattr(adapter, a)]  # fmt: skip
+    label = getattr(adapter, "__name__", type(adapter).__name__)
+    if missing or not isinstance(adapter, Adapter):
+        raise TypeError(f"environment adapter {label} lacks {', '.join(missing)} (see bootcamp.adapters.Adapter)")
+    prefix = adapter.PREFIX
+    if not (isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1 and "/" not in prefix):
+        raise TypeError(f"environment adapter {label}: PREFIX {prefix!r} must be a short name ending in '.'")
+    for name in ADAPTERS._items:  # a prefix inside another would make `adapter_for` ambiguous
+        if name != prefix and (name.startswith(prefix) or prefix.startswith(name)):
+            raise TypeError(f"environment adapter {label}: PREFIX {prefix!r} overlaps the registered {name!r}")
+    return ADAPTERS.add(prefix, adapter)
 
 
 def load_library(module: str, name: str, extra: str) -> ModuleType:
@@ -29,7 +81,7 @@ def load_library(module: str, name: str, extra: str) -> ModuleType:
         raise UserError(f"{name} is not installed; pip install 'ptbench[{extra}]'") from None
 
 
-def installed(adapter: ModuleType) -> bool:
+def installed(adapter: Adapter) -> bool:
     """Whether the adapter's library can be loaded here (`bootcamp list`'s installed column)."""
     try:
         adapter.library()
@@ -38,11 +90,11 @@ def installed(adapter: ModuleType) -> bool:
     return True
 
 
-def adapter_for(name: str) -> ModuleType | None:
-    """The adapter module whose environments `name` names (None: not an adapter's name)."""
-    for prefix, module in ADAPTERS.items():
+def adapter_for(name: str) -> Adapter | None:
+    """The adapter whose environments `name` names (None: not an adapter's name)."""
+    for prefix in ADAPTERS.names():
         if name.startswith(prefix):
-            return importlib.import_module(module)
+            return ADAPTERS.get(prefix)
     return None
 
 
@@ -55,8 +107,7 @@ def config_dict(name: str) -> dict[str, Any] | None:
 
 
 def register_all() -> None:
-    """Import every adapter module, so their generators, interactions and rewards are registered."""
+    """Import every adapter, so their generators, interactions and rewards are registered."""
     importlib.import_module("ptbench.bootcamp.adapters.outcome")
     importlib.import_module("ptbench.bootcamp.adapters.internbootcamp")
-    for module in ADAPTERS.values():
-        importlib.import_module(module)
+    ADAPTERS.names()

@@ -148,8 +148,25 @@ class OpenSpielGenerator(Generator):
 
 @register_interaction("openspiel")
 class OpenSpielInteraction(Interaction):
+    oracle_wins = False  # the seeded random opponent and chance can beat any player
+
     def start(self, identity: Identity) -> Match:
         return Match(identity)
+
+    def oracle(self, state: Match, identity: Identity) -> str | None:
+        """A scripted player: a move that wins on the spot if there is one (the library's own returns
+        after it), else a seeded random legal move; always in the exact text the prompt lists."""
+        if state.state.is_terminal():
+            return "Move: (the game is over)"
+        moves = state.moves()
+        best = state.game.max_utility()
+        for text, action in moves.items():
+            after = state.state.clone()
+            after.apply_action(action)
+            if after.is_terminal() and after.returns()[state.seat] >= best:
+                return f"Move: {text}"
+        rng = random.Random(f"oracle:{identity['seed']}:{len(state.state.history())}")
+        return f"Move: {rng.choice(sorted(moves))}"
 
     def respond(self, state: Match, identity: Identity, assistant_text: str) -> InteractionResult:
         if state.state.is_terminal():  # a game that ended before the model's first move

@@ -41,7 +41,24 @@ EXCLUDED = {
     "advanced_geometry": "its own reference answer does not get full credit from its scorer at levels 0-2",
     "jugs": "its own reference answer does not get full credit from its scorer at levels 0-2",
     "word_ladder": "its own reference answer does not get full credit from its scorer at levels 0-2",
+    # found by `ptbench bootcamp verify`: a fresh interpreter (another hash seed) makes other cases
+    "isomorphic_strings": "not deterministic: the same seed gives other cases under another hash seed (set order)",
+    "knight_swap": "not deterministic: the same seed gives other cases under another hash seed (set order)",
+    "list_functions": "not deterministic: the same seed gives other cases under another hash seed (set order)",
+    "polynomial_multiplication": "not deterministic: the same seed gives other cases under another hash seed",
+    "ransom_note": "not deterministic: the same seed gives other cases under another hash seed (set order)",
 }
+# Checks ptbench adds to a library scorer that `bootcamp verify` caught crediting a wrong answer.
+_HEDGE = re.compile(r"(?i)\bor\b")
+
+
+def _puzzle24_numbers(extracted: str, entry: dict[str, Any]) -> bool:
+    """Its scorer checks that the expression makes 24 with four numbers, not that they are the case's
+    numbers: another case's answer scored 1."""
+    return sorted(int(n) for n in re.findall(r"\d+", extracted)) == sorted(entry["metadata"]["numbers"])
+
+
+EXTRA_CHECKS = {"puzzle24": _puzzle24_numbers}
 # Slow to generate (tens of seconds for a few cases: data files loaded, search-based generators):
 # listed and usable, left out of the sampled catalogue test so CI stays fast.
 SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf"}
@@ -180,9 +197,17 @@ class ReasoningGymReward(RewardCalculator):
 
     def verify(self, extracted: str, identity: Identity) -> float:
         name = check_dataset(identity.get("dataset"))
+        answer = identity.get("answer")
+        if answer is not None and _HEDGE.search(extracted) and not _HEDGE.search(answer):
+            # "A or B" where the answer has no "or" is a hedge: several scorers (fractions, integrals,
+            # polynomials, gsm_symbolic, sokoban) credit it when A is right (found by bootcamp verify)
+            return 0.0
         try:
             entry = _entry(name, identity.get("level"), json.dumps(identity.get("config") or {}, sort_keys=True),
                            int(identity["seed"]))  # fmt: skip
+            extra = EXTRA_CHECKS.get(name)
+            if extra is not None and not extra(extracted, entry):
+                return 0.0
             score = float(library().get_score_answer_fn(name)(extracted, entry))
         except Exception:  # noqa: BLE001 - a scorer that fails on a hostile answer gives no reward
             return 0.0

@@ -24,6 +24,20 @@ def last_answer_line(text: str) -> str | None:
     return found[-1].strip().strip("`*.").strip() if found else None
 
 
+def last_labelled(pattern: re.Pattern[str], text: str | None) -> str | None:
+    """The group of the last `pattern` match, unless another JSON value follows it on its line:
+    `Forecast: [1, 2] or [3, 4]` is a hedge between two answers (found by `bootcamp verify`: the first
+    list got full credit when it was the right one), not the answer [1, 2]. Words after it (a claim,
+    a comment) are ignored, as everywhere: only the value is scored."""
+    text = text or ""
+    found = list(pattern.finditer(text))
+    if not found:
+        return None
+    last = found[-1]
+    rest = text[last.end() :].split("\n", 1)[0]
+    return None if "[" in rest or "{" in rest else last.group(1)
+
+
 def as_number(text: str) -> float | None:
     try:
         value = float(text.replace(",", "").replace(" ", ""))
@@ -71,8 +85,7 @@ class LabelledJson(RewardCalculator):
     pattern: ClassVar[re.Pattern[str]]
 
     def extract(self, text: str) -> str | None:
-        found = self.pattern.findall(text or "")
-        return found[-1] if found else None
+        return last_labelled(self.pattern, text)
 
     def verify(self, extracted: str, identity: Identity) -> float:
         try:

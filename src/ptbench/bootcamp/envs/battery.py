@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ptbench.bootcamp.api import Generator, Identity, ToolResult, register_generator, register_reward, register_tool
+from ptbench.bootcamp.envs.answers import last_labelled
 from ptbench.bootcamp.serving.heavy import HeavyReward, HeavyTool
 
 # Design variable -> (PyBaMM parameter, unit scale, bounds in the unit shown to the model)
@@ -161,9 +162,10 @@ _DESIGN = re.compile(r"(?i)design\s*:\s*(\{.*?\})")
 
 @register_reward("battery_design")
 class BatteryReward(HeavyReward):
+    partial_credit = True  # the mean closeness to the energy targets
+
     def extract(self, text: str) -> str | None:
-        found = _DESIGN.findall(text or "")
-        return found[-1] if found else None
+        return last_labelled(_DESIGN, text)
 
     def verify(self, extracted: str, identity: Identity) -> float:
         try:

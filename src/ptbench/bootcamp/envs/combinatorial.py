@@ -155,6 +155,7 @@ class Evaluate(Tool):
 
 @register_reward("optimality_gap")
 class OptimalityGap(LabelledJson):
+    partial_credit = True  # the optimum over the answer's value (a feasible answer earns a share)
     pattern = re.compile(r"(?i)solution\s*:\s*(\[[^\]]*\])")
 
     def score_value(self, solution: Any, identity: Identity) -> float:

@@ -158,6 +158,7 @@ class Autocorrelation(_HistoryTool):
 
 @register_reward("forecast_mse")
 class ForecastMse(LabelledJson):
+    partial_credit = True  # the oracle's error over the answer's
     pattern = re.compile(r"(?i)forecast\s*:\s*(\[[^\]]*\])")
 
     def score_value(self, values: Any, identity: Identity) -> float:

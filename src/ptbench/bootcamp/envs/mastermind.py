@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from typing import Any
@@ -17,6 +18,7 @@ from ptbench.bootcamp.api import (
     register_reward,
 )
 
+_ORACLE_CODES = 100_000  # the oracle enumerates codes; beyond this many it has none
 _GUESS = re.compile(r"(?i)guess\s*:\s*([0-9][0-9 ,]*)")
 
 
@@ -74,7 +76,19 @@ class MastermindInteraction(Interaction):
     (exact + partial/2) / length, kept in the trace."""
 
     def start(self, identity: Identity) -> dict[str, Any]:
-        return {"guesses": 0}
+        return {"guesses": 0, "history": []}
+
+    def oracle(self, state: dict[str, Any], identity: Identity) -> str | None:
+        """A player who never reads the code: the first code (in order) consistent with every feedback
+        so far (at most 9 guesses on 4 digits of 6 colours, 7 of 4 colours)."""
+        n, colors = identity["length"], identity["colors"]
+        if colors**n > _ORACLE_CODES:
+            return None
+        seen = [(list(g), tuple(fb)) for g, fb in state.get("history", [])]
+        for code in itertools.product(range(1, colors + 1), repeat=n):
+            if all(score_guess(list(code), g) == fb for g, fb in seen):
+                return "Guess: " + " ".join(map(str, code))
+        return None
 
     def respond(self, state: dict[str, Any], identity: Identity, assistant_text: str) -> InteractionResult:
         state["guesses"] += 1
@@ -91,6 +105,7 @@ class MastermindInteraction(Interaction):
                 extra={"valid": False},
             )
         exact, partial = score_guess(identity["code"], guess)
+        state.setdefault("history", []).append((guess, (exact, partial)))
         solved = exact == identity["length"]
         return InteractionResult(
             terminate=solved or left <= 0,

@@ -187,14 +187,17 @@ _DECISION = re.compile(r"(\d+)\s*[=:]\s*(fold|call|check|raise|bet)", re.I)
 
 @register_reward("poker_chips")
 class PokerChips(RewardCalculator):
+    partial_credit = True  # chips won, scaled between the worst and best decisions
+
     def extract(self, text: str) -> str | None:
         lines = re.findall(r"(?im)^\s*decisions\s*:(.*)$", text or "")
         return lines[-1].strip() if lines else None
 
     def verify(self, extracted: str, identity: Identity) -> float:
-        choice = {
-            int(i): {"check": "call", "bet": "raise"}.get(a.lower(), a.lower()) for i, a in _DECISION.findall(extracted)
-        }
+        pairs = _DECISION.findall(extracted)
+        if len({int(i) for i, _ in pairs}) < len(pairs):
+            return 0.0  # a deal decided twice is a hedge ("1=fold, …, 1=raise"), not a decision
+        choice = {int(i): {"check": "call", "bet": "raise"}.get(a.lower(), a.lower()) for i, a in pairs}
         won = best = worst = 0
         for i, deal in enumerate(identity["deals"]):
             action = choice.get(i + 1)
