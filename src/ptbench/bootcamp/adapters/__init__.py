@@ -18,6 +18,8 @@ ADAPTERS = {
     "rg.": "ptbench.bootcamp.adapters.reasoning_gym",
     "spiel.": "ptbench.bootcamp.adapters.openspiel",
     "ta.": "ptbench.bootcamp.adapters.textarena",
+    "rc.": "ptbench.bootcamp.adapters.reasoning_core",
+    "gem.": "ptbench.bootcamp.adapters.gem",
 }
 
 
