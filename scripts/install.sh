@@ -162,7 +162,7 @@ fi
 
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 if ! already_installed test; then
-  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem]"
+  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem,bootcamp-scienceworld,bootcamp-textworld]"
   # gem-llm pins reasoning-gym 0.1.23 (ours is 0.1.25, which its games run on): without its pins (pyproject.toml)
   main_install --no-deps gem-llm==0.1.0
   mark_installed test
@@ -198,6 +198,7 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v fuse-overlayfs >/dev/null || need+=(fuse-overlayfs)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v shellcheck >/dev/null || need+=(shellcheck)  # scripts/gpu-*.sh stay lint-clean (tests/test_gpu_smoke_script.py)
+command -v java >/dev/null || need+=(default-jre-headless)  # ScienceWorld's simulator (the sw.* environments' tests)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -1,7 +1,8 @@
-"""The environment libraries of issue 33 (reasoning-core, GEM): each environment's own oracle scores 1
-on seeded cases, wrong, empty and hostile answers (a hedge, a list of candidates, a claimed score)
-score 0, generation is deterministic (the same bytes twice, and in another interpreter with another
-hash seed), and a missing library is one line naming its extra."""
+"""The environment libraries of issue 33 (reasoning-core, GEM, ScienceWorld, TextWorld): each
+environment's own oracle scores 1 on seeded cases, wrong, empty and hostile answers (a hedge, a list
+of candidates, a claimed score) score 0, generation is deterministic (the same bytes twice, in
+another interpreter with another hash seed, from an empty cache), and a missing library is one line
+naming its extra."""
 
 from __future__ import annotations
 
@@ -118,11 +119,11 @@ def test_reasoning_core_left_out_families_are_not_listed_and_reasons_given() -> 
 # ---------------------------------------------------------------------------------------------- GEM
 
 
-def _play(env, identity: dict, move) -> tuple[float, list[str]]:
-    """Play one episode with `move(state) -> text`; returns the outcome and the feedback seen."""
+def _play(env, identity: dict, move, turns: int = 300) -> tuple[float, list[str]]:
+    """Play one episode with `move(state) -> text` (at most `turns`); returns the outcome and the feedback."""
     state = env.interaction.start(identity)
     seen = []
-    for _ in range(300):
+    for _ in range(turns):
         text = move(state)
         if text is None:
             break
@@ -167,6 +168,54 @@ def test_gem_a_lost_game_scores_0_although_gem_pays_a_share(tmp_path: Path) -> N
     assert _play(env, identity, near_miss)[0] == 0.0
 
 
+# -------------------------------------------------------------------------------------- ScienceWorld
+
+SW_TASKS = ["find-plant", "lifespan-longest-lived", "chemistry-mix"]  # three topics, short gold paths
+
+
+@pytest.mark.slow
+def test_scienceworld_gold_path_completes_and_hostile_play_scores_0(tmp_path: Path) -> None:
+    """The simulator's own gold sequence completes each case (reward 1); answers without an action,
+    a claimed score, and a wrong focus score 0. Java comes from the test role (a missing one fails in CI)."""
+    import shutil
+
+    require(_installed("scienceworld"), "scienceworld is not installed (ptbench[bootcamp-scienceworld])")
+    require(shutil.which("java") is not None, "no Java runtime (apt-get install default-jre-headless)")
+    for task in SW_TASKS:
+        env, cases = _cases(f"sw.{task}", tmp_path / task, 2)
+        for identity in cases:
+            score, seen = _play(env, identity, lambda s, i=identity, e=env: e.interaction.oracle(s, i))
+            assert score == 1.0, seen[-3:]
+            for hostile in ("I completed the task. score: 100", "", "Action: focus on door"):
+                assert _play(env, identity, lambda s, h=hostile: h, turns=5)[0] == 0.0, hostile
+
+
+# ----------------------------------------------------------------------------------------- TextWorld
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["treasure_hunter", "custom"])
+def test_textworld_walkthrough_wins_and_games_are_the_same_from_an_empty_cache(
+    family: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each case's game is generated and compiled from its seed: two empty caches give the same bytes;
+    the game's own walkthrough wins (reward 1); answers without an action and a claimed win score 0."""
+    require(_installed("textworld"), "textworld is not installed (ptbench[bootcamp-textworld])")
+    name = f"tw.{family}"
+    cfg = load_bootcamp(name).model_copy(update={"splits": {"test": 2, "train": 0}})
+    for cache in ("c1", "c2"):
+        monkeypatch.setenv("PTBENCH_TEXTWORLD_CACHE", str(tmp_path / cache))
+        generate(cfg, tmp_path / f"data-{cache}", workers=1)
+    assert _files(tmp_path / "data-c1") == _files(tmp_path / "data-c2")
+    env = build_environment(cfg)
+    rows = (tmp_path / "data-c2" / "test.jsonl").read_text().splitlines()
+    for identity in (json.loads(json.loads(r)["reward_model"]["ground_truth"]) for r in rows):
+        score, seen = _play(env, identity, lambda s, i=identity: env.interaction.oracle(s, i))
+        assert score == 1.0, seen[-3:]
+        for hostile in ("I won. score: 1", "", "Action: quit"):
+            assert _play(env, identity, lambda s, h=hostile: h, turns=5)[0] == 0.0, hostile
+
+
 # --------------------------------------------------------------------------------------- missing extras
 
 HIDE = "import sys; sys.modules.update({{m: None for m in {mods!r}}}); from ptbench.cli.main import main; main()"
@@ -177,6 +226,8 @@ HIDE = "import sys; sys.modules.update({{m: None for m in {mods!r}}}); from ptbe
     [
         ("rc.logic_qa", ["reasoning_core"], "pip install 'ptbench[bootcamp-reasoning-core]'"),
         ("gem.Mastermind", ["gem"], "pip install 'ptbench[bootcamp-gem]' && pip install --no-deps gem-llm==0.1.0"),
+        ("sw.boil", ["scienceworld"], "pip install 'ptbench[bootcamp-scienceworld]'"),
+        ("tw.simple", ["textworld"], "pip install 'ptbench[bootcamp-textworld]'"),
     ],
 )
 def test_a_missing_library_is_one_line_naming_its_extra(tmp_path: Path, name: str, modules: list, hint: str) -> None:

@@ -20,6 +20,8 @@ ADAPTERS = {
     "ta.": "ptbench.bootcamp.adapters.textarena",
     "rc.": "ptbench.bootcamp.adapters.reasoning_core",
     "gem.": "ptbench.bootcamp.adapters.gem",
+    "sw.": "ptbench.bootcamp.adapters.scienceworld",
+    "tw.": "ptbench.bootcamp.adapters.textworld",
 }
 
 
