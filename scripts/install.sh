@@ -143,6 +143,17 @@ if ! "$MINI_VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m
   in_background mini-swe-agent mini_venv
 fi
 
+# DeepMind's mathematics_dataset imports names current sympy no longer has (ours must be current for torch):
+# its own venv, run out of process by the md.* environments (ptbench.bootcamp.adapters.mathematics_dataset).
+MD_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mathematics-dataset
+if ! "$MD_VENV/bin/python" -c "import mathematics_dataset.modules.modules" 2>/dev/null; then
+  md_venv() {
+    uv_venv "$MD_VENV" && uv_install "$MD_VENV/bin/python" mathematics_dataset==1.0.1 sympy==1.5.1 numpy==1.23.5 \
+      absl-py==2.5.1 six==1.17.0 mpmath==1.3.0
+  }
+  in_background mathematics-dataset md_venv
+fi
+
 # Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
 # its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.
 HARBOR_VENV=${PTBENCH_HARBOR_VENV:-$PWD/.venv-harbor}

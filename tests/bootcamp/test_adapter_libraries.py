@@ -1,8 +1,8 @@
-"""The environment libraries of issue 33 (reasoning-core, GEM, ScienceWorld, TextWorld): each
-environment's own oracle scores 1 on seeded cases, wrong, empty and hostile answers (a hedge, a list
-of candidates, a claimed score) score 0, generation is deterministic (the same bytes twice, in
-another interpreter with another hash seed, from an empty cache), and a missing library is one line
-naming its extra."""
+"""The environment libraries of issue 33 (reasoning-core, GEM, ScienceWorld, TextWorld,
+mathematics_dataset): each environment's own oracle scores 1 on seeded cases, wrong, empty and
+hostile answers (a hedge, a list of candidates, a claimed score) score 0, generation is
+deterministic (the same bytes twice, in another interpreter with another hash seed, from an empty
+cache), and a missing library is one line naming its extra."""
 
 from __future__ import annotations
 
@@ -214,6 +214,52 @@ def test_textworld_walkthrough_wins_and_games_are_the_same_from_an_empty_cache(
         assert score == 1.0, seen[-3:]
         for hostile in ("I won. score: 1", "", "Action: quit"):
             assert _play(env, identity, lambda s, h=hostile: h, turns=5)[0] == 0.0, hostile
+
+
+# ------------------------------------------------------------------------------ mathematics_dataset
+
+
+def _md_installed() -> bool:
+    from ptbench.bootcamp.adapters.mathematics_dataset import venv_python
+
+    return venv_python().is_file()
+
+
+MD_SAMPLE = ["algebra__linear_2d", "numbers__gcd", "comparison__sort", "polynomials__expand", "measurement__time"]
+
+
+def test_mathematics_dataset_oracle_scores_1_hostile_0_and_cases_repeat_in_fresh_workers(tmp_path: Path) -> None:
+    """Out of process, in its own venv: the library's answer scores 1, hedges and candidate lists 0,
+    and two fresh ptbench processes (each with its own worker) give the same bytes."""
+    require(_md_installed(), "mathematics_dataset's venv is missing (bash scripts/install.sh test)")
+    for module in MD_SAMPLE:
+        env, cases = _cases(f"md.{module}", tmp_path / module, 3)
+        gen = next(iter(env.generators.values()))
+        for identity in cases:
+            assert env.reward.score(gen.reference_completion(identity), identity).score == 1.0
+            for text in _rc_hostile(identity["answer"]):
+                assert env.reward.score(text, identity).score == 0.0, (text, identity["answer"])
+    code = ("import sys\nfrom ptbench.bootcamp import generate, load_bootcamp\n"
+            "for n in sys.argv[2:]:\n"
+            "    cfg = load_bootcamp(n).model_copy(update={'splits': {'test': 3, 'train': 0}})\n"
+            "    generate(cfg, sys.argv[1] + '/' + n, workers=1)\n")  # fmt: skip
+    names = [f"md.{m}" for m in MD_SAMPLE]
+    for run, order in (("1", names), ("2", names[::-1])):  # another order: the worker's caches differ
+        proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / run), *order], capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    for n in names:
+        assert _files(tmp_path / "1" / n) == _files(tmp_path / "2" / n), n
+
+
+def test_mathematics_dataset_without_its_venv_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    env = {**os.environ, "PTBENCH_VENVS_DIR": str(tmp_path / "no-venvs")}
+    proc = subprocess.run([sys.executable, "-m", "ptbench", "bootcamp", "generate", "md.algebra__linear_1d", "--out",
+                           str(out)], capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "bash scripts/install.sh test" in lines[0], proc.stderr[-2000:]
+    assert not out.exists()
 
 
 # --------------------------------------------------------------------------------------- missing extras

@@ -22,6 +22,7 @@ ADAPTERS = {
     "gem.": "ptbench.bootcamp.adapters.gem",
     "sw.": "ptbench.bootcamp.adapters.scienceworld",
     "tw.": "ptbench.bootcamp.adapters.textworld",
+    "md.": "ptbench.bootcamp.adapters.mathematics_dataset",
 }
 
 

@@ -113,7 +113,7 @@ def _plain_tokenizer() -> None:
         def encode(self, text: Any) -> list[str]:
             return str(text).split()
 
-    template._load_tokenizer = WordCounter  # type: ignore[attr-defined]  # called once per Task
+    template._load_tokenizer = WordCounter  # called once per Task
 
 
 def _generate(task: str, seed: int) -> Any:
