@@ -47,7 +47,7 @@ PREFIX = "sw."
 SOURCE = "scienceworld"
 DOMAIN = "ScienceWorld science tasks (multi-turn, its simulator)"
 SIMPLIFICATIONS = "easy"
-STEP_LIMIT = 200  # the simulator's own move limit (gold paths are at most ~180 moves with `easy`)
+STEP_LIMIT = 400  # the simulator's own move limit and the turn limit (the longest gold path seen here: 321 moves)
 STRIKES = 3
 _ACTION = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
