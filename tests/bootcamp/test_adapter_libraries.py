@@ -190,6 +190,18 @@ def test_scienceworld_gold_path_completes_and_hostile_play_scores_0(tmp_path: Pa
                 assert _play(env, identity, lambda s, h=hostile: h, turns=5)[0] == 0.0, hostile
 
 
+def test_scienceworld_observations_list_objects_in_one_order() -> None:
+    """The simulator lists a room's objects in hash-set order (boil, freeze and melt variation 27 gave
+    two orders of one room): each run of listed objects is sorted, the rest stays where it was."""
+    from ptbench.bootcamp.adapters.scienceworld import canonical
+
+    one = "Kitchen. Here you see:\n\ta wood cup\n\tan oven\n\tthe agent\nYou also see:\n\tA door (open)\n\tA closet"
+    two = "Kitchen. Here you see:\n\tthe agent\n\tan oven\n\ta wood cup\nYou also see:\n\tA closet\n\tA door (open)"
+    assert canonical(one) == canonical(two) != canonical(two.replace("oven", "stove"))
+    assert canonical(two).splitlines()[0] == "Kitchen. Here you see:" and "You also see:" in canonical(two).splitlines()
+    assert canonical("no list here\nat all") == "no list here\nat all"
+
+
 # ----------------------------------------------------------------------------------------- TextWorld
 
 
