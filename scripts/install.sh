@@ -159,6 +159,17 @@ while read -r venv pkg _exe; do
   fi
 done <<<"$pip_pins"
 
+# DeepMind's mathematics_dataset imports names current sympy no longer has (ours must be current for torch):
+# its own venv, run out of process by the md.* environments (ptbench.bootcamp.adapters.mathematics_dataset).
+MD_VENV=${PTBENCH_VENVS_DIR:-$PWD/.cache/venvs}/mathematics-dataset
+if ! "$MD_VENV/bin/python" -c "import mathematics_dataset.modules.modules" 2>/dev/null; then
+  md_venv() {
+    uv_venv "$MD_VENV" && uv_install "$MD_VENV/bin/python" mathematics_dataset==1.0.1 sympy==1.5.1 numpy==1.23.5 \
+      absl-py==2.5.1 six==1.17.0 mpmath==1.3.0
+  }
+  in_background mathematics-dataset md_venv
+fi
+
 # Harbor (for validating `ptbench export harbor` output) needs Python >= 3.12, which ours is not:
 # its own venv, .venv-harbor (git-ignored), from pyenv's 3.12 or a python3.12 on PATH.
 HARBOR_VENV=${PTBENCH_HARBOR_VENV:-$PWD/.venv-harbor}
@@ -178,7 +189,9 @@ fi
 
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 if ! already_installed test; then
-  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
+  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem,bootcamp-scienceworld,bootcamp-textworld]"
+  # gem-llm pins reasoning-gym 0.1.23 (ours is 0.1.25, which its games run on): without its pins (pyproject.toml)
+  main_install --no-deps gem-llm==0.1.0
   mark_installed test
 fi
 # An editable install's modules are read from src/, which nothing compiles while PYTHONDONTWRITEBYTECODE is
@@ -212,6 +225,7 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v fuse-overlayfs >/dev/null || need+=(fuse-overlayfs)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v shellcheck >/dev/null || need+=(shellcheck)  # scripts/gpu-*.sh stay lint-clean (tests/test_gpu_smoke_script.py)
+command -v java >/dev/null || need+=(default-jre-headless)  # ScienceWorld's simulator (the sw.* environments' tests)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

@@ -1,0 +1,188 @@
+"""DeepMind's mathematics_dataset modules as ptbench environments (its own venv: `bash scripts/install.sh test`
+makes `.cache/venvs/mathematics-dataset`).
+
+Each of its procedurally generated school-mathematics modules (`algebra__linear_1d`,
+`numbers__gcd_composed`, …, at the library's training difficulty) is a single-turn environment
+`md.<module>`: the question is the user turn, the answer goes in `<answer>…</answer>`, and the reward
+is the library's own criterion, an exact match with its answer string (spaces ignored). The oracle is
+the library's answer.
+
+Its modules import names that current sympy no longer has, while ptbench's torch needs a current
+sympy, so the library lives in a venv of its own (sympy 1.5.1, numpy 1.23.5) and runs out of process:
+each ptbench process keeps one worker (`mathdata_worker.py`, run by that venv's Python) and asks it for
+a case by (module, seed) over pipes. The worker runs with a fixed hash seed (sympy iterates sets
+whose order follows string hashes) and makes each case in a fork of its pristine self with the
+global `random` and numpy RNGs seeded, since the modules keep state between calls (sympy's caches).
+Left out (`EXCLUDED`): modules that fail under the venv's numpy, and the `_composed` modules whose
+cases still differed between two workers (asked the same seeds in another order, another hash seed
+in the asking process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, register_generator, register_reward
+from ptbench.core.errors import UserError
+
+EXTRA = "mathematics-dataset-venv"  # not a pip extra: its own venv (scripts/install.sh test)
+SOURCE = "mathematics_dataset"
+DOMAIN = "DeepMind mathematics_dataset modules (single turn, its exact answers)"
+PREFIX = "md."
+VENV = "mathematics-dataset"
+INSTALL_HINT = "bash scripts/install.sh test (or set PTBENCH_VENVS_DIR to the folder holding mathematics-dataset/)"
+_NUMPY = "fails on some seeds under numpy 1.23 (a numpy.int64 where sympy expects an int)"
+_NONDETERMINISTIC = "not deterministic: the same seed gave another case in another worker (its composed problems)"
+EXCLUDED = {
+    "polynomials__add": _NUMPY,
+    "polynomials__compose": _NUMPY,
+    "calculus__differentiate_composed": _NUMPY,
+    "algebra__linear_1d_composed": _NONDETERMINISTIC,
+    "algebra__linear_2d_composed": _NONDETERMINISTIC,
+    "algebra__polynomial_roots_composed": _NONDETERMINISTIC,
+    "comparison__closest_composed": _NONDETERMINISTIC,
+    "comparison__kth_biggest_composed": _NONDETERMINISTIC,
+    "comparison__pair_composed": _NONDETERMINISTIC,
+    "comparison__sort_composed": _NONDETERMINISTIC,
+    "numbers__div_remainder_composed": _NONDETERMINISTIC,
+    "numbers__gcd_composed": _NONDETERMINISTIC,
+    "numbers__is_factor_composed": _NONDETERMINISTIC,
+    "numbers__is_prime_composed": _NONDETERMINISTIC,
+    "numbers__lcm_composed": _NONDETERMINISTIC,
+    "numbers__list_prime_factors_composed": _NONDETERMINISTIC,
+    "numbers__place_value_composed": _NONDETERMINISTIC,
+    "numbers__round_number_composed": _NONDETERMINISTIC,
+}
+SYSTEM_PROMPT = "Solve the problem. Give only the final answer inside <answer></answer> tags, e.g. <answer>-3</answer>."
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def venv_python() -> Path:
+    """The venv's Python: $PTBENCH_VENVS_DIR/mathematics-dataset, else the repo's .cache/venvs/ (the
+    same place as the agent scaffolds' venvs, ptbench.agents.launcher.venv_dir)."""
+    root = os.environ.get("PTBENCH_VENVS_DIR") or str(Path(__file__).resolve().parents[4] / ".cache" / "venvs")
+    return Path(root).expanduser() / VENV / "bin" / "python"
+
+
+class _Worker:
+    """The out-of-process library: one request and one reply at a time (a lock), restarted if it died."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[str] | None = None
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                script = Path(__file__).with_name("mathdata_worker.py")
+                # a fixed hash seed: sympy iterates sets of symbols, whose order follows string hashes
+                # (two workers gave other cases for the same seeds); no PYTHONPATH, and -P: the script's
+                # folder is not on sys.path (this module would shadow the library)
+                env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"PYTHONHASHSEED": "0"}
+                self.proc = subprocess.Popen([str(venv_python()), "-P", "-s", str(script)], stdin=subprocess.PIPE,  # noqa: S603
+                                             stdout=subprocess.PIPE, text=True, bufsize=1, env=env)  # fmt: skip
+            assert self.proc.stdin is not None and self.proc.stdout is not None
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"mathematics_dataset's worker ({venv_python()}) exited")
+        return dict(json.loads(line))
+
+
+_worker = _Worker()
+
+
+def library() -> ModuleType:
+    if not venv_python().is_file():
+        raise UserError(
+            f"mathematics_dataset is not installed (its venv {venv_python().parent.parent}); {INSTALL_HINT}"
+        )
+    return sys.modules[__name__]
+
+
+@cache
+def names() -> list[str]:
+    library()
+    return [m for m in _worker.ask({"list": True})["modules"] if m not in EXCLUDED]
+
+
+def check_module(name: Any) -> str:
+    if not isinstance(name, str) or name not in names():
+        raise UserError(f"mathematics_dataset has no module {name!r} here; `ptbench bootcamp list` shows them")
+    return name
+
+
+def describe(name: str) -> dict[str, str]:
+    return {"domain": f"mathematics_dataset: {name.split('__')[0]}", "tools": "-", "levels": "train"}
+
+
+@register_generator("mathematics_dataset")
+class MathematicsDatasetGenerator(Generator):
+    """Params: module (a mathematics_dataset module, e.g. algebra__linear_1d). A case is (module, seed)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.module = check_module(params.get("module"))
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        check_module(params.get("module"))
+
+    def case(self, rng: random.Random) -> Identity:
+        seed = rng.getrandbits(32)
+        reply = _worker.ask({"module": self.module, "seed": seed})
+        if "error" in reply:
+            raise RuntimeError(f"mathematics_dataset {self.module} (seed {seed}): {reply['error']}")
+        return {"module": self.module, "seed": seed, "question": reply["question"], "answer": reply["answer"]}
+
+    def system_prompt(self) -> str | None:
+        return SYSTEM_PROMPT
+
+    def prompt(self, identity: Identity) -> str:
+        return identity["question"]
+
+    def dedup_key(self, identity: Identity) -> str:
+        return identity["question"]
+
+    def reference_completion(self, identity: Identity) -> str | None:
+        return f"<answer>{identity['answer']}</answer>"
+
+
+def _plain(text: str) -> str:
+    return "".join(str(text).split())
+
+
+@register_reward("mathematics_dataset")
+class MathematicsDatasetReward(RewardCalculator):
+    """The last `<answer>…</answer>`: 1 when it is the library's answer string (spaces ignored), else 0."""
+
+    def extract(self, text: str) -> str | None:
+        found = _ANSWER.findall(text or "")
+        return found[-1].strip() if found else None
+
+    def verify(self, extracted: str, identity: Identity) -> float:
+        return float(bool(extracted.strip()) and _plain(extracted) == _plain(identity["answer"]))
+
+
+def bootcamp_dict(module: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
+    check_module(module)
+    return {
+        "name": f"{PREFIX}{module}",
+        "seed": seed,
+        "levels": [{"name": "default", "generator": "mathematics_dataset", "params": {"module": module}}],
+        "splits": {"test": test, "train": train},
+        "reward": {"name": "mathematics_dataset"},
+        "limits": {"max_assistant_turns": 1, "max_tool_calls": 0},
+        "sampling": {"temperature": 0.0, "max_tokens": 1024},
+    }

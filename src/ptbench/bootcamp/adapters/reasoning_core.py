@@ -1,0 +1,210 @@
+"""reasoning-core's task families as ptbench environments (`pip install 'ptbench[bootcamp-reasoning-core]'`).
+
+Each task of the library's shipped roster (`reasoning_core.list_tasks()`: logic, state tracking,
+mathematics, formal languages, planning, tables) is a single-turn environment `rc.<task>`: the
+library's prompt is the user turn, the answer goes in `<answer>…</answer>`, and the task's own
+`score_answer` on the case's own entry (its answer and metadata, kept in the case) is the reward.
+The oracle is the library's own answer to the case.
+
+Determinism: the library draws from the *global* `random` and numpy RNGs. Case k seeds both from a
+32-bit seed drawn from ptbench's per-case RNG (and puts the outside state back after), so a family
+whose generator reads nothing else gives the same case for the same seed. Families that read state
+outside those RNGs (caches warmed by earlier cases, unseeded `random.Random()`) are left out with
+the reason in `EXCLUDED`, as found by generating the same seeds twice in two processes with other
+hash seeds and in another order; so are families whose scorer gives full credit to a hedge.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from ptbench.bootcamp.adapters import load_library
+from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, register_generator, register_reward
+from ptbench.core.errors import UserError
+
+EXTRA = "bootcamp-reasoning-core"
+SOURCE = "reasoning-core"
+DOMAIN = "reasoning-core task families (single turn, the library's scorer)"
+PREFIX = "rc."
+# Generation runs under the library's own SIGALRM timeout, which retries a slow case with more draws
+# from the RNG (so a timeout would change the case on a slower machine): set far above any case here.
+_GENERATION_TIMEOUT_S = 600
+_NONDETERMINISTIC = "not deterministic: the same seed gave other cases (it reads state outside the global RNGs)"
+_HEDGE = "its scorer gives full credit to a hedge that contains the answer ('A or not A')"
+EXCLUDED = {
+    "game_best_move": "generating needs pyggp (reasoning-core[gen], not on PyPI)",
+    "game_forced_win": "generating needs pyggp (reasoning-core[gen], not on PyPI)",
+    "metamath_entailment": "downloads the Metamath database at run time (nodes are offline)",
+    "metamath_core_select": "downloads the Metamath database at run time (nodes are offline)",
+    "planning": "its case metadata is not JSON (numpy integers), so a case cannot be stored",
+    "coreference": _HEDGE,
+    "grid_navigation": _HEDGE,
+    "sequential_induction": _HEDGE,
+    "reference_tracking": _HEDGE,
+    "inverse_math": _HEDGE,
+    "logic_derivation": "its scorer gives full credit to the answer followed by a list of other candidates",
+    "analogical_case_matching": _NONDETERMINISTIC,
+    "arithmetics": _NONDETERMINISTIC,
+    "code_analysis": _NONDETERMINISTIC,
+    "code_runnability": _NONDETERMINISTIC,
+    "constrained_continuation": _NONDETERMINISTIC,
+    "lambda_reduction": _NONDETERMINISTIC,
+    "most_probable_evidence": _NONDETERMINISTIC,
+    "most_probable_outcome": _NONDETERMINISTIC,
+    "parsing_derivation": _NONDETERMINISTIC,
+    "qualitative_causal_reasoning": _NONDETERMINISTIC,
+    "regex_following": _NONDETERMINISTIC,
+    "regex_reasoning": _NONDETERMINISTIC,
+    "rewrite_system": _NONDETERMINISTIC,
+    "syntax_error_detection": _NONDETERMINISTIC,
+    "table_equivalence": _NONDETERMINISTIC,
+    "table_qa": _NONDETERMINISTIC,
+    "unification_entailment": _NONDETERMINISTIC,
+}
+SYSTEM_PROMPT = (
+    "Think the problem through, then give your final answer, in exactly the format the problem asks "
+    "for, inside <answer></answer> tags, e.g. <answer>42</answer>."
+)
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def library() -> ModuleType:
+    return load_library("reasoning_core", "reasoning-core", EXTRA)
+
+
+@cache
+def names() -> list[str]:
+    return sorted(n for n in library().list_tasks() if n not in EXCLUDED)
+
+
+def check_task(name: Any) -> str:
+    if not isinstance(name, str) or name not in names():
+        close = [n for n in names() if isinstance(name, str) and (name in n or n in name)][:5]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UserError(f"reasoning-core has no task {name!r}{hint}; `ptbench bootcamp list` shows them all")
+    return name
+
+
+@cache
+def _areas() -> dict[str, str]:
+    from reasoning_core.registry import AREAS
+
+    return {task: area for area, tasks in AREAS.items() for task in tasks}
+
+
+def describe(name: str) -> dict[str, str]:
+    return {"domain": f"reasoning-core: {_areas().get(name, 'misc')}", "tools": "-", "levels": "default"}
+
+
+@cache
+def _plain_tokenizer() -> None:
+    """Tasks count their prompt's tokens with tiktoken's o200k encoding, which tiktoken downloads on
+    first use (nodes are offline: a failed download, a warning, then a word count instead). With the
+    length filter off (max_tokens=0) the count is only bookkeeping ptbench drops, so tasks get the
+    library's own word counter and never reach for the network."""
+    import reasoning_core.template as template
+
+    class WordCounter:
+        def encode(self, text: Any) -> list[str]:
+            return str(text).split()
+
+    template._load_tokenizer = WordCounter  # called once per Task
+
+
+def _generate(task: str, seed: int) -> Any:
+    """The library's example for (task, seed), made with the global RNGs seeded and then restored."""
+    import numpy as np
+
+    rc = library()
+    _plain_tokenizer()
+    outside, outside_np = random.getstate(), np.random.get_state()
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        # max_tokens=0: no case is dropped for its length, so which tokenizer counts it cannot change the case
+        return rc.get_task(task).generate_example(timeout=_GENERATION_TIMEOUT_S, max_tokens=0)
+    finally:
+        random.setstate(outside)
+        np.random.set_state(outside_np)
+
+
+@register_generator("reasoning_core")
+class ReasoningCoreGenerator(Generator):
+    """Params: task (a reasoning-core task name). A case is (task, seed) with the library's prompt,
+    answer and metadata (underscore fields, the library's bookkeeping such as timings, left out)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.task = check_task(params.get("task"))
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        check_task(params.get("task"))
+
+    def case(self, rng: random.Random) -> Identity:
+        seed = rng.getrandbits(32)
+        example = _generate(self.task, seed)
+        metadata = {k: v for k, v in dict(example.metadata).items() if not k.startswith("_")}
+        return {
+            "task": self.task,
+            "seed": seed,
+            "question": example.prompt,
+            "answer": str(example.answer),
+            "metadata": json.loads(json.dumps(metadata)),
+        }
+
+    def system_prompt(self) -> str | None:
+        return SYSTEM_PROMPT
+
+    def prompt(self, identity: Identity) -> str:
+        return identity["question"]
+
+    def dedup_key(self, identity: Identity) -> str:
+        return identity["question"]
+
+    def reference_completion(self, identity: Identity) -> str | None:
+        return f"<answer>{identity['answer']}</answer>"
+
+
+@register_reward("reasoning_core")
+class ReasoningCoreReward(RewardCalculator):
+    """The last `<answer>…</answer>` of the final message, scored by the case's task's own
+    `score_answer` on the case's entry. Binary by default (1 only for full credit: several scorers
+    give partial credit for string similarity); `partial: true` keeps it. A score outside [0, 1],
+    a non-number or a scorer that raises counts as 0."""
+
+    def extract(self, text: str) -> str | None:
+        found = _ANSWER.findall(text or "")
+        return found[-1].strip() if found else None
+
+    def verify(self, extracted: str, identity: Identity) -> float:
+        from easydict import EasyDict
+
+        name = check_task(identity.get("task"))
+        entry = EasyDict({"answer": identity["answer"], "metadata": identity.get("metadata") or {}})
+        try:
+            raw = library().get_score_answer_fn(name)(extracted, entry)
+            score = float(raw)
+        except Exception:  # noqa: BLE001 - a scorer that fails on a hostile answer gives no reward
+            return 0.0
+        if isinstance(raw, str) or not 0.0 <= score <= 1.0:
+            return 0.0
+        return score if self.params.get("partial") else float(score >= 1.0)
+
+
+def bootcamp_dict(task: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
+    check_task(task)
+    return {
+        "name": f"{PREFIX}{task}",
+        "seed": seed,
+        "levels": [{"name": "default", "generator": "reasoning_core", "params": {"task": task}}],
+        "splits": {"test": test, "train": train},
+        "reward": {"name": "reasoning_core"},
+        "limits": {"max_assistant_turns": 1, "max_tool_calls": 0},
+        "sampling": {"temperature": 0.0, "max_tokens": 2048},
+    }

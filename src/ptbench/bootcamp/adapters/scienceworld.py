@@ -1,0 +1,224 @@
+"""ScienceWorld's task types as multi-turn ptbench environments (`pip install 'ptbench[bootcamp-scienceworld]'`
+and a Java runtime: Debian's `default-jre-headless`).
+
+Each of its 30 task types (boiling, melting, circuits, genetics, inclined planes, life stages …) is
+one environment `sw.<task>`; its variations (objects, substances, rooms: 10 to 1,386 per task) are
+the cases. A case is (task, variation), played in ScienceWorld's own simulator (a JVM through py4j)
+with its `easy` simplifications (teleporting, open doors); the task description and the first
+`look around` are the user turn, every observation after an action is the feedback, and the model
+answers one line `Action: <command>`. An answer with no such line is refused, and the third refusal
+ends the episode. The reward is completion: 1 only when the simulator marks the task completed with
+a full score (its partial scores reward sub-goals, and a wrong final step scores -100), 0 otherwise.
+
+The oracle (`ScienceWorldInteraction.oracle`) plays the simulator's own gold action sequence for
+the case's variation; it completes every task type checked (tests/bootcamp/test_adapter_libraries.py).
+
+Simulators are expensive (a JVM each, seconds to start), so each process keeps a pool of them: an
+episode borrows one, loads its case (a load resets the whole world, so nothing of an earlier episode
+survives) and gives it back when it ends or is dropped.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import threading
+import weakref
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from ptbench.bootcamp.adapters import load_library
+from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
+from ptbench.bootcamp.api import (
+    Generator,
+    Identity,
+    Interaction,
+    InteractionResult,
+    RewardResult,
+    register_generator,
+    register_interaction,
+)
+from ptbench.core.errors import UserError
+
+EXTRA = "bootcamp-scienceworld"
+PREFIX = "sw."
+SOURCE = "scienceworld"
+DOMAIN = "ScienceWorld science tasks (multi-turn, its simulator)"
+SIMPLIFICATIONS = "easy"
+STEP_LIMIT = 400  # the simulator's own move limit and the turn limit (the longest gold path seen here: 321 moves)
+STRIKES = 3
+_ACTION = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def library() -> ModuleType:
+    module = load_library("scienceworld", "ScienceWorld", EXTRA)
+    if shutil.which("java") is None:
+        raise UserError("ScienceWorld needs a Java runtime on PATH; apt-get install default-jre-headless")
+    return module
+
+
+@cache
+def _tasks() -> dict[str, dict[str, str]]:
+    """The library's task list (its tasks.json: no simulator needed to read it)."""
+    import json
+    from importlib import resources
+
+    library()
+    rows = json.loads(resources.files("scienceworld").joinpath("tasks.json").read_text())
+    return {r["task_name"]: r for r in rows}
+
+
+def names() -> list[str]:
+    return sorted(_tasks())
+
+
+def check_task(name: Any) -> str:
+    if not isinstance(name, str) or name not in _tasks():
+        raise UserError(f"ScienceWorld has no task {name!r}; `ptbench bootcamp list` shows them")
+    return name
+
+
+def describe(name: str) -> dict[str, str]:
+    row = _tasks()[name]
+    return {"domain": f"science ({row['topic']}: {row['task']})", "tools": "-", "levels": SIMPLIFICATIONS}
+
+
+_pool: list[Any] = []
+_pool_lock = threading.Lock()
+
+
+def _borrow() -> Any:
+    with _pool_lock:
+        if _pool:
+            return _pool.pop()
+    return library().ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
+
+
+def _give_back(env: Any) -> None:
+    with _pool_lock:
+        _pool.append(env)
+
+
+@cache
+def _max_variations(task: str) -> int:
+    env = _borrow()
+    try:
+        return int(env.get_max_variations(task))
+    finally:
+        _give_back(env)
+
+
+def canonical(observation: str) -> str:
+    """The observation with each run of listed objects (lines indented by a tab) sorted: the simulator
+    lists a room's contents in hash-set order, which differs from run to run (the same variation gave
+    two orders of the same objects), so ptbench sorts them to make a case's prompt the same bytes."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in str(observation).split("\n"):
+        if line.startswith("\t"):
+            run.append(line)
+            continue
+        out += sorted(run) + [line]
+        run = []
+    return "\n".join(out + sorted(run))
+
+
+class Episode:
+    """One case in play on a borrowed simulator."""
+
+    def __init__(self, identity: Identity, gold: bool = True) -> None:
+        self.task = check_task(identity["task"])
+        self.env = _borrow()
+        # the simulator goes back to the pool when this episode is dropped, whatever ended it
+        self._finalizer = weakref.finalize(self, _give_back, self.env)
+        self.env.load(self.task, int(identity["variation"]), SIMPLIFICATIONS, generateGoldPath=gold)
+        observation, _ = self.env.reset()
+        self.first = f"{self.env.get_task_description()}\n\n{canonical(observation)}".strip()
+        self.gold: list[str] = list(self.env.get_gold_action_sequence()) if gold else []
+        self.moves = 0
+        self.strikes = 0
+        self.done = False
+        self.score = 0
+
+    def step(self, action: str) -> str:
+        observation, _reward, completed, info = self.env.step(action)
+        self.moves += 1
+        self.score = int(info["score"])
+        self.done = bool(completed)
+        return canonical(observation)
+
+    def won(self) -> bool:
+        """Completed with a full score (a failed task also ends the episode, with a score of -100)."""
+        return self.done and self.score >= 100
+
+    def release(self) -> None:
+        self._finalizer()
+
+
+@register_generator("scienceworld")
+class ScienceWorldGenerator(Generator):
+    """Params: game (a ScienceWorld task name, the key every adapted game uses). A case is (task, variation)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.task = check_task(params.get("game"))
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        check_task(params.get("game"))
+
+    def case(self, rng: random.Random) -> Identity:
+        return {"task": self.task, "variation": rng.randrange(_max_variations(self.task))}
+
+    def prompt(self, identity: Identity) -> str:
+        episode = Episode(identity, gold=False)
+        try:
+            return episode.first + "\n\nReply with one line `Action: <command>` per turn (e.g. `Action: look around`)."
+        finally:
+            episode.release()
+
+    def dedup_key(self, identity: Identity) -> str:
+        return f"{identity['task']}/{identity['variation']}"
+
+
+@register_interaction("scienceworld")
+class ScienceWorldInteraction(Interaction):
+    def start(self, identity: Identity) -> Episode:
+        return Episode(identity)
+
+    def respond(self, state: Episode, identity: Identity, assistant_text: str) -> InteractionResult:
+        if state.done:
+            return InteractionResult(terminate=True, feedback="The task is over.", turn_score=float(state.won()))
+        found = _ACTION.findall(assistant_text or "")
+        if not found:
+            state.strikes += 1
+            if state.strikes >= STRIKES:
+                state.done = True
+                state.score = 0
+                state.release()
+                feedback = "Too many answers without an action: the task is over."
+                return InteractionResult(terminate=True, feedback=feedback, turn_score=0.0, extra={"outcome": 0.0})
+            return InteractionResult(terminate=False, feedback="Reply with one line `Action: <command>`.")
+        observation = state.step(found[-1])
+        if state.done:
+            score = float(state.won())
+            state.release()
+            feedback = f"{observation}\nThe task is over. Your reward: {score:.2f}."
+            return InteractionResult(terminate=True, feedback=feedback, turn_score=score, extra={"outcome": score})
+        return InteractionResult(terminate=False, feedback=observation)
+
+    def outcome(self, state: Episode, identity: Identity) -> RewardResult:
+        return outcome_result(float(state.won()))
+
+    def oracle(self, state: Episode, identity: Identity) -> str | None:
+        """The simulator's gold action sequence for this variation, one action per turn."""
+        if state.done or state.moves >= len(state.gold):
+            return None
+        return f"Action: {state.gold[state.moves]}"
+
+
+def bootcamp_dict(task: str, **splits: int) -> dict[str, Any]:
+    return game_config(f"{PREFIX}{check_task(task)}", "scienceworld", task, turns=STEP_LIMIT, max_tokens=256,
+                       **splits)  # fmt: skip
