@@ -41,7 +41,16 @@ class Adapter(Protocol):
 
 
 # ptbench's own adapters (modules under this package): imported, checked and registered on the first lookup.
-BUILTIN = ("reasoning_gym", "openspiel", "textarena", "reasoning_core", "gem", "scienceworld", "textworld", "mathematics_dataset")
+BUILTIN = (
+    "reasoning_gym",
+    "openspiel",
+    "textarena",
+    "reasoning_core",
+    "gem",
+    "scienceworld",
+    "textworld",
+    "mathematics_dataset",
+)
 
 
 def _load_builtin() -> None:
