@@ -8,7 +8,7 @@ from pathlib import Path
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
 from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV
 from ptbench.runner.trial_gateway import TrialGateway
-from tests.agents.test_gateway import REAL, _post
+from tests.gateway.test_server import REAL, _post
 
 
 def test_the_cost_cap_message_appears_once_the_cap_is_spent(tmp_path: Path, scripted_provider) -> None:
