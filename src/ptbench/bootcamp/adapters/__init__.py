@@ -18,6 +18,10 @@ ADAPTERS = {
     "rg.": "ptbench.bootcamp.adapters.reasoning_gym",
     "spiel.": "ptbench.bootcamp.adapters.openspiel",
     "ta.": "ptbench.bootcamp.adapters.textarena",
+    "gym.": "ptbench.bootcamp.adapters.gymnasium_toytext",
+    "minigrid.": "ptbench.bootcamp.adapters.minigrid_text",
+    "pz.": "ptbench.bootcamp.adapters.pettingzoo_classic",
+    "chess.": "ptbench.bootcamp.adapters.chess_positions",
 }
 
 
