@@ -162,7 +162,7 @@ fi
 
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 if ! already_installed test; then
-  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena]"
+  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-gymnasium,bootcamp-minigrid,bootcamp-pettingzoo,bootcamp-chess]"
   mark_installed test
 fi
 # An editable install's modules are read from src/, which nothing compiles while PYTHONDONTWRITEBYTECODE is
@@ -196,6 +196,7 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v fuse-overlayfs >/dev/null || need+=(fuse-overlayfs)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v shellcheck >/dev/null || need+=(shellcheck)  # scripts/gpu-*.sh stay lint-clean (tests/test_gpu_smoke_script.py)
+command -v stockfish >/dev/null || [ -x /usr/games/stockfish ] || need+=(stockfish)  # the chess adapter's UCI engine (chess.endgame)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

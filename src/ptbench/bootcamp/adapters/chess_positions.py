@@ -20,7 +20,6 @@ import random
 import re
 import shutil
 import threading
-from functools import cache
 from types import ModuleType
 from typing import Any
 
@@ -255,9 +254,8 @@ class EndgameInteraction(TurnInteraction):
     make = staticmethod(make)
 
 
-@cache
 def _check(name: Any) -> str:
-    if name not in FAMILIES:
+    if name not in names():
         raise UserError(f"chess has no task family {name!r} (it has {', '.join(FAMILIES)})")
     return str(name)
 
