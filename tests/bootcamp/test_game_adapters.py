@@ -47,7 +47,9 @@ def _need(module: str) -> None:
 
 
 def _files(d: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and ".cache" not in p.parts}
+    return {
+        str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file() and ".cache" not in p.parts
+    }
 
 
 def _cases(name: str, tmp_path: Path, n: int = 3):
@@ -124,8 +126,9 @@ def test_mate_in_one_reference_scores_1_and_hedges_0(tmp_path: Path) -> None:
         legal = " ".join(board.san(m) for m in board.legal_moves)
         uci = board.parse_san(mate).uci()
         assert env.reward.score(f"<answer>{uci}</answer>", identity).score == 1.0  # UCI spelling counts too
-        for text in (f"<answer>{other}</answer>", f"<answer>{mate} or {other}</answer>", f"<answer>{legal}</answer>",
-                     "<answer>score: 1.0</answer>", mate, "", f"<answer>{mate}</answer> <answer>{other}</answer>"):  # fmt: skip
+        hedges = [f"<answer>{mate} or {other}</answer>", f"<answer>{legal}</answer>",
+                  f"<answer>{mate}</answer> <answer>{other}</answer>"]  # fmt: skip
+        for text in (f"<answer>{other}</answer>", *hedges, "<answer>score: 1.0</answer>", mate, ""):
             assert env.reward.score(text, identity).score == 0.0, text
 
 
@@ -137,7 +140,12 @@ def test_every_minigrid_family_oracle_wins_two_seeds() -> None:
     from ptbench.bootcamp.adapters import minigrid_text
     from ptbench.bootcamp.adapters.turns import oracle_wins
 
-    lost = [(n, s) for n in minigrid_text.names() for s in (11, 12) if not oracle_wins(minigrid_text.make, {"game": n, "seed": s})]
+    lost = [
+        (n, s)
+        for n in minigrid_text.names()
+        for s in (11, 12)
+        if not oracle_wins(minigrid_text.make, {"game": n, "seed": s})
+    ]
     assert not lost
 
 
@@ -159,13 +167,18 @@ HIDE = "import sys; sys.modules.update({{m: None for m in {mods!r}}}); from ptbe
 
 @pytest.mark.parametrize(
     ("name", "modules", "extra"),
-    [("gym.taxi", ["gymnasium"], "bootcamp-gymnasium"), ("pz.tictactoe_v3", ["pettingzoo"], "bootcamp-pettingzoo"),
-     ("minigrid.BabyAI-GoToLocal-v0", ["minigrid"], "bootcamp-minigrid"), ("chess.endgame", ["chess"], "bootcamp-chess")],
+    [("gym.taxi", ["gymnasium"], "bootcamp-gymnasium"),
+     ("pz.tictactoe_v3", ["pettingzoo"], "bootcamp-pettingzoo"),
+     ("minigrid.BabyAI-GoToLocal-v0", ["minigrid"], "bootcamp-minigrid"),
+     ("chess.endgame", ["chess"], "bootcamp-chess")],
 )  # fmt: skip
-def test_a_missing_library_is_one_line_naming_its_extra(tmp_path: Path, name: str, modules: list[str], extra: str) -> None:
+def test_a_missing_library_is_one_line_naming_its_extra(
+    tmp_path: Path, name: str, modules: list[str], extra: str
+) -> None:
     out = tmp_path / "data"
-    proc = subprocess.run([sys.executable, "-c", HIDE.format(mods=modules), "bootcamp", "generate", name, "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)  # fmt: skip
+    argv = ["bootcamp", "generate", name, "--out", str(out)]
+    proc = subprocess.run([sys.executable, "-c", HIDE.format(mods=modules), *argv], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)  # fmt: skip
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and f"pip install 'ptbench[{extra}]'" in lines[0], proc.stderr[-2000:]

@@ -81,8 +81,10 @@ class FrozenLake(Episode):
 
     def board(self) -> str:
         n = len(self.desc)
-        rows = ["".join("@" if r * n + c == self.pos else ch for c, ch in enumerate(row)) for r, row in enumerate(self.desc)]
-        return ("Frozen lake (@ you, S start, F ice, H hole: falling in loses, G goal: reach it):\n" + "\n".join(rows))
+        rows = [
+            "".join("@" if r * n + c == self.pos else ch for c, ch in enumerate(row)) for r, row in enumerate(self.desc)
+        ]
+        return "Frozen lake (@ you, S start, F ice, H hole: falling in loses, G goal: reach it):\n" + "\n".join(rows)
 
     def oracle_move(self) -> str | None:
         n = len(self.desc)
@@ -132,8 +134,9 @@ class Taxi(Episode):
         spots = "RGYB"
         where = "in the taxi" if passenger == 4 else f"waiting at {spots[passenger]}"
         grid = _ANSI.sub("", self.env.render()).rstrip()
-        return (f"Taxi (the map: walls are |; R, G, Y, B are stops). The taxi is at row {taxi_r}, column {taxi_c} "
-                f"(0-based, inside the border). The passenger is {where}; their destination is {spots[dest]}.\n{grid}")  # fmt: skip
+        return (f"Taxi (the map: walls are |; R, G, Y, B are stops). The taxi is at row {taxi_r}, "
+                f"column {taxi_c} (0-based, inside the border). The passenger is {where}; "
+                f"their destination is {spots[dest]}.\n{grid}")  # fmt: skip
 
     def oracle_move(self) -> str | None:
         table = self.env.unwrapped.P
@@ -179,10 +182,9 @@ class CliffWalking(Episode):
         return self.done and int(self.state) == 47  # the goal, bottom right
 
     def board(self) -> str:
-        rows = []
-        for r in range(4):
-            rows.append("".join("@" if r * 12 + c == self.state else ("C" if r == 3 and 0 < c < 11 else
-                                ("G" if (r, c) == (3, 11) else ("S" if (r, c) == (3, 0) else "."))) for c in range(12)))  # fmt: skip
+        cells = ["."] * 36 + ["S"] + ["C"] * 10 + ["G"]
+        cells[int(self.state)] = "@"
+        rows = ["".join(cells[r * 12 : r * 12 + 12]) for r in range(4)]
         return ("Cliff walk, slippery: a move goes where you meant or slips to either side (@ you, S start, "
                 f"C cliff: stepping on it sends you back to S, G goal: reach it). Falls so far: {self.falls}.\n"
                 + "\n".join(rows))  # fmt: skip

@@ -49,8 +49,17 @@ EXCLUDED = {
     "MiniGrid-ObstructedMaze-2Dl-v0": _SLOW_SEARCH,
     "MiniGrid-ObstructedMaze-2Dlhb-v1": _SLOW_SEARCH,
     "MiniGrid-UnlockPickup-v0": _SLOW_SEARCH,
-    **{f"MiniGrid-WFC-{n}-v0": _WFC for n in ("DungeonMazeScaled", "MazeSimple", "ObstaclesAngular",
-                                              "ObstaclesBlackdots", "ObstaclesHogs3", "RoomsFabric")},
+    **{
+        f"MiniGrid-WFC-{n}-v0": _WFC
+        for n in (
+            "DungeonMazeScaled",
+            "MazeSimple",
+            "ObstaclesAngular",
+            "ObstaclesBlackdots",
+            "ObstaclesHogs3",
+            "RoomsFabric",
+        )
+    },
 }  # measured: 5 seeds a family, 30 s each (docs/bootcamp.md)
 
 
@@ -87,7 +96,9 @@ _FIXED = ("wall", "goal", "lava", "floor")  # objects no action changes: shared 
 def _clone(env: Any) -> Any:
     """A copy of the environment that plays on independently of it (grid, agent, RNG); the spaces,
     the spec and the objects no action changes are shared, which makes a copy several times cheaper."""
-    memo: dict[int, Any] = {id(v): v for k, v in vars(env).items() if k in ("observation_space", "action_space", "spec")}
+    memo: dict[int, Any] = {
+        id(v): v for k, v in vars(env).items() if k in ("observation_space", "action_space", "spec")
+    }
     for obj in env.grid.grid:
         if obj is not None and obj.type in _FIXED:
             memo[id(obj)] = obj
