@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import re
 from collections import deque
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -146,10 +147,12 @@ class Taxi(Episode):
             s = queue.popleft()
             for action, outcomes in table[s].items():
                 _, nxt, reward, term = outcomes[0]  # dry Taxi: one outcome per action
+                earlier = first[s]
+                chosen = int(action if earlier is None else earlier)
                 if term and reward > 0:
-                    return self.ACTIONS[first[s] if first[s] is not None else action]
+                    return self.ACTIONS[chosen]
                 if nxt not in first:
-                    first[nxt] = first[s] if first[s] is not None else action
+                    first[nxt] = chosen
                     queue.append(nxt)
         return None
 
@@ -216,7 +219,11 @@ class CliffWalking(Episode):
         return None
 
 
-_EPISODES: dict[str, type[Episode]] = {"frozen_lake": FrozenLake, "taxi": Taxi, "cliff_walking": CliffWalking}
+_EPISODES: dict[str, Callable[[Identity], Episode]] = {
+    "frozen_lake": FrozenLake,
+    "taxi": Taxi,
+    "cliff_walking": CliffWalking,
+}
 
 
 def make(identity: Identity) -> Episode:

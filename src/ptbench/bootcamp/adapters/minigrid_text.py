@@ -23,7 +23,7 @@ import io
 from collections import deque
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config
@@ -118,7 +118,7 @@ class Grid(Episode):
 
         library()
         self.name = identity["game"]
-        self.env = gymnasium.make(self.name).unwrapped
+        self.env = cast(Any, gymnasium.make(self.name).unwrapped)  # a MiniGridEnv (typed as gymnasium's Env)
         with contextlib.redirect_stdout(io.StringIO()):  # BabyAI prints its rejected samples
             self.env.reset(seed=int(identity["seed"]))
         self.limit = int(self.env.max_steps)
