@@ -194,3 +194,14 @@ def test_a_missing_chess_engine_is_one_line(monkeypatch) -> None:
     monkeypatch.setattr(chess_positions.os, "access", lambda *_: False)
     with pytest.raises(UserError, match="apt-get install stockfish"):
         chess_positions.EndgameGenerator.check_params({"game": "endgame"})
+
+
+def test_a_move_is_one_legal_move_exactly_spelt_first() -> None:
+    from ptbench.bootcamp.adapters.turns import parse_move
+
+    assert parse_move("Move: bxc3", ["Bxc3", "bxc3"]) == "bxc3"  # case decides between two legal moves
+    assert parse_move("Move: Bxc3", ["bxc3", "Bxc3"]) == "Bxc3"
+    assert parse_move("thinking…\nmove:  LEFT ", ["left", "right"]) == "left"  # case and spaces forgiven
+    assert parse_move("Move: left\nMove: right", ["left", "right"]) == "right"  # the last Move line counts
+    for hedge in ("Move: left or right", "Move: left, right", "left", "", "Move: 1.0 reward"):
+        assert parse_move(hedge, ["left", "right"]) is None, hedge

@@ -72,7 +72,10 @@ def parse_move(text: str, legal: list[str]) -> str | None:
     found = _MOVE.findall(text or "")
     if not found:
         return None
-    said = found[-1].replace(" ", "").lower()
+    said = found[-1].strip()
+    if said in legal:  # exact first: case can matter (chess: bxc3 is a pawn, Bxc3 a bishop)
+        return said
+    said = said.replace(" ", "").lower()
     return next((m for m in legal if m.replace(" ", "").lower() == said), None)
 
 
