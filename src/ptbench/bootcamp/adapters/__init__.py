@@ -1,9 +1,11 @@
 """Environment libraries brought in as ptbench environments, each behind its own pinned extra.
 
 An adapter module registers its generators, interactions and rewards (importing its library only
-when a case is made or scored) and names its environments: `rg.<dataset>` (reasoning-gym) and
-`spiel.<game>` (OpenSpiel), `ta.<game>` (TextArena). Such a name stands wherever a bootcamp YAML path is accepted
-(`ptbench bootcamp generate rg.leg_counting`), and `ptbench bootcamp list` shows them all.
+when a case is made or scored) and names its environments: `rg.<dataset>` (reasoning-gym),
+`spiel.<game>` (OpenSpiel), `ta.<game>` (TextArena), `gym.<family>` (Gymnasium toy-text),
+`minigrid.<env id>` (MiniGrid/BabyAI), `pz.<game>` (PettingZoo classic), `chess.<family>`. Such a
+name stands wherever a bootcamp YAML path is accepted (`ptbench bootcamp generate rg.leg_counting`),
+and `ptbench bootcamp list` shows them all.
 """
 
 from __future__ import annotations
