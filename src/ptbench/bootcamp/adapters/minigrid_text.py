@@ -42,6 +42,7 @@ EXCLUDED = {
     "MiniGrid-Playground-v0": "no mission: nothing ends it with a success, so nothing can be verified",
     "BabyAI-KeyInBox-v0": "the library's BabyAI bot fails its own assertion on this level (it cannot plan box opening)",
     "BabyAI-UnlockToUnlock-v0": "the library's BabyAI bot did not finish one of 5 seeds within 30 s",
+    "BabyAI-GoToImpUnlock-v0": "the library's BabyAI bot loops for ever in its planning on some seeds (107)",
     "MiniGrid-BlockedUnlockPickup-v0": _SLOW_SEARCH,
     "MiniGrid-LockedRoom-v0": _SLOW_SEARCH,
     "MiniGrid-ObstructedMaze-1Dl-v0": _SLOW_SEARCH,
