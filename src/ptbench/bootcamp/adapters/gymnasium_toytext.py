@@ -249,4 +249,5 @@ class GymnasiumInteraction(TurnInteraction):
 
 def bootcamp_dict(name: str, **splits: int) -> dict[str, Any]:
     game = GymnasiumGenerator.check(name)
-    return game_config(f"{PREFIX}{game}", "gymnasium", game, turns=260, max_tokens=64, **splits)
+    turns = 4 * 8 * 8 + 3  # the largest lake's move limit, and the strikes' turns
+    return game_config(f"{PREFIX}{game}", "gymnasium", game, turns=turns, max_tokens=64, **splits)
