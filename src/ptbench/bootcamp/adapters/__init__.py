@@ -1,8 +1,9 @@
 """Environment libraries brought in as ptbench environments, each behind its own pinned extra.
 
 An adapter names a family of environments by a prefix (`rg.<dataset>` reasoning-gym, `spiel.<game>`
-OpenSpiel, `ta.<game>` TextArena, or a third-party plugin's own) and registers its generators,
-interactions and rewards (importing its library only when a case is made or scored). Such a name
+OpenSpiel, `ta.<game>` TextArena, `minigrid.<env id>` MiniGrid/BabyAI, `gym.<family>` Gymnasium
+toy-text, `pz.<game>` PettingZoo classic, `chess.<family>`, ..., or a third-party plugin's own) and
+registers its generators, interactions and rewards (importing its library only when a case is made or scored). Such a name
 stands wherever a bootcamp YAML path is accepted (`ptbench bootcamp generate rg.leg_counting`), and
 `ptbench bootcamp list` shows them all.
 
@@ -50,6 +51,10 @@ BUILTIN = (
     "scienceworld",
     "textworld",
     "mathematics_dataset",
+    "gymnasium_toytext",
+    "minigrid_text",
+    "pettingzoo_classic",
+    "chess_positions",
 )
 
 

@@ -1,0 +1,177 @@
+"""The turn loop shared by the single-agent game adapters (Gymnasium toy-text, MiniGrid/BabyAI,
+PettingZoo classic, chess endgames): the model answers `Move: <move>` with one of the legal moves
+each user turn lists; an answer that names no legal move is a strike (the third ends the game as a
+loss); the episode's reward is 1 for a win and 0 otherwise, taken from the game (`Interaction.outcome`),
+never from the model's text. An adapter supplies an `Episode` (its live state) and its oracle: the
+next move of a solver or search player from the live state, which must win every generated case.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from ptbench.bootcamp.adapters.outcome import outcome_result
+from ptbench.bootcamp.api import Generator, Identity, Interaction, InteractionResult, RewardResult
+from ptbench.core.errors import UserError
+
+STRIKES = 3  # answers naming no legal move before the game counts as lost
+_MOVE = re.compile(r"^\s*move\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+FILTER_TRIES = 64  # seeds tried per case where a case is kept only if the oracle wins it
+
+
+class Episode(ABC):
+    """One game in progress. `limit` moves of the model's at most; then the game is lost."""
+
+    limit: int = 100
+
+    def __init__(self) -> None:
+        self.moves_made = 0
+        self.strikes = 0
+
+    @abstractmethod
+    def legal(self) -> list[str]:
+        """The model's legal moves now, as it must spell them."""
+
+    @abstractmethod
+    def play(self, move: str) -> None:
+        """Apply one legal move (and whatever the game or the opponent does after it)."""
+
+    @abstractmethod
+    def finished(self) -> bool: ...
+
+    @abstractmethod
+    def won(self) -> bool:
+        """Whether the game ended in the model's win (the only outcome that pays)."""
+
+    @abstractmethod
+    def board(self) -> str:
+        """The state as text."""
+
+    @abstractmethod
+    def oracle_move(self) -> str | None:
+        """The solver's next move from this state (None: it has none)."""
+
+    def over(self) -> bool:
+        return self.strikes >= STRIKES or self.finished() or self.moves_made >= self.limit
+
+    def score(self) -> float:
+        return 1.0 if self.strikes < STRIKES and self.finished() and self.won() else 0.0
+
+    def view(self) -> str:
+        left = self.limit - self.moves_made
+        return (f"{self.board()}\nYour legal moves: {', '.join(self.legal())}\n"
+                f"Moves left: {left}. Reply with one line `Move: <move>`.")  # fmt: skip
+
+
+def parse_move(text: str, legal: list[str]) -> str | None:
+    """The last `Move:` line's move if it is one of `legal` (case and spaces forgiven), else None."""
+    found = _MOVE.findall(text or "")
+    if not found:
+        return None
+    said = found[-1].strip()
+    if said in legal:  # exact first: case can matter (chess: bxc3 is a pawn, Bxc3 a bishop)
+        return said
+    said = said.replace(" ", "").lower()
+    return next((m for m in legal if m.replace(" ", "").lower() == said), None)
+
+
+class TurnInteraction(Interaction):
+    """The loop over an adapter's `Episode` (`make` builds one from a case)."""
+
+    make: Callable[[Identity], Episode]
+
+    def start(self, identity: Identity) -> Episode:
+        return type(self).make(identity)
+
+    def respond(self, state: Episode, identity: Identity, assistant_text: str) -> InteractionResult:
+        if state.over():
+            return InteractionResult(terminate=True, feedback="The game is over.", turn_score=state.score())
+        move = parse_move(assistant_text, state.legal())
+        if move is None:
+            state.strikes += 1
+            if state.strikes >= STRIKES:
+                return InteractionResult(terminate=True, feedback="Too many invalid moves: you lose.", turn_score=0.0,
+                                         extra={"valid": False, "outcome": 0.0})  # fmt: skip
+            return InteractionResult(terminate=False, feedback="That is not one of your legal moves.\n" + state.view(),
+                                     extra={"valid": False})  # fmt: skip
+        state.play(move)
+        state.moves_made += 1
+        if state.over():
+            score = state.score()
+            said = "you won" if score >= 1.0 else "you did not win"
+            return InteractionResult(terminate=True, feedback=f"Game over: {said}.", turn_score=score,
+                                     extra={"valid": True, "outcome": score})  # fmt: skip
+        return InteractionResult(terminate=False, feedback=state.view(), extra={"valid": True})
+
+    def outcome(self, state: Episode, identity: Identity) -> RewardResult:
+        """The episode's reward: the game's outcome (not any text)."""
+        return outcome_result(state.score())
+
+    def oracle(self, state: Episode, identity: Identity) -> str | None:
+        """The next assistant text of the adapter's solver, given the live state from `start`."""
+        move = None if state.over() else state.oracle_move()
+        return None if move is None else f"Move: {move}"
+
+
+def oracle_wins(make: Callable[[Identity], Episode], identity: Identity) -> bool:
+    """Play the oracle through a whole episode of `identity`: whether it wins."""
+    episode = make(identity)
+    while not episode.over():
+        move = episode.oracle_move()
+        if move is None or move not in episode.legal():
+            return False
+        episode.play(move)
+        episode.moves_made += 1
+    return episode.score() >= 1.0
+
+
+def winnable_seed(rng: random.Random, make: Callable[[Identity], Episode], base: Identity) -> Identity:
+    """A case `base | {seed}` the oracle wins: seeds drawn from `rng` until one is (for games of
+    chance or against a random opponent, where no player wins every seed). Deterministic in `rng`."""
+    for _ in range(FILTER_TRIES):
+        identity = {**base, "seed": rng.getrandbits(32)}
+        if oracle_wins(make, identity):
+            return identity
+    raise UserError(f"{base}: the oracle won none of {FILTER_TRIES} seeds; this game cannot make cases")
+
+
+class TurnGenerator(Generator):
+    """Params: game (one of the adapter's names). A case is (game, seed)."""
+
+    names: Callable[[], list[str]]
+    make: Callable[[Identity], Episode]
+    kind: str = "game"
+    filter_by_oracle: bool = False  # keep only seeds the oracle wins (chance, random opponents)
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.game = self.check(params.get("game"))
+
+    @classmethod
+    def check(cls, name: Any) -> str:
+        if not isinstance(name, str) or name not in cls.names():
+            raise UserError(f"{cls.kind} {name!r} is not one this adapter plays; `ptbench bootcamp list` shows them")
+        return name
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        cls.check(params.get("game"))
+
+    def case(self, rng: random.Random) -> Identity:
+        if self.filter_by_oracle:
+            return winnable_seed(rng, type(self).make, {"game": self.game})
+        return {"game": self.game, "seed": rng.getrandbits(32)}
+
+    def prompt(self, identity: Identity) -> str:
+        episode = type(self).make(identity)
+        return f"{self.intro(identity)}\n{episode.view()}"
+
+    def intro(self, identity: Identity) -> str:
+        return f"Let's play {identity['game']}."
+
+    def dedup_key(self, identity: Identity) -> str:
+        return f"{identity['game']}/{identity['seed']}"
