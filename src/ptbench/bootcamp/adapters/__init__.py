@@ -3,7 +3,8 @@
 An adapter names a family of environments by a prefix (`rg.<dataset>` reasoning-gym, `spiel.<game>`
 OpenSpiel, `ta.<game>` TextArena, `minigrid.<env id>` MiniGrid/BabyAI, `gym.<family>` Gymnasium
 toy-text, `pz.<game>` PettingZoo classic, `chess.<family>`, ..., or a third-party plugin's own) and
-registers its generators, interactions and rewards (importing its library only when a case is made or scored). Such a name
+registers its generators, interactions and rewards (importing its library only when a case is made or
+scored). Such a name
 stands wherever a bootcamp YAML path is accepted (`ptbench bootcamp generate rg.leg_counting`), and
 `ptbench bootcamp list` shows them all.
 
