@@ -4,9 +4,8 @@ An adapter names a family of environments by a prefix (`rg.<dataset>` reasoning-
 OpenSpiel, `ta.<game>` TextArena, `minigrid.<env id>` MiniGrid/BabyAI, `gym.<family>` Gymnasium
 toy-text, `pz.<game>` PettingZoo classic, `chess.<family>`, ..., or a third-party plugin's own) and
 registers its generators, interactions and rewards (importing its library only when a case is made or
-scored). Such a name
-stands wherever a bootcamp YAML path is accepted (`ptbench bootcamp generate rg.leg_counting`), and
-`ptbench bootcamp list` shows them all.
+scored). Such a name stands wherever a bootcamp YAML path is accepted (`ptbench bootcamp generate
+rg.leg_counting`), and `ptbench bootcamp list` shows them all.
 
 Every adapter is one entry of the `ADAPTERS` registry, keyed by its prefix, checked against the
 `Adapter` protocol when it registers (a missing fact is an error at import, not a KeyError at `list`).
