@@ -3,10 +3,13 @@ ptbench file registers a task by being installed, and a broken plugin is one lin
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from tests.support import install_plugin_package
 
@@ -67,3 +70,56 @@ def test_a_plugin_that_fails_to_import_is_one_line_naming_it(tmp_path: Path) -> 
     line = out.stdout.strip()
     assert "plugin 'site'" in line and "site-plugin" in line and "needs the site scheduler client" in line, out
     assert "pip uninstall site-plugin" in line and "\n" not in line
+
+
+TOY_CAMPAIGN = """
+name: toyall
+agents:
+  - toy-copy
+  - {name: toy-copy, label: toy-cheat, options: {plant: CHEAT}}
+base_models: [{id: local/tiny, path: "@MODEL@", label: tiny}]
+tasks: [{name: toy_parity, options: {n_test: 8}}]
+budget: {hours: 1, gpus: 0, grace_seconds: 2, eval_minutes: 5}
+sandbox: none
+backend:
+  name: toy
+  options: {slots: 2, job_prefix: all}
+results_dir: "@RESULTS@"
+evaluation: {engine: transformers}
+integrity:
+  checks: [toy_cheat]
+  require: [toy_cheat]
+  toy_cheat: {marker: CHEAT}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_one_campaign_on_every_toy_plugin_at_once(write_campaign, tmp_path: Path) -> None:
+    """The toy package's scheduler, benchmark, integrity check and agent CLI together, installed with
+    pip and named by a campaign that no ptbench file knows of: submitted to the toy scheduler, each
+    trial runs in a toy job, is scored by the toy benchmark and checked by the toy check, which flags
+    only the trial that planted its marker; collate tabulates the toy benchmark."""
+    from tests.conftest import ptbench
+
+    env = install_plugin_package(tmp_path / "site")
+    path = write_campaign(TOY_CAMPAIGN)
+    assert ptbench("validate", str(path), cwd=tmp_path, env=env).returncode == 0
+    run = ptbench("submit", str(path), cwd=tmp_path, env=env)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    cdir = tmp_path / "results" / "toyall"
+    jobs = json.loads((cdir / "jobs.json").read_text())
+    assert jobs["backend"] == "toy"
+    verdicts = {}
+    for label in ("toy-copy", "toy-cheat"):
+        trial = cdir / f"{label}__tiny__toy_parity__s0"
+        result = json.loads((trial / "result.json").read_text())
+        assert result["status"] == "completed", result
+        assert result["task"]["name"] == "toy_parity" and result["primary_metric"]["name"] == "parity_accuracy"
+        assert result["primary_metric"]["n"] == 8
+        assert result["provenance"]["scheduler"] == "toy" and result["provenance"]["job_id"].startswith("all-")
+        verdicts[label] = json.loads((trial / "checks" / "verdicts.json").read_text())
+    assert verdicts == {"toy-copy": {"toy_cheat": "clean"}, "toy-cheat": {"toy_cheat": "flagged"}}
+    tables = ptbench("collate", str(cdir), env=env)
+    assert tables.returncode == 0, tables.stderr
+    assert "toy_parity" in tables.stdout
