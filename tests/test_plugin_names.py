@@ -26,10 +26,13 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _guarded() -> list[tuple[Any, str]]:
-    """(registry, the package that owns its plugins). The lead adds the backend, check and engine
-    registries here as they become `core.registry.Registry`s."""
+    """(registry, the package that owns its plugins): every `core.registry.Registry` of plugins."""
     from ptbench.agents.spec import AGENTS
+    from ptbench.backends.registry import BACKENDS
     from ptbench.bootcamp import api
+    from ptbench.inference.base import ENGINES
+    from ptbench.integrity.checks import CHECKS
+    from ptbench.sandbox import SANDBOXES
     from ptbench.tasks.base import TASKS
 
     return [
@@ -39,6 +42,10 @@ def _guarded() -> list[tuple[Any, str]]:
         (api.TOOLS, "ptbench.bootcamp"),
         (api.INTERACTIONS, "ptbench.bootcamp"),
         (api.REWARDS, "ptbench.bootcamp"),
+        (BACKENDS, "ptbench.backends"),
+        (CHECKS, "ptbench.integrity"),
+        (ENGINES, "ptbench.inference"),
+        (SANDBOXES, "ptbench.sandbox"),
     ]
 
 
@@ -55,6 +62,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     "bootcamp tool 'evaluate' shares the word",
     ("ptbench.backends.htcondor.options", "agent"): "AGENT_PROVIDERS, an agent's API provider: to move into "
     "agent.yaml with the agent-CLI part of issue 32 (not this benchmark part)",
+    ("ptbench.backends.jobs", "backend"): "the v0 migration of jobs files written before backends were plugins, "
+    "by the built-in local backend: a file format's history, not a fact a new backend carries",
+    ("ptbench.spec.campaign", "integrity check"): "the campaign's own `integrity.judge:` section, which the judge "
+    "check needs; spec is the lowest layer and cannot read the registry",
+    ("ptbench.sandbox.wire", "sandbox"): "the wire format's tag for None ('none'), not a sandbox",
+    ("ptbench.results.policy", "sandbox"): "labels recorded results by their recorded sandbox `none` (and code "
+    "isolation `none`); results sits beside sandbox in the layers, so cannot ask SANDBOXES: to go when result.json "
+    "records whether its sandbox isolated the agent",
 }
 
 
