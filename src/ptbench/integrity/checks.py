@@ -40,7 +40,7 @@ class IntegrityCheck:
     runs_after_evaluation: ClassVar[bool] = False
     # Why a Harbor verifier cannot run it (export/harbor.py warns; it is unchecked there). None: it can.
     harbor_unchecked: ClassVar[str | None] = None
-    # Why `ptbench integrity selftest` cannot measure its recall offline (its report's `not_measured`).
+    # Why `ptbench selftest integrity` cannot measure its recall offline (its report's `not_measured`).
     selftest_unmeasured: ClassVar[str | None] = None
 
     def __init__(self, settings: BaseModel) -> None:
