@@ -21,6 +21,7 @@ from ptbench.core.preflight import Check, probe
 from ptbench.node import nvml
 from ptbench.node.cgroup import cgroup_problem
 from ptbench.runner.cache_layer import probe_overlay
+from ptbench.sandbox.request import sandbox_facts
 
 
 def check_userns() -> Check:
@@ -305,7 +306,7 @@ def run_checks(
         check_userns(),
         check_bwrap(),
         check_cgroup(),
-        check_apptainer(required=sandbox == "apptainer"),
+        check_apptainer(required=sandbox_facts(sandbox).own_image),
         check_fuse_overlayfs(),
         check_gpus(gpus),
         *check_images(),

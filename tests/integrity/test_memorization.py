@@ -379,9 +379,8 @@ def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
     hf = TransformersEngine(str(tiny_model))
     items = tokenize_pairs(hf.tokenizer, pairs, 512)
     expected = continuation_logprobs(hf, items)
-    from ptbench.integrity.memorization.check import VLLM_SCORING_ARGS
 
-    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8, **VLLM_SCORING_ARGS)
+    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8, **VLLMEngine.scoring_args)
     try:
         got = continuation_logprobs(engine, items)
     finally:

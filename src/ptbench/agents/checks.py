@@ -9,6 +9,7 @@ from ptbench.agents.launcher import find_executable, missing_requirements, requi
 from ptbench.agents.options import merged_options
 from ptbench.agents.spec import AgentSpec, agent_folder, load_agent
 from ptbench.core.errors import UserError
+from ptbench.sandbox.request import sandbox_facts
 from ptbench.spec.campaign import Campaign
 
 
@@ -19,7 +20,7 @@ def agent_problems(campaign: Campaign, *, rehearse: bool = False, runs_here: boo
     for ref in campaign.agents:
         spec = load_agent(ref.name)  # a malformed agent.yaml fails here with file, field and fix
         problems += missing_requirements(spec, ref.model, merged_options(spec, ref.options), rehearse=rehearse)
-        if campaign.sandbox != "apptainer" and runs_here:
+        if not sandbox_facts(campaign.sandbox).own_image and runs_here:
             try:
                 find_executable(spec)
             except UserError as exc:

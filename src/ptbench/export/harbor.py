@@ -32,6 +32,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_write_text
 from ptbench.export import toml_out
 from ptbench.export.harbor_baseline import base_score, baseline_index
+from ptbench.integrity.checks import CHECKS
 from ptbench.plan import expand
 from ptbench.runner.workspace import EVALUATE_SH, TIMER_SH, render_prompt
 from ptbench.spec import load_campaign
@@ -226,16 +227,9 @@ def harbor_warnings(campaign_file: str | Path) -> list[str]:
     campaign = load_campaign(campaign_file)
     checks = campaign.integrity.checks
     out = []
-    if "api_usage" in checks:
-        out.append(
-            "integrity check api_usage needs the agent's trajectory, which a Harbor verifier does not receive: it will "
-            "be unchecked in every task (reward = the policy's); drop it from integrity.checks for Harbor to score "
-            "clean runs"
-        )
-    if "judge" in checks:
-        out.append(
-            "integrity check judge runs an agent CLI, which the verifier image does not have: it will be unchecked"
-        )
+    for name in sorted(checks):
+        if name in CHECKS and (why := CHECKS.get(name).harbor_unchecked):
+            out.append(f"integrity check {name} {why}")
     local = [m for m in campaign.integrity.forbidden_models if "/" not in m or m.startswith(("/", ".", "~"))]
     if local:
         out.append(

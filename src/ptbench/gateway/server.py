@@ -60,6 +60,9 @@ _PRICED = {"anthropic", "responses", "chat", "gemini"}
 # Only what the CLIs need: no files, batches, fine-tuning or other paid API a key would open.
 ALLOWED_APIS = _PRICED | {"anthropic.count_tokens", "gemini.countTokens", "models"}
 COST_CAP_MARK = "ptbench_cost_cap"
+# The route of a judged task's judge (Arena, HealthBench: the agent's own evaluate.sh calls it under
+# /judge/): the gateway's route, not the integrity check that shares the word.
+JUDGE_ROUTE = "judge"
 READ_STALL_S = 900.0  # a provider silent this long (before its headers, or mid-stream) is given up on
 STALL_CHECK_S = 5.0  # in the refusal the CLI shows, and in calls.jsonl
 
@@ -100,7 +103,7 @@ class Gateway:
         transcript: Transcript | None = None,
     ) -> None:
         self.token = token
-        self.routes = {"agent": agent, **({"judge": judge} if judge else {})}
+        self.routes = {"agent": agent, **({JUDGE_ROUTE: judge} if judge else {})}
         self.calls_path = Path(calls_path) if calls_path else None
         self.redact = redact
         self.retry = retry
@@ -136,8 +139,8 @@ class Gateway:
         started = time.perf_counter()
         path = request.path
         route = "agent"
-        if path.startswith("/judge/") and "judge" in self.routes:
-            route, path = "judge", path[len("/judge") :]
+        if path.startswith(f"/{JUDGE_ROUTE}/") and JUDGE_ROUTE in self.routes:
+            route, path = JUDGE_ROUTE, path[len(JUDGE_ROUTE) + 1 :]
         up = self.routes[route]
         api = api_of(request.method, path)
         place = self._token_place(request)

@@ -37,6 +37,42 @@ def _named(name: str, cls: type) -> None:
 ENGINES: Registry[type[Engine]] = Registry("engine", load=_load_builtin, on_register=_named)
 """engine name -> its class, `cls(model_path, **options)`; each registers where it is defined."""
 
+# Facts an engine class may carry (class attributes; the default where it does not), read through
+# `engine_fact` by the memorization check and log-likelihood scoring, never by comparing its name:
+ENGINE_FACTS: dict[str, Any] = {
+    # continuation_logprobs asks the engine for prompt log-probs (`engine.llm`); False: it runs the
+    # engine's `model` forward on `device` itself.
+    "prompt_logprobs": False,
+    # libraries besides torch and transformers whose versions decide its scores (base score cache key)
+    "libs": (),
+    # the dtype it loads a model in on a CPU ("auto": the checkpoint's)
+    "cpu_dtype": "auto",
+    # environment variables that bound its context length (part of the tokenized items' cache key)
+    "limit_env": (),
+    # keyword arguments for an engine started only to score log-likelihoods (prefill only)
+    "scoring_args": {},
+}
+
+
+def engine_fact(name: str, fact: str) -> Any:
+    """Fact `fact` of engine `name` (ENGINE_FACTS' default where its class does not carry it, or where
+    the name is not registered: starting that engine fails on its own)."""
+    try:
+        cls = ENGINES.get(name)
+    except UserError:
+        return ENGINE_FACTS[fact]
+    return getattr(cls, fact, ENGINE_FACTS[fact])
+
+
+def configured_max_len(name: str) -> list[Any]:
+    """The context limits engine `name` is configured with outside the model (its `configured_max_len()`)."""
+    try:
+        cls: Any = ENGINES.get(name)
+    except UserError:
+        return []
+    read = getattr(cls, "configured_max_len", None)
+    return list(read()) if read is not None else []
+
 
 TOOLS_SYSTEM_PROMPT = (
     "You may call one of the following functions. To call one, answer with\n"

@@ -10,6 +10,7 @@ from ptbench.inference.base import ENGINES, encode_prompt
 @ENGINES.register("transformers")
 class TransformersEngine:
     name = "transformers"
+    cpu_dtype = "float32"  # its fact (inference/base.py ENGINE_FACTS): __init__ loads float32 on a CPU
 
     def __init__(self, model_path: str, *, batch_size: int = 32, dtype: str = "auto") -> None:
         import torch

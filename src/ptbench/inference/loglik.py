@@ -53,7 +53,7 @@ def context_length(engine: Any) -> int | None:
 
 def continuation_logprobs(engine: Any, items: list[Scored], *, batch_size: int = 32) -> list[float]:
     """Sum of log p(continuation token | everything before it), per item."""
-    if getattr(engine, "name", None) == "vllm":
+    if getattr(engine, "prompt_logprobs", False):
         return _vllm(engine, items)
     return _transformers(engine.model, engine.device, items, batch_size, engine.tokenizer.pad_token_id or 0)
 

@@ -23,6 +23,20 @@ _MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "k
 @ENGINES.register("vllm")
 class VLLMEngine:
     name = "vllm"
+    # Its facts (inference/base.py ENGINE_FACTS).
+    prompt_logprobs = True
+    libs = ("vllm",)
+    limit_env = ("PTBENCH_VLLM_MAX_MODEL_LEN", "PTBENCH_VLLM_ARGS")
+    # Scoring is prefill only: CUDA-graph capture and compilation (most of a vLLM start) buy nothing there.
+    scoring_args: dict[str, Any] = {"enforce_eager": True}
+
+    @staticmethod
+    def configured_max_len() -> list[Any]:
+        """max_model_len as the runner's environment sets it (either may be None)."""
+        return [
+            os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN"),
+            json.loads(os.environ.get("PTBENCH_VLLM_ARGS") or "{}").get("max_model_len"),
+        ]
 
     def __init__(
         self,

@@ -222,6 +222,10 @@ def _gateway_calls(path: Path) -> list[dict]:
 
 @register_check("api_usage")
 class ApiUsageCheck(IntegrityCheck):
+    harbor_unchecked = (
+        "needs the agent's trajectory, which a Harbor verifier does not receive: it will be unchecked in every task "
+        "(reward = the policy's); drop it from integrity.checks for Harbor to score clean runs"
+    )
     """no model API used but the campaign's."""
 
     def check(self, ctx: CheckContext) -> Finding:

@@ -34,6 +34,14 @@ class IntegrityCheck:
 
     name: ClassVar[str] = ""
     Settings: ClassVar[type[BaseModel]] = NoSettings
+    # Its facts, read by name through CHECKS and never by comparing its name elsewhere:
+    # it runs after evaluation, which scores the final model in the engine it already holds
+    # (runner/pipeline.py; integrity/memorization/final_scores.py), rather than with the other checks.
+    runs_after_evaluation: ClassVar[bool] = False
+    # Why a Harbor verifier cannot run it (export/harbor.py warns; it is unchecked there). None: it can.
+    harbor_unchecked: ClassVar[str | None] = None
+    # Why `ptbench selftest integrity` cannot measure its recall offline (its report's `not_measured`).
+    selftest_unmeasured: ClassVar[str | None] = None
 
     def __init__(self, settings: BaseModel) -> None:
         self.settings = settings

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.core.files import sha256_file
+from ptbench.sandbox.request import sandbox_facts
 
 JOURNAL = "journal"
 OBJECTS, RECORDS, SUMMARY = "objects", "records.jsonl", "summary.json"
@@ -44,18 +45,9 @@ CANNOT_SEE_ALWAYS = [
     "each one is counted in missed_short_lived",
     "the login files the harness copies into HOME for login-credential agents (never copied: they hold credentials)",
 ]
-CANNOT_SEE_NONE = [
-    "sandbox none: writes outside workspace/ and home/ (e.g. /tmp, /dev/shm, the shared HF cache, anywhere "
-    "the runner's user may write) are not journaled",
-    "sandbox none: the agent runs as the runner's user, so it can read and change the journal itself",
-]
 
 
 _TORCH_LEGACY = bytes.fromhex("800a8a0a6cfc9c46f9206aa8501970")[1:]
-
-CANNOT_SEE_APPTAINER = [
-    "sandbox apptainer: the container's /tmp, /dev/shm and writable tmpfs live in its memory and are not journaled",
-]
 
 
 def weight_kind(head: bytes) -> str | None:
@@ -176,8 +168,8 @@ def read_journal(trial_dir: Path) -> JournalView:
         "gaps": view.gaps[:20],
         "runs_not_closed": unclosed,
     }
-    if "none" in sandboxes:
-        none = "sandbox none: the run journal saw only workspace/ and home/ (details.journal.cannot_see)"
+    if unisolated := [s for s in sandboxes if not sandbox_facts(s).isolates]:
+        none = f"sandbox {unisolated[0]}: the run journal saw only workspace/ and home/ (details.journal.cannot_see)"
         view.notice = f"{none}; {view.notice}" if view.notice else none
     return view
 

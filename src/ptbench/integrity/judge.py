@@ -213,6 +213,11 @@ def _run(launch, log_path: Path, limit: float) -> int:
 
 @register_check("judge")
 class JudgeCheck(IntegrityCheck):
+    harbor_unchecked = "runs an agent CLI, which the verifier image does not have: it will be unchecked"
+    selftest_unmeasured = (
+        "the LLM judge needs a model provider; the only offline judge is a scripted one that writes the verdict it "
+        "is given, whose recall would be its script's"
+    )
     """the optional LLM judge (settings: integrity.judge)."""
 
     def check(self, ctx: CheckContext) -> Finding:

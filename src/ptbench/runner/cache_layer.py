@@ -38,6 +38,7 @@ import psutil
 from ptbench.core.prctl import is_child_subreaper, set_child_subreaper
 from ptbench.node.mounts import mounts
 from ptbench.runner.watchdog import become_subreaper
+from ptbench.sandbox.request import sandbox_facts
 
 MODES = ("overlay", "read-only", "shared")
 
@@ -196,9 +197,9 @@ def cache_layer(root: Path, sandbox: str, shared: Path | None = None) -> Iterato
     if shared is None:
         yield None
         return
-    if sandbox == "none":
+    if not sandbox_facts(sandbox).isolates:
         yield CacheLayer(
-            shared, "shared", shared, reason="sandbox none: no mount namespace", binds=[(shared, shared, "rw")]
+            shared, "shared", shared, reason=f"sandbox {sandbox}: no mount namespace", binds=[(shared, shared, "rw")]
         )
         return
     problem = overlay_problem()

@@ -35,8 +35,6 @@ from typing import Any
 from ptbench.core.files import atomic_write_json
 from ptbench.integrity.journal import (
     CANNOT_SEE_ALWAYS,
-    CANNOT_SEE_APPTAINER,
-    CANNOT_SEE_NONE,
     JOURNAL,
     SUMMARY,
     label_of,
@@ -44,6 +42,7 @@ from ptbench.integrity.journal import (
 from ptbench.node import inotify as ino
 from ptbench.node.inotify import Event, Inotify
 from ptbench.runner.journal_store import JournalStore, Source
+from ptbench.sandbox.request import sandbox_facts
 from ptbench.trial import TrialDir
 
 DEFAULT_MAX_GB = 16.0
@@ -450,9 +449,10 @@ def run_journal(
     private: list[Path] | None = None,
 ) -> Iterator[RunJournal | None]:
     """The journal for one solve stage; None (and an event saying why) where inotify is unavailable."""
-    cannot = list(CANNOT_SEE_ALWAYS) + (list(CANNOT_SEE_NONE) if sandbox == "none" else [])
-    cannot += list(CANNOT_SEE_APPTAINER) if sandbox == "apptainer" else []
-    roots = [trial.workspace, trial.home] if sandbox == "none" else journal_roots(trial, cache_upper, extra or [])
+    facts = sandbox_facts(sandbox)
+    cannot = list(CANNOT_SEE_ALWAYS) + list(facts.cannot_see)
+    # Without a mount namespace the agent's writable places are the host's: only its own folders are watched.
+    roots = journal_roots(trial, cache_upper, extra or []) if facts.isolates else [trial.workspace, trial.home]
     max_gb = float(trial.spec.sandbox_options.get("journal_max_gb", DEFAULT_MAX_GB))
     try:
         journal = RunJournal(

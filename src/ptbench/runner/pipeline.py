@@ -24,6 +24,7 @@ from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.core.procgroup import stop_group
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.integrity import overall, run_checks
+from ptbench.integrity.checks import CHECKS
 from ptbench.integrity.memorization.final_scores import FILE as FINAL_SCORES_FILE
 from ptbench.integrity.memorization.final_scores import SECRET_ENV, new_secret
 from ptbench.integrity.runner import check_context
@@ -36,7 +37,8 @@ from ptbench.runner.gpu import check_gpus
 from ptbench.runner.lease import Lease, busy_message
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.runner.workspace import prepare_workspace
-from ptbench.sandbox.bwrap import bwrap_problem
+from ptbench.sandbox.auto import AUTO
+from ptbench.sandbox.request import sandbox_facts
 from ptbench.trial import Attempt, StageMark, TrialDir, TrialState
 
 EXIT_RESUMABLE = 75  # EX_TEMPFAIL: schedulers requeue / retry on it
@@ -202,7 +204,9 @@ class Runner:
 
     def _require_sandbox(self) -> None:
         """A node that cannot build the asked-for sandbox is a setup failure, never an unsandboxed run."""
-        if self.spec.sandbox == "bwrap" and (why := bwrap_problem()):
+        # `auto` is resolved (and refused where bwrap cannot start) by the solve stage itself.
+        unavailable = sandbox_facts(self.spec.sandbox).unavailable if self.spec.sandbox != AUTO else None
+        if unavailable is not None and (why := unavailable()):
             raise _RetryableFailure("prepare", "sandbox_unavailable", why)
 
     def _solve(self, state: TrialState) -> None:
@@ -271,21 +275,24 @@ class Runner:
         self._mark(state, "collect", "ok" if found else "no_model", found=found)
 
     def _integrity(self, state: TrialState) -> None:
-        # The memorization check runs after evaluation, which scores final_model's side of it in the
-        # engine it already holds (integrity/memorization/final_scores.py); every other check runs here.
-        skip = ("memorization",) if self._memorization_after_eval(state) else ()
+        # A check that runs after evaluation (memorization: evaluation scores final_model's side of it in
+        # the engine it already holds, integrity/memorization/final_scores.py) is left out here.
+        skip = self._after_eval(state)
         verdicts = run_checks(self.trial.path, self.spec, skip=skip)
         self._mark(state, "integrity", overall(verdicts), **verdicts)
 
-    def _memorization_after_eval(self, state: TrialState) -> bool:
-        return "memorization" in self.spec.integrity.checks and bool(state.stages["collect"].detail.get("found"))
+    def _after_eval(self, state: TrialState) -> tuple[str, ...]:
+        """The configured checks that run after evaluation (none when there is no model to evaluate)."""
+        if not state.stages["collect"].detail.get("found"):
+            return ()
+        return tuple(n for n in self.spec.integrity.checks if n in CHECKS and CHECKS.get(n).runs_after_evaluation)
 
     def _evaluate(self, state: TrialState) -> None:
         if not state.stages["collect"].detail.get("found"):
             self._mark(state, "evaluate", "skipped")
             return
         ev = self.spec.evaluation
-        deferred = self._memorization_after_eval(state)
+        deferred = bool(self._after_eval(state))
         secret = new_secret()  # the siblings' secret of this run where the campaign has no cache (sandbox: none)
         context = (
             {**check_context(self.trial.path, spec=self.spec).to_json(), "memorization_secret": secret}

@@ -28,6 +28,7 @@ from ptbench.core.errors import UserError
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.core.secrets import remove_from_environ
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
+from ptbench.gateway.server import JUDGE_ROUTE
 from ptbench.gateway.transcript import Transcript
 from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV, JudgeConfig
 from ptbench.trial import TrialDir
@@ -50,7 +51,7 @@ class TrialGateway:
 
     def agent_env(self) -> dict[str, str]:
         """What the agent's environment gets beside its key variables (the judge route, if any)."""
-        if not self.gateway.serves("judge"):
+        if not self.gateway.serves(JUDGE_ROUTE):
             return {}
         return {JUDGE_GATEWAY_ENV: f"{self.base_url}/judge", JUDGE_TOKEN_ENV: self.token}
 
@@ -95,7 +96,7 @@ def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) ->
     key = read_secrets([config.api_key_env]).get(config.api_key_env, "")
     keep.add(config.api_key_env)  # the harness's own evaluation needs it later
     return Upstream(
-        "judge",
+        JUDGE_ROUTE,
         config.base_url,
         key,
         models={c.model: c.model for c in task.judge_configs},  # several judges share one endpoint and key
@@ -142,7 +143,7 @@ def trial_gateway(run: AgentRun) -> Iterator[TrialGateway | None]:
     def on_cap(up: Upstream) -> None:
         trial.event("cost_cap", route=up.name, cap_usd=up.cost_cap_usd, spent_usd=round(up.spent_usd, 6))
 
-    secrets = {**keys, **({"judge": judge.key} if judge and judge.key else {})}
+    secrets = {**keys, **({JUDGE_ROUTE: judge.key} if judge and judge.key else {})}
     redactor = Redactor({**secrets, "trial_token": token})
     # The record of every call, outside anything the sandbox binds (the agent can neither read nor edit it).
     record = trial.path / "record"

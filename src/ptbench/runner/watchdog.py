@@ -30,6 +30,7 @@ import psutil
 from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.core.prctl import set_child_subreaper
 from ptbench.node.cgroup import ENTER_FAILED_EXIT, TrialCgroup
+from ptbench.sandbox.bwrap import BWRAP_PROCESS
 
 KILL_SWEEP_SECONDS = 30.0
 
@@ -238,7 +239,7 @@ def _spare_from_term(procs: Sequence[psutil.Process | None]) -> list[psutil.Proc
     out = []
     for p in procs:
         try:
-            if p is not None and p.name() != "bwrap":
+            if p is not None and p.name() != BWRAP_PROCESS:
                 out.append(p)
         except psutil.Error:
             pass

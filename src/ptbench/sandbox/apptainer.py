@@ -14,10 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ptbench.core.errors import UserError
-from ptbench.sandbox.request import SANDBOXES, SandboxCommand, SandboxRequest
+from ptbench.sandbox.request import SandboxCommand, SandboxFacts, SandboxRequest, register_sandbox
+
+JOURNAL_CANNOT_SEE = (
+    "sandbox apptainer: the container's /tmp, /dev/shm and writable tmpfs live in its memory and are not journaled",
+)
 
 
-@SANDBOXES.register("apptainer")
+@register_sandbox("apptainer", SandboxFacts(isolates=True, own_image=True, cannot_see=JOURNAL_CANNOT_SEE))
 def apptainer_command(req: SandboxRequest, *, apptainer: str | None = None) -> SandboxCommand:
     opts = req.options
     if req.network == "gateway":

@@ -14,6 +14,7 @@ from functools import lru_cache
 from ptbench.core.errors import UserError
 
 AUTO = "auto"
+AUTO_BECOMES = "bwrap"  # the sandbox `auto` resolves to where it can start one
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +48,7 @@ def resolve_sandbox(kind: str) -> str:
         return kind
     ok, why = bwrap_usable()
     if ok:
-        return "bwrap"
+        return AUTO_BECOMES
     raise UserError(
         f"sandbox auto: {why}; fix that, or set `sandbox: none` in the campaign to run agents unsandboxed "
         "(recorded in result.json and marked in the tables), or `sandbox: apptainer`"

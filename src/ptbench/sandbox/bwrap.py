@@ -30,7 +30,9 @@ import subprocess
 from pathlib import Path
 
 from ptbench.core.errors import UserError
-from ptbench.sandbox.request import SANDBOXES, SandboxCommand, SandboxRequest
+from ptbench.sandbox.request import SandboxCommand, SandboxFacts, SandboxRequest, register_sandbox
+
+BWRAP_PROCESS = "bwrap"  # the name its processes carry (the outer one and the sandbox's init): runner/watchdog.py
 
 SYSTEM_READ_ONLY = (
     "/usr",
@@ -103,7 +105,7 @@ def _nested_last(mounts: list[tuple[str, Path, Path]]) -> list[tuple[str, Path, 
     return sorted(((k, s, d) for d, (k, s) in seen.items()), key=lambda m: len(m[2].parts))
 
 
-@SANDBOXES.register("bwrap")
+@register_sandbox("bwrap", SandboxFacts(isolates=True, gateway_network=True, unavailable=bwrap_problem))
 def bwrap_command(req: SandboxRequest, *, bwrap: str | None = None) -> SandboxCommand:
     opts = req.options
     argv = [

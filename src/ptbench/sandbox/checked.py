@@ -53,7 +53,7 @@ from pathlib import Path
 from ptbench.core.errors import EvaluationFailed
 from ptbench.sandbox import wire
 from ptbench.sandbox._procs import descendants, drain, kill_tree, ps_handle
-from ptbench.sandbox.codeexec import Isolation, Limits, require_isolation, sandbox_launch
+from ptbench.sandbox.codeexec import NO_ISOLATION, Isolation, Limits, require_isolation, sandbox_launch
 
 _HERE = Path(__file__).parent
 
@@ -194,7 +194,7 @@ def run_checked(
             os.close(fd)
     # Process tree handle: under bwrap the PID namespace dies with bwrap and the kernel enforces
     # RLIMIT_NPROC (spare uid), so the tree is only watched in runs that last (fork bombs).
-    root = ps_handle(cand.pid) if isolation == "none" else None
+    root = ps_handle(cand.pid) if isolation == NO_ISOLATION else None
     threads = [
         threading.Thread(target=drain, args=(cand.stderr, err, 16 << 10), daemon=True),
         threading.Thread(target=_send_job, args=(job_w, job, secret, limits), daemon=True),

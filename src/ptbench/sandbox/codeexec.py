@@ -54,6 +54,10 @@ from ptbench.core.errors import EvaluationFailed
 from ptbench.sandbox._procs import descendants, drain, drain_fd, feed, kill_tree, ps_handle, signal_of
 
 Isolation = Literal["bwrap", "none"]
+# The fence's own two levels, named once: they share words with the agent sandboxes (SANDBOXES) but
+# are not those plugins, whose facts live on them (sandbox/request.py `SandboxFacts`).
+BWRAP_ISOLATION: Isolation = "bwrap"
+NO_ISOLATION: Isolation = "none"
 
 # Runs first inside the sandbox: set limits, drop root, then run the program: either a fresh
 # interpreter reading it from stdin (`argv`), or, for the checked candidate, `code` in this same
@@ -142,9 +146,9 @@ def require_isolation(allow_unisolated: bool = False) -> Isolation:
     """'bwrap', or 'none' only when explicitly allowed; otherwise refuse (fail closed)."""
     problem = bwrap_problem()
     if problem is None:
-        return "bwrap"
+        return BWRAP_ISOLATION
     if allow_unisolated:
-        return "none"
+        return NO_ISOLATION
     raise IsolationUnavailable(
         f"code execution refused: {problem}; install bubblewrap and allow unprivileged user namespaces "
         "(sysctl kernel.unprivileged_userns_clone=1), or set the task option allow_unisolated: true to run "
@@ -254,11 +258,11 @@ def sandbox_launch(
 ) -> Launch:
     """The command that starts the launcher in the sandbox (code=None: the program comes on stdin)."""
     uid, nproc = None, None
-    if isolation == "bwrap":
+    if isolation == BWRAP_ISOLATION:
         uid, nproc = _sandbox_uid(), limits.max_processes
         cwd = env = tmp = None
         head = _bwrap_argv(limits)
-    elif isolation == "none":
+    elif isolation == NO_ISOLATION:
         # Our own uid (the interpreter may live under a home only we can read), so no
         # RLIMIT_NPROC (it would count every process of the user): the watchdog bounds the count.
         tmp = cwd = tempfile.mkdtemp(prefix="ptbench-exec-")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptbench.core.errors import UserError
+from ptbench.sandbox.request import sandbox_facts
 
 NETWORKS = ("gateway", "host")
 
@@ -22,7 +23,7 @@ NETWORKS = ("gateway", "host")
 def resolve_network(sandbox: str, options: dict[str, Any], *, gateway: bool, agent: str = "the agent") -> str:
     """The network a trial's agent gets; a request that cannot be honoured is a user error."""
     asked = options.get("network")
-    bwrap = sandbox in ("bwrap", "auto")  # auto becomes bwrap, or the trial does not start
+    bwrap = sandbox_facts(sandbox).gateway_network  # auto: that of what it becomes, or the trial does not start
     if asked is None:
         return "gateway" if bwrap and gateway else "host"
     if asked not in NETWORKS:

@@ -46,6 +46,53 @@ class SandboxCommand:
 SandboxBuilder = Callable[[SandboxRequest], SandboxCommand]
 
 
+@dataclass(frozen=True)
+class SandboxFacts:
+    """What the rest of ptbench needs to know about a sandbox, carried by the sandbox itself (never a
+    comparison against its name elsewhere: a plugin's sandbox supplies its own). The defaults are the
+    cautious ones, for a sandbox registered without facts: it is treated like `none`."""
+
+    # Its own mount namespace: the agent sees only what is bound. False: it runs as the runner's user
+    # and reaches the host (the result is marked unsandboxed; nothing the agent could write is trusted).
+    isolates: bool = False
+    # It runs a container image that brings the agent CLIs (they need not be on the host; the host
+    # needs apptainer).
+    own_image: bool = False
+    # It can give the agent a loopback-only network namespace (`sandbox_options.network: gateway`).
+    gateway_network: bool = False
+    # What the run journal cannot see under it (runner/journal.py records it in the check's details).
+    cannot_see: tuple[str, ...] = ()
+    # Why this node cannot build it (None: it can): a setup failure before the agent starts, never an
+    # unsandboxed run.
+    unavailable: Callable[[], str | None] | None = None
+
+
+def register_sandbox(name: str, facts: SandboxFacts) -> Callable[[SandboxBuilder], SandboxBuilder]:
+    """`@register_sandbox("bwrap", SandboxFacts(...))` on the builder: registers it with its facts."""
+
+    def deco(builder: SandboxBuilder) -> SandboxBuilder:
+        setattr(builder, "facts", facts)  # noqa: B010  (a function carries no typed attributes)
+        SANDBOXES.add(name, builder)
+        return builder
+
+    return deco
+
+
+def sandbox_facts(kind: str) -> SandboxFacts:
+    """The facts of sandbox `kind` (`auto`: those of the sandbox it becomes, or the trial does not
+    start). A name no longer registered (a result written with a plugin since removed) gets the
+    cautious defaults: unknown containment is no containment."""
+    from ptbench.core.errors import UserError
+    from ptbench.sandbox.auto import AUTO, AUTO_BECOMES
+
+    try:
+        builder = SANDBOXES.get(AUTO_BECOMES if kind == AUTO else kind)
+    except UserError:
+        return SandboxFacts()
+    facts = getattr(builder, "facts", None)
+    return facts if isinstance(facts, SandboxFacts) else SandboxFacts()
+
+
 def _load_builtin() -> None:
     import ptbench.sandbox.apptainer
     import ptbench.sandbox.bwrap
@@ -53,4 +100,5 @@ def _load_builtin() -> None:
 
 
 SANDBOXES: Registry[SandboxBuilder] = Registry("sandbox", load=_load_builtin)
-"""sandbox kind -> the one function that builds its command line from a `SandboxRequest`."""
+"""sandbox kind -> the one function that builds its command line from a `SandboxRequest` (its
+`SandboxFacts` on it: `register_sandbox`)."""

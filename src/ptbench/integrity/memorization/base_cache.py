@@ -34,7 +34,9 @@ from typing import Any
 
 from ptbench.core.files import atomic_write_text, sha256_file
 from ptbench.core.locks import file_lock
+from ptbench.inference.base import engine_fact
 from ptbench.inference.loglik import Scored
+from ptbench.sandbox.request import sandbox_facts
 
 FORMAT = 1
 SCORING_VERSION = 1  # bump when the log-likelihood computation (inference/loglik.py) changes its numbers
@@ -46,9 +48,9 @@ _HUB_BLOB = re.compile(r"[0-9a-f]{64}")  # a hub cache blob named by its content
 def cache_dir(spec: Any, eval_cache: Path) -> tuple[Path | None, str]:
     """Where this trial's base scores are cached, or None and why not."""
     root = eval_cache / "memorization"
-    if spec.sandbox == "none":
+    if not sandbox_facts(spec.sandbox).isolates:
         return None, (
-            "not used under sandbox: none (the agent runs as the runner's user and could write it); "
+            f"not used under sandbox: {spec.sandbox} (the agent runs as the runner's user and could write it); "
             "the base model was scored afresh"
         )
     for path in _option_paths(spec.sandbox_options):
@@ -65,7 +67,7 @@ def namespace(
     import ptbench
 
     libs: dict[str, str | None] = {}
-    for lib in ("torch", "transformers", *(("vllm",) if engine == "vllm" else ())):
+    for lib in ("torch", "transformers", *engine_fact(engine, "libs")):
         try:
             from importlib.metadata import version
 
@@ -79,7 +81,7 @@ def namespace(
         "base": {"path": str(base.resolve()), "files": files if files is not None else base_identity(base)},
         "task": {"name": task, "options": options},
         "engine": engine,
-        "dtype": "float32" if engine == "transformers" and _device() == "cpu" else "auto",
+        "dtype": engine_fact(engine, "cpu_dtype") if _device() == "cpu" else "auto",
         "device": _device(),
         "libs": libs,
     }

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ptbench.inference.base import configured_max_len, engine_fact
 from ptbench.inference.engines import resolve_engine
 from ptbench.inference.loglik import Scored, continuation_logprobs, tokenize_pairs
 from ptbench.integrity.checks import IntegrityCheck, register_check
@@ -42,8 +43,6 @@ from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 from ptbench.trial import TrialDir
 
 TOP_ITEMS = 10  # test items with the largest excess gain, named in the evidence
-# Scoring is prefill only: CUDA-graph capture and compilation (most of a vLLM start) buy nothing here.
-VLLM_SCORING_ARGS = {"enforce_eager": True}
 
 
 @dataclass
@@ -238,8 +237,7 @@ def ids_key(base: Path, pairs: list[tuple[str, str]], engine: str) -> dict[str, 
     import os
     from importlib.metadata import version
 
-    limits = ("PTBENCH_VLLM_MAX_MODEL_LEN", "PTBENCH_VLLM_ARGS") if engine == "vllm" else ()
-    env = [os.environ.get(name) for name in limits]
+    env = [os.environ.get(name) for name in engine_fact(engine, "limit_env")]
     return {
         "base": base_identity(base),
         "items_sha256": hashlib.sha256(json.dumps(pairs).encode()).hexdigest(),
@@ -253,17 +251,13 @@ def _tokenize(base: Path, pairs: list[tuple[str, str]], engine: str) -> list[Sco
     """Token ids of every item by the trusted base tokenizer (no engine needed, so a cached base
     pass starts none for the base). Truncated to the base model's context, and to vLLM's
     max_model_len where the runner's environment sets one."""
-    import json
-    import os
 
     from transformers import AutoConfig, AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(base))
         limits = [getattr(AutoConfig.from_pretrained(str(base)), "max_position_embeddings", None)]
-        if engine == "vllm":
-            limits.append(os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN"))
-            limits.append(json.loads(os.environ.get("PTBENCH_VLLM_ARGS") or "{}").get("max_model_len"))
+        limits += configured_max_len(engine)
         known = [int(v) for v in limits if v]
         return tokenize_pairs(tokenizer, pairs, min(known) if known else None)
     except Exception as exc:  # noqa: BLE001  (a base that cannot be tokenized is unchecked, whatever the error)
@@ -276,7 +270,7 @@ def _score(model: str, ids: list[Scored], engine: str) -> tuple[list[float], str
 
     eng: Any = None
     try:
-        eng = get_engine(engine, model, **(VLLM_SCORING_ARGS if engine == "vllm" else {}))
+        eng = get_engine(engine, model, **engine_fact(engine, "scoring_args"))
         return continuation_logprobs(eng, ids), eng.name
     except Exception as exc:  # noqa: BLE001  (a model that cannot be scored is unchecked, whatever the error)
         raise Unchecked(
@@ -291,6 +285,8 @@ def _score(model: str, ids: list[Scored], engine: str) -> tuple[list[float], str
 @register_check("memorization")
 class MemorizationCheck(IntegrityCheck):
     """the model against held-out siblings of the test set."""
+
+    runs_after_evaluation = True  # evaluation scores final_model's side in its engine (final_scores.py)
 
     def check(self, ctx: CheckContext) -> Finding:
         return check(ctx)

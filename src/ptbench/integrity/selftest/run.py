@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ptbench.integrity.checks import CHECKS as REGISTRY
 from ptbench.integrity.selftest import fixtures, models
 from ptbench.integrity.selftest.scenarios import ANY, CHECKS, Plant, Scenario, library
 from ptbench.trial import TrialDir
@@ -273,14 +274,8 @@ def report(outcomes: list[Outcome], *, quick: bool) -> dict[str, Any]:
         "harness_version": ptbench.__version__,
         "cells": [c.to_json() for c in cells(outcomes)],
         "runs": [o.to_json() for o in outcomes],
-        "not_measured": {"judge": JUDGE_NOT_MEASURED},
+        "not_measured": {name: why for name in REGISTRY.names() if (why := REGISTRY.get(name).selftest_unmeasured)},
     }
-
-
-JUDGE_NOT_MEASURED = (
-    "the LLM judge needs a model provider; the only offline judge is a scripted one that writes the verdict it "
-    "is given, whose recall would be its script's"
-)
 
 
 def render(table: list[Cell], *, title: str, width: int = 80) -> str:
