@@ -154,7 +154,7 @@ def test_htcondor_without_bindings_or_condor_submit_fails_its_client_row(tmp_pat
 NEEDS_CLI = """# Test agent (doctor): runs a CLI that no machine has unless the test puts it on PATH.
 name: needs-cli
 executable: ptbench-doctor-test-cli
-package: ptbench-doctor-test-cli
+package: ptbench-doctor-test-cli@1.0.0
 install: put ptbench-doctor-test-cli on PATH
 command: ["{{ executable }}"]
 """
