@@ -69,9 +69,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ptbench.spec.campaign", "integrity check"): "the campaign's own `integrity.judge:` section, which the judge "
     "check needs; spec is the lowest layer and cannot read the registry",
     ("ptbench.sandbox.wire", "sandbox"): "the wire format's tag for None ('none'), not a sandbox",
-    ("ptbench.results.policy", "sandbox"): "labels recorded results by their recorded sandbox `none` (and code "
-    "isolation `none`); results sits beside sandbox in the layers, so cannot ask SANDBOXES: to go when result.json "
-    "records whether its sandbox isolated the agent",
+    ("ptbench.results.policy", "sandbox"): "result.json records `sandbox_isolated` from the sandbox's facts; only a "
+    "record written before that field falls back to the name `none` (and the code fence's isolation tag `none`)",
 }
 
 

@@ -24,6 +24,7 @@ from ptbench.plan import plan_campaign
 from ptbench.results.policy import marked_label
 from ptbench.results.schema import ResultRecord
 from ptbench.spec import load_campaign
+from tests.results.synthetic import record as synthetic_record
 
 CANARY = "sk-canary-stop-signal-0123456789abcdef"
 LOGIN = "login-token-canary-9876543210fedcba"
@@ -144,3 +145,25 @@ def test_sigterm_at_each_point_ends_recorded_or_resumable(trial_dir, point):
     assert result["agent_credentials"] == "real_key"  # the opt-in, recorded, and marked in every table
     assert marked_label(ResultRecord.model_validate(result)).endswith("[real key]")
     _assert_no_secret_left(trial_dir)
+
+
+def test_the_unsandboxed_mark_follows_the_recorded_sandbox_fact_not_its_name() -> None:
+    """A plugin's sandbox that does not isolate the agent (its facts, recorded by the runner as
+    `sandbox_isolated`) is marked like `none`; one that isolates is not; a record written before the
+    field falls back to the built-in name."""
+    record = synthetic_record("a", "A", "gsm8k", 0, 0.5)
+    site_open = {**record, "sandbox": "site-chroot", "sandbox_isolated": False}
+    site_jail = {**record, "sandbox": "site-jail", "sandbox_isolated": True}
+    assert marked_label(ResultRecord.model_validate(site_open)) == "a [unsandboxed]"
+    assert marked_label(ResultRecord.model_validate(site_jail)) == "a"
+    assert marked_label(ResultRecord.model_validate({**record, "sandbox": "none"})) == "a [unsandboxed]"
+    assert marked_label(ResultRecord.model_validate({**record, "sandbox": "bwrap"})) == "a"
+
+
+def test_the_runner_records_whether_the_sandbox_isolated_from_its_facts() -> None:
+    from ptbench.runner.record import _isolated
+
+    assert (_isolated("none"), _isolated("bwrap"), _isolated("apptainer")) == (False, True, True)
+    assert _isolated("auto") is True  # auto's facts are those of what it becomes (bwrap)
+    assert _isolated("a-sandbox-no-longer-installed") is False  # unknown containment is none
+    assert _isolated("unknown") is None  # the agent never ran

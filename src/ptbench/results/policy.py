@@ -180,7 +180,10 @@ def marked_label(record: ResultRecord) -> str:
     run with `sandbox: none` (it could see the host), one that held a real provider key
     (`allow_real_key`), or code evaluated with `allow_unisolated`."""
     label = record.agent.label
-    if record.sandbox == "none" and "[unsandboxed]" not in label:
+    # The sandbox's own fact, recorded by the runner (a plugin's sandbox included); a record written
+    # before that field falls back to the built-in name that does not isolate.
+    unsandboxed = (record.sandbox == "none") if record.sandbox_isolated is None else not record.sandbox_isolated
+    if unsandboxed and "[unsandboxed]" not in label:
         label += " [unsandboxed]"
     if record.agent_credentials == "real_key" and "[real key]" not in label:
         label += " [real key]"

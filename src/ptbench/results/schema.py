@@ -104,6 +104,9 @@ class ResultRecord(BaseModel):
     sandbox: str | None = (
         None  # the sandbox the agent really ran in: none | bwrap | apptainer, "unknown" if it never ran
     )
+    # Whether that sandbox isolated the agent (its registered facts, so a plugin's sandbox answers for
+    # itself); None: it never ran, or a record written before this field.
+    sandbox_isolated: bool | None = None
     deadline_kill: str | None = None  # how the deadline reached the agent's processes: cgroup.kill | subreaper
     agent_credentials: str | None = (
         None  # gateway (trial token) | login (subscription) | real_key (allow_real_key) | none

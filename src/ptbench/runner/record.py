@@ -27,11 +27,18 @@ from ptbench.results.schema import (
 )
 from ptbench.results.store import write_record
 from ptbench.runner.agent_solve import launch_fact, sandbox_used
+from ptbench.sandbox.request import sandbox_facts
 from ptbench.trial import StageMark, TrialDir, TrialState
 
 
 def _mode(layer: object) -> str | None:
     return str(layer.get("mode")) if isinstance(layer, dict) and layer.get("mode") else None
+
+
+def _isolated(sandbox: str) -> bool | None:
+    """Whether the sandbox the agent ran in isolated it, from the sandbox's registered facts (None:
+    the agent never ran)."""
+    return None if sandbox == "unknown" else sandbox_facts(sandbox).isolates
 
 
 def _base(trial: TrialDir, state: TrialState, status: str, failure: Failure | None) -> ResultRecord:
@@ -49,6 +56,7 @@ def _base(trial: TrialDir, state: TrialState, status: str, failure: Failure | No
         status=status,
         failure=failure,
         sandbox=sandbox_used(trial),
+        sandbox_isolated=_isolated(sandbox_used(trial)),
         deadline_kill=launch_fact(trial, "containment"),
         agent_credentials=launch_fact(trial, "credentials"),
         network=launch_fact(trial, "network"),
