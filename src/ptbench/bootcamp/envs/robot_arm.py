@@ -202,6 +202,7 @@ class CheckPath(Tool):
 
 @register_reward("robot_path")
 class RobotPath(LabelledJson):
+    partial_credit = True  # a path short of the goal earns up to half, a longer reaching path less than 1
     pattern = re.compile(r"(?i)path\s*:\s*(\[.*\])")
 
     def score_value(self, value: Any, identity: Identity) -> float:
