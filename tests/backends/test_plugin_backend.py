@@ -1,12 +1,12 @@
 """A scheduler from outside ptbench (tests/plugins/ptbench-toy, `ptbench_toy/scheduler.py`), installed
 as a site would install its own: `doctor` asks its preflight, `validate` knows its name and options,
-and a campaign with `backend: {name: toy}` is submitted to it and its trials run there; each trial records the toy
-job it ran in, learnt only through the backend's `job_identity`. Without the package the same
+and a campaign with `backend: {name: toy}` is submitted to it (with every toy plugin at once, in
+tests/core/test_registry_plugins.py): each trial records the toy job it ran in, learnt only through
+the backend's `job_identity`. Without the package the same
 campaign is refused, and a misspelt name is one line with file:line and did-you-mean."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -84,31 +84,5 @@ def test_doctor_and_validate_know_the_plugin_scheduler(toy_env, test_agents, tmp
     assert "toy" not in BACKENDS.names()
 
 
-@pytest.mark.slow
-@pytest.mark.integration
-def test_a_campaign_runs_through_the_plugin_scheduler(toy_env, test_agents, tiny_model, tmp_path):
-    env = {**toy_env, "PTBENCH_AGENTS_PATH": str(test_agents)}
-    path = _campaign(tmp_path, tiny_model)
-    run = ptbench("submit", str(path), env=env, cwd=tmp_path)  # to a scheduler, as on a cluster
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "submitted 2 trial(s) to toy" in " ".join(run.stdout.split()), run.stdout
-    cdir = tmp_path / "results" / "toyrun"
-    jobs = json.loads((cdir / "jobs.json").read_text())
-    assert jobs["backend"] == "toy"
-    seen = {}
-    for seed in (0, 1):
-        trial = cdir / f"quick-copy__tiny__arithmetic__s{seed}"
-        result = json.loads((trial / "result.json").read_text())
-        assert result["status"] == "completed", result
-        assert result["primary_metric"]["n"] == 4  # evaluated and scored
-        prov = result["provenance"]
-        # the job the toy scheduler gave this trial (TOY_JOB_ID), read back through its job_identity
-        assert prov["scheduler"] == "toy"
-        assert prov["job_id"] == jobs["units"][trial.name], (prov, jobs)
-        seen[trial.name] = prov["job_id"]
-        state = json.loads((trial / "state.json").read_text())
-        assert state["attempts"][-1]["job_id"] == prov["job_id"]
-    assert sorted(seen.values()) == ["site-1.0", "site-1.1"]
-    tables = ptbench("collate", str(cdir), env=env)
-    assert tables.returncode == 0, tables.stderr
-    assert "arithmetic" in tables.stdout
+# The campaign submitted to the toy scheduler (its jobs, job identity, results) runs once for every toy
+# plugin together: tests/core/test_registry_plugins.py::test_one_campaign_on_every_toy_plugin_at_once.

@@ -110,16 +110,29 @@ def test_one_campaign_on_every_toy_plugin_at_once(write_campaign, tmp_path: Path
     cdir = tmp_path / "results" / "toyall"
     jobs = json.loads((cdir / "jobs.json").read_text())
     assert jobs["backend"] == "toy"
-    verdicts = {}
+    verdicts, job_ids = {}, {}
     for label in ("toy-copy", "toy-cheat"):
         trial = cdir / f"{label}__tiny__toy_parity__s0"
         result = json.loads((trial / "result.json").read_text())
         assert result["status"] == "completed", result
         assert result["task"]["name"] == "toy_parity" and result["primary_metric"]["name"] == "parity_accuracy"
         assert result["primary_metric"]["n"] == 8
-        assert result["provenance"]["scheduler"] == "toy" and result["provenance"]["job_id"].startswith("all-")
+        # The job the toy scheduler gave this trial (TOY_JOB_ID), read back only through its job_identity.
+        prov = result["provenance"]
+        assert prov["scheduler"] == "toy" and prov["job_id"] == jobs["units"][trial.name], (prov, jobs)
+        state = json.loads((trial / "state.json").read_text())
+        assert state["attempts"][-1]["job_id"] == prov["job_id"]
+        job_ids[label] = prov["job_id"]
         verdicts[label] = json.loads((trial / "checks" / "verdicts.json").read_text())
+        # The toy CLI's own output format, parsed by the parser its package registered under that name.
+        traj = json.loads((trial / "agent" / "trajectory.json").read_text())
+        assert traj["trace_format"] == "toy-lines" and traj["final_message"] == "copied"
+        assert [step["kind"] for step in traj["steps"]] == ["message", "tool_call"]
+        assert (trial / "home" / ".toy" / "session.log").is_file()
+    assert sorted(job_ids.values()) == ["all-1.0", "all-1.1"]
     assert verdicts == {"toy-copy": {"toy_cheat": "clean"}, "toy-cheat": {"toy_cheat": "flagged"}}
+    report = json.loads((cdir / "toy-cheat__tiny__toy_parity__s0" / "checks" / "toy_cheat.json").read_text())
+    assert report["evidence"] == [{"where": "final_model/CHEAT", "match": "CHEAT"}]
     tables = ptbench("collate", str(cdir), env=env)
     assert tables.returncode == 0, tables.stderr
     assert "toy_parity" in tables.stdout

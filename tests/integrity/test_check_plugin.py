@@ -1,16 +1,14 @@
-"""An integrity check from a third-party package (the toy plugin's `toy_cheat`, tests/plugins/ptbench-toy)
-runs in a real campaign beside the toy agent CLI from the same package: the honest trial is clean, the
-one that planted a `CHEAT` file in final_model is flagged. Its name and settings are checked by
+"""An integrity check from a third-party package (the toy plugin's `toy_cheat`, tests/plugins/ptbench-toy).
+Its real campaign (the honest trial clean, the one that planted a `CHEAT` file in final_model flagged)
+runs with every toy plugin at once in tests/core/test_registry_plugins.py. Its name and settings are checked by
 `validate` against the registry: a misspelt name or key is one line with file:line and did-you-mean."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.conftest import ptbench
-from tests.support import assert_run_exit, install_plugin_package
+from tests.support import install_plugin_package
 
 CAMPAIGN = """
 name: toy
@@ -42,25 +40,9 @@ def _one_line(out, *needles: str) -> str:
     return lines[0]
 
 
-@pytest.mark.slow
-def test_a_campaign_requiring_the_plugin_check_flags_the_planted_cheat_only(write_campaign, tmp_path, toy_env):
-    path = write_campaign(CAMPAIGN)
-    out = ptbench("run", str(path), cwd=tmp_path, env=toy_env)
-    results = tmp_path / "results" / "toy"
-    assert_run_exit(out, results.parent)
-    honest, cheat = results / "toy-copy__tiny__arithmetic__s0", results / "toy-cheat__tiny__arithmetic__s0"
-    assert json.loads((honest / "checks" / "verdicts.json").read_text()) == {"toy_cheat": "clean"}
-    assert json.loads((cheat / "checks" / "verdicts.json").read_text()) == {"toy_cheat": "flagged"}
-    report = json.loads((cheat / "checks" / "toy_cheat.json").read_text())
-    assert report["evidence"] == [{"where": "final_model/CHEAT", "match": "CHEAT"}]
-    for trial in (honest, cheat):
-        result = json.loads((trial / "result.json").read_text())
-        assert result["status"] == "completed", result
-        # The toy CLI's own output format, parsed by the parser its package registered under that name.
-        traj = json.loads((trial / "agent" / "trajectory.json").read_text())
-        assert traj["trace_format"] == "toy-lines" and traj["final_message"] == "copied"
-        assert [s["kind"] for s in traj["steps"]] == ["message", "tool_call"]
-        assert (trial / "home" / ".toy" / "session.log").is_file()
+# The campaign requiring the toy check (honest clean, planted CHEAT flagged, the toy CLI's trace parsed)
+# runs once for every toy plugin together: tests/core/test_registry_plugins.py,
+# test_one_campaign_on_every_toy_plugin_at_once.
 
 
 def test_a_misspelt_plugin_check_is_one_line_with_did_you_mean(write_campaign, tmp_path, toy_env):
