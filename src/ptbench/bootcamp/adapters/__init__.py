@@ -9,8 +9,9 @@ rg.leg_counting`), and `ptbench bootcamp list` shows them all.
 
 Every adapter is one entry of the `ADAPTERS` registry, keyed by its prefix, checked against the
 `Adapter` protocol when it registers (a missing fact is an error at import, not a KeyError at `list`).
-A module or any object with those attributes is an adapter: ptbench's own are modules listed in
-`BUILTIN`; a third-party package calls `register_adapter(obj)` from its `ptbench.plugins` entry point.
+A module or any object with those attributes is an adapter: ptbench's own are the modules of
+this package that name a `PREFIX`; a third-party package calls `register_adapter(obj)` from its
+`ptbench.plugins` entry point.
 """
 
 from __future__ import annotations
@@ -41,26 +42,17 @@ class Adapter(Protocol):
     def library(self) -> ModuleType: ...  # the library, or UserError naming the extra (see load_library)
 
 
-# ptbench's own adapters (modules under this package): imported, checked and registered on the first lookup.
-BUILTIN = (
-    "reasoning_gym",
-    "openspiel",
-    "textarena",
-    "reasoning_core",
-    "gem",
-    "scienceworld",
-    "textworld",
-    "mathematics_dataset",
-    "gymnasium_toytext",
-    "minigrid_text",
-    "pettingzoo_classic",
-    "chess_positions",
-)
-
-
 def _load_builtin() -> None:
-    for module in BUILTIN:
-        register_adapter(importlib.import_module(f"{__name__}.{module}"))
+    """ptbench's own adapters: every public module of this package that names a `PREFIX` (the shared
+    helpers name none; a module run elsewhere, like the mathematics_dataset worker, is private), so a
+    new adapter module needs no edit here."""
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            if hasattr(module, "PREFIX"):
+                register_adapter(module)
 
 
 ADAPTERS: Registry[Adapter] = Registry(

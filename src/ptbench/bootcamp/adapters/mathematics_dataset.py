@@ -9,7 +9,7 @@ the library's answer.
 
 Its modules import names that current sympy no longer has, while ptbench's torch needs a current
 sympy, so the library lives in a venv of its own (sympy 1.5.1, numpy 1.23.5) and runs out of process:
-each ptbench process keeps one worker (`mathdata_worker.py`, run by that venv's Python) and asks it for
+each ptbench process keeps one worker (`_mathdata_worker.py`, run by that venv's Python) and asks it for
 a case by (module, seed) over pipes. The worker runs with a fixed hash seed (sympy iterates sets
 whose order follows string hashes) and makes each case in a fork of its pristine self with the
 global `random` and numpy RNGs seeded, since the modules keep state between calls (sympy's caches).
@@ -84,7 +84,7 @@ class _Worker:
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
-                script = Path(__file__).with_name("mathdata_worker.py")
+                script = Path(__file__).with_name("_mathdata_worker.py")
                 # a fixed hash seed: sympy iterates sets of symbols, whose order follows string hashes
                 # (two workers gave other cases for the same seeds); no PYTHONPATH, and -P: the script's
                 # folder is not on sys.path (this module would shadow the library)
