@@ -68,8 +68,8 @@ def test_agent_cli_versions_in_the_images_equal_agents_yaml():
         .render(torch=TORCH, python_packages=PYTHON_PACKAGES, clis=" ".join(wanted))
     )
     assert sorted(npm_packages(dockerfile.splitlines())) == wanted
-    install = (REPO / "scripts" / "install.sh").read_text()
-    assert sorted(re.search(r"CLIS=\(([^)]*)\)", install)[1].split()) == wanted
+    # the test install reads its npm pins from the agent.yaml files (python -m ptbench.agents.pins npm)
+    assert "ptbench.agents.pins" in (REPO / "scripts" / "install.sh").read_text()
     # the Docker twin installs the same Python stack as the definition
     assert pip_requirements(dockerfile.splitlines()) == pip_requirements(
         recipe(REPO / "containers" / "agent.def").install

@@ -40,14 +40,14 @@ class CheckContext:
         An agent whose agent.yaml cannot be read here makes the check `unchecked`: neither
         excluding nothing (an honest CLI's logs read as contamination) nor guessing is right."""
         from ptbench.agents.spec import load_agent
-        from ptbench.integrity.report import Unchecked
 
         try:
             return list(load_agent(self.spec.agent.name).state_folders)
-        except UserError as exc:
-            raise Unchecked(
-                f"the trial's agent.yaml cannot be read, so its CLI's state folders are unknown: {exc}"
-            ) from None
+        except UserError:
+            # An agent no agent.yaml here describes (a trial imported from Harbor, an agent since
+            # removed): no folder is excluded, so all of HOME is scanned as the agent's data (stricter,
+            # never a free pass).
+            return []
 
     def trajectory(self) -> dict[str, Any] | None:
         """agent/trajectory.json at this version (core.versioned), or None when it is missing,
