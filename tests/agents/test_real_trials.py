@@ -79,6 +79,12 @@ def _campaign(tmp_path: Path, tiny: Path, agents: list[dict], **extra) -> Path:
         "results_dir": str(tmp_path / "results"),
         "parallelism": len(agents),
         "evaluation": {"engine": "transformers", "limit": 10},
+        # The checks that read what the CLI left (its trajectory, its home and state folders). Nothing
+        # here asserts a verdict, and memorization and model_identity read only final_model and the
+        # base, whatever the scaffold: they run on real trials in tests/runner/test_paper_campaign.py.
+        # Left out, each trial starts two fewer check processes (each imports torch and loads models);
+        # the same CLIs run and the same assertions hold.
+        "integrity": {"checks": ["contamination", "api_usage"]},
         **extra,
     }
     path = tmp_path / "campaign.yaml"

@@ -224,6 +224,10 @@ limits: {max_assistant_turns: 20, max_tool_calls: 0}
 sampling: {temperature: 0.0, max_tokens: 8}
 """
 
+# The checks that read what the agent left: the test asserts contamination's verdict; memorization and
+# model_identity read only final_model (here the base's copy) and run on real trials in
+# tests/runner/test_paper_campaign.py, so leaving them out (two check processes that import torch and
+# load models) changes no assertion.
 CAMPAIGN = """
 name: mt
 agents: [{name: base-model}]
@@ -234,6 +238,7 @@ budget: {hours: 1, gpus: 0, grace_seconds: 2, eval_minutes: 5}
 sandbox: none
 results_dir: "@RESULTS@"
 evaluation: {engine: transformers, chat_template: model}
+integrity: {checks: [contamination, api_usage]}
 """
 
 
