@@ -75,12 +75,6 @@ def names() -> list[str]:
     return sorted(GAMES)
 
 
-def check_game(name: Any) -> str:
-    if name not in GAMES:
-        raise UserError(f"GEM game {name!r} is not one this adapter plays; `ptbench bootcamp list` shows them")
-    return str(name)
-
-
 def describe(name: str) -> dict[str, str]:
     return {"domain": "game (GEM)", "tools": "-", "levels": GAMES[name].rsplit("-", 1)[-1]}
 
@@ -92,7 +86,7 @@ class Game(EngineGame):
         import numpy as np
 
         self.np = np
-        self.family = check_game(identity["game"])
+        self.family = GemGenerator.check(identity["game"])
         seed = int(identity["seed"])
         self.rng_state = random.Random(seed).getstate()
         self.np_state = np.random.RandomState(seed).get_state()
@@ -217,4 +211,4 @@ class GemInteraction(EngineInteraction):
 
 
 def bootcamp_dict(game: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_game(game)}", "gem", game, turns=100, max_tokens=512, **splits)
+    return game_config(f"{PREFIX}{GemGenerator.check(game)}", "gem", game, turns=100, max_tokens=512, **splits)

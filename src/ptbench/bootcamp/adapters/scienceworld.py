@@ -64,12 +64,6 @@ def names() -> list[str]:
     return sorted(_tasks())
 
 
-def check_task(name: Any) -> str:
-    if not isinstance(name, str) or name not in _tasks():
-        raise UserError(f"ScienceWorld has no task {name!r}; `ptbench bootcamp list` shows them")
-    return name
-
-
 def describe(name: str) -> dict[str, str]:
     row = _tasks()[name]
     return {"domain": f"science ({row['topic']}: {row['task']})", "tools": "-", "levels": SIMPLIFICATIONS}
@@ -119,7 +113,7 @@ class Episode(EngineGame):
     """One case in play on a borrowed simulator (given back when the task ends or the episode is dropped)."""
 
     def __init__(self, identity: Identity, gold: bool = True) -> None:
-        self.task = check_task(identity["task"])
+        self.task = ScienceWorldGenerator.check(identity["task"])
         self.env = _borrow()
         # the simulator goes back to the pool when this episode is dropped, whatever ended it
         self._finalizer = weakref.finalize(self, _give_back, self.env)
@@ -187,5 +181,5 @@ class ScienceWorldInteraction(EngineInteraction):
 
 
 def bootcamp_dict(task: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_task(task)}", "scienceworld", task, turns=STEP_LIMIT, max_tokens=256,
-                       **splits)  # fmt: skip
+    name = f"{PREFIX}{ScienceWorldGenerator.check(task)}"
+    return game_config(name, "scienceworld", task, turns=STEP_LIMIT, max_tokens=256, **splits)

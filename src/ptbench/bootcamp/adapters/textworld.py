@@ -32,7 +32,6 @@ from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config
 from ptbench.bootcamp.adapters.turns import ACTION_LINE, EngineGame, EngineGenerator, EngineInteraction
 from ptbench.bootcamp.api import Identity, register_generator, register_interaction
-from ptbench.core.errors import UserError
 
 EXTRA = "bootcamp-textworld"
 PREFIX = "tw."
@@ -59,12 +58,6 @@ def names() -> list[str]:
     return sorted(FAMILIES)
 
 
-def check_family(name: Any) -> str:
-    if name not in FAMILIES:
-        raise UserError(f"TextWorld has no game family {name!r} here; `ptbench bootcamp list` shows them")
-    return str(name)
-
-
 def describe(name: str) -> dict[str, str]:
     challenge, settings = FAMILIES[name]
     return {"domain": f"text game (TextWorld {challenge or 'tw-make custom'})", "tools": "-",
@@ -77,7 +70,7 @@ def cache_dir() -> Path:
 
 def game_file(identity: Identity) -> Path:
     """The compiled game of a case, made on first use (atomically: concurrent makers write the same bytes)."""
-    family = check_family(identity["game"])
+    family = TextWorldGenerator.check(identity["game"])
     seed = int(identity["seed"])
     challenge, settings = FAMILIES[family]
     key = hashlib.sha256(json.dumps([library().__version__, family, settings, seed]).encode()).hexdigest()[:16]
@@ -164,4 +157,5 @@ class TextWorldInteraction(EngineInteraction):
 
 
 def bootcamp_dict(family: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_family(family)}", "textworld", family, turns=100, max_tokens=256, **splits)
+    name = f"{PREFIX}{TextWorldGenerator.check(family)}"
+    return game_config(name, "textworld", family, turns=100, max_tokens=256, **splits)
