@@ -12,7 +12,10 @@ each configured check in its own process (integrity/worker.py) by looking its na
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -29,8 +32,9 @@ class NoSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class IntegrityCheck:
-    """Subclass, set `Settings` if the check has any, write `check`, and register it."""
+class IntegrityCheck(ABC):
+    """Subclass, set `Settings` if the check has any, write `check`, and register it. `check` is
+    abstract: a subclass without it is refused by `register_check` and cannot be instantiated."""
 
     name: ClassVar[str] = ""
     Settings: ClassVar[type[BaseModel]] = NoSettings
@@ -46,10 +50,10 @@ class IntegrityCheck:
     def __init__(self, settings: BaseModel) -> None:
         self.settings = settings
 
+    @abstractmethod
     def check(self, ctx: CheckContext) -> Finding:
         """`clean`, or `flagged` with evidence; raise `Unchecked` / `NotApplicable` (integrity.report)
         when it cannot decide. An exception or a hang becomes `unchecked`, never `clean`."""
-        raise NotImplementedError
 
     @classmethod
     def not_applicable_reason(cls, task_name: str, options: dict[str, Any]) -> str | None:
@@ -57,18 +61,15 @@ class IntegrityCheck:
         return None
 
 
-_BUILTIN = (
-    "ptbench.integrity.contamination.check",
-    "ptbench.integrity.memorization.check",
-    "ptbench.integrity.model_identity",
-    "ptbench.integrity.api_usage",
-    "ptbench.integrity.judge",
-)
-
-
 def _load_builtin() -> None:
-    for module in _BUILTIN:
-        importlib.import_module(module)
+    """ptbench's own checks: every public module of `ptbench.integrity`, subpackages included (a check
+    registers where it is defined, e.g. contamination/check.py), so a new built-in check is one new
+    module and no list to edit. The modules import their heavy libraries only when a check runs."""
+    import ptbench.integrity as package
+
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            importlib.import_module(info.name)
 
 
 CHECKS: Registry[type[IntegrityCheck]] = Registry(
@@ -93,6 +94,9 @@ def register_check(name: str) -> Callable[[K], K]:
             raise TypeError(f"integrity check '{name}': {cls!r} is not an IntegrityCheck subclass")
         if not (isinstance(cls.Settings, type) and issubclass(cls.Settings, BaseModel)):
             raise TypeError(f"integrity check '{name}': Settings must be a pydantic model")
+        if inspect.isabstract(cls):  # refused where it is defined, not when a trial first runs it
+            missing = ", ".join(sorted(cls.__abstractmethods__))
+            raise TypeError(f"integrity check '{name}': {cls.__qualname__} does not define {missing}(ctx)")
         cls.name = name
         CHECKS.add(name, cls)
         return cls

@@ -32,16 +32,9 @@ from types import ModuleType
 from typing import Any
 
 from ptbench.bootcamp.adapters import load_library
-from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
-from ptbench.bootcamp.api import (
-    Generator,
-    Identity,
-    Interaction,
-    InteractionResult,
-    RewardResult,
-    register_generator,
-    register_interaction,
-)
+from ptbench.bootcamp.adapters.outcome import game_config
+from ptbench.bootcamp.adapters.turns import EngineGame, EngineGenerator, EngineInteraction
+from ptbench.bootcamp.api import Identity, register_generator, register_interaction
 from ptbench.core.errors import UserError
 
 EXTRA = "bootcamp-gem"
@@ -82,24 +75,18 @@ def names() -> list[str]:
     return sorted(GAMES)
 
 
-def check_game(name: Any) -> str:
-    if name not in GAMES:
-        raise UserError(f"GEM game {name!r} is not one this adapter plays; `ptbench bootcamp list` shows them")
-    return str(name)
-
-
 def describe(name: str) -> dict[str, str]:
     return {"domain": "game (GEM)", "tools": "-", "levels": GAMES[name].rsplit("-", 1)[-1]}
 
 
-class Game:
+class Game(EngineGame):
     """One GEM game in progress, with its own copies of the global `random` and numpy RNG states."""
 
     def __init__(self, identity: Identity) -> None:
         import numpy as np
 
         self.np = np
-        self.family = check_game(identity["game"])
+        self.family = GemGenerator.check(identity["game"])
         seed = int(identity["seed"])
         self.rng_state = random.Random(seed).getstate()
         self.np_state = np.random.RandomState(seed).get_state()
@@ -201,45 +188,20 @@ _WON: dict[str, Callable[[Any], bool]] = {
 
 
 @register_generator("gem")
-class GemGenerator(Generator):
+class GemGenerator(EngineGenerator):
     """Params: game (a GEM game family this adapter plays). A case is (game, seed)."""
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.game = check_game(params.get("game"))
-
-    @classmethod
-    def check_params(cls, params: dict[str, Any]) -> None:
-        library()
-        check_game(params.get("game"))
-
-    def case(self, rng: random.Random) -> Identity:
-        return {"game": self.game, "seed": rng.getrandbits(31)}
-
-    def prompt(self, identity: Identity) -> str:
-        return Game(identity).first
-
-    def dedup_key(self, identity: Identity) -> str:
-        return f"{identity['game']}/{identity['seed']}"
+    kind = "GEM game"
+    names = staticmethod(names)
+    library = staticmethod(library)
+    make = Game
+    seed_bits = 31
 
 
 @register_interaction("gem")
-class GemInteraction(Interaction):
-    def start(self, identity: Identity) -> Game:
-        return Game(identity)
-
-    def respond(self, state: Game, identity: Identity, assistant_text: str) -> InteractionResult:
-        if state.done:
-            return InteractionResult(terminate=True, feedback="The game is over.", turn_score=float(state.won()))
-        feedback = state.step(assistant_text or "")
-        if state.done:
-            score = float(state.won())
-            return InteractionResult(terminate=True, feedback=f"{feedback}\nGame over. Your reward: {score:.2f}.",
-                                     turn_score=score, extra={"outcome": score})  # fmt: skip
-        return InteractionResult(terminate=False, feedback=feedback)
-
-    def outcome(self, state: Game, identity: Identity) -> RewardResult:
-        return outcome_result(float(state.done and state.won()))
+class GemInteraction(EngineInteraction):
+    make = Game
+    ended = "Game over."  # the whole answer goes to GEM, which reads its `\\boxed{…}` action
 
     def oracle(self, state: Game, identity: Identity) -> str | None:
         """The scripted player's next answer (it reads the live game or solves it)."""
@@ -249,4 +211,4 @@ class GemInteraction(Interaction):
 
 
 def bootcamp_dict(game: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_game(game)}", "gem", game, turns=100, max_tokens=512, **splits)
+    return game_config(f"{PREFIX}{GemGenerator.check(game)}", "gem", game, turns=100, max_tokens=512, **splits)

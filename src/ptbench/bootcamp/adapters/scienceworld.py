@@ -21,7 +21,6 @@ survives) and gives it back when it ends or is dropped.
 from __future__ import annotations
 
 import random
-import re
 import shutil
 import threading
 import weakref
@@ -30,16 +29,9 @@ from types import ModuleType
 from typing import Any
 
 from ptbench.bootcamp.adapters import load_library
-from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
-from ptbench.bootcamp.api import (
-    Generator,
-    Identity,
-    Interaction,
-    InteractionResult,
-    RewardResult,
-    register_generator,
-    register_interaction,
-)
+from ptbench.bootcamp.adapters.outcome import game_config
+from ptbench.bootcamp.adapters.turns import ACTION_LINE, EngineGame, EngineGenerator, EngineInteraction
+from ptbench.bootcamp.api import Identity, register_generator, register_interaction
 from ptbench.core.errors import UserError
 
 EXTRA = "bootcamp-scienceworld"
@@ -48,8 +40,6 @@ SOURCE = "scienceworld"
 DOMAIN = "ScienceWorld science tasks (multi-turn, its simulator)"
 SIMPLIFICATIONS = "easy"
 STEP_LIMIT = 400  # the simulator's own move limit and the turn limit (the longest gold path seen here: 321 moves)
-STRIKES = 3
-_ACTION = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 def library() -> ModuleType:
@@ -72,12 +62,6 @@ def _tasks() -> dict[str, dict[str, str]]:
 
 def names() -> list[str]:
     return sorted(_tasks())
-
-
-def check_task(name: Any) -> str:
-    if not isinstance(name, str) or name not in _tasks():
-        raise UserError(f"ScienceWorld has no task {name!r}; `ptbench bootcamp list` shows them")
-    return name
 
 
 def describe(name: str) -> dict[str, str]:
@@ -125,11 +109,11 @@ def canonical(observation: str) -> str:
     return "\n".join(out + sorted(run))
 
 
-class Episode:
-    """One case in play on a borrowed simulator."""
+class Episode(EngineGame):
+    """One case in play on a borrowed simulator (given back when the task ends or the episode is dropped)."""
 
     def __init__(self, identity: Identity, gold: bool = True) -> None:
-        self.task = check_task(identity["task"])
+        self.task = ScienceWorldGenerator.check(identity["task"])
         self.env = _borrow()
         # the simulator goes back to the pool when this episode is dropped, whatever ended it
         self._finalizer = weakref.finalize(self, _give_back, self.env)
@@ -138,79 +122,56 @@ class Episode:
         self.first = f"{self.env.get_task_description()}\n\n{canonical(observation)}".strip()
         self.gold: list[str] = list(self.env.get_gold_action_sequence()) if gold else []
         self.moves = 0
-        self.strikes = 0
-        self.done = False
-        self.score = 0
+        self.points = 0  # the simulator's score
 
     def step(self, action: str) -> str:
         observation, _reward, completed, info = self.env.step(action)
         self.moves += 1
-        self.score = int(info["score"])
+        self.points = int(info["score"])
         self.done = bool(completed)
+        if self.done:
+            self.release()
         return canonical(observation)
 
     def won(self) -> bool:
         """Completed with a full score (a failed task also ends the episode, with a score of -100)."""
-        return self.done and self.score >= 100
+        return self.done and self.points >= 100
+
+    def finish(self) -> None:
+        self.done = True
+        self.points = 0
+        self.release()
 
     def release(self) -> None:
         self._finalizer()
 
 
 @register_generator("scienceworld")
-class ScienceWorldGenerator(Generator):
+class ScienceWorldGenerator(EngineGenerator):
     """Params: game (a ScienceWorld task name, the key every adapted game uses). A case is (task, variation)."""
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.task = check_task(params.get("game"))
-
-    @classmethod
-    def check_params(cls, params: dict[str, Any]) -> None:
-        check_task(params.get("game"))
+    kind = "ScienceWorld task"
+    names = staticmethod(names)
+    library = staticmethod(library)
+    make = Episode
+    instructions = "Reply with one line `Action: <command>` per turn (e.g. `Action: look around`)."
 
     def case(self, rng: random.Random) -> Identity:
-        return {"task": self.task, "variation": rng.randrange(_max_variations(self.task))}
+        return {"task": self.game, "variation": rng.randrange(_max_variations(self.game))}
 
-    def prompt(self, identity: Identity) -> str:
-        episode = Episode(identity, gold=False)
-        try:
-            return episode.first + "\n\nReply with one line `Action: <command>` per turn (e.g. `Action: look around`)."
-        finally:
-            episode.release()
+    def open(self, identity: Identity) -> Episode:
+        return Episode(identity, gold=False)
 
     def dedup_key(self, identity: Identity) -> str:
         return f"{identity['task']}/{identity['variation']}"
 
 
 @register_interaction("scienceworld")
-class ScienceWorldInteraction(Interaction):
-    def start(self, identity: Identity) -> Episode:
-        return Episode(identity)
-
-    def respond(self, state: Episode, identity: Identity, assistant_text: str) -> InteractionResult:
-        if state.done:
-            return InteractionResult(terminate=True, feedback="The task is over.", turn_score=float(state.won()))
-        found = _ACTION.findall(assistant_text or "")
-        if not found:
-            state.strikes += 1
-            if state.strikes >= STRIKES:
-                state.done = True
-                state.score = 0
-                state.release()
-                feedback = "Too many answers without an action: the task is over."
-                return InteractionResult(terminate=True, feedback=feedback, turn_score=0.0, extra={"outcome": 0.0})
-            return InteractionResult(terminate=False, feedback="Reply with one line `Action: <command>`.")
-        observation = state.step(found[-1])
-        if state.done:
-            score = float(state.won())
-            state.release()
-            feedback = f"{observation}\nThe task is over. Your reward: {score:.2f}."
-            return InteractionResult(terminate=True, feedback=feedback, turn_score=score, extra={"outcome": score})
-        return InteractionResult(terminate=False, feedback=observation)
-
-    def outcome(self, state: Episode, identity: Identity) -> RewardResult:
-        return outcome_result(float(state.won()))
+class ScienceWorldInteraction(EngineInteraction):
+    make = Episode
+    action = ACTION_LINE
+    noun = "task"
+    ended = "The task is over."
 
     def oracle(self, state: Episode, identity: Identity) -> str | None:
         """The simulator's gold action sequence for this variation, one action per turn."""
@@ -220,5 +181,5 @@ class ScienceWorldInteraction(Interaction):
 
 
 def bootcamp_dict(task: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_task(task)}", "scienceworld", task, turns=STEP_LIMIT, max_tokens=256,
-                       **splits)  # fmt: skip
+    name = f"{PREFIX}{ScienceWorldGenerator.check(task)}"
+    return game_config(name, "scienceworld", task, turns=STEP_LIMIT, max_tokens=256, **splits)

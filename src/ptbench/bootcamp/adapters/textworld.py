@@ -23,32 +23,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
-import re
 import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ptbench.bootcamp.adapters import load_library
-from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
-from ptbench.bootcamp.api import (
-    Generator,
-    Identity,
-    Interaction,
-    InteractionResult,
-    RewardResult,
-    register_generator,
-    register_interaction,
-)
-from ptbench.core.errors import UserError
+from ptbench.bootcamp.adapters.outcome import game_config
+from ptbench.bootcamp.adapters.turns import ACTION_LINE, EngineGame, EngineGenerator, EngineInteraction
+from ptbench.bootcamp.api import Identity, register_generator, register_interaction
 
 EXTRA = "bootcamp-textworld"
 PREFIX = "tw."
 SOURCE = "textworld"
 DOMAIN = "TextWorld generated text games (multi-turn, its engine)"
-STRIKES = 3
-_ACTION = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 # family -> (TextWorld challenge, its settings); custom: (None, GameOptions fields)
 FAMILIES: dict[str, tuple[str | None, dict[str, Any]]] = {
     "simple": ("tw-simple", {"rewards": "dense", "goal": "detailed", "test": False}),
@@ -70,12 +58,6 @@ def names() -> list[str]:
     return sorted(FAMILIES)
 
 
-def check_family(name: Any) -> str:
-    if name not in FAMILIES:
-        raise UserError(f"TextWorld has no game family {name!r} here; `ptbench bootcamp list` shows them")
-    return str(name)
-
-
 def describe(name: str) -> dict[str, str]:
     challenge, settings = FAMILIES[name]
     return {"domain": f"text game (TextWorld {challenge or 'tw-make custom'})", "tools": "-",
@@ -88,7 +70,7 @@ def cache_dir() -> Path:
 
 def game_file(identity: Identity) -> Path:
     """The compiled game of a case, made on first use (atomically: concurrent makers write the same bytes)."""
-    family = check_family(identity["game"])
+    family = TextWorldGenerator.check(identity["game"])
     seed = int(identity["seed"])
     challenge, settings = FAMILIES[family]
     key = hashlib.sha256(json.dumps([library().__version__, family, settings, seed]).encode()).hexdigest()[:16]
@@ -122,7 +104,7 @@ def game_file(identity: Identity) -> Path:
     return path
 
 
-class Play:
+class Play(EngineGame):
     """One game in progress on TextWorld's engine."""
 
     def __init__(self, identity: Identity) -> None:
@@ -131,8 +113,6 @@ class Play:
         self.env = tw.start(str(game_file(identity)), request_infos=infos)
         self.state = self.env.reset()
         self.first = f"{self.state.get('objective') or ''}\n\n{self.state.feedback}".strip()
-        self.strikes = 0
-        self.done = False
 
     def step(self, command: str) -> str:
         self.state, _score, done = self.env.step(command)
@@ -153,55 +133,22 @@ _REPLY = "Reply with one line `Action: <command>` per turn (e.g. `Action: look`)
 
 
 @register_generator("textworld")
-class TextWorldGenerator(Generator):
+class TextWorldGenerator(EngineGenerator):
     """Params: game (a family: simple, coin_collector, treasure_hunter, cooking, custom). A case is (family, seed)."""
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.family = check_family(params.get("game"))
-
-    @classmethod
-    def check_params(cls, params: dict[str, Any]) -> None:
-        library()
-        check_family(params.get("game"))
-
-    def case(self, rng: random.Random) -> Identity:
-        return {"game": self.family, "seed": rng.getrandbits(31)}
-
-    def prompt(self, identity: Identity) -> str:
-        play = Play(identity)
-        play.finish()
-        return f"{play.first}\n\n{_REPLY}"
-
-    def dedup_key(self, identity: Identity) -> str:
-        return f"{identity['game']}/{identity['seed']}"
+    kind = "TextWorld game family"
+    names = staticmethod(names)
+    library = staticmethod(library)
+    make = Play
+    seed_bits = 31
+    instructions = _REPLY
 
 
 @register_interaction("textworld")
-class TextWorldInteraction(Interaction):
-    def start(self, identity: Identity) -> Play:
-        return Play(identity)
-
-    def respond(self, state: Play, identity: Identity, assistant_text: str) -> InteractionResult:
-        if state.done:
-            return InteractionResult(terminate=True, feedback="The game is over.", turn_score=float(state.won()))
-        found = _ACTION.findall(assistant_text or "")
-        if not found:
-            state.strikes += 1
-            if state.strikes >= STRIKES:
-                state.finish()
-                feedback = "Too many answers without an action: the game is over."
-                return InteractionResult(terminate=True, feedback=feedback, turn_score=0.0, extra={"outcome": 0.0})
-            return InteractionResult(terminate=False, feedback=_REPLY)
-        feedback = state.step(found[-1])
-        if state.done:
-            score = float(state.won())
-            end = f"{feedback}\nThe game is over. Your reward: {score:.2f}."
-            return InteractionResult(terminate=True, feedback=end, turn_score=score, extra={"outcome": score})
-        return InteractionResult(terminate=False, feedback=feedback)
-
-    def outcome(self, state: Play, identity: Identity) -> RewardResult:
-        return outcome_result(float(state.done and state.won()))
+class TextWorldInteraction(EngineInteraction):
+    make = Play
+    action = ACTION_LINE
+    refusal = _REPLY
 
     def oracle(self, state: Play, identity: Identity) -> str | None:
         """The next of TextWorld's policy commands (its walkthrough from the live state)."""
@@ -210,4 +157,5 @@ class TextWorldInteraction(Interaction):
 
 
 def bootcamp_dict(family: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_family(family)}", "textworld", family, turns=100, max_tokens=256, **splits)
+    name = f"{PREFIX}{TextWorldGenerator.check(family)}"
+    return game_config(name, "textworld", family, turns=100, max_tokens=256, **splits)

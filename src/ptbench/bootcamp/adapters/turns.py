@@ -1,9 +1,15 @@
-"""The turn loop shared by the single-agent game adapters (Gymnasium toy-text, MiniGrid/BabyAI,
-PettingZoo classic, chess endgames): the model answers `Move: <move>` with one of the legal moves
-each user turn lists; an answer that names no legal move is a strike (the third ends the game as a
-loss); the episode's reward is 1 for a win and 0 otherwise, taken from the game (`Interaction.outcome`),
-never from the model's text. An adapter supplies an `Episode` (its live state) and its oracle: the
-next move of a solver or search player from the live state, which must win every generated case.
+"""The seeded-game shapes shared by the game adapters. A case is (game, seed) (`SeededGameGenerator`);
+the episode's reward is 1 for a win and 0 otherwise, taken from the game (`Interaction.outcome`),
+never from the model's text; the third answer the game cannot use ends it as a loss.
+
+- Games ptbench steps itself (Gymnasium toy-text, MiniGrid/BabyAI, PettingZoo classic, chess
+  endgames): the model answers `Move: <move>` with one of the legal moves each user turn lists. An
+  adapter supplies an `Episode` (its live state) and its oracle: the next move of a solver or search
+  player from the live state, which must win every generated case (`TurnGenerator`, `TurnInteraction`).
+- Games played in their library's own engine, which reads the model's text (GEM, TextWorld,
+  ScienceWorld): the first observation is the prompt, each later one the feedback. An adapter
+  supplies an `EngineGame` (the game in its engine) and the interaction's oracle
+  (`EngineGenerator`, `EngineInteraction`).
 """
 
 from __future__ import annotations
@@ -139,13 +145,12 @@ def winnable_seed(rng: random.Random, make: Callable[[Identity], Episode], base:
     raise UserError(f"{base}: the oracle won none of {FILTER_TRIES} seeds; this game cannot make cases")
 
 
-class TurnGenerator(Generator):
-    """Params: game (one of the adapter's names). A case is (game, seed)."""
+class SeededGameGenerator(Generator):
+    """Params: game (one of the adapter's `names`). A case is (game, seed of `seed_bits` bits)."""
 
     names: Callable[[], list[str]]
-    make: Callable[[Identity], Episode]
-    kind: str = "game"
-    filter_by_oracle: bool = False  # keep only seeds the oracle wins (chance, random opponents)
+    kind: str = "game"  # what a game is called in the error naming a wrong one
+    seed_bits: int = 32
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -162,9 +167,22 @@ class TurnGenerator(Generator):
         cls.check(params.get("game"))
 
     def case(self, rng: random.Random) -> Identity:
+        return {"game": self.game, "seed": rng.getrandbits(self.seed_bits)}
+
+    def dedup_key(self, identity: Identity) -> str:
+        return f"{identity['game']}/{identity['seed']}"
+
+
+class TurnGenerator(SeededGameGenerator):
+    """A game ptbench steps itself; `make` builds its `Episode` from a case."""
+
+    make: Callable[[Identity], Episode]
+    filter_by_oracle: bool = False  # keep only seeds the oracle wins (chance, random opponents)
+
+    def case(self, rng: random.Random) -> Identity:
         if self.filter_by_oracle:
             return winnable_seed(rng, type(self).make, {"game": self.game})
-        return {"game": self.game, "seed": rng.getrandbits(32)}
+        return super().case(rng)
 
     def prompt(self, identity: Identity) -> str:
         episode = type(self).make(identity)
@@ -173,5 +191,91 @@ class TurnGenerator(Generator):
     def intro(self, identity: Identity) -> str:
         return f"Let's play {identity['game']}."
 
-    def dedup_key(self, identity: Identity) -> str:
-        return f"{identity['game']}/{identity['seed']}"
+
+# ------------------------------------------------------------------------------ games in their engine
+
+ACTION_LINE = re.compile(r"^\s*action\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+class EngineGame(ABC):
+    """One case in play in its library's engine: `first` (the opening observation), `done`, and
+    `strikes` (answers it could not use) are set by the subclass's constructor and `step`."""
+
+    first: str
+    done: bool = False
+    strikes: int = 0
+
+    @abstractmethod
+    def step(self, action: str) -> str:
+        """Play one action; the engine's observation after it (sets `done` when the game ended)."""
+
+    @abstractmethod
+    def won(self) -> bool:
+        """Whether the engine's own state is a win (never the text the model wrote)."""
+
+    def finish(self) -> None:
+        """End the game before its engine did (strikes, or a prompt's throwaway game): free what it holds."""
+        self.done = True
+
+    def score(self) -> float:
+        return float(self.done and self.won())
+
+
+class EngineGenerator(SeededGameGenerator):
+    """The prompt is a fresh game's first observation (and `instructions` after a blank line)."""
+
+    make: Callable[[Identity], EngineGame]
+    library: Callable[[], Any]  # loaded before the params are checked: a missing library is its one line
+    instructions: str = ""
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> None:
+        cls.library()
+        super().check_params(params)
+
+    def open(self, identity: Identity) -> EngineGame:
+        return type(self).make(identity)
+
+    def prompt(self, identity: Identity) -> str:
+        game = self.open(identity)
+        try:
+            return f"{game.first}\n\n{self.instructions}" if self.instructions else game.first
+        finally:
+            game.finish()
+
+
+class EngineInteraction(Interaction):
+    """The loop over an `EngineGame`: each answer (with `action`, its last such line; an answer with
+    none is a strike) is stepped in the engine, whose observation is the feedback."""
+
+    make: Callable[[Identity], EngineGame]
+    action: re.Pattern[str] | None = None  # None: the whole answer goes to the engine
+    refusal: str = "Reply with one line `Action: <command>`."  # the feedback to an answer without one
+    noun: str = "game"
+    ended: str = "The game is over."  # before the reward, when the engine ends the game
+
+    def start(self, identity: Identity) -> EngineGame:
+        return type(self).make(identity)
+
+    def respond(self, state: EngineGame, identity: Identity, assistant_text: str) -> InteractionResult:
+        if state.done:
+            return InteractionResult(terminate=True, feedback=f"The {self.noun} is over.", turn_score=state.score())
+        text = assistant_text or ""
+        found = self.action.findall(text) if self.action is not None else [text]
+        if not found:
+            state.strikes += 1
+            if state.strikes >= STRIKES:
+                state.finish()
+                feedback = f"Too many answers without an action: the {self.noun} is over."
+                return InteractionResult(terminate=True, feedback=feedback, turn_score=0.0, extra={"outcome": 0.0})
+            return InteractionResult(terminate=False, feedback=self.refusal)
+        observation = state.step(found[-1])
+        if state.done:
+            score = state.score()
+            end = f"{observation}\n{self.ended} Your reward: {score:.2f}."
+            return InteractionResult(terminate=True, feedback=end, turn_score=score, extra={"outcome": score})
+        return InteractionResult(terminate=False, feedback=observation)
+
+    def outcome(self, state: EngineGame, identity: Identity) -> RewardResult:
+        """The episode's reward: the engine's win (not any text)."""
+        return outcome_result(state.score())
