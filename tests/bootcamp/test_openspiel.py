@@ -110,3 +110,19 @@ def test_a_game_with_its_own_rng_deals_by_the_episodes_seed(game: str) -> None:
     others = {Match({"game": game, "seed": s, "player": 0}).view() for s in range(8, 12)}
     assert _match(game, 0).view() == first
     assert len(others | {first}) > 2
+
+
+def test_no_case_is_a_game_the_model_never_plays() -> None:
+    """Euchre's seeds where a partner going alone ends the hand before the model's seat moves are
+    drawn again (any answer would be paid that outcome); the seeds they replace exist."""
+    import random
+
+    gen = spiel.OpenSpielGenerator(game="euchre")
+    raw = random.Random(3)
+    skipped = 0
+    for _ in range(300):
+        identity = {"game": "euchre", "seed": raw.getrandbits(32), "player": raw.randrange(4)}
+        skipped += Match(identity).state.is_terminal()
+    assert skipped > 0  # the attack exists
+    for k in range(300):
+        assert not Match(gen.case(random.Random(k))).state.is_terminal()

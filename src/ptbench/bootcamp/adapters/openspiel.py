@@ -216,8 +216,14 @@ class OpenSpielGenerator(Generator):
         check_game(params.get("game"))
 
     def case(self, rng: random.Random) -> Identity:
+        """A seed and seat whose game gives the model a move: in some games the others can end it
+        first (euchre: the partner who goes alone sits the model out), and the outcome of a game
+        the model never played would be paid to any answer."""
         game, _ = _load(self.game)
-        return {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())}
+        while True:
+            identity = {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())}
+            if not Match(identity).state.is_terminal():
+                return identity
 
     def prompt(self, identity: Identity) -> str:
         match = Match(identity)
