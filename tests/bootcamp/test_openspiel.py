@@ -6,6 +6,7 @@ and the honest views still show the state. Their verification is test_verify_cat
 from __future__ import annotations
 
 import importlib.util
+import random
 
 import pytest
 
@@ -115,8 +116,6 @@ def test_a_game_with_its_own_rng_deals_by_the_episodes_seed(game: str) -> None:
 def test_no_case_is_a_game_the_model_never_plays() -> None:
     """Euchre's seeds where a partner going alone ends the hand before the model's seat moves are
     drawn again (any answer would be paid that outcome); the seeds they replace exist."""
-    import random
-
     gen = spiel.OpenSpielGenerator(game="euchre")
     raw = random.Random(3)
     skipped = 0
