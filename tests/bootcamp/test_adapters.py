@@ -52,7 +52,7 @@ def test_catalogue_lists_at_least_200_installed_environments() -> None:
     installed = [e for e in entries if e["installed"] == "yes"]
     by_source = {s: sum(e["source"] == s for e in installed) for s in {e["source"] for e in entries}}
     assert len(installed) >= 195, by_source  # 205 less those `bootcamp verify` found broken (docs/bootcamp.md)
-    assert by_source["reasoning-gym"] >= 95 and by_source["openspiel"] >= 70 and by_source["textarena"] >= 20
+    assert by_source["reasoning-gym"] >= 95 and by_source["openspiel"] >= 100 and by_source["textarena"] >= 20
     assert len({e["name"] for e in entries}) == len(entries)  # one row per environment
 
 

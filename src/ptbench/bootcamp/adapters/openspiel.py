@@ -1,7 +1,9 @@
 """OpenSpiel's games as multi-turn ptbench environments (`pip install 'ptbench[bootcamp-openspiel]'`).
 
-Each sequential, default-loadable game with one or two players is an environment `spiel.<game>`.
-The model plays one seat against a seeded uniform-random opponent; chance events are drawn from
+Each sequential, default-loadable game with one or two players is an environment `spiel.<game>`, and
+so are the games listed below it: simultaneous-move games played turn-based (`SIMULTANEOUS`), games of
+three or more seats (`MORE_SEATS`, every other seat random), and games that need parameters (`PARAMS`).
+The model plays one seat against seeded uniform-random opponents; chance events are drawn from
 the game's own chance distribution with the same per-episode seed, so an episode is a pure function
 of its case (game, seed, seat) and the model's moves. Every user turn shows the state as the
 model's seat observes it and its legal moves; the model answers `Move: <move>` with one of them.
@@ -12,6 +14,7 @@ game's [min, max] utility to [0, 1]; an unfinished game (the turn limit came fir
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from types import ModuleType
@@ -37,10 +40,46 @@ DOMAIN = "OpenSpiel games (multi-turn, against a seeded random opponent)"
 STRIKES = 3  # unreadable or illegal answers before the game counts as lost
 _MOVE = re.compile(r"^\s*move\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _SHOWN_MOVES = 60  # legal moves listed per turn (games like Go have hundreds)
+TURNS = 200  # model turns an episode may take, unless the game's own length bound needs more (LONG)
 EXCLUDED = {
     "crossword": "moves are action structs, not the action list this adapter plays",
     "quoridor": "OpenSpiel itself warns that its implementation has known issues",
+    "matrix_brps": "biased rock-paper-scissors: a payoff variant of matrix_rps",
+    "matrix_rpsw": "rock-paper-scissors-water: a payoff variant of matrix_rps",
+    "matching_pennies_3p": "three-player matching pennies: a variant of matrix_mp",
+    "repeated_poker": "repeated hands of universal_poker (already in): a parameter variant",
+    "efg_game": "plays a game read from a file it names, none shipped with the wheel",
+    "nfg_game": "plays a game read from a file it names, none shipped with the wheel",
+} | {
+    g: "a transform of another game (its `game` parameter), not a game of its own"
+    for g in ("add_noise", "cached_tree", "coop_to_1p", "misere", "normal_form_extensive_game",
+              "restricted_nash_response", "start_at", "turn_based_simultaneous_game", "zerosum")
+}  # fmt: skip
+# Simultaneous-move games, played through `pyspiel.convert_to_turn_based`: the seats' moves of one
+# round are taken in seat order and applied together. The model never sees a move made before its own
+# in the round: its view is the wrapped state's observation string, which shows only the observer's own
+# buffered move (the wrapper's `str(state)` shows them all, "Partial joint action", so it is never used);
+# the random opponents draw from their legal moves alone, which do not depend on the model's move.
+SIMULTANEOUS = {"blotto", "capture_the_flag", "coop_box_pushing", "goofspiel", "laser_tag", "markov_soccer",
+                "matrix_bos", "matrix_cd", "matrix_coordination", "matrix_mp", "matrix_pd", "matrix_rps",
+                "matrix_sh", "matrix_shapleys_game", "oshi_zumo", "pathfinding", "snake", "repeated_game"}  # fmt: skip
+# Games of three or more seats (none accepts two): the model plays one, every other seat is random.
+MORE_SEATS = {"bridge", "colored_trails", "dou_dizhu", "euchre", "hearts", "oh_hell", "skat", "social_deduction",
+              "spades", "tarok", "tiny_bridge_4p"}  # fmt: skip
+# Games loaded with parameters (OpenSpiel's own names): one that is not default-loadable, and others
+# whose default would not fit an episode.
+PARAMS: dict[str, dict[str, Any]] = {
+    # The iterated prisoner's dilemma: ten rounds, each player seeing the last round's moves.
+    "repeated_game": {"stage_game": {"name": "matrix_pd"}, "num_repetitions": 10},
+    # The card play is played out, not scored by a double-dummy solver after the auction (tens of
+    # milliseconds a move, and the model would never play a card).
+    "bridge": {"use_double_dummy_result": False},
 }
+# A horizon of 100 rounds, not 1000: an episode must end within TURNS (the game scores its end).
+PARAMS |= {g: {"horizon": 100} for g in ("capture_the_flag", "laser_tag", "markov_soccer", "oshi_zumo", "pathfinding")}
+# Games a random game can outlast TURNS in, but that end within their own length bound
+# (`max_game_length()`): their turn limit is that bound over the seats, so the game always ends.
+LONG = {"go", "hive", "xiangqi", "stones_and_gems"}
 
 
 def library() -> ModuleType:
@@ -48,23 +87,30 @@ def library() -> ModuleType:
 
 
 def names() -> list[str]:
-    """Sequential games with one or two players that load with their default parameters."""
+    """Sequential games with one or two players that load with their default parameters, and the
+    games listed above (played turn-based, with more seats or with parameters)."""
     pyspiel = library()
     seq = pyspiel.GameType.Dynamics.SEQUENTIAL
+    listed = SIMULTANEOUS | MORE_SEATS | set(PARAMS)
     return sorted(
         g.short_name
         for g in pyspiel.registered_games()
-        if g.default_loadable
-        and g.dynamics == seq
-        and g.min_num_players <= 2
-        and not g.short_name.startswith("mfg_")
+        if (
+            (
+                g.default_loadable
+                and g.dynamics == seq
+                and g.min_num_players <= 2
+                and not g.short_name.startswith("mfg_")
+            )
+            or g.short_name in listed
+        )
         and g.short_name not in EXCLUDED
     )
 
 
 def check_game(name: Any) -> str:
     if not isinstance(name, str) or name not in names():
-        raise UserError(f"OpenSpiel has no sequential 1- or 2-player game {name!r}; `ptbench bootcamp list` shows them")
+        raise UserError(f"OpenSpiel has no game {name!r} that ptbench plays; `ptbench bootcamp list` shows them")
     return name
 
 
@@ -72,18 +118,45 @@ def describe(name: str) -> dict[str, str]:
     return {"domain": "game (OpenSpiel)", "tools": "-", "levels": "default"}
 
 
+@functools.cache
 def _load(name: str):
     pyspiel = library()
-    game = pyspiel.load_game(name)
+    game = pyspiel.load_game(name, PARAMS[name]) if name in PARAMS else pyspiel.load_game(name)
+    if name in SIMULTANEOUS:
+        game = pyspiel.convert_to_turn_based(game)
     return game, pyspiel
+
+
+def _episode_game(name: str, seed: int):
+    """The game one episode plays. A game that draws chance from its own RNG (sampled stochastic,
+    `rng_seed`) is loaded afresh with the episode's seed: a shared one would deal by how many
+    episodes came before in the process, and a fresh one with the default seed deals every episode
+    the same cards."""
+    game, pyspiel = _load(name)
+    kind = game.get_type()
+    if (
+        kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC
+        and "rng_seed" in kind.parameter_specification
+    ):
+        game = pyspiel.load_game(name, PARAMS.get(name, {}) | {"rng_seed": int(seed) % (2**31 - 1)})
+    return game, pyspiel
+
+
+def turn_limit(name: str) -> int:
+    """TURNS, or for a LONG game its own length bound shared over the seats (it always ends there)."""
+    if name not in LONG:
+        return TURNS
+    game, _ = _load(name)
+    return max(TURNS, -(-game.max_game_length() // game.num_players()) + 1)
 
 
 class Match:
     """One game in progress: the state, the episode's RNG (chance and opponent), strikes, outcome."""
 
     def __init__(self, identity: Identity) -> None:
-        self.game, self.pyspiel = _load(identity["game"])
+        self.game, self.pyspiel = _episode_game(identity["game"], identity["seed"])
         self.seat = int(identity["player"])
+        self.turn_based = identity["game"] in SIMULTANEOUS
         self.rng = random.Random(f"openspiel:{identity['game']}:{identity['seed']}")
         self.state = self.game.new_initial_state()
         self.strikes = 0
@@ -102,11 +175,20 @@ class Match:
     def moves(self) -> dict[str, int]:
         return {self.state.action_to_string(self.seat, a): a for a in self.state.legal_actions(self.seat)}
 
+    def board(self) -> str:
+        """The state as the seat may see it: its observation, else its information state; the whole
+        state (`str`) only in a perfect-information game (it shows hidden cards, dice and boards)."""
+        kind = self.game.get_type()
+        if kind.provides_observation_string or self.turn_based:
+            return self.state.observation_string(self.seat)
+        if kind.provides_information_state_string:
+            return self.state.information_state_string(self.seat)
+        if kind.information == self.pyspiel.GameType.Information.PERFECT_INFORMATION:
+            return str(self.state)
+        raise UserError(f"OpenSpiel's {kind.short_name} shows no view of its state for one player")
+
     def view(self) -> str:
-        if self.game.get_type().provides_observation_string:
-            board = self.state.observation_string(self.seat)
-        else:
-            board = str(self.state)
+        board = self.board()
         moves = list(self.moves())
         shown = ", ".join(moves[:_SHOWN_MOVES]) + (f", … ({len(moves)} in all)" if len(moves) > _SHOWN_MOVES else "")
         return f"State:\n{board}\nYour legal moves: {shown}\nReply with one line `Move: <move>`."
@@ -134,8 +216,14 @@ class OpenSpielGenerator(Generator):
         check_game(params.get("game"))
 
     def case(self, rng: random.Random) -> Identity:
+        """A seed and seat whose game gives the model a move: in some games the others can end it
+        first (euchre: the partner who goes alone sits the model out), and the outcome of a game
+        the model never played would be paid to any answer."""
         game, _ = _load(self.game)
-        return {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())}
+        while True:
+            identity = {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())}
+            if not Match(identity).state.is_terminal():
+                return identity
 
     def prompt(self, identity: Identity) -> str:
         match = Match(identity)
@@ -160,7 +248,9 @@ class OpenSpielInteraction(Interaction):
             return "Move: (the game is over)"
         moves = state.moves()
         best = state.game.max_utility()
-        for text, action in moves.items():
+        # In a round of a simultaneous game the opponents' moves may already be buffered: looking
+        # ahead would read them, so there the oracle plays at random.
+        for text, action in {} if state.turn_based else moves.items():
             after = state.state.clone()
             after.apply_action(action)
             if after.is_terminal() and after.returns()[state.seat] >= best:
@@ -199,4 +289,6 @@ class OpenSpielInteraction(Interaction):
 
 
 def bootcamp_dict(game: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_game(game)}", "openspiel", game, turns=200, max_tokens=256, **splits)
+    return game_config(
+        f"{PREFIX}{check_game(game)}", "openspiel", game, turns=turn_limit(game), max_tokens=256, **splits
+    )
