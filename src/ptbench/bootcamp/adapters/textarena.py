@@ -44,10 +44,10 @@ SOURCE = "textarena"
 DOMAIN = "TextArena single-player games (multi-turn)"
 # Checked with this adapter: each resets with one player, plays to an end, and is deterministic per seed.
 GAMES = (
-    "2048-v0", "Blackjack-v0", "Countdown-v0", "Crosswords-v0", "Cryptarithm-v0", "FifteenPuzzle-v0",
+    "2048-v0", "Blackjack-v0", "Chopsticks-v0", "Countdown-v0", "Crosswords-v0", "Cryptarithm-v0", "FifteenPuzzle-v0",
     "FrozenLake-v0", "GuessTheNumber-v0", "LightsOut-v0", "LogicPuzzle-v0", "Mastermind-v0",
     "Minesweeper-v0", "PegJump-v0", "RushHour-v0", "Secretary-v0", "Set-v0", "Slitherlink-v0",
-    "Sokoban-v0", "Sudoku-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0",
+    "Sokoban-v0", "Sudoku-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
 )  # fmt: skip
 
 
@@ -84,11 +84,13 @@ class Game:
         self.reward: float | None = None
         if identity["game"] in SLOW_DEAL:
             self.env, self.rng_state = _dealt(check_game(identity["game"]), int(identity["seed"]))
-            self.env = copy.deepcopy(self.env)
+            self.env, self.opponent = copy.deepcopy(self.env), None
             return
         self.rng_state = random.Random(int(identity["seed"])).getstate()
         self.env = self._call(lambda: library().make(check_game(identity["game"])))
-        self._call(lambda: self.env.reset(num_players=1, seed=int(identity["seed"])))
+        self.opponent = OPPONENTS.get(identity["game"])
+        seats = 1 if self.opponent is None else 2
+        self._call(lambda: self.env.reset(num_players=seats, seed=int(identity["seed"])))
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         outside = random.getstate()
@@ -110,6 +112,10 @@ class Game:
 
     def step(self, action: str) -> bool:
         done, _ = self._call(lambda: self.env.step(action=action))
+        opponent = self.opponent
+        while opponent is not None and not done and _core(self).state.current_player_id == 1:
+            # the seeded opponent: a uniform draw among its legal moves, from this game's own RNG
+            done, _ = self._call(lambda: self.env.step(action=random.choice(opponent(_core(self)))))
         if done:
             rewards, info = self._call(self.env.close)
             value = (rewards or {}).get(0, 0.0) if isinstance(rewards, dict) else 0.0
@@ -453,10 +459,103 @@ ORACLES: dict[str, Callable[[Any], str]] = {
 }
 
 
+# ------------------------------------------------------------------------------ two-player games
+# The model holds seat 0 (it moves first); the adapter plays seat 1 with a uniform draw among its
+# legal moves (OPPONENTS), from the game's own RNG copy, so a case (game, seed) and the model's moves
+# fix the whole game. The library pays 1 for a win, 0 for a draw, -1 for a loss or for a second
+# invalid move in a row: clamped, only a win pays. The oracles search; a case is a seed the oracle
+# wins (WINNABLE_ONLY), as for the PettingZoo games against a random opponent.
+
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def _wild_cells(env: Any) -> tuple[str, ...]:
+    return tuple(cell for row in env.state.game_state["board"] for cell in row)
+
+
+def _wild_moves(env: Any) -> list[str]:
+    return [f"[{mark} {i}]" for i, cell in enumerate(_wild_cells(env)) if cell == "" for mark in "XO"]
+
+
+@lru_cache(maxsize=None)
+def _wild_value(cells: tuple[str, ...]) -> int:
+    """Negamax value for the player to move (1 win, 0 draw, -1 loss): a line of either mark wins."""
+    best = -2
+    for i in (i for i, cell in enumerate(cells) if cell == ""):
+        for mark in "XO":
+            nxt = cells[:i] + (mark,) + cells[i + 1 :]
+            if any(all(nxt[k] == mark for k in line) for line in _LINES):
+                return 1
+            best = max(best, 0 if "" not in nxt else -_wild_value(nxt))
+    return best if best > -2 else 0
+
+
+def _wild_tic_tac_toe(env: Any) -> str:
+    """Exact play: a move that keeps the best game-theoretic value (the first player wins this game)."""
+    cells, target = _wild_cells(env), _wild_value(_wild_cells(env))
+    for i in (i for i, cell in enumerate(cells) if cell == ""):
+        for mark in "XO":
+            nxt = cells[:i] + (mark,) + cells[i + 1 :]
+            won = any(all(nxt[k] == mark for k in line) for line in _LINES)
+            if (1 if won else 0 if "" not in nxt else -_wild_value(nxt)) == target:
+                return f"[{mark} {i}]"
+    return "[X 0]"
+
+
+def _chop_moves(mine: tuple[int, int], theirs: tuple[int, int]) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
+    """(action, the mover's hands after, the other's hands after), as the library's step applies them."""
+    out = []
+    for m in (0, 1):
+        for o in (0, 1):
+            if mine[m] and theirs[o]:
+                hit = list(theirs)
+                hit[o] = 0 if mine[m] + theirs[o] >= 5 else mine[m] + theirs[o]
+                out.append((f"[attack {m} {o}]", mine, (hit[0], hit[1])))
+    total = sum(mine)
+    out += [(f"[split {a} {total - a}]", (a, total - a), theirs) for a in range(total + 1) if (a, total - a) != mine]
+    return out
+
+
+def _chopsticks_opponent(env: Any) -> list[str]:
+    hands = env.state.game_state["hands"]
+    return [a for a, _, _ in _chop_moves(tuple(hands[1]), tuple(hands[0]))]
+
+
+@lru_cache(maxsize=200_000)
+def _chop_value(me: tuple[int, int], them: tuple[int, int], depth: int) -> float:
+    """Seat 0's chance to win within `depth` more of its own moves, it to move, against the uniform opponent."""
+    if depth == 0:
+        return 0.0
+    best = 0.0
+    for _, mine, theirs in _chop_moves(me, them):
+        if theirs == (0, 0):
+            return 1.0
+        replies = _chop_moves(theirs, mine)
+        value = sum(0.0 if after == (0, 0) else _chop_value(after, hand, depth - 1) for _, hand, after in replies)
+        best = max(best, value / len(replies))
+    return best
+
+
+def _chopsticks(env: Any) -> str:
+    hands, left = env.state.game_state["hands"], (env.state.max_turns - env.state.turn + 1) // 2
+    me, them = tuple(hands[0]), tuple(hands[1])
+    depth = min(left, 6)  # a 6-move lookahead: the seed filter, not the depth, makes the cases winnable
+    scored = [(1.0 if theirs == (0, 0) else sum(0.0 if after == (0, 0) else _chop_value(after, hand, depth - 1)
+                                              for _, hand, after in _chop_moves(theirs, mine)) / len(_chop_moves(theirs, mine)), a)
+              for a, mine, theirs in _chop_moves(me, them)]  # fmt: skip
+    return max(scored, key=lambda t: t[0])[1]
+
+
+OPPONENTS: dict[str, Callable[[Any], list[str]]] = {
+    "WildTicTacToe-v0": _wild_moves,
+    "Chopsticks-v0": _chopsticks_opponent,
+}
+ORACLES |= {"WildTicTacToe-v0": _wild_tic_tac_toe, "Chopsticks-v0": _chopsticks}
+
 # Games whose generator can deal a case nobody can win (a Countdown target no expression makes, a Rush
 # Hour or Sokoban layout with no way out within the turns): a case is a seed the oracle wins, as the
 # PettingZoo and Gymnasium adapters keep theirs (`turns.winnable_seed`). Deterministic in the case's rng.
-WINNABLE_ONLY = frozenset({"Countdown-v0", "RushHour-v0", "Sokoban-v0"})
+WINNABLE_ONLY = frozenset({"Countdown-v0", "RushHour-v0", "Sokoban-v0", *OPPONENTS})
 ORACLE_TURNS = 100  # the turn limit of `bootcamp_dict`
 
 
