@@ -20,7 +20,7 @@ import io
 import itertools
 import random
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -352,8 +352,8 @@ def _rush_hour_plan(env: Any) -> tuple[str, bool] | None:
         for k, (vid, row, col) in enumerate(state):
             length, horizontal = cars[vid]
             for forward in (True, False):
-                step = 1 if forward else -1
-                front = (row, col + (length if forward else -1)) if horizontal else (row + (length if forward else -1), col)
+                step, reach = (1, length) if forward else (-1, -1)
+                front = (row, col + reach) if horizontal else (row + reach, col)
                 if 0 <= front[0] < size and 0 <= front[1] < size and front not in taken:
                     moved = (vid, row, col + step) if horizontal else (vid, row + step, col)
                     yield (vid, forward), state[:k] + (moved,) + state[k + 1 :]
@@ -431,8 +431,9 @@ def _crosswords(env: Any) -> str:
 
 def _logic_puzzle(env: Any) -> str:
     """Every mark of the library's solution grid not made yet, in one answer (it takes many)."""
+    board = env.game_board
     marks = [f"[{row} {col} {mark}]" for grid, rows in env.game_board_solution.items()
-             for row, cols in rows.items() for col, mark in cols.items() if env.game_board[grid][row][col] != mark]  # fmt: skip
+             for row, cols in rows.items() for col, mark in cols.items() if board[grid][row][col] != mark]  # fmt: skip
     return " ".join(marks) or "[x x X]"
 
 
@@ -477,7 +478,7 @@ def _wild_moves(env: Any) -> list[str]:
     return [f"[{mark} {i}]" for i, cell in enumerate(_wild_cells(env)) if cell == "" for mark in "XO"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _wild_value(cells: tuple[str, ...]) -> int:
     """Negamax value for the player to move (1 win, 0 draw, -1 loss): a line of either mark wins."""
     best = -2
@@ -521,29 +522,28 @@ def _chopsticks_opponent(env: Any) -> list[str]:
     return [a for a, _, _ in _chop_moves(tuple(hands[1]), tuple(hands[0]))]
 
 
+def _chop_reply_value(mine: tuple[int, int], theirs: tuple[int, int], depth: int) -> float:
+    """Seat 0's chance to win within `depth` more of its moves after it made (mine, theirs): the
+    opponent's uniform reply comes first."""
+    if theirs == (0, 0):
+        return 1.0
+    replies = _chop_moves(theirs, mine)
+    return sum(0.0 if after == (0, 0) else _chop_value(after, hand, depth) for _, hand, after in replies) / len(replies)
+
+
 @lru_cache(maxsize=200_000)
 def _chop_value(me: tuple[int, int], them: tuple[int, int], depth: int) -> float:
     """Seat 0's chance to win within `depth` more of its own moves, it to move, against the uniform opponent."""
     if depth == 0:
         return 0.0
-    best = 0.0
-    for _, mine, theirs in _chop_moves(me, them):
-        if theirs == (0, 0):
-            return 1.0
-        replies = _chop_moves(theirs, mine)
-        value = sum(0.0 if after == (0, 0) else _chop_value(after, hand, depth - 1) for _, hand, after in replies)
-        best = max(best, value / len(replies))
-    return best
+    return max(_chop_reply_value(mine, theirs, depth - 1) for _, mine, theirs in _chop_moves(me, them))
 
 
 def _chopsticks(env: Any) -> str:
     hands, left = env.state.game_state["hands"], (env.state.max_turns - env.state.turn + 1) // 2
-    me, them = tuple(hands[0]), tuple(hands[1])
     depth = min(left, 6)  # a 6-move lookahead: the seed filter, not the depth, makes the cases winnable
-    scored = [(1.0 if theirs == (0, 0) else sum(0.0 if after == (0, 0) else _chop_value(after, hand, depth - 1)
-                                              for _, hand, after in _chop_moves(theirs, mine)) / len(_chop_moves(theirs, mine)), a)
-              for a, mine, theirs in _chop_moves(me, them)]  # fmt: skip
-    return max(scored, key=lambda t: t[0])[1]
+    moves = _chop_moves(tuple(hands[0]), tuple(hands[1]))
+    return max(moves, key=lambda m: _chop_reply_value(m[1], m[2], depth - 1))[0]
 
 
 OPPONENTS: dict[str, Callable[[Any], list[str]]] = {
