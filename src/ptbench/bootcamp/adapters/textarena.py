@@ -449,11 +449,12 @@ def _countdown(env: Any) -> str:
 
 
 def _logic_puzzle(env: Any) -> str:
-    """Every mark of the library's solution grid not made yet, in one answer (it takes many)."""
+    """The first mark of the library's solution grid not made yet (one a turn: the library takes
+    several in one answer, but then a hedge that holds the right marks would pass too)."""
     board = env.game_board
-    marks = [f"[{row} {col} {mark}]" for grid, rows in env.game_board_solution.items()
-             for row, cols in rows.items() for col, mark in cols.items() if board[grid][row][col] != mark]  # fmt: skip
-    return " ".join(marks) or "[x x X]"
+    return next((f"[{row} {col} {mark}]" for grid, rows in env.game_board_solution.items()
+                 for row, cols in rows.items() for col, mark in cols.items() if board[grid][row][col] != mark),
+                "[x x X]")  # fmt: skip
 
 
 ORACLES: dict[str, Callable[[Any], str]] = {
