@@ -15,16 +15,18 @@ run time (NLTK word lists) cannot run on an offline node and are left out.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import itertools
 import random
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
 from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
+from ptbench.bootcamp.adapters.turns import FILTER_TRIES
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
@@ -42,18 +44,43 @@ SOURCE = "textarena"
 DOMAIN = "TextArena single-player games (multi-turn)"
 # Checked with this adapter: each resets with one player, plays to an end, and is deterministic per seed.
 GAMES = (
-    "2048-v0", "Blackjack-v0", "Countdown-v0", "Cryptarithm-v0", "FifteenPuzzle-v0",
+    "2048-v0", "Blackjack-v0", "Chopsticks-v0", "Countdown-v0", "Cryptarithm-v0", "FifteenPuzzle-v0",
     "FrozenLake-v0", "GuessTheNumber-v0", "LightsOut-v0", "LogicPuzzle-v0", "Mastermind-v0",
     "Minesweeper-v0", "PegJump-v0", "RushHour-v0", "Secretary-v0", "Set-v0", "Slitherlink-v0",
-    "Sokoban-v0", "Sudoku-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0",
+    "Sokoban-v0", "Sudoku-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
 )  # fmt: skip
 
 
-# Left out, and why (`bootcamp verify` found it).
+# Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 22 above.
+_NLTK = "needs NLTK's word lists, downloaded at run time (no network on a compute node)"
+_LLM = "needs an LLM judge or players (OpenRouter) or free-text talk no script can play"
+_SPIEL = "a family OpenSpiel has (its adapter installs it; a family counts once)"
+_PLAYERS = "three or more players"
 EXCLUDED = {
-    "Bandit-v0": "the library pays the chosen button's regret: its step compares the button with the whole "
+    "Bandit": "the library pays the chosen button's regret: its step compares the button with the whole "
     "ground-truth dict, so choosing the best button scores 0 and the worst scores most",
-}
+    **dict.fromkeys(["Codenames", "DontSayIt", "Hangman", "LetterAuction", "SpellingBee", "WordChains",
+                     "WordLadder", "WordSearch", "Wordle"], _NLTK),
+    **dict.fromkeys(["Debate", "GuessWho", "ScenarioPlanning", "TwentyQuestions", "SimpleNegotiation",
+                     "NewRecruit", "TruthAndDeception", "TwoDollar", "UsedCar", "UsedCarNegotiation",
+                     "ScorableGames"], _LLM),
+    **dict.fromkeys(["Battleship", "Breakthrough", "Checkers", "Chess", "ConnectFour", "KuhnPoker", "LiarsDice",
+                     "Nim", "Othello", "TicTacToe", "UltimateTicTacToe", "PigDice", "LinesOfAction",
+                     "GameOfPureStrategy", "ColonelBlotto", "Poker"], _SPIEL),
+    **dict.fromkeys(["CharacterConclave", "SecretMafia", "SettlersOfCatan", "Taboo", "ThreePlayerGOPS",
+                     "ThreePlayerIPD", "ThreePlayerTicTacToe"], _PLAYERS),
+    **dict.fromkeys(["Klondike", "IteratedStagHunt", "ReverseTicTacToe", "UltimateTexasHoldem"],
+                    "its module does not import on Python 3.11 (a SyntaxError in the library's env.py)"),
+    "Crosswords": "GEM's adapter installs it (gem.Crosswords plays TextArena's game): a family counts once",
+    "BabyAiText": "needs the old `gym` package (MiniGrid/BabyAI come from the MiniGrid adapter)",
+    # not written yet: each needs its own move list for the seeded opponent and a search player
+    **dict.fromkeys(["Alquerque", "Crusade", "SimpleTak", "Tak", "Stratego", "SantoriniBaseFixed", "Surround",
+                     "Snake", "QuantumTicTacToe", "MemoryGame", "Briscola", "GermanWhist",
+                     "Golf", "HighSociety", "IndianPoker", "SpiteAndMalice", "SimpleBlindAuction",
+                     "IteratedMatchingPennies", "IteratedPrisonersDilemma", "IteratedRockPaperScissors",
+                     "IteratedTwoThirdsAverage", "IteratedUltimatumGame", "MarketEntryGame", "PublicGoodsGame"],
+                    "two or more players: no seeded opponent and search oracle written for it yet"),
+}  # fmt: skip
 
 
 def library() -> ModuleType:
@@ -78,11 +105,17 @@ class Game:
     """One game in progress, with its own copy of the global RNG state."""
 
     def __init__(self, identity: Identity) -> None:
-        self.rng_state = random.Random(int(identity["seed"])).getstate()
         self.seen = ""
         self.reward: float | None = None
+        if identity["game"] in SLOW_DEAL:
+            self.env, self.rng_state = _dealt(check_game(identity["game"]), int(identity["seed"]))
+            self.env, self.opponent = copy.deepcopy(self.env), None
+            return
+        self.rng_state = random.Random(int(identity["seed"])).getstate()
         self.env = self._call(lambda: library().make(check_game(identity["game"])))
-        self._call(lambda: self.env.reset(num_players=1, seed=int(identity["seed"])))
+        self.opponent = OPPONENTS.get(identity["game"])
+        seats = 1 if self.opponent is None else 2
+        self._call(lambda: self.env.reset(num_players=seats, seed=int(identity["seed"])))
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         outside = random.getstate()
@@ -104,6 +137,10 @@ class Game:
 
     def step(self, action: str) -> bool:
         done, _ = self._call(lambda: self.env.step(action=action))
+        opponent = self.opponent
+        while opponent is not None and not done and _core(self).state.current_player_id == 1:
+            # the seeded opponent: a uniform draw among its legal moves, from this game's own RNG
+            done, _ = self._call(lambda: self.env.step(action=random.choice(opponent(_core(self)))))
         if done:
             rewards, info = self._call(self.env.close)
             value = (rewards or {}).get(0, 0.0) if isinstance(rewards, dict) else 0.0
@@ -113,6 +150,21 @@ class Game:
             # some games put the reason of an invalid move where the reward goes: no number, no reward
             self.reward = min(1.0, max(0.0, float(value))) if isinstance(value, int | float) else 0.0
         return bool(done)
+
+
+# Games whose deal takes the library a second or so (it searches layouts until one is solvable): an
+# episode starts from a copy of the dealt game, kept per (game, seed), instead of dealing again (the
+# verification and a rollout build the same case several times). The copy is the same game, RNG included.
+SLOW_DEAL = frozenset({"RushHour-v0", "Sokoban-v0"})
+
+
+@lru_cache(maxsize=64)
+def _dealt(name: str, seed: int) -> tuple[Any, Any]:
+    game = Game.__new__(Game)
+    game.rng_state = random.Random(seed).getstate()
+    game.env = game._call(lambda: library().make(name))
+    game._call(lambda: game.env.reset(num_players=1, seed=seed))
+    return game.env, game.rng_state
 
 
 @register_generator("textarena")
@@ -129,7 +181,13 @@ class TextArenaGenerator(Generator):
         check_game(params.get("game"))
 
     def case(self, rng: random.Random) -> Identity:
-        return {"game": self.game, "seed": rng.getrandbits(31)}
+        if self.game not in WINNABLE_ONLY:
+            return {"game": self.game, "seed": rng.getrandbits(31)}
+        for _ in range(FILTER_TRIES):
+            identity = {"game": self.game, "seed": rng.getrandbits(31)}
+            if oracle_wins(identity):
+                return identity
+        raise UserError(f"{self.game}: the oracle won none of {FILTER_TRIES} seeds; this game cannot make cases")
 
     def prompt(self, identity: Identity) -> str:
         return Game(identity).news()
@@ -253,7 +311,159 @@ def _cryptarithm(env: Any) -> str:
     return f"[{letter} {solution[letter]}]" if letter else "[A 0]"
 
 
+def _set(env: Any) -> str:
+    """A Set on the board; where there is none, the library deals three more cards (the deck's last)
+    before it reads the answer, so the Set is looked for on the board as it will be then."""
+    board, deck = env.state.game_state["board"], env.state.game_state["deck"]
+    for cards in (board, board + deck[::-1][:3]):
+        for trio in itertools.combinations(range(len(cards)), 3):
+            numbers, colors, fills, shapes = zip(*(cards[i] for i in trio), strict=True)
+            if all(len(set(a)) in (1, 3) for a in (numbers, colors, fills, shapes)):
+                return "[" + ", ".join(str(i + 1) for i in trio) + "]"
+    return "[1, 2, 3]"  # no Set even after the deal (the deck ran out): verify reports the miss
+
+
+@lru_cache(maxsize=4096)
+def _peg_plan(board: tuple[bool, ...], moves: tuple[tuple[int, int, int], ...]) -> tuple[int, int] | None:
+    """The first jump of a sequence that leaves one peg (depth-first; 15 holes keep it small)."""
+    if sum(board) == 1:
+        return None
+    for f, o, t in moves:
+        if board[f] and board[o] and not board[t]:
+            nxt = list(board)
+            nxt[f], nxt[o], nxt[t] = False, False, True
+            if sum(nxt) == 1 or _peg_plan(tuple(nxt), moves) is not None:
+                return (f, t)
+    return None
+
+
+def _peg_jump(env: Any) -> str:
+    move = _peg_plan(tuple(env.state.game_state["board"]), tuple(env.ALLOWED_MOVES))
+    return "[{} {}]".format(*move) if move else "[1 1]"
+
+
+def _bfs_first(start: Any, goal: Callable[[Any], bool], moves: Callable[[Any], Any]) -> Any:
+    """The first move of a shortest path from `start` to a goal state (None: none, or already there)."""
+    from collections import deque
+
+    first: dict[Any, Any] = {start: None}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        if goal(state):
+            return first[state]
+        for move, nxt in moves(state):
+            if nxt not in first:
+                first[nxt] = first[state] if first[state] is not None else move
+                queue.append(nxt)
+    return None
+
+
+def _rush_hour_plan(env: Any) -> tuple[str, bool] | None:
+    size = env.BOARD_SIZE
+    cars = {v.vid: (v.length, v.horizontal) for v in env.state.game_state["vehicles"].values()}
+    start = tuple(sorted((v.vid, v.row, v.col) for v in env.state.game_state["vehicles"].values()))
+
+    def goal(state: Any) -> bool:
+        _, row, col = next(s for s in state if s[0] == "X")
+        length, horizontal = cars["X"]
+        return horizontal and row == 2 and col >= size - length
+
+    def moves(state: Any) -> Any:
+        taken = set()
+        for vid, row, col in state:
+            length, horizontal = cars[vid]
+            taken |= {(row, col + i) if horizontal else (row + i, col) for i in range(length)}
+        for k, (vid, row, col) in enumerate(state):
+            length, horizontal = cars[vid]
+            for forward in (True, False):
+                step, reach = (1, length) if forward else (-1, -1)
+                front = (row, col + reach) if horizontal else (row + reach, col)
+                if 0 <= front[0] < size and 0 <= front[1] < size and front not in taken:
+                    moved = (vid, row, col + step) if horizontal else (vid, row + step, col)
+                    yield (vid, forward), state[:k] + (moved,) + state[k + 1 :]
+
+    return _bfs_first(start, goal, moves)
+
+
+def _rush_hour(env: Any) -> str:
+    move = _rush_hour_plan(env)
+    return f"[{move[0]}{'+' if move[1] else '-'}]" if move else "[X+]"
+
+
+def _sokoban_plan(env: Any) -> str | None:
+    import numpy as np
+
+    fixed, room = env.room_fixed, env.room_state
+    rows, cols = room.shape
+    player = tuple(int(x) for x in np.argwhere(room == 5)[0])
+    boxes = frozenset((int(r), int(c)) for r, c in np.argwhere((room == 3) | (room == 4)))
+    targets = frozenset((int(r), int(c)) for r, c in np.argwhere(fixed == 2))
+    steps = dict(zip(env.action_space, [(-1, 0), (1, 0), (0, -1), (0, 1)], strict=True))
+
+    def free(cell: tuple[int, int], boxes: frozenset[tuple[int, int]]) -> bool:
+        return 0 <= cell[0] < rows and 0 <= cell[1] < cols and fixed[cell] != 0 and cell not in boxes
+
+    def moves(state: Any) -> Any:
+        (r, c), boxes = state
+        for name, (dr, dc) in steps.items():
+            nxt = (r + dr, c + dc)
+            if nxt in boxes:
+                beyond = (r + 2 * dr, c + 2 * dc)
+                if free(beyond, boxes):
+                    yield name, (nxt, (boxes - {nxt}) | {beyond})
+            elif free(nxt, boxes):
+                yield name, (nxt, boxes)
+
+    # the library's win: as many boxes on targets as it placed boxes
+    return _bfs_first((player, boxes), lambda s: len(s[1] & targets) >= env.num_boxes, moves)
+
+
+def _sokoban(env: Any) -> str:
+    return f"[{_sokoban_plan(env) or 'up'}]"
+
+
+@lru_cache(maxsize=4096)
+def _countdown_plan(numbers: tuple[int, ...], target: int) -> tuple[int, int, str] | None:
+    """The first move `[i j op]` of a sequence that makes `target`, with the library's own list
+    operations (i and j removed, the result appended) and its rules (integer division only)."""
+    for i, j in itertools.permutations(range(len(numbers)), 2):
+        a, b = numbers[i], numbers[j]
+        for op in "+-*/":
+            if op == "/" and (b == 0 or a % b):
+                continue
+            result = {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b else 0}[op]
+            if abs(result) > 1_000_000:
+                continue
+            if result == target:
+                return (i, j, op)
+            rest = tuple(n for k, n in enumerate(numbers) if k not in (i, j)) + (result,)
+            if len(rest) > 1 and _countdown_plan(rest, target) is not None:
+                return (i, j, op)
+    return None
+
+
+def _countdown(env: Any) -> str:
+    move = _countdown_plan(tuple(env.numbers), env.target)
+    return "[{} {} {}]".format(*move) if move else "[0 1 +]"
+
+
+def _logic_puzzle(env: Any) -> str:
+    """The first mark of the library's solution grid not made yet (one a turn: the library takes
+    several in one answer, but then a hedge that holds the right marks would pass too)."""
+    board = env.game_board
+    return next((f"[{row} {col} {mark}]" for grid, rows in env.game_board_solution.items()
+                 for row, cols in rows.items() for col, mark in cols.items() if board[grid][row][col] != mark),
+                "[x x X]")  # fmt: skip
+
+
 ORACLES: dict[str, Callable[[Any], str]] = {
+    "Set-v0": _set,
+    "PegJump-v0": _peg_jump,
+    "RushHour-v0": _rush_hour,
+    "Sokoban-v0": _sokoban,
+    "Countdown-v0": _countdown,
+    "LogicPuzzle-v0": _logic_puzzle,
     "Minesweeper-v0": _minesweeper,
     "Cryptarithm-v0": _cryptarithm,
     "GuessTheNumber-v0": lambda env: f"[{env.state.game_state['game_number']}]",
@@ -267,6 +477,114 @@ ORACLES: dict[str, Callable[[Any], str]] = {
     "Sudoku-v0": _sudoku,
     "Secretary-v0": _secretary,
 }
+
+
+# ------------------------------------------------------------------------------ two-player games
+# The model holds seat 0 (it moves first); the adapter plays seat 1 with a uniform draw among its
+# legal moves (OPPONENTS), from the game's own RNG copy, so a case (game, seed) and the model's moves
+# fix the whole game. The library pays 1 for a win, 0 for a draw, -1 for a loss or for a second
+# invalid move in a row: clamped, only a win pays. The oracles search; a case is a seed the oracle
+# wins (WINNABLE_ONLY), as for the PettingZoo games against a random opponent.
+
+_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def _wild_cells(env: Any) -> tuple[str, ...]:
+    return tuple(cell for row in env.state.game_state["board"] for cell in row)
+
+
+def _wild_moves(env: Any) -> list[str]:
+    return [f"[{mark} {i}]" for i, cell in enumerate(_wild_cells(env)) if cell == "" for mark in "XO"]
+
+
+@cache
+def _wild_value(cells: tuple[str, ...]) -> int:
+    """Negamax value for the player to move (1 win, 0 draw, -1 loss): a line of either mark wins."""
+    best = -2
+    for i in (i for i, cell in enumerate(cells) if cell == ""):
+        for mark in "XO":
+            nxt = cells[:i] + (mark,) + cells[i + 1 :]
+            if any(all(nxt[k] == mark for k in line) for line in _LINES):
+                return 1
+            best = max(best, 0 if "" not in nxt else -_wild_value(nxt))
+    return best if best > -2 else 0
+
+
+def _wild_tic_tac_toe(env: Any) -> str:
+    """Exact play: a move that keeps the best game-theoretic value (the first player wins this game)."""
+    cells, target = _wild_cells(env), _wild_value(_wild_cells(env))
+    for i in (i for i, cell in enumerate(cells) if cell == ""):
+        for mark in "XO":
+            nxt = cells[:i] + (mark,) + cells[i + 1 :]
+            won = any(all(nxt[k] == mark for k in line) for line in _LINES)
+            if (1 if won else 0 if "" not in nxt else -_wild_value(nxt)) == target:
+                return f"[{mark} {i}]"
+    return "[X 0]"
+
+
+def _chop_moves(mine: tuple[int, int], theirs: tuple[int, int]) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
+    """(action, the mover's hands after, the other's hands after), as the library's step applies them."""
+    out = []
+    for m in (0, 1):
+        for o in (0, 1):
+            if mine[m] and theirs[o]:
+                hit = list(theirs)
+                hit[o] = 0 if mine[m] + theirs[o] >= 5 else mine[m] + theirs[o]
+                out.append((f"[attack {m} {o}]", mine, (hit[0], hit[1])))
+    total = sum(mine)
+    out += [(f"[split {a} {total - a}]", (a, total - a), theirs) for a in range(total + 1) if (a, total - a) != mine]
+    return out
+
+
+def _chopsticks_opponent(env: Any) -> list[str]:
+    hands = env.state.game_state["hands"]
+    return [a for a, _, _ in _chop_moves(tuple(hands[1]), tuple(hands[0]))]
+
+
+def _chop_reply_value(mine: tuple[int, int], theirs: tuple[int, int], depth: int) -> float:
+    """Seat 0's chance to win within `depth` more of its moves after it made (mine, theirs): the
+    opponent's uniform reply comes first."""
+    if theirs == (0, 0):
+        return 1.0
+    replies = _chop_moves(theirs, mine)
+    return sum(0.0 if after == (0, 0) else _chop_value(after, hand, depth) for _, hand, after in replies) / len(replies)
+
+
+@lru_cache(maxsize=200_000)
+def _chop_value(me: tuple[int, int], them: tuple[int, int], depth: int) -> float:
+    """Seat 0's chance to win within `depth` more of its own moves, it to move, against the uniform opponent."""
+    if depth == 0:
+        return 0.0
+    return max(_chop_reply_value(mine, theirs, depth - 1) for _, mine, theirs in _chop_moves(me, them))
+
+
+def _chopsticks(env: Any) -> str:
+    hands, left = env.state.game_state["hands"], (env.state.max_turns - env.state.turn + 1) // 2
+    depth = min(left, 6)  # a 6-move lookahead: the seed filter, not the depth, makes the cases winnable
+    moves = _chop_moves(tuple(hands[0]), tuple(hands[1]))
+    return max(moves, key=lambda m: _chop_reply_value(m[1], m[2], depth - 1))[0]
+
+
+OPPONENTS: dict[str, Callable[[Any], list[str]]] = {
+    "WildTicTacToe-v0": _wild_moves,
+    "Chopsticks-v0": _chopsticks_opponent,
+}
+ORACLES |= {"WildTicTacToe-v0": _wild_tic_tac_toe, "Chopsticks-v0": _chopsticks}
+
+# Games whose generator can deal a case nobody can win (a Countdown target no expression makes, a Rush
+# Hour or Sokoban layout with no way out within the turns): a case is a seed the oracle wins, as the
+# PettingZoo and Gymnasium adapters keep theirs (`turns.winnable_seed`). Deterministic in the case's rng.
+WINNABLE_ONLY = frozenset({"Countdown-v0", "RushHour-v0", "Sokoban-v0", *OPPONENTS})
+ORACLE_TURNS = 100  # the turn limit of `bootcamp_dict`
+
+
+def oracle_wins(identity: Identity) -> bool:
+    """Play the oracle through a whole game of `identity`: whether it scores 1."""
+    game, play = Game(identity), ORACLES[identity["game"]]
+    for _ in range(ORACLE_TURNS):
+        if game.step(play(_core(game))):
+            return (game.reward or 0.0) >= 1.0
+    return False
 
 
 @register_interaction("textarena")
