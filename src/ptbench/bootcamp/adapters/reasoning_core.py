@@ -38,33 +38,48 @@ PREFIX = "rc."
 # Generation runs under the library's own SIGALRM timeout, which retries a slow case with more draws
 # from the RNG (so a timeout would change the case on a slower machine): set far above any case here.
 _GENERATION_TIMEOUT_S = 600
-_NONDETERMINISTIC = "not deterministic: the same seed gave other cases (it reads state outside the global RNGs)"
+_NONDETERMINISTIC = (
+    "not deterministic even in the hash-seeded worker (a fresh seeded fork per case): two processes gave other "
+    "cases for the same seed (what it reads is outside any seed: regex_* match under wall-clock timeouts)"
+)
+_UNVERIFIED = (
+    "deterministic in the hash-seeded worker on a probe (2 seeds in 2 processes, other hash seeds and orders), "
+    "but not yet verified at 100 cases (10-70 s a case on the shared dev box)"
+)
+_UNMEASURED = "not deterministic in-process; not yet measured in the hash-seeded worker (minutes a case here)"
 _HEDGE = "its scorer gives full credit to a hedge that contains the answer ('A or not A')"
+_CHECKED = (
+    _HEDGE + "; ptbench's check in front of it (EXTRA_CHECKS) stops the hedges tested, but the environment is not yet "
+    "verified at 100 cases (tens of seconds a case on the shared dev box)"
+)
 EXCLUDED = {
     "game_best_move": "generating needs pyggp (reasoning-core[gen], not on PyPI)",
     "game_forced_win": "generating needs pyggp (reasoning-core[gen], not on PyPI)",
     "metamath_entailment": "downloads the Metamath database at run time (nodes are offline)",
     "metamath_core_select": "downloads the Metamath database at run time (nodes are offline)",
-    "planning": "its case metadata is not JSON (numpy integers), so a case cannot be stored",
+    "coreference": _CHECKED,
+    "grid_navigation": _CHECKED,
+    "sequential_induction": _CHECKED,
+    "reference_tracking": _CHECKED,
     "inverse_math": _HEDGE + " (eight answer modes, each its own sympy checker: no one ptbench check fits)",
     "logic_derivation": "its scorer gives full credit to the answer followed by a list of other candidates",
-    "analogical_case_matching": _NONDETERMINISTIC,
-    "arithmetics": _NONDETERMINISTIC,
+    "analogical_case_matching": _UNVERIFIED,
+    "arithmetics": _UNMEASURED,
     "code_analysis": _NONDETERMINISTIC,
     "code_runnability": _NONDETERMINISTIC,
     "constrained_continuation": _NONDETERMINISTIC,
-    "lambda_reduction": _NONDETERMINISTIC,
+    "lambda_reduction": _UNVERIFIED,
     "most_probable_evidence": _NONDETERMINISTIC,
     "most_probable_outcome": _NONDETERMINISTIC,
-    "parsing_derivation": _NONDETERMINISTIC,
+    "parsing_derivation": _UNMEASURED,
     "qualitative_causal_reasoning": _NONDETERMINISTIC,
     "regex_following": _NONDETERMINISTIC,
     "regex_reasoning": _NONDETERMINISTIC,
-    "rewrite_system": _NONDETERMINISTIC,
+    "rewrite_system": _UNVERIFIED,
     "syntax_error_detection": _NONDETERMINISTIC,
-    "table_equivalence": _NONDETERMINISTIC,
-    "table_qa": _NONDETERMINISTIC,
-    "unification_entailment": _NONDETERMINISTIC,
+    "table_equivalence": _UNVERIFIED,
+    "table_qa": _UNVERIFIED,
+    "unification_entailment": _UNVERIFIED,
 }
 
 
