@@ -122,7 +122,7 @@ def test_a_hash_seeded_reasoning_gym_dataset_repeats_under_another_hash_seed() -
 
 def test_game_of_life_halting_needs_the_answer_not_any_text() -> None:
     require(importlib.util.find_spec("reasoning_gym") is not None, "reasoning-gym is not installed")
-    env = build_environment(rg_adapter.bootcamp_dict("game_of_life_halting"))
+    env = build_environment("rg.game_of_life_halting")
     gen = next(iter(env.generators.values()))
     rng = random.Random(3)
     for _ in range(4):

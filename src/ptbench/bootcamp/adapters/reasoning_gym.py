@@ -42,6 +42,10 @@ EXCLUDED = {
 # these generators draw from sets of strings (`rng.choice(list(a_set))`) or sympy's, whose order
 # follows the hash seed. Their cases are made and scored in the hash-seeded worker (adapters/_worker.py).
 HASH_SEEDED = {"isomorphic_strings", "knight_swap", "list_functions", "polynomial_multiplication", "ransom_note"}
+# ... and those whose generator also draws from the global `random` (list_functions' generators call
+# random.randint): made and scored in a fork of the worker with the global RNGs seeded by the case's seed
+# (the worker itself gave other cases in a fresh interpreter).
+SEEDED_FORK = {"list_functions"}
 # Checks ptbench adds to a library scorer that `bootcamp verify` caught crediting a wrong answer.
 _HEDGE = re.compile(r"(?i)\bor\b")
 
@@ -62,7 +66,7 @@ def _exact_bool(extracted: str, entry: dict[str, Any]) -> bool:
 EXTRA_CHECKS = {"puzzle24": _puzzle24_numbers, "game_of_life_halting": _exact_bool}
 # Slow to generate (tens of seconds for a few cases: data files loaded, search-based generators):
 # listed and usable, left out of the sampled catalogue test so CI stays fast.
-SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf"}
+SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf", "knight_swap"}
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
@@ -155,10 +159,13 @@ def _library_score(dataset: str, level: int | None, overrides: str, seed: int, e
     return float(library().get_score_answer_fn(dataset)(extracted, entry))
 
 
-def _in_worker(function: str, *args: Any) -> Any:
+def _in_worker(function: str, dataset: str, *args: Any) -> Any:
+    """`function(dataset, level, overrides, seed, ...)` in the hash-seeded worker (a seeded fork of it for
+    SEEDED_FORK datasets: their case's seed, the fourth argument, seeds the global RNGs there)."""
     from ptbench.bootcamp.adapters import _worker
 
-    return _worker.call(f"{__name__}:{function}", *args)
+    seed = int(args[2]) if dataset in SEEDED_FORK else None
+    return _worker.call(f"{__name__}:{function}", dataset, *args, seed=seed)
 
 
 @register_generator("reasoning_gym")
