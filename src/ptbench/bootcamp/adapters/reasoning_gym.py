@@ -36,7 +36,7 @@ LEVELS = (0, 1, 2)  # curriculum levels offered as ptbench levels (l0 easiest)
 # Datasets left out of the catalogue, and why (the reasons are printed by `bootcamp list --json`).
 EXCLUDED = {
     "composite": "a mixture of other datasets (ptbench suites mix environments themselves)",
-    "word_ladder": "not deterministic: a fresh interpreter made other cases from the same seed (bootcamp verify, 100 cases)",
+    "word_ladder": "not deterministic: a fresh interpreter made other cases from the same seed (verify, 100 cases)",
     "codeio": "not deterministic: the same seed gave other cases (it samples from its data files outside the seed)",
 }
 # Found by `ptbench bootcamp verify`: a fresh interpreter (another hash seed) made other cases, since
