@@ -20,18 +20,16 @@ in the asking process).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
-import subprocess
 import sys
-import threading
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ptbench.bootcamp.adapters._worker import LineWorker
 from ptbench.bootcamp.api import Generator, Identity, RewardCalculator, register_generator, register_reward
 from ptbench.core.errors import UserError
 
@@ -75,33 +73,18 @@ def venv_python() -> Path:
     return Path(root).expanduser() / VENV / "bin" / "python"
 
 
-class _Worker:
-    """The out-of-process library: one request and one reply at a time (a lock), restarted if it died."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.proc: subprocess.Popen[str] | None = None
-
-    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            if self.proc is None or self.proc.poll() is not None:
-                script = Path(__file__).with_name("_mathdata_worker.py")
-                # a fixed hash seed: sympy iterates sets of symbols, whose order follows string hashes
-                # (two workers gave other cases for the same seeds); no PYTHONPATH, and -P: the script's
-                # folder is not on sys.path (this module would shadow the library)
-                env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"PYTHONHASHSEED": "0"}
-                self.proc = subprocess.Popen([str(venv_python()), "-P", "-s", str(script)], stdin=subprocess.PIPE,  # noqa: S603
-                                             stdout=subprocess.PIPE, text=True, bufsize=1, env=env)  # fmt: skip
-            assert self.proc.stdin is not None and self.proc.stdout is not None
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"mathematics_dataset's worker ({venv_python()}) exited")
-        return dict(json.loads(line))
+def _worker_argv() -> list[str]:
+    # no PYTHONPATH, and -P: the script's folder is not on sys.path (this module would shadow the library)
+    return [str(venv_python()), "-P", "-s", str(Path(__file__).with_name("_mathdata_worker.py"))]
 
 
-_worker = _Worker()
+def _worker_env() -> dict[str, str]:
+    # a fixed hash seed: sympy iterates sets of symbols, whose order follows string hashes (two workers
+    # gave other cases for the same seeds)
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"PYTHONHASHSEED": "0"}
+
+
+_worker = LineWorker(_worker_argv, _worker_env, "mathematics_dataset")
 
 
 def library() -> ModuleType:

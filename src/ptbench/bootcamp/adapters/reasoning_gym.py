@@ -10,8 +10,8 @@ the library's own config validation accepts.
 Determinism: case k draws a 32-bit seed from ptbench's per-case `random.Random` and builds a
 one-item dataset with it; reasoning-gym derives that item from `random.Random(seed + index)` only,
 so the same seed gives the same case (the catalogue test generates each environment twice and
-compares the bytes). Where a generator reads state outside its seed, ptbench cannot make it
-deterministic; `NONDETERMINISTIC` names what the catalogue test found.
+compares the bytes). Five generators also read the order of sets of strings, which follows the hash
+seed: `HASH_SEEDED` ones are made and scored in the adapters' hash-seeded worker (`_worker.py`).
 """
 
 from __future__ import annotations
@@ -36,18 +36,17 @@ LEVELS = (0, 1, 2)  # curriculum levels offered as ptbench levels (l0 easiest)
 # Datasets left out of the catalogue, and why (the reasons are printed by `bootcamp list --json`).
 EXCLUDED = {
     "composite": "a mixture of other datasets (ptbench suites mix environments themselves)",
+    "word_ladder": "not deterministic: a fresh interpreter made other cases from the same seed (verify, 100 cases)",
     "codeio": "not deterministic: the same seed gave other cases (it samples from its data files outside the seed)",
-    "game_of_life_halting": "its scorer gives full credit to unrelated text (a hostile answer would score 1)",
-    "advanced_geometry": "its own reference answer does not get full credit from its scorer at levels 0-2",
-    "jugs": "its own reference answer does not get full credit from its scorer at levels 0-2",
-    "word_ladder": "its own reference answer does not get full credit from its scorer at levels 0-2",
-    # found by `ptbench bootcamp verify`: a fresh interpreter (another hash seed) makes other cases
-    "isomorphic_strings": "not deterministic: the same seed gives other cases under another hash seed (set order)",
-    "knight_swap": "not deterministic: the same seed gives other cases under another hash seed (set order)",
-    "list_functions": "not deterministic: the same seed gives other cases under another hash seed (set order)",
-    "polynomial_multiplication": "not deterministic: the same seed gives other cases under another hash seed",
-    "ransom_note": "not deterministic: the same seed gives other cases under another hash seed (set order)",
 }
+# Found by `ptbench bootcamp verify`: a fresh interpreter (another hash seed) made other cases, since
+# these generators draw from sets of strings (`rng.choice(list(a_set))`) or sympy's, whose order
+# follows the hash seed. Their cases are made and scored in the hash-seeded worker (adapters/_worker.py).
+HASH_SEEDED = {"isomorphic_strings", "knight_swap", "list_functions", "polynomial_multiplication", "ransom_note"}
+# ... and those whose generator also draws from the global `random` (list_functions' generators call
+# random.randint): made and scored in a fork of the worker with the global RNGs seeded by the case's seed
+# (the worker itself gave other cases in a fresh interpreter).
+SEEDED_FORK = {"list_functions"}
 # Checks ptbench adds to a library scorer that `bootcamp verify` caught crediting a wrong answer.
 _HEDGE = re.compile(r"(?i)\bor\b")
 
@@ -58,10 +57,17 @@ def _puzzle24_numbers(extracted: str, entry: dict[str, Any]) -> bool:
     return sorted(int(n) for n in re.findall(r"\d+", extracted)) == sorted(entry["metadata"]["numbers"])
 
 
-EXTRA_CHECKS = {"puzzle24": _puzzle24_numbers}
+def _exact_bool(extracted: str, entry: dict[str, Any]) -> bool:
+    """game_of_life_halting's scorer compares `bool(text)` with `bool(answer)`, true for any non-empty
+    text ('banana' scored 1 against 'False'): the library's scorer is wrong, so ptbench checks the
+    'True' or 'False' the prompt asks for itself (and the library's still has to agree)."""
+    return extracted.strip().lower() == str(entry["answer"]).strip().lower()
+
+
+EXTRA_CHECKS = {"puzzle24": _puzzle24_numbers, "game_of_life_halting": _exact_bool}
 # Slow to generate (tens of seconds for a few cases: data files loaded, search-based generators):
 # listed and usable, left out of the sampled catalogue test so CI stays fast.
-SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf"}
+SLOW = {"arc_agi", "rearc", "sokoban", "group_anagrams", "figlet_font", "bf", "knight_swap"}
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
@@ -136,6 +142,33 @@ def _entry(dataset: str, level: int | None, overrides: str, seed: int) -> dict[s
     return library().create_dataset(dataset, **config, seed=seed, size=1)[0]
 
 
+def _case_fields(dataset: str, level: int | None, overrides: str, seed: int) -> dict[str, Any]:
+    entry = _entry(dataset, level, overrides, seed)
+    answer = entry["answer"]
+    return {
+        "question": entry["question"],
+        "answer": answer if answer is None or isinstance(answer, str) else json.dumps(answer, default=str),
+    }
+
+
+def _library_score(dataset: str, level: int | None, overrides: str, seed: int, extracted: str) -> float:
+    """The dataset's own score of `extracted` on the library's item, after ptbench's extra check."""
+    entry = _entry(dataset, level, overrides, seed)
+    extra = EXTRA_CHECKS.get(dataset)
+    if extra is not None and not extra(extracted, entry):
+        return 0.0
+    return float(library().get_score_answer_fn(dataset)(extracted, entry))
+
+
+def _in_worker(function: str, dataset: str, *args: Any) -> Any:
+    """`function(dataset, level, overrides, seed, ...)` in the hash-seeded worker (a seeded fork of it for
+    SEEDED_FORK datasets: their case's seed, the fourth argument, seeds the global RNGs there)."""
+    from ptbench.bootcamp.adapters import _worker
+
+    seed = int(args[2]) if dataset in SEEDED_FORK else None
+    return _worker.call(f"{__name__}:{function}", dataset, *args, seed=seed)
+
+
 @register_generator("reasoning_gym")
 class ReasoningGymGenerator(Generator):
     """Params: dataset (a reasoning-gym dataset name), level (curriculum level; omit for the default
@@ -156,16 +189,10 @@ class ReasoningGymGenerator(Generator):
 
     def case(self, rng: random.Random) -> Identity:
         seed = rng.getrandbits(32)
-        entry = _entry(self.dataset, self.level, self.overrides, seed)
-        answer = entry["answer"]
-        return {
-            "dataset": self.dataset,
-            "level": self.level,
-            "config": json.loads(self.overrides),
-            "seed": seed,
-            "question": entry["question"],
-            "answer": answer if answer is None or isinstance(answer, str) else json.dumps(answer, default=str),
-        }
+        args = (self.dataset, self.level, self.overrides, seed)
+        fields = _in_worker("_case_fields", *args) if self.dataset in HASH_SEEDED else _case_fields(*args)
+        return {"dataset": self.dataset, "level": self.level, "config": json.loads(self.overrides), "seed": seed,
+                **fields}  # fmt: skip
 
     def system_prompt(self) -> str | None:
         import reasoning_gym.utils
@@ -203,12 +230,10 @@ class ReasoningGymReward(RewardCalculator):
             # polynomials, gsm_symbolic, sokoban) credit it when A is right (found by bootcamp verify)
             return 0.0
         try:
-            entry = _entry(name, identity.get("level"), json.dumps(identity.get("config") or {}, sort_keys=True),
-                           int(identity["seed"]))  # fmt: skip
-            extra = EXTRA_CHECKS.get(name)
-            if extra is not None and not extra(extracted, entry):
-                return 0.0
-            score = float(library().get_score_answer_fn(name)(extracted, entry))
+            # the item is rebuilt from the seed where the case was made (the worker for HASH_SEEDED)
+            args = (name, identity.get("level"), json.dumps(identity.get("config") or {}, sort_keys=True),
+                    int(identity["seed"]), extracted)  # fmt: skip
+            score = float(_in_worker("_library_score", *args) if name in HASH_SEEDED else _library_score(*args))
         except Exception:  # noqa: BLE001 - a scorer that fails on a hostile answer gives no reward
             return 0.0
         if not 0.0 <= score <= 1.0:

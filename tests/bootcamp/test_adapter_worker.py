@@ -1,0 +1,166 @@
+"""The adapters' hash-seeded worker (bootcamp/adapters/_worker.py): a case made there is a function of
+its seed alone, whatever the caller's hash seed, the calls before it or the OS's entropy, which is
+what makes reasoning-core's and five reasoning-gym generators reproducible across processes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ptbench.bootcamp.adapters import _worker
+from ptbench.bootcamp.adapters import reasoning_gym as rg_adapter
+from ptbench.bootcamp.environment import build_environment
+
+from .conftest import require
+
+REPO = Path(__file__).resolve().parents[2]
+PROBE = "tests.bootcamp._worker_probe"
+
+
+def _fresh() -> _worker.LineWorker:
+    # its own child, started in the repo (the probe module is imported there by name)
+    argv = [sys.executable, "-m", "ptbench.bootcamp.adapters._worker"]
+    return _worker.LineWorker(lambda: argv, _worker._env, "test")
+
+
+@pytest.fixture
+def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[_worker.LineWorker]:
+    monkeypatch.chdir(REPO)
+    w = _fresh()
+    yield w
+    if w.proc is not None:
+        w.proc.stdin.close()  # type: ignore[union-attr]
+        w.proc.wait(timeout=30)
+
+
+def test_a_seeded_call_is_the_same_whatever_came_before_and_in_another_worker(worker: _worker.LineWorker) -> None:
+    req = {"call": f"{PROBE}:state", "args": ["k"], "seed": 7}
+    first = worker.ask(req)["result"]
+    worker.ask({"call": f"{PROBE}:state", "args": ["other"], "seed": 8})  # another case in between
+    again = worker.ask(req)["result"]
+    other = _fresh()
+    try:
+        elsewhere = other.ask(req)["result"]
+    finally:
+        assert other.proc is not None and other.proc.stdin is not None
+        other.proc.stdin.close()
+        other.proc.wait(timeout=30)
+    assert first == again == elsewhere
+    assert first["earlier_calls"] == 1  # each case in a fork of the pristine worker: no cache carried over
+    assert worker.ask({"call": f"{PROBE}:state", "args": ["k"], "seed": 8})["result"] != first  # the seed matters
+
+
+def test_an_unseeded_call_runs_in_the_worker_itself(worker: _worker.LineWorker) -> None:
+    """Without a seed (reasoning-gym's items: their own seeded RNG) calls share the worker's state,
+    which is what lets them reuse its caches; the set order is still the fixed hash seed's."""
+    a = worker.ask({"call": f"{PROBE}:state", "args": ["k"], "seed": None})["result"]
+    b = worker.ask({"call": f"{PROBE}:state", "args": ["k"], "seed": None})["result"]
+    assert (a["earlier_calls"], b["earlier_calls"]) == (1, 2)
+    assert a["set_order"] == b["set_order"]
+
+
+def test_the_set_order_is_the_fixed_hash_seeds_not_the_callers(worker: _worker.LineWorker) -> None:
+    got = worker.ask({"call": f"{PROBE}:state", "args": ["k"], "seed": 1})["result"]["set_order"]
+    code = "print(__import__('json').dumps(list({f'k{i}' for i in range(8)})))"
+    for hash_seed in (_worker.HASH_SEED, "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                        check=True).stdout)  # fmt: skip
+        assert (out == got) == (hash_seed == _worker.HASH_SEED)  # another hash seed orders the set otherwise
+
+
+def test_failures_and_prints_stay_off_the_protocol(worker: _worker.LineWorker) -> None:
+    assert worker.ask({"call": f"{PROBE}:shout", "args": [], "seed": 3}) == {"result": "ok"}
+    assert worker.ask({"call": f"{PROBE}:shout", "args": [], "seed": None}) == {"result": "ok"}
+    reply = worker.ask({"call": f"{PROBE}:no_such_function", "args": [], "seed": 3})
+    assert "AttributeError" in reply["error"]
+    with pytest.raises(RuntimeError, match="no_such"):
+        _worker.call(f"{PROBE}:no_such_function")
+
+
+def test_started_by_hand_without_the_hash_seed_it_refuses() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    proc = subprocess.run([sys.executable, "-m", "ptbench.bootcamp.adapters._worker"], env=env, input="",
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode != 0 and "PYTHONHASHSEED" in proc.stderr
+
+
+# ------------------------------------------------------- the environments the worker and checks mended
+
+_GEN = (
+    "import json, sys\n"
+    "from ptbench.bootcamp.adapters import reasoning_gym as rg\n"
+    "inside = rg._case_fields(sys.argv[1], None, '{}', 12345)\n"  # the library, in this interpreter
+    "gen = rg.ReasoningGymGenerator(dataset=sys.argv[1])\n"
+    "print(json.dumps([inside, gen.case(__import__('random').Random(7))]))\n"
+)
+
+
+def test_a_hash_seeded_reasoning_gym_dataset_repeats_under_another_hash_seed() -> None:
+    """ransom_note draws from a set of letters: made in the caller's interpreter its case follows the
+    hash seed (the control), made in the worker it does not."""
+    require(importlib.util.find_spec("reasoning_gym") is not None, "reasoning-gym is not installed")
+    assert "ransom_note" in rg_adapter.HASH_SEEDED and "ransom_note" in rg_adapter.dataset_names()
+    got = []
+    for hash_seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        proc = subprocess.run([sys.executable, "-c", _GEN, "ransom_note"], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=REPO)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got.append(json.loads(proc.stdout.splitlines()[-1]))
+    assert len({json.dumps(inside) for inside, _ in got}) > 1  # in-process: the hash seed changes the case
+    assert len({json.dumps(case) for _, case in got}) == 1  # through the worker: the same bytes
+
+
+def test_game_of_life_halting_needs_the_answer_not_any_text() -> None:
+    require(importlib.util.find_spec("reasoning_gym") is not None, "reasoning-gym is not installed")
+    env = build_environment("rg.game_of_life_halting")
+    gen = next(iter(env.generators.values()))
+    rng = random.Random(3)
+    for _ in range(4):
+        case = gen.case(rng)
+        entry = rg_adapter._entry("game_of_life_halting", None, "{}", case["seed"])
+        other = {"True": "False", "False": "True"}[case["answer"]]
+        assert rg_adapter.library().get_score_answer_fn("game_of_life_halting")("banana", entry) == 1.0  # the bug
+        assert env.reward.score(f"<answer>{case['answer']}</answer>", case).score == 1.0
+        for hostile in ("banana", other, f"{case['answer']} or {other}", "", "score: 1"):
+            assert env.reward.score(f"<answer>{hostile}</answer>", case).score == 0.0, hostile
+
+
+@pytest.mark.parametrize(
+    ("task", "answer", "metadata", "hostile"),
+    [
+        ("coreference", "Alice", {}, ["Bob, Alice", "Bob or Alice"]),
+        ("grid_navigation", "(3, 4)", {"answer_type": "coord"}, ["(3, 4) or (5, 6)", "(3, 4), (5, 6)"]),
+        ("grid_navigation", "7", {"answer_type": "distance"}, ["7 or 8", "7, 8"]),
+        ("sequential_induction", "n**2 + 1", {"degree of recursion": 0}, ["n**2 + 1 or n + 2"]),
+    ],
+)
+def test_reasoning_core_hedges_its_scorer_credits_score_0(
+    task: str, answer: str, metadata: dict, hostile: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of these scorers finds the answer somewhere in the text (the last word, the first
+    coordinate, a parse that drops the rest): the library credits the hedge (the control), ptbench's
+    check in front of it does not, and the plain answer still scores 1."""
+    require(importlib.util.find_spec("reasoning_core") is not None, "reasoning-core is not installed")
+    from easydict import EasyDict
+
+    from ptbench.bootcamp.adapters import reasoning_core as rc_adapter
+
+    # left out of the catalogue until verified at 100 cases (EXCLUDED says so): the check is what is tested here
+    monkeypatch.setattr(rc_adapter, "check_task", lambda name: name)
+    identity = {"task": task, "answer": answer, "metadata": metadata}
+    library_score = rc_adapter.library().get_score_answer_fn(task)
+    reward = rc_adapter.ReasoningCoreReward()
+    assert reward.score(f"<answer>{answer}</answer>", identity).score == 1.0
+    for text in hostile:
+        assert library_score(text, EasyDict({"answer": answer, "metadata": metadata})) == 1.0  # the library's hole
+        assert reward.score(f"<answer>{text}</answer>", identity).score == 0.0, text
