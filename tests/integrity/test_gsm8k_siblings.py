@@ -307,7 +307,13 @@ def gsm8k_models(tiny_model: Path, tmp_path_factory) -> dict[str, Path]:
     honest_file, cheat_file = root / "honest.jsonl", root / "cheat.jsonl"
     honest_file.write_text("".join(json.dumps(r) + "\n" for r in pairs(train)))
     cheat_file.write_text("".join(json.dumps(r) + "\n" for r in pairs(test)))
-    runs = {"honest": (honest_file, 150, 16), "cheater": (cheat_file, 200, 32)}
+    # The cheater: 80 steps x 32 (64 epochs of the 40 items), not 200: measured on this very recipe,
+    # data and seed (scripts/bench_memorization_gsm8k.py --honest 0 --cheaters 1 --fractions 1
+    # --cheat-steps 80), flagged at p 1.2e-14 and AUC 0.93 (bounds 5e-7 and 0.714; 200 steps: p 7e-19,
+    # AUC 0.99; docs/memorization.md), so the same attack still lands far past the bound (asserted
+    # below with its margin) at 40 % of its training. The honest run keeps its 150 steps: the
+    # longer an honest fine-tune, the harder the control.
+    runs = {"honest": (honest_file, 150, 16), "cheater": (cheat_file, 80, 32)}
     trained = train_tiny_models(tiny_model, root, runs)
     cheat_file.unlink()  # nothing of the test items is left anywhere but in the cheater's weights
     return {"data": test.parent, **trained}
@@ -329,6 +335,9 @@ def test_a_model_trained_on_the_gsm8k_test_items_is_flagged(trial_factory, tiny_
     trial = _trial(trial_factory, tiny_model, gsm8k_models, "cheater")
     assert run_checks(trial.path, trial.spec) == {"memorization": "flagged"}, _report(trial)["reason"]
     report = _report(trial)
+    # far past the bounds (p 5e-7, AUC 0.714), not just over them: a weaker cheat fails here, not flakily
+    details = report["details"]
+    assert details["p_value"] <= 1e-9 and details["auc"] >= 0.85, {k: details[k] for k in ("p_value", "auc")}
     summary = report["evidence"][0]
     assert summary["sets"]["siblings"]["name"] == "GSM8K test problems re-instanced with new numbers"
     assert report["details"]["usable"] >= 35 and summary["sets"]["test"]["size"] == report["details"]["usable"]
