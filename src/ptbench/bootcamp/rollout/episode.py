@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
@@ -12,6 +11,7 @@ from ptbench.bootcamp.environment import Environment
 from ptbench.bootcamp.rollout.client import ChatClient, ChatError
 from ptbench.bootcamp.rollout.traces import TRACE_SCHEMA
 from ptbench.bootcamp.serving.heavy import score_async
+from ptbench.core import fastjson
 
 
 async def run_episode(
@@ -21,7 +21,7 @@ async def run_episode(
     the episode with `status: error` and a classified error, so every episode yields one record."""
     cfg = env.config
     extra = row["extra_info"]
-    identity: Identity = json.loads(row["reward_model"]["ground_truth"])
+    identity: Identity = fastjson.loads(row["reward_model"]["ground_truth"])
     messages: list[dict[str, Any]] = [dict(m) for m in row["prompt"]]
     trace: dict[str, Any] = {
         "schema": TRACE_SCHEMA,
@@ -204,7 +204,7 @@ async def _run_tool_call(
         )
     else:
         try:
-            args = json.loads(raw_args) if isinstance(raw_args, str) else raw_args
+            args = fastjson.loads(raw_args) if isinstance(raw_args, str) else raw_args
             if not isinstance(args, dict):
                 raise ValueError("arguments must be a JSON object")
         except ValueError as exc:
@@ -213,8 +213,11 @@ async def _run_tool_call(
             record["arguments"] = args
             timeout = next(t.timeout_s for t in env.config.tools if t.name == name)
             try:
-                running = tool.execute(states[name], args)
-                result = await (running if tool.enforces_timeout else asyncio.wait_for(running, timeout))
+                if tool.enforces_timeout:
+                    result = await tool.execute(states[name], args)
+                else:  # a deadline on this task, not a task per call as wait_for makes
+                    async with asyncio.timeout(timeout):
+                        result = await tool.execute(states[name], args)
             except TimeoutError:
                 result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
             except ToolError:
