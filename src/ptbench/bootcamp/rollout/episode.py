@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Any
 
-from ptbench.bootcamp.api import Identity, ToolError, ToolResult
+from ptbench.bootcamp.api import Identity, Tool, ToolError, ToolResult
 from ptbench.bootcamp.environment import Environment
 from ptbench.bootcamp.rollout.client import ChatClient, ChatError
 from ptbench.bootcamp.rollout.traces import TRACE_SCHEMA
@@ -177,6 +177,13 @@ def _final_assistant_text(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def _runs_inline(tool: Tool) -> bool:
+    """True for a tool whose call is plain Python on the event loop (`execute_sync`, not blocking):
+    it never yields to the loop, so no deadline could interrupt it, and none is set (saves a timer a call)."""
+    cls = type(tool)
+    return not tool.blocking and cls.execute is Tool.execute and cls._call is Tool._call
+
+
 async def _run_tool_call(
     env: Environment, states: dict[str, Any], call: dict[str, Any], turn: int, used: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -213,7 +220,7 @@ async def _run_tool_call(
             record["arguments"] = args
             timeout = next(t.timeout_s for t in env.config.tools if t.name == name)
             try:
-                if tool.enforces_timeout:
+                if tool.enforces_timeout or _runs_inline(tool):
                     result = await tool.execute(states[name], args)
                 else:  # a deadline on this task, not a task per call as wait_for makes
                     async with asyncio.timeout(timeout):
