@@ -85,19 +85,10 @@ class TimedClient(ChatClient):
 
     connections = 0
 
-    async def __aenter__(self):  # type: ignore[no-untyped-def]
-        import aiohttp
-
-        await super().__aenter__()
-        trace = aiohttp.TraceConfig()
-
-        async def opened(*_: object) -> None:
-            TimedClient.connections += 1
-
-        trace.on_connection_create_end.append(opened)
-        trace.freeze()
-        self._session.trace_configs.append(trace)
-        return self
+    async def __aexit__(self, *exc):  # type: ignore[no-untyped-def]
+        if self._session is not None:
+            TimedClient.connections += self._session.opened
+        await super().__aexit__(*exc)
 
     async def chat(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         t0, w0 = time.perf_counter(), _run_queue_waits()

@@ -1,8 +1,9 @@
 """A small async client for OpenAI-compatible chat completions, built for many concurrent episodes.
 
 Why not the OpenAI SDK: at high concurrency its per-call CPU cost (re-validating the whole message
-history, opening new connections) dominates. Here one aiohttp session keeps a keep-alive pool sized
-to the concurrency, request bodies are serialised once, and responses are read as plain dicts.
+history, opening new connections) dominates. Here one keep-alive pool (`rollout.http`, a small
+HTTP/1.1 client: aiohttp's was half a turn's CPU) is sized to the concurrency, request bodies are
+serialised once, and responses are read as plain dicts.
 Failures are classified; retryable ones are retried by the one policy of `ptbench.core.retry`
 (exponential backoff with jitter, `Retry-After` honoured).
 """
@@ -14,7 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptbench.bootcamp.rollout.http import HttpPool
 from ptbench.core import fastjson
+from ptbench.core.errors import UserError
 from ptbench.core.retry import RetryPolicy, parse_retry_after, retryable_status
 
 
@@ -115,22 +118,19 @@ class ChatClient:
         self.sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
         # Passed through as top-level request fields, e.g. {"chat_template_kwargs": {"enable_thinking": false}}.
         self.extra_body = dict(extra_body or {})
-        self._session: Any = None
+        self._session: HttpPool | None = None
         self.stats: dict[str, int] = {"requests": 0, "retries": 0}
 
     async def __aenter__(self) -> ChatClient:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(
-            limit=self.concurrency, limit_per_host=self.concurrency, keepalive_timeout=75, ttl_dns_cache=300
-        )
-        self._timeout = aiohttp.ClientTimeout(total=self.timeout_s)
-        self._session = aiohttp.ClientSession(connector=connector, headers=self._headers, timeout=self._timeout)
+        try:
+            self._session = HttpPool(self.url, self._headers, limit=self.concurrency)
+        except ValueError as exc:
+            raise UserError(f"endpoint: {exc} (give an OpenAI-compatible base URL, e.g. http://host:8000/v1)") from None
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         if self._session is not None:
-            await self._session.close()
+            self._session.close()
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> bytes:
         # Reasoning text stays in the trace but is not sent back: strict servers reject unknown
@@ -170,28 +170,28 @@ class ChatClient:
             await asyncio.sleep(delay)
 
     async def _once(self, data: bytes) -> ChatResult:
-        import aiohttp
-
+        assert self._session is not None, "use the client as `async with ChatClient(...)`"
         try:
-            async with self._session.post(self.url, data=data) as resp:
-                raw = await resp.read()
-                if resp.status != 200:
-                    text = raw[:2000].decode(errors="replace")
-                    kind, retryable = classify_status(resp.status, text)
-                    wait = parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
-                    raise _Retryable(
-                        ChatError(
-                            kind,
-                            f"HTTP {resp.status}: {text[:300]}",
-                            status=resp.status,
-                            retryable=retryable,
-                            retry_after=wait,
-                        )
-                    )
+            async with asyncio.timeout(self.timeout_s):
+                resp = await self._session.post(data)
         except TimeoutError:
             raise _Retryable(ChatError("timeout", f"no response within {self.timeout_s:g} s", retryable=True)) from None
-        except aiohttp.ClientError as exc:
+        except OSError as exc:  # refused, reset, TLS, or a response that is not HTTP
             raise _Retryable(ChatError("connection", f"{type(exc).__name__}: {exc}", retryable=True)) from None
+        raw = resp.body
+        if resp.status != 200:
+            text = raw[:2000].decode(errors="replace")
+            kind, retryable = classify_status(resp.status, text)
+            wait = parse_retry_after(resp.headers.get("retry-after")) if retryable else None
+            raise _Retryable(
+                ChatError(
+                    kind,
+                    f"HTTP {resp.status}: {text[:300]}",
+                    status=resp.status,
+                    retryable=retryable,
+                    retry_after=wait,
+                )
+            )
         try:
             payload = fastjson.loads(raw)
             choice = payload["choices"][0]

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
-from ptbench.bootcamp.api import Identity, ToolError, ToolResult
+from ptbench.bootcamp.api import Identity, Tool, ToolError, ToolResult
 from ptbench.bootcamp.environment import Environment
 from ptbench.bootcamp.rollout.client import ChatClient, ChatError
 from ptbench.bootcamp.rollout.traces import TRACE_SCHEMA
 from ptbench.bootcamp.serving.heavy import score_async
+from ptbench.core import fastjson
 
 
 async def run_episode(
@@ -21,7 +21,7 @@ async def run_episode(
     the episode with `status: error` and a classified error, so every episode yields one record."""
     cfg = env.config
     extra = row["extra_info"]
-    identity: Identity = json.loads(row["reward_model"]["ground_truth"])
+    identity: Identity = fastjson.loads(row["reward_model"]["ground_truth"])
     messages: list[dict[str, Any]] = [dict(m) for m in row["prompt"]]
     trace: dict[str, Any] = {
         "schema": TRACE_SCHEMA,
@@ -177,6 +177,13 @@ def _final_assistant_text(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def _runs_inline(tool: Tool) -> bool:
+    """True for a tool whose call is plain Python on the event loop (`execute_sync`, not blocking):
+    it never yields to the loop, so no deadline could interrupt it, and none is set (saves a timer a call)."""
+    cls = type(tool)
+    return not tool.blocking and cls.execute is Tool.execute and cls._call is Tool._call
+
+
 async def _run_tool_call(
     env: Environment, states: dict[str, Any], call: dict[str, Any], turn: int, used: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -204,7 +211,7 @@ async def _run_tool_call(
         )
     else:
         try:
-            args = json.loads(raw_args) if isinstance(raw_args, str) else raw_args
+            args = fastjson.loads(raw_args) if isinstance(raw_args, str) else raw_args
             if not isinstance(args, dict):
                 raise ValueError("arguments must be a JSON object")
         except ValueError as exc:
@@ -213,8 +220,11 @@ async def _run_tool_call(
             record["arguments"] = args
             timeout = next(t.timeout_s for t in env.config.tools if t.name == name)
             try:
-                running = tool.execute(states[name], args)
-                result = await (running if tool.enforces_timeout else asyncio.wait_for(running, timeout))
+                if tool.enforces_timeout or _runs_inline(tool):
+                    result = await tool.execute(states[name], args)
+                else:  # a deadline on this task, not a task per call as wait_for makes
+                    async with asyncio.timeout(timeout):
+                        result = await tool.execute(states[name], args)
             except TimeoutError:
                 result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
             except ToolError:

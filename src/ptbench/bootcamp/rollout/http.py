@@ -1,0 +1,255 @@
+"""The rollout client's HTTP/1.1: keep-alive connections to one endpoint, one POST at a time on each.
+
+Why not aiohttp's client here: a model turn is one small POST and one JSON answer, and aiohttp's
+general machinery (request and response objects, cookie jar, tracing hooks, stream readers, a
+payload writer) cost about twice what the rest of a turn does (profile in docs/bootcamp.md,
+"Rollout throughput"). This does only what a chat-completions call needs: `http` and `https`,
+a `Content-Length` or chunked answer (or one that ends with the connection), gzip/deflate bodies,
+`Connection: close`. Proxies are not used (aiohttp's default too: it ignores the proxy
+environment). Every failure to talk to the server is an `OSError`; a timeout is `TimeoutError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import zlib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+class ProtocolError(OSError):
+    """The server's bytes are not an HTTP/1.1 response we can read, or it went away mid-answer."""
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    """Lower-case names; a repeated header keeps its last value."""
+    body: bytes
+
+
+_MAX_HEAD = 64 * 1024
+
+
+class _Connection(asyncio.Protocol):
+    """One TCP (or TLS) connection; at most one request in flight on it."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self._buf = bytearray()
+        self._waiter: asyncio.Future[Response] | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._head: tuple[int, dict[str, str]] | None = None
+        self._length: int | None = None  # body bytes expected (Content-Length)
+        self._chunked = False
+        self._chunks: list[bytes] = []
+        self._until_eof = False
+
+    # asyncio callbacks ----------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._buf += data
+        if self._waiter is None:  # bytes nobody asked for: the connection is not reusable
+            self.close()
+            return
+        try:
+            self._parse()
+        except ProtocolError as exc:
+            self._fail(exc)
+
+    def eof_received(self) -> bool:
+        if self._waiter is not None and self._head is not None and self._until_eof:
+            self._finish(bytes(self._buf))
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self._waiter is not None and not self._waiter.done():
+            if self._head is not None and self._until_eof:
+                self._finish(bytes(self._buf))
+            else:
+                self._fail(ProtocolError(f"server closed the connection mid-response ({exc or 'EOF'})"))
+
+    # requests -------------------------------------------------------------------------------------
+    def request(self, head: bytes, body: bytes) -> asyncio.Future[Response]:
+        assert self.transport is not None and self._waiter is None
+        self._waiter = asyncio.get_running_loop().create_future()
+        self._buf.clear()
+        self._reset()
+        self.transport.writelines((head, body))
+        return self._waiter
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def _fail(self, exc: Exception) -> None:
+        waiter, self._waiter = self._waiter, None
+        self.close()
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
+
+    def _finish(self, body: bytes, *, reusable: bool = True) -> None:
+        assert self._head is not None
+        status, headers = self._head
+        waiter, self._waiter = self._waiter, None
+        if not reusable or self._until_eof or headers.get("connection", "").lower() == "close":
+            self.close()
+        encoding = headers.get("content-encoding", "identity").lower()
+        if encoding in ("gzip", "deflate", "x-gzip"):
+            try:  # wbits 47: zlib or gzip framing, whichever the header says
+                body = zlib.decompress(body, 47) if encoding != "deflate" else _inflate(body)
+            except zlib.error as exc:
+                self.close()
+                if waiter is not None and not waiter.done():
+                    waiter.set_exception(ProtocolError(f"undecodable {encoding} body: {exc}"))
+                return
+        elif encoding != "identity":
+            self.close()
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(ProtocolError(f"unsupported Content-Encoding {encoding!r}"))
+            return
+        if waiter is not None and not waiter.done():
+            waiter.set_result(Response(status, headers, body))
+
+    def _parse(self) -> None:
+        buf = self._buf
+        while self._head is None:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > _MAX_HEAD:
+                    raise ProtocolError("response head longer than 64 KiB")
+                return
+            lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+            del buf[: end + 4]
+            parts = lines[0].split(" ", 2)
+            if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+                raise ProtocolError(f"not an HTTP/1.x status line: {lines[0][:100]!r}")
+            status = int(parts[1])
+            if 100 <= status < 200:  # 100 Continue and friends: the real head follows
+                continue
+            headers: dict[str, str] = {}
+            for line in lines[1:]:
+                name, sep, value = line.partition(":")
+                if not sep:
+                    raise ProtocolError(f"malformed header line: {line[:100]!r}")
+                headers[name.strip().lower()] = value.strip()
+            self._head = (status, headers)
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                self._chunked = True
+            elif "content-length" in headers:
+                try:
+                    self._length = int(headers["content-length"])
+                except ValueError:
+                    raise ProtocolError(f"bad Content-Length {headers['content-length']!r}") from None
+                if self._length < 0:
+                    raise ProtocolError(f"bad Content-Length {self._length}")
+            elif status in (204, 304):
+                self._length = 0
+            else:
+                self._until_eof = True
+        if self._length is not None:
+            if len(buf) >= self._length:
+                if len(buf) > self._length:  # more than the answer: do not trust the connection again
+                    self._finish(bytes(buf[: self._length]), reusable=False)
+                else:
+                    self._finish(bytes(buf))
+        elif self._chunked:
+            self._parse_chunks()
+
+    def _parse_chunks(self) -> None:
+        buf = self._buf
+        while True:
+            eol = buf.find(b"\r\n")
+            if eol < 0:
+                return
+            size_text = bytes(buf[:eol]).split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise ProtocolError(f"bad chunk size {size_text[:20]!r}") from None
+            if size == 0:
+                end = buf.find(b"\r\n\r\n", eol)  # trailers (usually none), then the blank line
+                if end < 0:
+                    return
+                extra = len(buf) > end + 4
+                self._finish(b"".join(self._chunks), reusable=not extra)
+                return
+            if len(buf) < eol + 2 + size + 2:
+                return
+            self._chunks.append(bytes(buf[eol + 2 : eol + 2 + size]))
+            del buf[: eol + 2 + size + 2]
+
+
+def _inflate(body: bytes) -> bytes:
+    try:  # "deflate" is meant to be zlib-wrapped; some servers send it raw
+        return zlib.decompress(body)
+    except zlib.error:
+        return zlib.decompress(body, -15)
+
+
+class HttpPool:
+    """Keep-alive connections to one origin, at most `limit` open; `post` is one request on one of them."""
+
+    def __init__(self, url: str, headers: dict[str, str], *, limit: int) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{url!r}: not an http(s) URL")
+        self._host = parts.hostname
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._ssl = ssl.create_default_context() if parts.scheme == "https" else None
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        netloc = parts.netloc.rpartition("@")[2]  # never send credentials from the URL as a Host
+        fixed = {
+            "Host": netloc,
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": "ptbench-rollout",
+            **headers,
+        }
+        self._head_prefix = f"POST {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
+        self._idle: list[_Connection] = []
+        self._slots = asyncio.Semaphore(limit)
+        self.opened = 0
+        """Connections opened so far (a benchmark's check that keep-alive works)."""
+
+    async def post(self, body: bytes) -> Response:
+        head = f"{self._head_prefix}Content-Length: {len(body)}\r\n\r\n".encode("latin-1")
+        async with self._slots:
+            conn = None
+            while self._idle:
+                candidate = self._idle.pop()
+                if not candidate.closed:
+                    conn = candidate
+                    break
+            if conn is None:
+                conn = await self._open()
+            try:
+                resp = await conn.request(head, body)
+            except BaseException:  # a timeout or cancel mid-answer leaves the connection unusable
+                conn.close()
+                raise
+            if not conn.closed:
+                self._idle.append(conn)
+            return resp
+
+    async def _open(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        _, conn = await loop.create_connection(
+            _Connection, self._host, self._port, ssl=self._ssl, server_hostname=self._host if self._ssl else None
+        )
+        self.opened += 1
+        return conn
+
+    def close(self) -> None:
+        for conn in self._idle:
+            conn.close()
+        self._idle.clear()
