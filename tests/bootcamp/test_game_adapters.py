@@ -196,6 +196,18 @@ def test_a_missing_chess_engine_is_one_line(monkeypatch) -> None:
         chess_positions.EndgameGenerator.check_params({"game": "endgame"})
 
 
+def test_a_process_that_searched_with_the_chess_engine_exits() -> None:
+    """A cached engine kept a non-daemon thread alive, so `bootcamp verify chess.*` hung after its last
+    result; each search now closes its engine (the control: the search really ran, its move printed)."""
+    _need("chess")
+    code = (
+        "import chess\nfrom ptbench.bootcamp.adapters import chess_positions as c\n"
+        "print(c._search(chess.Board(), 4)['pv'][0])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0 and len(proc.stdout.strip()) == 4, proc.stderr[-2000:]
+
+
 def test_a_move_is_one_legal_move_exactly_spelt_first() -> None:
     from ptbench.bootcamp.adapters.turns import parse_move
 

@@ -19,7 +19,6 @@ import os
 import random
 import re
 import shutil
-import threading
 from types import ModuleType
 from typing import Any
 
@@ -71,21 +70,18 @@ def engine_path() -> str:
                     "(or set PTBENCH_CHESS_ENGINE to a UCI engine)")  # fmt: skip
 
 
-_ENGINE: dict[str, Any] = {}
-_ENGINE_LOCK = threading.Lock()
-
-
 def _search(board: Any, depth: int) -> Any:
-    """The engine's analysis of `board` at `depth`, from a cleared hash (so it depends on the board only)."""
+    """The engine's analysis of `board` at `depth`, from a fresh engine (so it depends on the board only).
+
+    One engine process per search, closed before returning: a cached engine's background thread is not
+    a daemon, so a process that had played chess never exited (the interpreter waits for that thread
+    before any atexit hook could close it). Starting Stockfish costs milliseconds; a depth-12 search
+    costs more."""
     import chess.engine
 
-    with _ENGINE_LOCK:
-        engine = _ENGINE.get("engine")
-        if engine is None:
-            engine = _ENGINE["engine"] = chess.engine.SimpleEngine.popen_uci(engine_path())
-            engine.configure({"Threads": 1, "Hash": 16})
-        # a new game object each call: python-chess sends ucinewgame, which clears the engine's hash
-        return engine.analyse(board, chess.engine.Limit(depth=depth), game=object())
+    with chess.engine.SimpleEngine.popen_uci(engine_path()) as engine:
+        engine.configure({"Threads": 1, "Hash": 16})
+        return engine.analyse(board, chess.engine.Limit(depth=depth))
 
 
 # ------------------------------------------------------------------------------- mate in one
