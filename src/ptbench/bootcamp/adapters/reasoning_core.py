@@ -63,7 +63,7 @@ EXCLUDED = {
     "reference_tracking": _CHECKED,
     "inverse_math": _HEDGE + " (eight answer modes, each its own sympy checker: no one ptbench check fits)",
     "logic_derivation": "its scorer gives full credit to the answer followed by a list of other candidates",
-    "analogical_case_matching": "its scorer credits a hedge (`M1 or None`) and a candidate list (found by verify at 100 cases)",
+    "analogical_case_matching": "its scorer credits a hedge (`M1 or None`) and a candidate list (verify, 100 cases)",
     "arithmetics": _UNMEASURED,
     "code_analysis": _NONDETERMINISTIC,
     "code_runnability": _NONDETERMINISTIC,
