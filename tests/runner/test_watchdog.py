@@ -107,8 +107,8 @@ def test_kill_9_of_runner_then_resume_uses_remaining_budget(write_campaign, test
     if probe is not None:
         probe.kill_and_remove()
     tag = os.urandom(4).hex()
-    path = write_campaign(
-        CAMPAIGN.replace("{name: AGENT}", f"{{name: unmarked, options: {{tag: {tag}}}}}").replace(
+    path = write_campaign(  # the tag quoted: an all-digit hex draw ("85828439") would be a YAML int
+        CAMPAIGN.replace("{name: AGENT}", f"{{name: unmarked, options: {{tag: '{tag}'}}}}").replace(
             "BUDGET", str(60 / 3600)
         )
     )
