@@ -22,6 +22,7 @@ from typing import Any
 
 from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
+from ptbench.bootcamp.adapters.turns import first_case
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
@@ -220,10 +221,12 @@ class OpenSpielGenerator(Generator):
         first (euchre: the partner who goes alone sits the model out), and the outcome of a game
         the model never played would be paid to any answer."""
         game, _ = _load(self.game)
-        while True:
-            identity = {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())}
-            if not Match(identity).state.is_terminal():
-                return identity
+        return first_case(
+            lambda: {"game": self.game, "seed": rng.getrandbits(32), "player": rng.randrange(game.num_players())},
+            lambda identity: not Match(identity).state.is_terminal(),
+            self.game,
+            "the model's seat moved in none",
+        )
 
     def prompt(self, identity: Identity) -> str:
         match = Match(identity)

@@ -26,7 +26,7 @@ from typing import Any
 from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters._textarena_oracles import OPPONENTS, ORACLES
 from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
-from ptbench.bootcamp.adapters.turns import FILTER_TRIES
+from ptbench.bootcamp.adapters.turns import first_case
 from ptbench.bootcamp.api import (
     Generator,
     Identity,
@@ -183,11 +183,9 @@ class TextArenaGenerator(Generator):
     def case(self, rng: random.Random) -> Identity:
         if self.game not in WINNABLE_ONLY:
             return {"game": self.game, "seed": rng.getrandbits(31)}
-        for _ in range(FILTER_TRIES):
-            identity = {"game": self.game, "seed": rng.getrandbits(31)}
-            if oracle_wins(identity):
-                return identity
-        raise UserError(f"{self.game}: the oracle won none of {FILTER_TRIES} seeds; this game cannot make cases")
+        return first_case(
+            lambda: {"game": self.game, "seed": rng.getrandbits(31)}, oracle_wins, self.game, "the oracle won none"
+        )
 
     def prompt(self, identity: Identity) -> str:
         return Game(identity).news()

@@ -135,14 +135,22 @@ def oracle_wins(make: Callable[[Identity], Episode], identity: Identity) -> bool
     return episode.score() >= 1.0
 
 
+def first_case(draw: Callable[[], Identity], keep: Callable[[Identity], bool], name: str, what: str) -> Identity:
+    """The first case `draw()` makes that `keep` accepts, in FILTER_TRIES draws (deterministic when
+    `draw` draws from a seeded rng); else one line naming the game and WHAT none of the seeds gave."""
+    for _ in range(FILTER_TRIES):
+        identity = draw()
+        if keep(identity):
+            return identity
+    raise UserError(f"{name}: {what} of {FILTER_TRIES} seeds; this game cannot make cases")
+
+
 def winnable_seed(rng: random.Random, make: Callable[[Identity], Episode], base: Identity) -> Identity:
     """A case `base | {seed}` the oracle wins: seeds drawn from `rng` until one is (for games of
     chance or against a random opponent, where no player wins every seed). Deterministic in `rng`."""
-    for _ in range(FILTER_TRIES):
-        identity = {**base, "seed": rng.getrandbits(32)}
-        if oracle_wins(make, identity):
-            return identity
-    raise UserError(f"{base}: the oracle won none of {FILTER_TRIES} seeds; this game cannot make cases")
+    return first_case(
+        lambda: {**base, "seed": rng.getrandbits(32)}, lambda i: oracle_wins(make, i), str(base), "the oracle won none"
+    )
 
 
 class SeededGameGenerator(Generator):
