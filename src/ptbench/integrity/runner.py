@@ -1,5 +1,7 @@
-"""`run_checks`: the integrity stage. Each configured check runs in its own process with a time
-limit; its report is validated and written to `checks/<check>.json`, then `checks/verdicts.json`.
+"""`run_checks`: the integrity stage. A trial's checks run in one worker process (integrity/worker.py),
+each with its own time limit; a check that hangs, crashes, raises or reports nonsense is `unchecked`
+and the checks after it go on in a fresh process. Each report is validated and written to
+`checks/<check>.json`, then `checks/verdicts.json`.
 
 Only the harness writes `checks/`. Whatever is in it before the checks run (the agent could
 have written there, or a check run was interrupted) is moved to `checks.untrusted/<stamp>/` and
@@ -11,11 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +71,10 @@ def run_checks(
     else:
         notes = _quarantine(trial_dir, checks_dir)
     limit = timeout_s if timeout_s is not None else config.check_minutes * 60
-    for name in config.checks:
-        if name in skip or (resume and name not in resume):
-            continue
-        # The marker lets a restarted runner find and kill a check left running by a kill -9.
-        report = _run_one(name, ctx, limit, {TRIAL_ENV_MARKER: str(trial_dir), **(env or {})})
+    names = [n for n in config.checks if n not in skip and (not resume or n in resume)]
+    # The marker lets a restarted runner find and kill a check left running by a kill -9.
+    for report in _run_in_processes(names, ctx, limit, {TRIAL_ENV_MARKER: str(trial_dir), **(env or {})}):
+        name = report.check
         if report.verdict == "not_applicable" and name in config.require:
             report = report.model_copy(
                 update={"verdict": "unchecked", "reason": f"required (integrity.require) but {report.reason}"}
@@ -149,49 +152,115 @@ def _agent_started_at(trial_dir: Path) -> float | None:
         return None
 
 
-def _run_one(name: str, ctx: CheckContext, limit: float, env: dict[str, str]) -> CheckReport:
-    started = time.time()
-    version = ptbench.__version__
+def _run_in_processes(names: list[str], ctx: CheckContext, limit: float, env: dict[str, str]) -> Iterator[CheckReport]:
+    """Each check's report, in order: all checks in one worker process (integrity/worker.py), each
+    within `limit` seconds of the one before; one that times out, crashes, raises or reports nonsense
+    is `unchecked` and the checks after it go on in a fresh process."""
+    pending = list(names)
     with tempfile.TemporaryDirectory(prefix=".integrity-", dir=ctx.trial_dir) as tmp:
-        ctx_file, out = Path(tmp) / "context.json", Path(tmp) / "finding.json"
+        ctx_file = Path(tmp) / "context.json"
         ctx_file.write_text(json.dumps(ctx.to_json()))
-        argv = [sys.executable, "-m", "ptbench.integrity.worker", name, str(ctx_file), str(out)]
-        proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env={**os.environ, **env}
-        )
-        try:
-            _, stderr = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return unchecked(
-                name,
-                f"timed out after {limit:.0f} s (integrity.check_minutes)",
-                version=version,
-                started_at=started,
-                seconds=time.time() - started,
+        while pending:
+            for report in _one_process(list(pending), ctx_file, Path(tmp) / f"stderr-{len(pending)}", limit, env):
+                pending.remove(report.check)
+                yield report
+
+
+def _one_process(
+    names: list[str], ctx_file: Path, stderr_file: Path, limit: float, env: dict[str, str]
+) -> Iterator[CheckReport]:
+    """Reports of `names` from one worker, up to and including the first that fails."""
+    version = ptbench.__version__
+    read_fd, write_fd = os.pipe()
+    started = time.time()
+    try:
+        with open(stderr_file, "wb") as err:
+            argv = [sys.executable, "-m", "ptbench.integrity.worker", str(ctx_file), str(write_fd), *names]
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+                env={**os.environ, **env},
             )
-        finally:
-            _kill(proc)  # a stop signal raised in the runner while we waited must not leave the check running
-        seconds = time.time() - started
-        if proc.returncode != 0:
-            tail = stderr.decode(errors="replace").strip()[-_OUTPUT_LIMIT:]
-            return unchecked(
-                name,
-                f"crashed (exit {proc.returncode}): {tail.splitlines()[-1] if tail else 'no output'}",
-                version=version,
-                started_at=started,
-                seconds=seconds,
-            )
-        try:
-            finding = Finding.model_validate_json(out.read_bytes())
-        except (OSError, ValueError) as exc:
-            return unchecked(
-                name,
-                f"wrote no valid report ({type(exc).__name__})",
-                version=version,
-                started_at=started,
-                seconds=seconds,
-            )
+    finally:
+        os.close(write_fd)  # the worker holds the only writing end: its exit is the pipe's end
+    lines = _Lines(read_fd)
+    try:
+        for name in names:
+            deadline = time.monotonic() + limit
+            line, timed_out = lines.next(deadline)
+            if line is None and not timed_out:  # the pipe ended: the process exited or closed it
+                try:
+                    proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+            seconds = time.time() - started
+            if timed_out:
+                _kill(proc)
+                yield unchecked(
+                    name,
+                    f"timed out after {limit:.0f} s (integrity.check_minutes)",
+                    version=version,
+                    started_at=started,
+                    seconds=seconds,
+                )
+                return
+            if line is None:
+                tail = stderr_file.read_bytes()[-_OUTPUT_LIMIT:].decode(errors="replace").strip()
+                last = tail.splitlines()[-1] if tail else "no output"
+                how = f"crashed (exit {proc.returncode})" if proc.returncode else "ended without a report (exit 0)"
+                yield unchecked(name, f"{how}: {last}", version=version, started_at=started, seconds=seconds)
+                return
+            try:
+                message = json.loads(line)
+                if message["check"] != name:
+                    raise ValueError(f"a report for {message['check']!r}")
+                finding = Finding.model_validate(message["finding"])
+                started, seconds = float(message["started_at"]), float(message["seconds"])
+            except (ValueError, KeyError, TypeError) as exc:
+                _kill(proc)  # the stream is out of step: the checks after this one start afresh
+                yield unchecked(
+                    name,
+                    f"wrote no valid report ({type(exc).__name__})",
+                    version=version,
+                    started_at=started,
+                    seconds=seconds,
+                )
+                return
+            yield _report(name, finding, version=version, started_at=started, seconds=seconds)
+            started += seconds  # when the next check began in the worker (for a failure's timing)
+    finally:
+        _kill(proc)  # a stop signal raised in the runner while we waited must not leave a check running
+        os.close(read_fd)
+
+
+class _Lines:
+    """Lines from a pipe, each awaited until a deadline (select: a blocking read would outwait a hung check)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buffer, self.ended = fd, bytearray(), False
+
+    def next(self, deadline: float) -> tuple[bytes | None, bool]:
+        """(line, False); (None, False) at the pipe's end; (None, True) past the deadline."""
+        while b"\n" not in self.buffer:
+            if self.ended:
+                return None, False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                return None, True
+            chunk = os.read(self.fd, 1 << 16)
+            self.ended = not chunk
+            self.buffer += chunk
+        at = self.buffer.index(b"\n")
+        line = bytes(self.buffer[:at])
+        del self.buffer[: at + 1]
+        return line, False
+
+
+def _report(name: str, finding: Finding, *, version: str, started_at: float, seconds: float) -> CheckReport:
     if finding.verdict == "flagged" and not finding.evidence:
         finding = Finding(
             verdict="unchecked", reason=f"flagged without evidence: {finding.reason}", details=finding.details
@@ -205,7 +274,7 @@ def _run_one(name: str, ctx: CheckContext, limit: float, env: dict[str, str]) ->
         evidence=finding.evidence[:MAX_EVIDENCE],
         details=details,
         harness_version=version,
-        started_at=started,
+        started_at=started_at,
         seconds=round(seconds, 3),
     )
 

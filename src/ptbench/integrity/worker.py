@@ -1,19 +1,26 @@
-"""One check in its own process: `python -m ptbench.integrity.worker CHECK CONTEXT_JSON OUT_JSON`.
+"""The checks of one trial in one process: `python -m ptbench.integrity.worker CONTEXT_JSON FD CHECK...`.
 
-The runner gives each check a process so a hung or crashing check is killed at its time limit and
-becomes `unchecked` without taking the runner with it.
+One process for all of a trial's checks, so the interpreter, ptbench and the libraries the checks
+share (torch, transformers, safetensors) load once rather than once per check. The runner
+(integrity/runner.py) keeps what per-check processes gave: each check has its own time limit, and a
+check that hangs, crashes or raises is killed with the process and is `unchecked`; the checks after
+it go on in a fresh process. Each finding goes to the runner through the pipe `FD` as the check
+returns, one JSON line `{"check": NAME, "started_at": T, "seconds": S, "finding": {...}}`; findings
+are never read from files, so a check that writes files (another check's output, `checks/`)
+changes no verdict. The checks' own prints go to stderr, never into that pipe.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from ptbench.core.errors import UserError
-from ptbench.core.files import atomic_write_text
 from ptbench.integrity.checks import CHECKS, settings_for
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, NotApplicable, Unchecked
@@ -22,7 +29,8 @@ from ptbench.integrity.report import Finding, NotApplicable, Unchecked
 def run_check(name: str, ctx: CheckContext) -> Finding:
     """The registered check `name` with the campaign's settings for it. `validate` checked both where
     the campaign was submitted; here (a node without the plugin package, a trial.json from another
-    version) either failing is `unchecked`, with the reason."""
+    version) either failing is `unchecked`, with the reason. Any other exception is left to end the
+    process: the runner records it as a crash and starts a fresh one for the remaining checks."""
     try:
         cls = CHECKS.get(name)
         check = cls(settings_for(cls, ctx.config))
@@ -42,7 +50,9 @@ def run_check(name: str, ctx: CheckContext) -> Finding:
 def main(argv: list[str]) -> int:
     from ptbench.trial import TrialDir
 
-    name, ctx_file, out = argv
+    ctx_file, fd, *names = argv
+    report = os.fdopen(int(fd), "w", encoding="utf-8")
+    os.dup2(2, 1)  # a check's print() lands in stderr, never among the findings
     raw = json.loads(Path(ctx_file).read_text())
     trial = TrialDir(raw["trial_dir"])
     ctx = CheckContext(
@@ -52,8 +62,12 @@ def main(argv: list[str]) -> int:
         since=raw["since"],
         layer_dirs=[Path(p) for p in raw.get("layer_dirs", [])],
     )
-    finding = run_check(name, ctx)
-    atomic_write_text(out, finding.model_dump_json())
+    for name in names:
+        started, clock = time.time(), time.monotonic()
+        finding = run_check(name, ctx)
+        message = {"check": name, "started_at": started, "seconds": time.monotonic() - clock}
+        report.write(json.dumps({**message, "finding": finding.model_dump(mode="json")}) + "\n")
+        report.flush()
     return 0
 
 
