@@ -3,10 +3,10 @@ it is defined (`@register_check("name")`), a third-party one by its package's `p
 entry point (docs/guides/add-an-integrity-check.md).
 
 A check is a class with a settings model (`Settings`, pydantic: the campaign's `integrity.<name>:`
-mapping, validated by `validate` with file:line and again in the check's own process) and
+mapping, validated by `validate` with file:line and again in the checks' worker process) and
 `check(ctx) -> Finding`; it may say, from the campaign alone, why it has no method for a task
 (`not_applicable_reason`: `validate` refuses a campaign that requires it there). The runner runs
-each configured check in its own process (integrity/worker.py) by looking its name up here.
+the configured checks in one worker process (integrity/worker.py), looking each name up here.
 """
 
 from __future__ import annotations

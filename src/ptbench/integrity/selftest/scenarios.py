@@ -4,8 +4,8 @@ A scenario is data (the check it targets, the benchmark, attack or honest, the v
 promise, whether the quick form runs it) plus a small builder that plants what an agent would
 leave in a fresh trial directory: files hidden in the workspace or HOME, a file written and deleted
 under the real run journal, a recital in the gateway transcript, a command in the trajectory, a
-submitted model. The self-test then runs the REAL checks on it (`ptbench.integrity.run_checks`, one
-process per check, as a trial's integrity stage does) and reads the verdict.
+submitted model. The self-test then runs the REAL checks on it (`ptbench.integrity.run_checks`, in a
+worker process, as a trial's integrity stage does) and reads the verdict.
 
 The attacks are those of tests/integrity (test_contamination.py, test_decode.py, test_journal.py,
 test_api_usage.py, test_identity_disguises.py, test_memorization.py). Memorization rows come from
