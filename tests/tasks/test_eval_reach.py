@@ -101,3 +101,81 @@ def test_installation_checked_against_record(tmp_path, monkeypatch):
     (pkg / "__init__.py").unlink()
     assert check_distribution("ptbench_probe")["missing"] == ["ptbench_probe/__init__.py"]
     assert check_distribution("no-such-distribution") is None
+
+
+def _verify(cache_file):
+    return verify_installation(("ptbench_probe",), cache_file=cache_file)
+
+
+def test_the_hash_cache_is_reused_only_while_a_file_is_untouched(tmp_path, monkeypatch):
+    """The honest control reuses its hashes; a file rewritten in place with its size and mtime
+    restored (os.utime, as an agent covering its tracks would) is hashed afresh and refused: its
+    ctime moved, which no unprivileged process can set back."""
+    pkg = _fake_dist(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    cache_file = tmp_path / "eval-cache" / "install-hashes.json"
+    first = _verify(cache_file)
+    assert first["ptbench_probe"]["files_verified"] == 1
+    assert first["hash_cache"] == {"file": str(cache_file), "reused": 0, "note": "empty: first use"}
+    assert cache_file.stat().st_mode & 0o777 == 0o600
+    assert _verify(cache_file)["hash_cache"]["reused"] == 1  # untouched: not hashed again
+    target = pkg / "__init__.py"
+    before = target.stat()
+    with open(target, "r+b") as fh:  # same inode, same size
+        fh.write(b"SCORE = 9\n")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = target.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    with pytest.raises(UserError, match="ptbench_probe/__init__.py changed"):
+        _verify(cache_file)
+    with pytest.raises(UserError, match="ptbench_probe/__init__.py changed"):  # and on every later run
+        _verify(cache_file)
+
+
+@pytest.mark.parametrize("how", ["writable by others", "not a regular file"])
+def test_a_hash_cache_another_could_write_is_not_read(tmp_path, monkeypatch, how):
+    """A poisoned cache (the tampered file's exact identity with the RECORD's hash) is never read
+    unless it is a regular file of this user that no one else can write: the tamper is found."""
+    pkg = _fake_dist(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    target = pkg / "__init__.py"
+    record = (tmp_path / "ptbench_probe-1.0.dist-info" / "RECORD").read_text().split(",")[1].removeprefix("sha256=")
+    target.write_text("SCORE = 9\n")
+    st = target.stat()
+    poison = json.dumps(
+        {"format": 1, "files": {str(target): [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, record]}}
+    )
+    cache_file = tmp_path / "install-hashes.json"
+    if how == "not a regular file":
+        (tmp_path / "elsewhere.json").write_text(poison)
+        cache_file.symlink_to(tmp_path / "elsewhere.json")
+    else:
+        cache_file.write_text(poison)
+        cache_file.chmod(0o664)
+    with pytest.raises(UserError, match="ptbench_probe/__init__.py changed"):
+        _verify(cache_file)
+    # The control: the same poison where only this user can write it IS read (so the refusals above
+    # are what kept it out): the place is what protects the cache, runner/eval_stage.py.
+    trusted = tmp_path / "trusted.json"
+    trusted.write_text(poison)
+    trusted.chmod(0o600)
+    assert _verify(trusted)["hash_cache"]["reused"] == 1
+
+
+def test_the_runner_keeps_the_hash_cache_only_out_of_the_agents_reach(tmp_path):
+    """--install-cache is given under an isolating sandbox, never under sandbox: none (the agent runs
+    as the runner's user) nor where a sandbox option binds the evaluation cache into the sandbox."""
+    from ptbench.runner.eval_stage import INSTALL_HASHES, evaluation_argv
+    from tests.integrity.conftest import make_trial
+
+    trial = make_trial(tmp_path, task="arithmetic", options={"n_test": 4})
+
+    def argv(**spec):
+        trial.trial_json.write_text(trial.spec.model_copy(update=spec).model_dump_json())
+        return evaluation_argv(type(trial)(trial.path), sys.executable)
+
+    hashes = str(trial.eval_cache / INSTALL_HASHES)
+    assert argv(sandbox="bwrap")[-2:] == ["--install-cache", hashes]
+    assert "--install-cache" not in argv(sandbox="none")
+    bound = argv(sandbox="bwrap", sandbox_options={"binds": [f"{trial.eval_cache.parent}:/data"]})
+    assert "--install-cache" not in bound

@@ -46,6 +46,9 @@ def eval_cmd(
     verify_install: bool = typer.Option(
         False, "--verify-install", help="refuse to evaluate if ptbench or a scoring package differs from its RECORD"
     ),
+    install_cache: str = typer.Option(
+        None, help="(the runner's) --verify-install's hash cache, a file only the harness can write"
+    ),
     memorization_context: str = typer.Option(
         None, help="(the runner's) a trial's check context as JSON: also score the memorization check's items"
     ),
@@ -62,9 +65,11 @@ def eval_cmd(
     options = _task_options(task_options)
     installation = None
     if verify_install:
+        from pathlib import Path
+
         from ptbench.runner.installation import verify_installation
 
-        installation = verify_installation()
+        installation = verify_installation(cache_file=Path(install_cache) if install_cache else None)
     after = None
     if memorization_context:
         from pathlib import Path

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,3 +138,20 @@ _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def slug(text: str) -> str:
     """`text` as one safe, lower-case path component (trial ids, campaign names from flags)."""
     return _UNSAFE_IN_NAME.sub("-", text).strip("-").lower() or "x"
+
+
+def untrusted_file(path: Path) -> str | None:
+    """None when `path` is a regular file (not a link) of this user that no one else can write;
+    else why not ("missing" if absent). For a harness cache: the place keeps the agent out, this
+    keeps other users out."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return "missing"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}, not this user"
+    if st.st_mode & 0o022:
+        return f"writable by others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None

@@ -5,7 +5,8 @@ trial's base model id (which picks the harness's chat template), the harness-onl
 (PTBENCH_EVAL_CACHE, default `<campaign>/.harness/eval-cache`, never bound into an agent's
 sandbox: judge verdicts, reference answers, and the Hugging Face hub/datasets caches the test sets
 are loaded through, so a test set the agent rewrote in the shared HF cache is never read), and a
-check of the ptbench installation against its distribution RECORD.
+check of the ptbench installation against its distribution RECORD (its hash cache kept there too,
+and only where the campaign's sandbox keeps the agent out of it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import json
 import os
 from pathlib import Path
 
+from ptbench.sandbox.request import reach_note
 from ptbench.trial import TrialDir
+
+INSTALL_HASHES = "install-hashes.json"  # --verify-install's hash cache (runner/installation.py)
 
 
 def evaluation_argv(trial: TrialDir, python: str, *, memorization_context: dict | None = None) -> list[str]:
@@ -46,6 +50,9 @@ def evaluation_argv(trial: TrialDir, python: str, *, memorization_context: dict 
         str(trial.eval_cache),
         "--verify-install",
     ]
+    hashes = trial.eval_cache / INSTALL_HASHES
+    if not reach_note(spec.sandbox, spec.sandbox_options, hashes):  # where the agent could write it: none
+        argv += ["--install-cache", str(hashes)]
     if ev.limit:
         argv += ["--limit", str(ev.limit)]
     if memorization_context is not None:

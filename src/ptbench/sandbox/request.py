@@ -102,3 +102,31 @@ def _load_builtin() -> None:
 SANDBOXES: Registry[SandboxBuilder] = Registry("sandbox", load=_load_builtin)
 """sandbox kind -> the one function that builds its command line from a `SandboxRequest` (its
 `SandboxFacts` on it: `register_sandbox`)."""
+
+
+def reach_note(sandbox: str, options: Any, path: Path) -> str:
+    """'' when `path` (in the harness-only evaluation cache, which no sandbox binds) is out of the
+    agent's reach under this sandbox and these sandbox options; else why it is not. Under a sandbox
+    that does not isolate, the agent runs as the runner's user and could write it."""
+    if not sandbox_facts(sandbox).isolates:
+        return f"not used under sandbox: {sandbox} (the agent runs as the runner's user and could write it)"
+    for bound in _option_paths(options):
+        if _overlaps(bound, path):
+            return f"not used: sandbox option path {bound} covers it"
+    return ""
+
+
+def _option_paths(value: Any) -> list[Path]:
+    """Absolute paths named anywhere in the sandbox options (binds as "src[:dst[:ro]]")."""
+    if isinstance(value, dict):
+        return [p for v in value.values() for p in _option_paths(v)]
+    if isinstance(value, list | tuple):
+        return [p for v in value for p in _option_paths(v)]
+    if isinstance(value, str) and value.startswith("/"):
+        return [Path(part) for part in value.split(":") if part.startswith("/")]
+    return []
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    a, b = a.resolve(), b.resolve()
+    return a == b or a.is_relative_to(b) or b.is_relative_to(a)

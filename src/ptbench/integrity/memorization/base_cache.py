@@ -25,18 +25,17 @@ import math
 import os
 import re
 import shutil
-import stat
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ptbench.core.files import atomic_write_text, sha256_file
+from ptbench.core.files import atomic_write_text, sha256_file, untrusted_file
 from ptbench.core.locks import file_lock
 from ptbench.inference.base import engine_fact
 from ptbench.inference.loglik import Scored
-from ptbench.sandbox.request import sandbox_facts
+from ptbench.sandbox.request import reach_note
 
 FORMAT = 1
 SCORING_VERSION = 1  # bump when the log-likelihood computation (inference/loglik.py) changes its numbers
@@ -48,15 +47,8 @@ _HUB_BLOB = re.compile(r"[0-9a-f]{64}")  # a hub cache blob named by its content
 def cache_dir(spec: Any, eval_cache: Path) -> tuple[Path | None, str]:
     """Where this trial's base scores are cached, or None and why not."""
     root = eval_cache / "memorization"
-    if not sandbox_facts(spec.sandbox).isolates:
-        return None, (
-            f"not used under sandbox: {spec.sandbox} (the agent runs as the runner's user and could write it); "
-            "the base model was scored afresh"
-        )
-    for path in _option_paths(spec.sandbox_options):
-        if _overlaps(path, root):
-            return None, f"not used: sandbox option path {path} covers it; the base model was scored afresh"
-    return root, ""
+    why = reach_note(spec.sandbox, spec.sandbox_options, root)
+    return (None, f"{why}; the base model was scored afresh") if why else (root, "")
 
 
 def namespace(
@@ -141,7 +133,7 @@ class BaseScores:
         return [cached[k] for k in keys], hits
 
     def _read(self) -> dict[str, float]:
-        reason = _untrusted(self.path)
+        reason = untrusted_file(self.path)
         if reason is None:
             try:
                 data = json.loads(self.path.read_text())
@@ -182,29 +174,14 @@ def sibling_seed(root: Path) -> int | None:
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         with file_lock(root / "sibling-secret.lock"):
-            if _untrusted(path) == "missing":
+            if untrusted_file(path) == "missing":
                 atomic_write_text(path, os.urandom(16).hex(), mode=0o600)
-            if _untrusted(path) is not None:
+            if untrusted_file(path) is not None:
                 return None
             text = path.read_text().strip()
         return int(text, 16) if re.fullmatch(r"[0-9a-f]{32}", text) else None
     except OSError:
         return None
-
-
-def _untrusted(path: Path) -> str | None:
-    """None when `path` is a file only this user can write; else why not ("missing" if absent)."""
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return "missing"
-    if not stat.S_ISREG(st.st_mode):
-        return "not a regular file"
-    if st.st_uid != os.getuid():
-        return f"owned by uid {st.st_uid}, not this user"
-    if st.st_mode & 0o022:
-        return f"writable by others (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
 
 
 def digest(obj: Any) -> str:
@@ -226,19 +203,3 @@ def _device() -> str:
                 name = "cuda:" + run.stdout.strip().splitlines()[0]
         _DEVICE.append(name)
     return _DEVICE[0]
-
-
-def _option_paths(value: Any) -> list[Path]:
-    """Absolute paths named anywhere in the sandbox options (binds as "src[:dst[:ro]]")."""
-    if isinstance(value, dict):
-        return [p for v in value.values() for p in _option_paths(v)]
-    if isinstance(value, list | tuple):
-        return [p for v in value for p in _option_paths(v)]
-    if isinstance(value, str) and value.startswith("/"):
-        return [Path(part) for part in value.split(":") if part.startswith("/")]
-    return []
-
-
-def _overlaps(a: Path, b: Path) -> bool:
-    a, b = a.resolve(), b.resolve()
-    return a == b or a.is_relative_to(b) or b.is_relative_to(a)
