@@ -142,9 +142,8 @@ def test_a_hash_cache_another_could_write_is_not_read(tmp_path, monkeypatch, how
     record = (tmp_path / "ptbench_probe-1.0.dist-info" / "RECORD").read_text().split(",")[1].removeprefix("sha256=")
     target.write_text("SCORE = 9\n")
     st = target.stat()
-    poison = json.dumps(
-        {"format": 1, "files": {str(target): [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, record]}}
-    )
+    identity = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    poison = json.dumps({"format": 1, "files": {str(target): [*identity, record]}})
     cache_file = tmp_path / "install-hashes.json"
     if how == "not a regular file":
         (tmp_path / "elsewhere.json").write_text(poison)
