@@ -1,9 +1,10 @@
 """A trial's checks share one worker process (integrity/worker.py) and still fail closed one by one:
-a check that raises, crashes, exits without a report or hangs past its time limit is `unchecked`
-with the reason, and the checks after it run in a fresh process; a check that writes another
-check's output, `checks/` or a forged report line on stdout changes no verdict. The hostile checks
-are a real plugin package (an entry point on PYTHONPATH, as a site installs one), run by the real
-runner; the honest control shows the checks sharing one process and deciding as before."""
+a check that raises, crashes (also with a child it forked holding on), exits without a report or
+hangs past its time limit is `unchecked` with the reason, and the checks after it run in a fresh
+process; a check that writes another check's output, `checks/` or a forged report line on stdout
+changes no verdict. The hostile checks are a real plugin package (an entry point on PYTHONPATH, as a
+site installs one), run by the real runner; the honest control shows the checks sharing one process
+and deciding as before."""
 
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ class Crash(IntegrityCheck):
 class Exit(IntegrityCheck):
     def check(self, ctx):
         os._exit(0)
+
+@register_check("hostile_fork_crash")
+class ForkCrash(IntegrityCheck):
+    """Dies while a child it forked holds the findings' pipe open: a crash, not a hang."""
+    def check(self, ctx):
+        if os.fork() == 0:
+            time.sleep(3600)
+        os._exit(3)
 
 @register_check("hostile_forge")
 class Forge(IntegrityCheck):
@@ -86,6 +95,7 @@ def test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide(trial_facto
         "hostile_raise",
         "hostile_crash",
         "hostile_exit",
+        "hostile_fork_crash",
         "hostile_forge",
         "hostile_hang",
         "contamination",
@@ -102,6 +112,7 @@ def test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide(trial_facto
         "hostile_raise": "unchecked",
         "hostile_crash": "unchecked",
         "hostile_exit": "unchecked",
+        "hostile_fork_crash": "unchecked",
         "hostile_forge": "clean",
         "hostile_hang": "unchecked",
         "contamination": "flagged",
@@ -111,6 +122,7 @@ def test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide(trial_facto
     assert reports["hostile_raise"]["reason"] == "crashed (exit 1): RuntimeError: boom in the check"
     assert reports["hostile_crash"]["reason"].startswith("crashed (exit -9)")
     assert reports["hostile_exit"]["reason"].startswith("ended without a report (exit 0)")
+    assert reports["hostile_fork_crash"]["reason"].startswith("crashed (exit 3)")
     assert reports["hostile_hang"]["reason"] == "timed out after 30 s (integrity.check_minutes)"
     assert reports["contamination"]["evidence"] and reports["contamination"]["reason"] != "forged"
     assert json.loads((trial.checks_dir / "verdicts.json").read_text()) == verdicts  # the harness's, last

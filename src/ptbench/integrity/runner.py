@@ -187,7 +187,7 @@ def _one_process(
             )
     finally:
         os.close(write_fd)  # the worker holds the only writing end: its exit is the pipe's end
-    lines = _Lines(read_fd)
+    lines = _Lines(read_fd, proc)
     try:
         for name in names:
             deadline = time.monotonic() + limit
@@ -238,10 +238,12 @@ def _one_process(
 
 
 class _Lines:
-    """Lines from a pipe, each awaited until a deadline (select: a blocking read would outwait a hung check)."""
+    """The worker's lines, each awaited until a deadline (select: a blocking read would outwait a hung
+    check). The pipe's end is the worker's exit, or, should a child it forked still hold the pipe
+    open, the worker found gone at one of the one-second polls."""
 
-    def __init__(self, fd: int) -> None:
-        self.fd, self.buffer, self.ended = fd, bytearray(), False
+    def __init__(self, fd: int, proc: subprocess.Popen) -> None:
+        self.fd, self.proc, self.buffer, self.ended = fd, proc, bytearray(), False
 
     def next(self, deadline: float) -> tuple[bytes | None, bool]:
         """(line, False); (None, False) at the pipe's end; (None, True) past the deadline."""
@@ -249,8 +251,12 @@ class _Lines:
             if self.ended:
                 return None, False
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            if remaining <= 0:
                 return None, True
+            gone = self.proc.poll() is not None  # before select: all a gone worker wrote is in the pipe
+            if not select.select([self.fd], [], [], 0 if gone else min(remaining, 1.0))[0]:
+                self.ended = gone
+                continue
             chunk = os.read(self.fd, 1 << 16)
             self.ended = not chunk
             self.buffer += chunk

@@ -51,6 +51,7 @@ def main(argv: list[str]) -> int:
     from ptbench.trial import TrialDir
 
     ctx_file, fd, *names = argv
+    os.set_inheritable(int(fd), False)  # programs a check starts never get the findings' pipe
     report = os.fdopen(int(fd), "w", encoding="utf-8")
     os.dup2(2, 1)  # a check's print() lands in stderr, never among the findings
     raw = json.loads(Path(ctx_file).read_text())
