@@ -209,3 +209,10 @@ def test_the_pipeline_scores_final_model_for_memorization_in_the_evaluations_eng
     assert details["final_scores"] == "evaluation engine", details.get("final_scores_note")
     assert details["engine_starts"] == 1  # the base model's pass; final_model's came from evaluation
     assert (trial / "eval" / "memorization_final.json").is_file()
+    # --verify-install's hash cache is kept only where the agent cannot write (runner/eval_stage.py)
+    installation = json.loads((trial / "eval" / "metrics.json").read_text())["settings"]["installation"]
+    if sandbox == "none":
+        assert "hash_cache" not in installation
+    else:
+        assert installation["hash_cache"]["note"] == "empty: first use", installation["hash_cache"]
+        assert (tmp_path / "results" / "memo" / ".harness" / "eval-cache" / "install-hashes.json").is_file()
