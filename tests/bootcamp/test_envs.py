@@ -27,6 +27,23 @@ def test_calculator_evaluates_arithmetic_and_refuses_code() -> None:
     assert state["calls"] == 2  # per-episode state survives across calls
 
 
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [("-3 + +4", 1), ("2 ** -1", 0.5), ("7 // 2 % 3", 0), ("1e3 / 4", 250.0), ("-(2 ** 2)", -4), ("64 ** 1", 64)],
+)
+def test_calculator_values_are_pythons(expression: str, value: float) -> None:
+    got = safe_eval(expression)
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize(
+    "expression", ["True + 1", "3j", "'a' * 3", "~5", "not 1", "1 < 2", "None", "2 ** 65", "1e7 ** 2", "abs(1)"]
+)
+def test_calculator_refuses_anything_but_numbers_and_arithmetic(expression: str) -> None:
+    with pytest.raises(ValueError):
+        safe_eval(expression)
+
+
 def test_generator_case_depends_only_on_rng() -> None:
     gen = ArithmeticGenerator(n_terms=3, max_value=9)
     assert gen.case(random.Random("1:test:a:5")) == gen.case(random.Random("1:test:a:5"))

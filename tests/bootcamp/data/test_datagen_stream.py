@@ -20,7 +20,7 @@ import pytest
 from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.api import Generator, canonical_json
 from ptbench.bootcamp.data.datagen import case_rng, load_rows, sample_id
-from ptbench.bootcamp.data.rows import RowText, build_row, dumps_line, sft_row
+from ptbench.bootcamp.data.rows import RowText, build_row, dumps_jsonl, dumps_line, sft_row
 from ptbench.bootcamp.data.rowschema import PARQUET_SETTINGS, EpisodeSpec, parquet_bytes, table_from_jsonl
 from ptbench.bootcamp.data.spool import as_stored
 from ptbench.bootcamp.environment import build_environment
@@ -318,3 +318,15 @@ def test_sft_parts_are_copied_without_copy_file_range(tmp_path: Path, monkeypatc
     monkeypatch.setattr(os, "copy_file_range", partial_then_exdev)
     generate(cfg, tmp_path / "fallback", workers=1)
     assert calls and _files(tmp_path / "ref") == _files(tmp_path / "fallback")
+
+
+def test_load_rows_keeps_a_line_separator_inside_a_prompt(tmp_path: Path) -> None:
+    # Rows are written with non-ASCII raw: a U+2028 (or U+0085) in a prompt is in the line as is,
+    # and only b"\n" ends a row (str.splitlines cut the row there and load_rows failed).
+    rows = [
+        {"prompt": [{"role": "user", "content": "a\u2028b\u0085c é"}], "extra_info": {"index": 0}},
+        {"prompt": [{"role": "user", "content": "plain"}], "extra_info": {"index": 1}},
+    ]
+    (tmp_path / "test.jsonl").write_bytes(dumps_jsonl(rows))
+    assert b"\xe2\x80\xa8" in (tmp_path / "test.jsonl").read_bytes()  # written raw, not escaped
+    assert load_rows(tmp_path, "test") == rows

@@ -66,12 +66,12 @@ def _run(script: Script, body: bytes = b'{"x":1}', n: int = 1, **pool_kw: Any) -
 
     async def main() -> tuple[list[Any], int]:
         server, url = await _serve(script, requests)
-        pool = HttpPool(url, {"Content-Type": "application/json", **pool_kw}, limit=4)
+        pool = HttpPool(url, {"Content-Type": "application/json", **pool_kw}, limit=4, timeout_s=5)
         out: list[Any] = []
         try:
             for _ in range(n):
                 try:
-                    out.append(await asyncio.wait_for(pool.post(body), 5))
+                    out.append(await pool.post(body))
                 except Exception as exc:
                     out.append(exc)
         finally:
@@ -195,3 +195,57 @@ def test_chat_client_classifies_timeouts_drops_and_retry_after() -> None:
     assert isinstance(limited, ChatError) and limited.kind == "rate_limited" and limited.retry_after == 3.0
     ok = _chat(lambda raw, i: [_head("200 OK", {"Content-Length": str(len(OK_BODY))}), OK_BODY])
     assert ok.message["content"] == "hi" and ok.finish_reason == "stop"
+
+
+def _concurrent(script: Script, posts: int, *, limit: int, timeout_s: float) -> tuple[list[Any], int]:
+    """(responses or raised exceptions, connections opened) for `posts` posts started at once."""
+    requests: list[bytes] = []
+
+    async def main() -> tuple[list[Any], int]:
+        server, url = await _serve(script, requests)
+        pool = HttpPool(url, {}, limit=limit, timeout_s=timeout_s)
+        try:
+            out = await asyncio.gather(*(pool.post(b"{}") for _ in range(posts)), return_exceptions=True)
+        finally:
+            pool.close()
+            server.close()
+        return list(out), pool.opened
+
+    return asyncio.run(main())
+
+
+def test_posts_beyond_the_limit_wait_for_a_connection_and_all_get_their_answer() -> None:
+    results, opened = _concurrent(
+        lambda raw, i: [_head("200 OK", {"Content-Length": "2"}), b"ok"], posts=6, limit=2, timeout_s=5
+    )
+    assert [r.body for r in results] == [b"ok"] * 6
+    assert opened == 2  # the limit holds; the waiting posts reused the two connections
+
+
+def test_a_post_that_waits_past_its_deadline_fails_and_gives_its_slot_back() -> None:
+    # Limit 1: the first post holds the only connection and its answer never comes; the second
+    # waits for the slot (or gets it when the first expires, and its own request hangs too). Both
+    # time out; the third, answered, proves no slot was lost on the way.
+    silent = [True]
+
+    def script(raw: bytes, i: int) -> list[bytes | None]:
+        if silent[0]:
+            return [b""] * 500  # five seconds of silence
+        return [_head("200 OK", {"Content-Length": "2"}), b"ok"]
+
+    requests: list[bytes] = []
+
+    async def main() -> list[Any]:
+        server, url = await _serve(script, requests)
+        pool = HttpPool(url, {}, limit=1, timeout_s=0.3)
+        try:
+            first = await asyncio.gather(pool.post(b"{}"), pool.post(b"{}"), return_exceptions=True)
+            silent[0] = False
+            return [*first, await pool.post(b"{}")]
+        finally:
+            pool.close()
+            server.close()
+
+    results = asyncio.run(main())
+    assert isinstance(results[0], TimeoutError) and isinstance(results[1], TimeoutError)
+    assert results[2].status == 200 and results[2].body == b"ok"

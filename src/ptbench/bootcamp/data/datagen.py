@@ -39,6 +39,7 @@ from ptbench.bootcamp.data.rows import RowText
 from ptbench.bootcamp.data.rowschema import EpisodeSpec, parquet_bytes, table_from_jsonl
 from ptbench.bootcamp.data.spool import CHUNK, PART, Chunk, HashSet, Picks, Reader, load_index, make_chunk, pick_dtype
 from ptbench.bootcamp.environment import Environment, build_environment
+from ptbench.core import fastjson
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json, atomic_writer
 
@@ -436,4 +437,6 @@ def load_rows(data_dir: str | Path, split: str) -> list[dict[str, Any]]:
     path = Path(data_dir) / f"{split}.jsonl"
     if not path.is_file():
         raise UserError(f"{path}: no such split file; run `ptbench bootcamp generate` first or check --split")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # Split on b"\n" only: the rows are written with non-ASCII raw (rows.dumps_line), and str.splitlines
+    # would also cut at a U+2028 in a prompt. fastjson: orjson, a third of json's time (a shard's start).
+    return [fastjson.loads(line) for line in path.read_bytes().split(b"\n") if line.strip()]

@@ -113,6 +113,8 @@ class ChatClient:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.concurrency = concurrency
+        if not timeout_s > 0:
+            raise UserError(f"request timeout {timeout_s:g} s: give more than 0 seconds (rollout --timeout)")
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
         self.sampling = {k: v for k, v in (sampling or {}).items() if v is not None}
@@ -123,7 +125,7 @@ class ChatClient:
 
     async def __aenter__(self) -> ChatClient:
         try:
-            self._session = HttpPool(self.url, self._headers, limit=self.concurrency)
+            self._session = HttpPool(self.url, self._headers, limit=self.concurrency, timeout_s=self.timeout_s)
         except ValueError as exc:
             raise UserError(f"endpoint: {exc} (give an OpenAI-compatible base URL, e.g. http://host:8000/v1)") from None
         return self
@@ -172,8 +174,7 @@ class ChatClient:
     async def _once(self, data: bytes) -> ChatResult:
         assert self._session is not None, "use the client as `async with ChatClient(...)`"
         try:
-            async with asyncio.timeout(self.timeout_s):
-                resp = await self._session.post(data)
+            resp = await self._session.post(data)  # the pool applies the timeout (one sweep, not a timer a call)
         except TimeoutError:
             raise _Retryable(ChatError("timeout", f"no response within {self.timeout_s:g} s", retryable=True)) from None
         except OSError as exc:  # refused, reset, TLS, or a response that is not HTTP
