@@ -19,7 +19,7 @@ honest run trains on the *test's functions* with other questions and values (`ho
 functions`): an honest agent whose public tool-use data uses the same function names; it is
 printed apart (a stress control: renamed siblings cannot tell familiar names from memorised calls).
 
-The functions here are also the slow tests' (tests/integrity/test_mcq_siblings.py): the row
+The functions here are also the slow tests' (tests/integrity/test_memorization_mcq_siblings.py): the row
 generators and `train_in_subprocess`.
 """
 

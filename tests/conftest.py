@@ -19,7 +19,7 @@ FIXTURE_AGENTS = REPO / "tests" / "fixtures" / "agents"
 # vLLM's CPU build compiles the model with inductor when it starts (42 s of an 86 s start here); the
 # suite starts vLLM about ten times for a few dozen tokens each, which never repays it. Eager mode is
 # the same engine and kernels without the compiled graph. Every `ptbench eval` the tests run (the
-# runner passes PTBENCH_* to it) and `tests.bootcamp.test_vllm_e2e.vllm_server` take it; on a GPU
+# runner passes PTBENCH_* to it) and `tests.bootcamp.rollout.test_rollout_vllm_e2e.vllm_server` take it; on a GPU
 # machine (the `gpu` tests) nothing is changed. Measured here (2026-12-02): 86 s a start, 44 s eager.
 VLLM_TEST_ARGS = '{"enforce_eager": true}'
 if not os.path.exists("/dev/nvidia0"):
@@ -78,24 +78,24 @@ def _has_module_fixture(path: Path) -> bool:
 # workers finish. Keys are node ids, or a file run whole on one worker (its module fixture and tests).
 CI_SECONDS = {
     "tests/demo/test_demo.py::test_demo_campaign_reference_masters_the_task": 420,
-    "tests/runner/test_paper_campaign.py": 325,  # 360 less its CPU cut of 9.5 % (one check process, hash cache)
+    "tests/runner/test_runner_paper_campaign.py": 325,  # 360 less its CPU cut of 9.5 % (one check process, hash cache)
     # CI of main bf67b60 (3261 s): file totals are the module fixture's setup and its tests' calls;
     # memorization less the 40-item split's own honest fine-tune (it reuses the 100-item split's run);
     # gsm8k siblings less 120 of its cheater's 200 steps; the gsm8k tiny bench less a third of its items
     "tests/integrity/test_memorization.py": 240,
-    "tests/integrity/test_mcq_siblings.py": 240,
-    "tests/integrity/test_gsm8k_siblings.py": 135,
+    "tests/integrity/test_memorization_mcq_siblings.py": 240,
+    "tests/integrity/test_memorization_gsm8k_siblings.py": 135,
     "tests/integrity/test_selftest.py::test_the_quick_form_end_to_end_matches_the_recorded_table": 190,
     "tests/test_stock_machine.py::test_the_quickstart_install_step_runs_on_a_stock_path_into_its_own_venv": 146,
-    "tests/backends/slurm/test_demo_slurm.py::test_demo_on_slurm_matches_local": 135,
-    "tests/agents/test_real_trials.py": 125,
+    "tests/backends/slurm/test_slurm_demo.py::test_demo_on_slurm_matches_local": 135,
+    "tests/agents/test_agents_real_trials.py": 125,
     "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_eval_overhead.py]": 121,
     "tests/inference/test_engines.py": 100,
     "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_memorization_gsm8k.py]": 80,
     "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_memorization_mcq.py]": 68,
-    "tests/training/test_reference_determinism.py::test_the_reference_recipe_gives_the_same_weights_for_a_seed": 63,
-    "tests/bootcamp/test_vllm_e2e.py::test_rollout_against_real_vllm_server": 62,
-    "tests/bootcamp/export/test_verl_handoff.py::test_verl_consumes_bootcamp_data_tools_agent_loop_and_reward": 58,
+    "tests/training/test_reference_sft_determinism.py::test_the_reference_recipe_gives_the_same_weights_for_a_seed": 63,
+    "tests/bootcamp/rollout/test_rollout_vllm_e2e.py::test_rollout_against_real_vllm_server": 62,
+    "tests/bootcamp/export/test_verl_export.py::test_verl_consumes_bootcamp_data_tools_agent_loop_and_reward": 58,
     "tests/backends/local/test_local_campaign.py::test_run_status_rerun_and_replace": 58,
     "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_memorization.py]": 52,
     # measured here, not in CI: 30 s of it is the hanging check's limit

@@ -1,4 +1,4 @@
-"""Functions the hash-seeded worker runs in test_adapter_worker.py (imported there, in its child)."""
+"""Functions the hash-seeded worker runs in adapters/test_worker.py (imported there, in its child)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "r
 # 4 GB each) or compiles a game (TextWorld: 5-40 s): the verification of all 30 + 5, a dozen episodes
 # each (the oracle and every hostile player), would take most of an hour on CI's two cores. A sample of
 # them (3 ScienceWorld tasks, 2 TextWorld families, the oracle and hostile play) runs in
-# test_adapter_libraries.py; the whole set is `ptbench bootcamp verify sw.* tw.*` (docs/bootcamp.md).
+# adapters/test_adapters_libraries.py; the whole set is `ptbench bootcamp verify sw.* tw.*` (docs/bootcamp.md).
 SAMPLED_ELSEWHERE = {"scienceworld", "textworld"}
 
 

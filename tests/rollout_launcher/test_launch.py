@@ -19,7 +19,7 @@ from tests.backends.slurm.cluster import slurm_cluster  # noqa: F401  (starts th
 from tests.bootcamp.chat_endpoint import serve_in_thread
 from tests.bootcamp.conftest import require, small_config
 from tests.bootcamp.policies import sql_policy
-from tests.bootcamp.test_cli import _content
+from tests.bootcamp.test_bootcamp_cli import _content
 
 
 def test_shard_command_is_one_plain_command_line(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ import yaml
 from ptbench.core.files import read_jsonl
 from ptbench.runner.cache_layer import overlay_problem
 from ptbench.trial import TrialDir
-from tests.agents.test_real_trials import CANARIES, MODELS, _require_clis
+from tests.agents.test_agents_real_trials import CANARIES, MODELS, _require_clis
 from tests.support import assert_run_exit, require
 
 SPY = Path(__file__).resolve().parents[1] / "agents" / "spy"

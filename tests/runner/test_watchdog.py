@@ -70,7 +70,7 @@ def _without_cgroup(argv: list[str]) -> list[str] | None:
 
 
 def test_deadline_kills_term_ignoring_agent_and_setsid_grandchild(write_campaign, test_agents, tmp_path):
-    """Without a cgroup: the subreaper sweep alone, recorded as such (the cgroup path: test_escapes)."""
+    """Without a cgroup: the subreaper sweep alone, recorded as such (the cgroup path: test_sandbox_escapes)."""
     path = write_campaign(CAMPAIGN.replace("AGENT", "sleeper").replace("BUDGET", str(20 / 3600)))
     argv = _without_cgroup([sys.executable, "-m", "ptbench", "run", str(path)])
     require(argv is not None, "cannot hide the cgroup v2 hierarchy from the runner (needs root and unshare)")

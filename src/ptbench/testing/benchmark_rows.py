@@ -1,6 +1,6 @@
 """Test sets in the benchmarks' real row formats, larger than the fixtures' three rows: GPQA rows,
 BFCL exec_simple rows and HumanEval problems (GSM8K's are in gsm8k_rows). Used by the paper-campaign
-test (tests/runner/test_paper_campaign.py) and the integrity self-test (ptbench.integrity.selftest),
+test (tests/runner/test_runner_paper_campaign.py) and the integrity self-test (ptbench.integrity.selftest),
 whose memorization check needs at least MIN_ITEMS (20) items per benchmark.
 
 Each maker starts from the benchmark's real rows it is given (the fixtures' three) and adds rows of the

@@ -6,7 +6,7 @@ warmup-stable-decay schedule, a fixed number of steps (never bounded by wall clo
 machine trains the same model, only later), then `final_model/` with the tokenizer.
 
 Deterministic given its seed on one software stack: the same seed gives bit-identical weights
-whatever the machine's core count or load (tests/training/test_reference_determinism.py).
+whatever the machine's core count or load (tests/training/test_reference_sft_determinism.py).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def make_deterministic(seed: int, threads: int) -> None:
     # wrote. TRL's fused LM head allocates a [tokens, 32,768] scratch buffer twice a step (its vocabulary
     # tile, whatever the vocabulary's size) and writes what it reads: on the tiny demo model the fill was
     # 36 % of training time. The weights are the same bit for bit without it
-    # (tests/training/test_reference_determinism.py trains with and without the fill).
+    # (tests/training/test_reference_sft_determinism.py trains with and without the fill).
     torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.benchmark = False
 

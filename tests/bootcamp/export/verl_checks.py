@@ -1,6 +1,6 @@
 """The bootcamp -> verl hand-off, checked with the real verl (0.9.1) in .venv-verl.
 
-Run by tests/bootcamp/export/test_verl_handoff.py as
+Run by tests/bootcamp/export/test_verl_export.py as
 `.venv-verl/bin/python tests/bootcamp/export/verl_checks.py WORKDIR`.
 Each check prints `ok <name>`; any failure raises. Real verl code throughout: the tool registry, the
 tool schema model, RLHFDataset + collate_fn, verl's ToolAgentLoop machinery under our subclass, the

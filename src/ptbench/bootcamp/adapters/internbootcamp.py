@@ -14,7 +14,7 @@ per-case RNG, restored afterwards); a class that draws from elsewhere (numpy's g
 is not made deterministic here. The reward calls `extract_output` and `_verify_correction` itself,
 not `verify_score` (which prints a sample at random and would draw from the global RNG): a score
 outside [0, 1], a non-number or an exception scores 0. Tested against a small class of ptbench's
-own that follows the protocol (tests/bootcamp/test_adapters.py), not against InternBootcamp.
+own that follows the protocol (tests/bootcamp/adapters/test_adapters.py), not against InternBootcamp.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ ends the episode. The reward is completion: 1 only when the simulator marks the 
 a full score (its partial scores reward sub-goals, and a wrong final step scores -100), 0 otherwise.
 
 The oracle (`ScienceWorldInteraction.oracle`) plays the simulator's own gold action sequence for
-the case's variation; it completes every task type checked (tests/bootcamp/test_adapter_libraries.py).
+the case's variation; it completes every task type checked (tests/bootcamp/adapters/test_adapters_libraries.py).
 
 Simulators are expensive (a JVM each, seconds to start), so each process keeps a pool of them: an
 episode borrows one, loads its case (a load resets the whole world, so nothing of an earlier episode

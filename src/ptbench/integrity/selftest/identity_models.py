@@ -1,6 +1,6 @@
 """Honest fine-tunes and disguised copies of a forbidden model, made from a tiny GQA Llama here.
 
-Used by the integrity self-test (ptbench.integrity.selftest), tests/integrity/test_identity_disguises.py
+Used by the integrity self-test (ptbench.integrity.selftest), tests/integrity/test_model_identity_disguises.py
 and scripts/bench_model_identity.py. `python -m ptbench.integrity.selftest.identity_models ROOT
 TOKENIZER_DIR` writes every model under ROOT (`build(..., names=...)`: only those and what they need):
 

@@ -7,8 +7,8 @@ under the real run journal, a recital in the gateway transcript, a command in th
 submitted model. The self-test then runs the REAL checks on it (`ptbench.integrity.run_checks`, in a
 worker process, as a trial's integrity stage does) and reads the verdict.
 
-The attacks are those of tests/integrity (test_contamination.py, test_decode.py, test_journal.py,
-test_api_usage.py, test_identity_disguises.py, test_memorization.py). Memorization rows come from
+The attacks are those of tests/integrity (test_contamination.py, test_contamination_decode.py, test_journal.py,
+test_api_usage.py, test_model_identity_disguises.py, test_memorization.py). Memorization rows come from
 the sibling sources (each task's `sibling_source`): a benchmark that gains a source is measured
 from then on, and one without (`no_sibling_reason`) gets a row that says not applicable, not a recall of 0.
 

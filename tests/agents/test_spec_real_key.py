@@ -2,7 +2,7 @@
 agent.yaml says `allow_real_key: true`; then the result records it and tables mark the row.
 
 Real CLI (`ptbench validate`, `plan`, `trial run`) on a custom agent found through
-PTBENCH_AGENTS_PATH. (The opt-in's full run, result.json and mark: tests/results/test_stop_signals.py.)
+PTBENCH_AGENTS_PATH. (The opt-in's full run, result.json and mark: tests/runner/test_pipeline_stop_signals.py.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """GPU tests (marker `gpu`, excluded by default): run them on a GPU machine with
 `bash scripts/test.sh -m gpu` (installs the GPU stack: `bash scripts/install.sh gpu`), or after that
-install `python -m pytest -m gpu tests/gpu tests/node`.
+install `python -m pytest -m gpu tests/runner/test_gpu_trials.py tests/node`.
 
 - vLLM evaluation of a tiny model on CUDA through `ptbench eval`;
 - the reference agent (TRL SFT) end to end on one GPU: the node check passes for real, the monitor

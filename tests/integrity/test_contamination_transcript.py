@@ -25,7 +25,7 @@ from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Unchecked
 from ptbench.tasks import get_task
 from ptbench.trial import TrialDir
-from tests.agents.test_real_trials import CANARIES, _require_clis
+from tests.agents.test_agents_real_trials import CANARIES, _require_clis
 from tests.support import assert_run_exit
 
 from .conftest import FIXTURES

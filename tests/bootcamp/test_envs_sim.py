@@ -2,7 +2,7 @@
 statsmodels): byte-identical generation, oracle = max, nonsense = 0, partial in between, hostile
 answers, tools that do not leak the hidden answer, and a scripted endpoint playing full episodes
 whose traces export as SFT rows that TRL's SFTTrainer renders. (The verl side of these environments
-is in verl_checks.py, run by test_verl_handoff.py.)"""
+is in verl_checks.py, run by test_verl_export.py.)"""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.environment import build_environment
 from ptbench.core.errors import UserError
 
-from .conftest import REPO, require
+from ..conftest import REPO, require
 
 # (environment, the module it needs); one or two families per adapter keep the suite fast
 GAMES = [

@@ -226,7 +226,7 @@ sampling: {temperature: 0.0, max_tokens: 8}
 
 # The checks that read what the agent left: the test asserts contamination's verdict; memorization and
 # model_identity read only final_model (here the base's copy) and run on real trials in
-# tests/runner/test_paper_campaign.py, so leaving them out (two check processes that import torch and
+# tests/runner/test_runner_paper_campaign.py, so leaving them out (two check processes that import torch and
 # load models) changes no assertion.
 CAMPAIGN = """
 name: mt

@@ -1,6 +1,6 @@
 """The loop for a game played in its library's engine (bootcamp/adapters/turns.py: `EngineGame`,
 `EngineGenerator`, `EngineInteraction`), which GEM, TextWorld and ScienceWorld share, on a small
-game of its own so it runs without those libraries (their real games: tests/bootcamp/test_adapter_libraries.py).
+game of its own so it runs without those libraries (their real games: test_adapters_libraries.py, beside this file).
 The winning line pays 1 from the game's state; text that claims a win, answers without an action
 line (strikes) and a lost game pay 0; the throwaway game behind a prompt is finished."""
 

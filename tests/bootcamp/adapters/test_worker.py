@@ -19,9 +19,9 @@ from ptbench.bootcamp.adapters import _worker
 from ptbench.bootcamp.adapters import reasoning_gym as rg_adapter
 from ptbench.bootcamp.environment import build_environment
 
-from .conftest import require
+from ..conftest import require
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PROBE = "tests.bootcamp._worker_probe"
 
 

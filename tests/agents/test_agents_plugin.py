@@ -2,7 +2,7 @@
 its agent folder ships in the package and is registered from it; agent.yaml names its trace format
 (parsed by the parser the package registered under that name), its state folders, its pinned
 package (what `python -m ptbench.agents.pins` gives scripts/install.sh) and its failure patterns.
-(Its real run through a campaign: tests/integrity/test_check_plugin.py.)"""
+(Its real run through a campaign: tests/integrity/test_checks_plugin.py.)"""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def _campaign(tmp_path: Path, tiny: Path, agents: list[dict], **extra) -> Path:
         "evaluation": {"engine": "transformers", "limit": 10},
         # The checks that read what the CLI left (its trajectory, its home and state folders). Nothing
         # here asserts a verdict, and memorization and model_identity read only final_model and the
-        # base, whatever the scaffold: they run on real trials in tests/runner/test_paper_campaign.py.
+        # base, whatever the scaffold: they run on real trials in tests/runner/test_runner_paper_campaign.py.
         # Left out, each trial starts two fewer check processes (each imports torch and loads models);
         # the same CLIs run and the same assertions hold.
         "integrity": {"checks": ["contamination", "api_usage"]},

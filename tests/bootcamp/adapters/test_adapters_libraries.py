@@ -19,9 +19,9 @@ import pytest
 from ptbench.bootcamp import generate, load_bootcamp
 from ptbench.bootcamp.environment import build_environment
 
-from .conftest import require
+from ..conftest import require
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _installed(module: str) -> bool:

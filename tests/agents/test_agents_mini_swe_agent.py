@@ -140,7 +140,7 @@ def test_open_model_on_a_vllm_server_through_the_gateway(tmp_path: Path, tiny_mo
 
     _require_mini()
     require(importlib.util.find_spec("vllm") is not None, "vllm (CPU build) is needed for the vLLM upstream test")
-    from tests.bootcamp.test_vllm_e2e import make_tiny_llama, vllm_server
+    from tests.bootcamp.rollout.test_rollout_vllm_e2e import make_tiny_llama, vllm_server
 
     model_dir = tmp_path / "tiny-llama"
     # mini-swe-agent's prompt is about 5000 tokens in the tiny model's 400-token vocabulary

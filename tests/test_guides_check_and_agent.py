@@ -15,7 +15,7 @@ import yaml
 from tests.conftest import ptbench
 from tests.support import TOY_PLUGINS, install_plugin_package
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 GUIDES = ROOT / "docs" / "guides"
 CHECK_GUIDE = GUIDES / "add-an-integrity-check.md"
 AGENT_GUIDE = GUIDES / "add-an-agent-cli.md"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import require, small_config
+from ..conftest import require, small_config
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] if m['content'] else '' }}\n{% endfor %}"

@@ -91,8 +91,8 @@ def _legal_move_policy(messages, tools):
 def test_a_game_is_played_through_the_rollout_loop_and_scored_by_its_outcome(tmp_path: Path) -> None:
     from ptbench.bootcamp.rollout.runner import RolloutSettings, run_shard, write_settings
 
-    from .chat_endpoint import serve_in_thread
-    from .conftest import shard_records
+    from ..chat_endpoint import serve_in_thread
+    from ..conftest import shard_records
 
     path = tmp_path / "ttt.yaml"
     path.write_text(yaml.safe_dump(config_dict("spiel.tic_tac_toe") | {"splits": {"test": 4, "train": 0}}))

@@ -3,7 +3,7 @@ with the real htcondor2 bindings from the configuration CONDOR_CONFIG names) goe
 clusters; when the schedd refuses a later cluster (e.g. MAX_JOBS_PER_OWNER), the clusters it took
 stay on record, the rest is left for the next `ptbench submit`, which sends only that.
 
-No schedd can run here (see test_submit.py): condor_submit is conftest's stand-in; this module's
+No schedd can run here (see test_htcondor_submit.py): condor_submit is conftest's stand-in; this module's
 variant numbers the clusters it takes and refuses the calls `refuse` names."""
 
 from __future__ import annotations

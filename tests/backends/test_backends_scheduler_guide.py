@@ -1,7 +1,7 @@
 """docs/guides/add-a-scheduler.md, followed as written: its pyproject and its module, taken from the
 page's code blocks into a package of their own, installed; then the page's commands. Its one place
 to write is the module; the complete example it points at (the toy scheduler) exists and runs a
-campaign (tests/backends/test_plugin_backend.py)."""
+campaign (tests/backends/test_backends_plugin.py)."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def _scored_agreement(tmp_path, judges: list[str]) -> dict:
 def test_collate_writes_agreement_into_csv_latex_and_json_only_with_several_judges(tmp_path, monkeypatch):
     """`ptbench collate` and `ptbench report` on trials whose task-judge agreement comes from real
     judging (three judges: Fleiss' kappa -13/36, 1/3 agree; two: Cohen's kappa -20/29, 0 agree,
-    hand-computed in tests/tasks/test_judges_agree.py), and one trial whose three integrity judges
+    hand-computed in tests/tasks/test_judged_agreement.py), and one trial whose three integrity judges
     split on one question of two (Fleiss' kappa 1/4, 2/3 agree): the CSV gains judge columns per
     source, the LaTeX table a column each (and it compiles), the JSON a `judge_agreement` /
     `integrity_judge_agreement` object per row and per trial, the report both columns; the same
