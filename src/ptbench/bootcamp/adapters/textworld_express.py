@@ -21,8 +21,8 @@ case. For Coin Collector and Commonsense that path has a random walk in it that 
 run (the game itself does not: prompts and observations are the same bytes in every interpreter);
 every one wins.
 
-TextWorld's own coin collector (`tw.coin_collector`) is the same task as `twx.coin` on another
-engine: one family, not two (docs/bootcamp.md).
+Two are TextWorld's tasks on another engine, one family each (docs/bootcamp.md): `twx.coin` is
+`tw.coin_collector`, `twx.cookingworld` a reimplementation of `tw.cooking`'s recipe games.
 """
 
 from __future__ import annotations
