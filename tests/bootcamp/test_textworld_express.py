@@ -61,29 +61,34 @@ def test_gold_path_wins_every_case_and_hostile_play_scores_0(game: str, tmp_path
             assert _play(env, identity, lambda s, h=hostile: h, turns=8)[0] == 0.0, hostile
 
 
-def prompts(cases: list[dict]) -> list[str]:
+def prompts(prefix: str, cases: list[dict]) -> list[str]:
+    """The prompts of `cases` of the environments `prefix + case["game"]` (run in a fresh interpreter too)."""
     from ptbench.bootcamp import load_bootcamp
     from ptbench.bootcamp.environment import build_environment
 
-    return [build_environment(load_bootcamp(f"twx.{c['game']}")).generators["default"].prompt(c) for c in cases]
+    return [build_environment(load_bootcamp(prefix + c["game"])).generators["default"].prompt(c) for c in cases]
+
+
+def fresh_prompts(prefix: str, cases: list[dict]) -> list[str]:
+    """`prompts` computed in a fresh interpreter (another hash seed, nothing warm)."""
+    script = ("import json, sys; from tests.bootcamp.test_textworld_express import prompts; "
+              "print(json.dumps(prompts(sys.argv[1], json.loads(sys.argv[2]))))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", script, prefix, json.dumps(cases)], capture_output=True, text=True,
+                          timeout=300, cwd=REPO, check=True)  # fmt: skip
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_prompts_are_the_same_bytes_in_a_fresh_interpreter(tmp_path: Path) -> None:
     """Generated here (on a JVM that has played other games) and in a fresh interpreter with its own
     JVM: the same prompts (the engine must not carry state from one case to the next)."""
     _require()
-    script = ("import json, sys; from tests.bootcamp.test_textworld_express import prompts; "
-              "print(json.dumps(prompts(json.loads(sys.argv[1]))))")  # fmt: skip
-
     cases = []
     for game in ("cookingworld", "twc", "sorting"):
         env, made = _cases(f"twx.{game}", tmp_path / game, 2)
         _play_oracle(env, made[0])  # the engine plays a game before the prompts are made here
         cases += made
-    here = prompts(list(reversed(cases)))
-    proc = subprocess.run([sys.executable, "-c", script, json.dumps(cases)], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, check=True)  # fmt: skip
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == list(reversed(here))
+    here = prompts("twx.", list(reversed(cases)))
+    assert fresh_prompts("twx.", cases) == list(reversed(here))
     assert len(set(here)) == len(here)
 
 
