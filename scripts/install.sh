@@ -189,7 +189,7 @@ fi
 
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 if ! already_installed test; then
-  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem,bootcamp-scienceworld,bootcamp-textworld,bootcamp-gymnasium,bootcamp-minigrid,bootcamp-pettingzoo,bootcamp-chess]"
+  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem,bootcamp-scienceworld,bootcamp-textworld,bootcamp-textworld-express,bootcamp-popgym,bootcamp-gymnasium,bootcamp-minigrid,bootcamp-pettingzoo,bootcamp-chess]"
   # gem-llm pins reasoning-gym 0.1.23 (ours is 0.1.25, which its games run on): without its pins (pyproject.toml)
   main_install --no-deps gem-llm==0.1.0
   mark_installed test
@@ -225,7 +225,7 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v fuse-overlayfs >/dev/null || need+=(fuse-overlayfs)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v shellcheck >/dev/null || need+=(shellcheck)  # scripts/gpu-*.sh stay lint-clean (tests/test_gpu_smoke_script.py)
-command -v java >/dev/null || need+=(default-jre-headless)  # ScienceWorld's simulator (the sw.* environments' tests)
+command -v java >/dev/null || need+=(default-jre-headless)  # ScienceWorld's and TextWorldExpress's simulators (the sw.*, twx.* tests)
 command -v stockfish >/dev/null || [ -x /usr/games/stockfish ] || need+=(stockfish)  # the chess adapter's UCI engine (chess.endgame)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -286,6 +286,8 @@ HIDE = "import sys; sys.modules.update({{m: None for m in {mods!r}}}); from ptbe
         ("gem.Mastermind", ["gem"], "pip install 'ptbench[bootcamp-gem]' && pip install --no-deps gem-llm==0.1.0"),
         ("sw.boil", ["scienceworld"], "pip install 'ptbench[bootcamp-scienceworld]'"),
         ("tw.simple", ["textworld"], "pip install 'ptbench[bootcamp-textworld]'"),
+        ("twx.coin", ["textworld_express"], "pip install 'ptbench[bootcamp-textworld-express]'"),
+        ("popgym.repeat_first", ["popgym"], "pip install 'ptbench[bootcamp-popgym]'"),
     ],
 )
 def test_a_missing_library_is_one_line_naming_its_extra(tmp_path: Path, name: str, modules: list, hint: str) -> None:

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import random
 import shutil
-import threading
-import weakref
 from functools import cache
 from types import ModuleType
 from typing import Any
 
 from ptbench.bootcamp.adapters import load_library
 from ptbench.bootcamp.adapters.outcome import game_config
-from ptbench.bootcamp.adapters.turns import ACTION_LINE, EngineGame, EngineGenerator, EngineInteraction
+from ptbench.bootcamp.adapters.turns import ACTION_LINE, EngineGame, EngineGenerator, EngineInteraction, EnginePool
 from ptbench.bootcamp.api import Identity, register_generator, register_interaction
 from ptbench.core.errors import UserError
 
@@ -69,29 +67,16 @@ def describe(name: str) -> dict[str, str]:
     return {"domain": f"science ({row['topic']}: {row['task']})", "tools": "-", "levels": SIMPLIFICATIONS}
 
 
-_pool: list[Any] = []
-_pool_lock = threading.Lock()
-
-
-def _borrow() -> Any:
-    with _pool_lock:
-        if _pool:
-            return _pool.pop()
-    return library().ScienceWorldEnv("", envStepLimit=STEP_LIMIT)
-
-
-def _give_back(env: Any) -> None:
-    with _pool_lock:
-        _pool.append(env)
+POOL = EnginePool(lambda: library().ScienceWorldEnv("", envStepLimit=STEP_LIMIT))
 
 
 @cache
 def _max_variations(task: str) -> int:
-    env = _borrow()
+    env = POOL.borrow()
     try:
         return int(env.get_max_variations(task))
     finally:
-        _give_back(env)
+        POOL.give_back(env)
 
 
 def canonical(observation: str) -> str:
@@ -114,9 +99,7 @@ class Episode(EngineGame):
 
     def __init__(self, identity: Identity, gold: bool = True) -> None:
         self.task = ScienceWorldGenerator.check(identity["task"])
-        self.env = _borrow()
-        # the simulator goes back to the pool when this episode is dropped, whatever ended it
-        self._finalizer = weakref.finalize(self, _give_back, self.env)
+        self.env, self.release = POOL.lend(self)
         self.env.load(self.task, int(identity["variation"]), SIMPLIFICATIONS, generateGoldPath=gold)
         observation, _ = self.env.reset()
         self.first = f"{self.env.get_task_description()}\n\n{canonical(observation)}".strip()
@@ -141,9 +124,6 @@ class Episode(EngineGame):
         self.done = True
         self.points = 0
         self.release()
-
-    def release(self) -> None:
-        self._finalizer()
 
 
 @register_generator("scienceworld")

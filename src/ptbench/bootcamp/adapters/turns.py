@@ -7,15 +7,17 @@ never from the model's text; the third answer the game cannot use ends it as a l
   adapter supplies an `Episode` (its live state) and its oracle: the next move of a solver or search
   player from the live state, which must win every generated case (`TurnGenerator`, `TurnInteraction`).
 - Games played in their library's own engine, which reads the model's text (GEM, TextWorld,
-  ScienceWorld): the first observation is the prompt, each later one the feedback. An adapter
-  supplies an `EngineGame` (the game in its engine) and the interaction's oracle
-  (`EngineGenerator`, `EngineInteraction`).
+  ScienceWorld, TextWorldExpress): the first observation is the prompt, each later one the feedback.
+  An adapter supplies an `EngineGame` (the game in its engine) and the interaction's oracle
+  (`EngineGenerator`, `EngineInteraction`); engines slow to start are kept in an `EnginePool`.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import threading
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -227,6 +229,32 @@ class EngineGame(ABC):
 
     def score(self) -> float:
         return float(self.done and self.won())
+
+
+class EnginePool:
+    """Engines that are slow to start (a JVM each: ScienceWorld, TextWorldExpress) kept for reuse in this
+    process: an episode borrows one for itself alone and it comes back when the episode ends or is
+    dropped, whatever ended it. A borrower loads its own case, which resets the engine's whole world."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+        self._free: list[Any] = []
+        self._lock = threading.Lock()
+
+    def borrow(self) -> Any:
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return self.make()
+
+    def give_back(self, engine: Any) -> None:
+        with self._lock:
+            self._free.append(engine)
+
+    def lend(self, owner: object) -> tuple[Any, Callable[[], None]]:
+        """An engine for `owner` and the call that gives it back (at most once: again when `owner` is dropped)."""
+        engine = self.borrow()
+        return engine, weakref.finalize(owner, self.give_back, engine)
 
 
 class EngineGenerator(SeededGameGenerator):
