@@ -17,8 +17,8 @@ import pytest
 
 from ptbench.core.errors import UserError
 
-from .conftest import require
-from .test_adapter_libraries import REPO, _cases, _play
+from ..conftest import require
+from .test_adapters_libraries import REPO, _cases, _play
 
 GAMES = ["arithmetic", "coin", "cookingworld", "mapreader", "peckingorder", "simonsays", "simonsays_memory",
          "sorting", "twc"]  # fmt: skip
@@ -71,7 +71,7 @@ def prompts(prefix: str, cases: list[dict]) -> list[str]:
 
 def fresh_prompts(prefix: str, cases: list[dict]) -> list[str]:
     """`prompts` computed in a fresh interpreter (another hash seed, nothing warm)."""
-    script = ("import json, sys; from tests.bootcamp.test_textworld_express import prompts; "
+    script = ("import json, sys; from tests.bootcamp.adapters.test_textworld_express import prompts; "
               "print(json.dumps(prompts(sys.argv[1], json.loads(sys.argv[2]))))")  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", script, prefix, json.dumps(cases)], capture_output=True, text=True,
                           timeout=300, cwd=REPO, check=True)  # fmt: skip

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import require
-from .test_adapter_libraries import _cases, _play
+from ..conftest import require
+from .test_adapters_libraries import _cases, _play
 from .test_textworld_express import fresh_prompts, prompts
 
 GAMES = ["autoencode", "concentration", "count_recall", "repeat_first", "repeat_previous"]
