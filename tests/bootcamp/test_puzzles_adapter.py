@@ -7,7 +7,6 @@ reason. Everything runs the real library (no mocks)."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import pkgutil
 import random
@@ -25,8 +24,25 @@ from .conftest import require
 
 HERE = importlib.util.find_spec("chuk_puzzles_gym") is not None
 WHY = "chuk-puzzles-gym is not installed (ptbench[bootcamp-puzzles])"
-FAMILIES = ["binary", "bridges", "fillomino", "hidato", "hitori", "kenken", "killer_sudoku", "knapsack", "nonogram",
-            "numberlink", "nurikabe", "scheduler", "shikaku", "skyscrapers", "star_battle", "tents"]  # fmt: skip
+FAMILIES = [
+    "binary",
+    "bridges",
+    "fillomino",
+    "hidato",
+    "hitori",
+    "kakuro",
+    "kenken",
+    "killer_sudoku",
+    "knapsack",
+    "nonogram",
+    "numberlink",
+    "nurikabe",
+    "scheduler",
+    "shikaku",
+    "skyscrapers",
+    "star_battle",
+    "tents",
+]
 # families where any one changed cell breaks a rule whatever the solution (a count, a Latin line, a number twice)
 ONE_CELL_BREAKS = ["binary", "hidato", "kenken", "killer_sudoku", "nonogram", "skyscrapers", "star_battle", "tents"]
 
@@ -185,9 +201,29 @@ def test_a_family_left_out_is_one_clear_error(tmp_path: Path) -> None:
     from ptbench.bootcamp.adapters import puzzles
     from ptbench.core.errors import UserError
 
-    with pytest.raises(UserError, match="left out: its generator writes"):
-        puzzles.check_family("kakuro")
+    with pytest.raises(UserError, match=r"left out: another installed source has this family \(rg.sudoku"):
+        puzzles.check_family("sudoku")
     cfg = load_bootcamp("puz.tents").model_copy(update={"splits": {"test": 1, "train": 0}})
     assert cfg.levels[0].params == {"family": "tents", "difficulty": "easy"}
     generate(cfg, tmp_path / "one", workers=1)
     assert len((tmp_path / "one" / "test.jsonl").read_text().splitlines()) == 1
+
+
+def test_kakuro_answers_by_ptbench_solver_because_the_library_grid_breaks_its_clues() -> None:
+    """The library's stored Kakuro grid would be a wrong reference (its crossing runs overwrite each
+    other's digits); the solver's grid satisfies every clue, and the check tells them apart."""
+    import asyncio
+
+    from chuk_puzzles_gym.games import AVAILABLE_GAMES
+
+    env, cases = _cases("kakuro", 4)
+    stored_scores = []
+    for identity in cases:
+        assert _score(env, env.generators[identity["difficulty"]].reference_completion(identity), identity) == 1.0
+        game = AVAILABLE_GAMES["kakuro"](difficulty=identity["difficulty"], seed=identity["seed"])
+        asyncio.run(game.generate_puzzle())
+        stored = [["#" if v == -1 else str(v) for v in row] for row in game.solution]
+        stored_scores.append(_score(env, _text(stored), identity))
+        black = [["#" if b else "1" for b in row] for row in identity["data"]["black"]]
+        assert _score(env, _text(black), identity) == 0.0  # every white cell 1: runs repeat
+    assert 0.0 in stored_scores

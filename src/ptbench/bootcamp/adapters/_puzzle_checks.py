@@ -376,3 +376,23 @@ def check_scheduler(text: str, p: dict[str, Any]) -> bool:
         if any(b[0] < a[1] for a, b in zip(slots, slots[1:], strict=False)):
             return False
     return max(end.values()) <= p["target"]
+
+
+def kakuro_runs(p: dict[str, Any]) -> list[tuple[list[Cell], int]]:
+    """Each clue's run: its cells from the clue's (first white) cell rightwards or downwards, and its sum."""
+    return [([(r, c + k) if d == "h" else (r + k, c) for k in range(length)], total)
+            for r, c, d, total, length in p["clues"]]  # fmt: skip
+
+
+def check_kakuro(text: str, p: dict[str, Any]) -> bool:
+    """`#` exactly on the black cells, a digit 1-9 on every white one; each run sums to its clue with
+    no digit twice."""
+    n, black = p["size"], p["black"]
+    g = parse_grid(text, n, n, lambda tok: -1 if tok == "#" else number_in(1, 9)(tok))
+    if g is None or any((g[r][c] == -1) != black[r][c] for r in range(n) for c in range(n)):
+        return False
+    for cells, total in kakuro_runs(p):
+        digits = [g[r][c] for r, c in cells]
+        if -1 in digits or len(set(digits)) != len(digits) or sum(digits) != total:
+            return False
+    return True

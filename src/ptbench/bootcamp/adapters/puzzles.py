@@ -33,8 +33,6 @@ PREFIX = "puz."
 LEVELS = ("easy", "medium", "hard")
 _DUPLICATE = "another installed source has this family"
 EXCLUDED = {
-    "kakuro": "its generator writes each run's digits over the crossing run's, so the clues need not have any "
-    "solution and its stored grid breaks them (seed 3: row 1 sums 8, the clue says 12)",
     "cryptarithmetic": _DUPLICATE + " (rg.cryptarithm, ta.Cryptarithm-v0); 7 s a case",
     "sudoku": _DUPLICATE + " (rg.sudoku, gem.Sudoku, ta.Sudoku-v0)",
     "futoshiki": _DUPLICATE + " (rg.futoshiki)",
