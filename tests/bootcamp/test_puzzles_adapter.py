@@ -150,6 +150,8 @@ def test_path_and_bridge_answers_that_break_the_rules_score_0() -> None:
         assert _score(env, "<answer>" + "\n".join(doubled) + "</answer>", identity) == 0.0  # a count unmet
         flipped = [" ".join(line.split()[2:4] + line.split()[0:2] + line.split()[4:]) for line in lines]
         assert _score(env, "<answer>" + "\n".join(flipped) + "</answer>", identity) == 1.0  # ends either way round
+        wide = "\n".join("  ".join(line.split()) for line in lines)  # spacing is forgiven, nothing else
+        assert _score(env, f"<answer>{wide}</answer>", identity) == 1.0
 
 
 def test_nurikabe_pools_and_hitori_neighbours_score_0() -> None:

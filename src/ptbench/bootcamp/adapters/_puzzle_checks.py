@@ -266,7 +266,7 @@ def check_bridges(text: str, p: dict[str, Any]) -> bool:
     """Lines `r1 c1 r2 c2 k`: k (1 or 2) bridges between two islands in one row or column with no
     island between them; no pair twice, no two bridges crossing, every island's count met, one network."""
     need = {(r, c): v for r, c, v in p["islands"]}
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [" ".join(line.split()) for line in text.strip().splitlines() if line.strip()]
     spans: dict[tuple[Cell, Cell], int] = {}
     for line in lines:
         m = _BRIDGE.fullmatch(line)
@@ -358,7 +358,7 @@ def check_scheduler(text: str, p: dict[str, Any]) -> bool:
     after each of its prerequisites ends, and the last task ends by the target makespan."""
     durations, workers = p["durations"], p["workers"]
     plan: dict[int, tuple[int, int]] = {}
-    for line in (x.strip() for x in text.strip().splitlines() if x.strip()):
+    for line in (" ".join(x.split()) for x in text.strip().splitlines() if x.strip()):
         m = _ASSIGN.fullmatch(line)
         if m is None:
             return False
