@@ -133,7 +133,12 @@ def test_every_valid_solution_scores_1_not_only_the_stored_one() -> None:
 
 
 def test_path_and_bridge_answers_that_break_the_rules_score_0() -> None:
+    """Numberlink's reference paths are its generator's Hamiltonian path, recorded through the library's
+    private `_generate_hamiltonian_path` (its one use: `_puzzle_cases._record_path`); it must still exist."""
     env, cases = _cases("numberlink")
+    from chuk_puzzles_gym.games import AVAILABLE_GAMES
+
+    assert callable(getattr(AVAILABLE_GAMES["numberlink"](seed=1), "_generate_hamiltonian_path", None))
     for identity in cases:
         lines = identity["reference"].splitlines()
         head, cells = lines[0].split(":")
