@@ -30,21 +30,38 @@ FAMILIES = [
     "fillomino",
     "hidato",
     "hitori",
+    "futoshiki",
     "kakuro",
     "kenken",
     "killer_sudoku",
     "knapsack",
+    "lights_out",
     "nonogram",
+    "nqueens",
     "numberlink",
     "nurikabe",
     "scheduler",
     "shikaku",
     "skyscrapers",
     "star_battle",
+    "sudoku",
     "tents",
 ]
 # families where any one changed cell breaks a rule whatever the solution (a count, a Latin line, a number twice)
-ONE_CELL_BREAKS = ["binary", "hidato", "kenken", "killer_sudoku", "nonogram", "skyscrapers", "star_battle", "tents"]
+ONE_CELL_BREAKS = [
+    "binary",
+    "futoshiki",
+    "hidato",
+    "kenken",
+    "killer_sudoku",
+    "lights_out",
+    "nonogram",
+    "nqueens",
+    "skyscrapers",
+    "star_battle",
+    "sudoku",
+    "tents",
+]
 
 
 def _cases(family: str, n: int = 3) -> tuple[Any, list[dict[str, Any]]]:
@@ -208,8 +225,8 @@ def test_a_family_left_out_is_one_clear_error(tmp_path: Path) -> None:
     from ptbench.bootcamp.adapters import puzzles
     from ptbench.core.errors import UserError
 
-    with pytest.raises(UserError, match=r"left out: another installed source has this family \(rg.sudoku"):
-        puzzles.check_family("sudoku")
+    with pytest.raises(UserError, match=r"left out: another installed source has this family \(rg.graph_color"):
+        puzzles.check_family("graph_coloring")
     cfg = load_bootcamp("puz.tents").model_copy(update={"splits": {"test": 1, "train": 0}})
     assert cfg.levels[0].params == {"family": "tents", "difficulty": "easy"}
     generate(cfg, tmp_path / "one", workers=1)
@@ -234,3 +251,20 @@ def test_kakuro_answers_by_ptbench_solver_because_the_library_grid_breaks_its_cl
         black = [["#" if b else "1" for b in row] for row in identity["data"]["black"]]
         assert _score(env, _text(black), identity) == 0.0  # every white cell 1: runs repeat
     assert 0.0 in stored_scores
+
+
+def test_lights_out_takes_any_press_set_that_works() -> None:
+    """5x5 Lights Out has presses that change nothing (a quiet pattern): the stored presses with one
+    added are another solution and score 1; the quiet pattern alone (on a lit board) scores 0."""
+    from ptbench.bootcamp.adapters._puzzle_checks import check_lights_out
+
+    quiet = [[0, 1, 1, 1, 0], [1, 0, 1, 0, 1], [1, 1, 0, 1, 1], [1, 0, 1, 0, 1], [0, 1, 1, 1, 0]]
+    assert check_lights_out("\n".join(" ".join(map(str, r)) for r in quiet), {"size": 5, "lights": [[0] * 5] * 5})
+    env, cases = _cases("lights_out", 6)
+    easy = [c for c in cases if c["data"]["size"] == 5]
+    assert easy
+    for identity in easy:
+        presses = [[int(v) for v in row] for row in _grid(identity)]
+        other = [[str(a ^ b) for a, b in zip(p, q, strict=True)] for p, q in zip(presses, quiet, strict=True)]
+        assert _score(env, _text(other), identity) == 1.0
+        assert _score(env, _text([[str(v) for v in row] for row in quiet]), identity) == 0.0

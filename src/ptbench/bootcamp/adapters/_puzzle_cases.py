@@ -242,11 +242,30 @@ def _kakuro_note(_p: Data) -> str:
     )
 
 
+def _sudoku(g: Any) -> tuple[Data, str]:
+    return {"initial": _plain(g)}, _rows(g.solution)
+
+
+def _futoshiki(g: Any) -> tuple[Data, str]:
+    p = {"size": g.size, "initial": _plain(g), "inequalities": [[list(a), list(b)] for a, b in g.inequalities]}
+    return p, _rows(g.solution)
+
+
+def _inequality_list(p: Data) -> str:
+    pairs = [f"  ({a + 1},{b + 1}) > ({c + 1},{d + 1})" for (a, b), (c, d) in p["inequalities"]]
+    return "Every inequality, as (row,col) > (row,col):\n" + "\n".join(pairs)
+
+
+def _lights(g: Any) -> tuple[Data, str]:
+    return {"size": g.size, "lights": _plain(g)}, _rows(g.presses)
+
+
 def _region_list(p: Data) -> str:
     return "Regions (each cell's region number):\n" + _rows(p["regions"])
 
 
-FAMILIES: dict[str, Family] = {f.key if f.key != "killer" else "killer_sudoku": f for f in [
+_NAMES = {"killer": "killer_sudoku", "lights": "lights_out"}  # the library's keys where its folder is named otherwise
+FAMILIES: dict[str, Family] = {_NAMES.get(f.key, f.key): f for f in [
     Family("binary", _grid_answer("0 or 1"), _binary, checks.check_binary),
     Family("kenken", _grid_answer("1 to the grid's size"), _kenken, checks.check_kenken, _cage_list),
     Family("killer", _grid_answer("1 to 9"), _killer, checks.check_killer, _cage_list),
@@ -270,6 +289,11 @@ FAMILIES: dict[str, Family] = {f.key if f.key != "killer" else "killer_sudoku": 
            "from one endpoint to the other, each as row,column (1-based)", _numberlink, checks.check_numberlink),
     Family("kakuro", _grid_answer("# for a black cell, a digit 1 to 9 for a white one"), _kakuro, checks.check_kakuro,
            _kakuro_note),
+    Family("sudoku", _grid_answer("1 to 9"), _sudoku, checks.check_sudoku),
+    Family("futoshiki", _grid_answer("1 to the grid's size"), _futoshiki, checks.check_futoshiki, _inequality_list),
+    Family("nqueens", _grid_answer("1 for a queen, 0 for an empty cell"), _sized, checks.check_nqueens),
+    Family("lights", _grid_answer("1 for a light you press once, 0 for one you do not press"), _lights,
+           checks.check_lights_out),
     Family("knapsack", "one line: the numbers (the # column) of the items you select, separated by spaces",
            _knapsack, checks.check_knapsack),
     Family("scheduler", "one line per task: `task worker start`, the task's number (the # column), its worker "

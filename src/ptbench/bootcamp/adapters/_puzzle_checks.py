@@ -132,9 +132,8 @@ def check_killer(text: str, p: dict[str, Any]) -> bool:
     g = parse_grid(text, 9, 9, number_in(1, 9))
     if g is None or not latin(g, 9) or not givens_kept(g, p["initial"], 0):
         return False
-    boxes = [[g[br + i][bc + j] for i in range(3) for j in range(3)] for br in (0, 3, 6) for bc in (0, 3, 6)]
     cages = [[g[r][c] for r, c in cage["cells"]] for cage in p["cages"]]
-    return (all(len(set(box)) == 9 for box in boxes)
+    return (_boxes_ok(g)
             and all(len(set(vals)) == len(vals) and sum(vals) == cage["target"]
                     for vals, cage in zip(cages, p["cages"], strict=True)))  # fmt: skip
 
@@ -396,3 +395,47 @@ def check_kakuro(text: str, p: dict[str, Any]) -> bool:
         if -1 in digits or len(set(digits)) != len(digits) or sum(digits) != total:
             return False
     return True
+
+
+def _boxes_ok(g: Grid) -> bool:
+    return all(
+        len({g[br + i][bc + j] for i in range(3) for j in range(3)}) == 9 for br in (0, 3, 6) for bc in (0, 3, 6)
+    )
+
+
+def check_sudoku(text: str, p: dict[str, Any]) -> bool:
+    g = parse_grid(text, 9, 9, number_in(1, 9))
+    return g is not None and latin(g, 9) and _boxes_ok(g) and givens_kept(g, p["initial"], 0)
+
+
+def check_futoshiki(text: str, p: dict[str, Any]) -> bool:
+    """Latin, the givens kept, and each inequality `[bigger cell, smaller cell]` holds."""
+    n = p["size"]
+    g = parse_grid(text, n, n, number_in(1, n))
+    if g is None or not latin(g, n) or not givens_kept(g, p["initial"], 0):
+        return False
+    return all(g[a][b] > g[c][d] for (a, b), (c, d) in p["inequalities"])
+
+
+def check_nqueens(text: str, p: dict[str, Any]) -> bool:
+    n = p["size"]
+    g = parse_grid(text, n, n, number_in(0, 1))
+    if g is None or not givens_kept(g, p["initial"], 0):
+        return False
+    queens = [(r, c) for r in range(n) for c in range(n) if g[r][c]]
+    lines = [{r for r, _ in queens}, {c for _, c in queens}, {r - c for r, c in queens}, {r + c for r, c in queens}]
+    return len(queens) == n and all(len(line) == n for line in lines)
+
+
+def check_lights_out(text: str, p: dict[str, Any]) -> bool:
+    """A press grid (1: pressed once) that turns every light off, each press toggling the cell and its
+    orthogonal neighbours."""
+    n = p["size"]
+    g = parse_grid(text, n, n, number_in(0, 1))
+    if g is None:
+        return False
+    lights = [row[:] for row in p["lights"]]
+    for r, c in ((r, c) for r in range(n) for c in range(n) if g[r][c]):
+        for a, b in [(r, c), *_neighbours(r, c, n, n)]:
+            lights[a][b] ^= 1
+    return not any(v for row in lights for v in row)

@@ -6,7 +6,8 @@ data: every cage, the regions, the clue lists) and the one answer format of the 
 gives its complete solution in `<answer>…</answer>`, exactly once. The reward is ptbench's own exact
 check of the family's rules (`_puzzle_checks.py`): every valid solution scores 1, not only the
 library's stored one (its `is_complete` compares with that grid, and KenKen's skips rows and columns).
-The reference is the library's stored solution; a seed whose stored solution breaks the rules the
+The reference is the library's stored solution (Kakuro's breaks its own clues: ptbench's solver's
+there, `_puzzle_cases.solve_kakuro`); a seed whose stored solution breaks the rules the
 prompt states (Binary's repeats rows it forbids) is skipped, so every case has a reference that
 scores 1 (`turns.first_case`, a bounded draw).
 
@@ -32,13 +33,17 @@ DOMAIN = "logic-puzzle families (single turn, ptbench's exact check of the rules
 PREFIX = "puz."
 LEVELS = ("easy", "medium", "hard")
 _DUPLICATE = "another installed source has this family"
+# installed, though another installed source has the family (each counts once, docs/bootcamp.md)
+DUPLICATES = {
+    "knapsack": "combinatorial",
+    "sudoku": "rg.sudoku",
+    "futoshiki": "rg.futoshiki",
+    "nqueens": "rg.n_queens",
+    "lights_out": "ta.LightsOut-v0",
+}
 EXCLUDED = {
     "cryptarithmetic": _DUPLICATE + " (rg.cryptarithm, ta.Cryptarithm-v0); 7 s a case",
-    "sudoku": _DUPLICATE + " (rg.sudoku, gem.Sudoku, ta.Sudoku-v0)",
-    "futoshiki": _DUPLICATE + " (rg.futoshiki)",
-    "nqueens": _DUPLICATE + " (rg.n_queens)",
     "graph_coloring": _DUPLICATE + " (rg.graph_color)",
-    "lights_out": _DUPLICATE + " (ta.LightsOut-v0)",
     "slitherlink": _DUPLICATE + " (ta.Slitherlink-v0)",
     "einstein": _DUPLICATE + " (rg.zebra_puzzles, ta.LogicPuzzle-v0)",
     "logic_grid": _DUPLICATE + " (rg.zebra_puzzles, ta.LogicPuzzle-v0)",
@@ -79,7 +84,8 @@ def check_family(name: Any) -> str:
 
 
 def describe(name: str) -> dict[str, str]:
-    return {"domain": "logic puzzle (chuk-puzzles-gym)", "tools": "-", "levels": ",".join(LEVELS)}
+    also = f"; also {DUPLICATES[name]}" if name in DUPLICATES else ""
+    return {"domain": f"logic puzzle (chuk-puzzles-gym{also})", "tools": "-", "levels": ",".join(LEVELS)}
 
 
 @register_generator("puzzles")
