@@ -28,9 +28,10 @@ FAMILIES = [
     "binary",
     "bridges",
     "fillomino",
+    "futoshiki",
+    "graph_coloring",
     "hidato",
     "hitori",
-    "futoshiki",
     "kakuro",
     "kenken",
     "killer_sudoku",
@@ -43,6 +44,7 @@ FAMILIES = [
     "scheduler",
     "shikaku",
     "skyscrapers",
+    "slitherlink",
     "star_battle",
     "sudoku",
     "tents",
@@ -225,8 +227,8 @@ def test_a_family_left_out_is_one_clear_error(tmp_path: Path) -> None:
     from ptbench.bootcamp.adapters import puzzles
     from ptbench.core.errors import UserError
 
-    with pytest.raises(UserError, match=r"left out: another installed source has this family \(rg.graph_color"):
-        puzzles.check_family("graph_coloring")
+    with pytest.raises(UserError, match=r"left out: another installed source has this family \(rg.zebra_puzzles"):
+        puzzles.check_family("einstein")
     cfg = load_bootcamp("puz.tents").model_copy(update={"splits": {"test": 1, "train": 0}})
     assert cfg.levels[0].params == {"family": "tents", "difficulty": "easy"}
     generate(cfg, tmp_path / "one", workers=1)
@@ -268,3 +270,27 @@ def test_lights_out_takes_any_press_set_that_works() -> None:
         other = [[str(a ^ b) for a, b in zip(p, q, strict=True)] for p, q in zip(presses, quiet, strict=True)]
         assert _score(env, _text(other), identity) == 1.0
         assert _score(env, _text([[str(v) for v in row] for row in quiet]), identity) == 0.0
+
+
+def test_graph_colouring_and_slitherlink_rules_are_checked() -> None:
+    """A colouring with one edge inside a colour, and Slitherlink figures on a 3x3 grid with no clues:
+    one loop scores, two loops, a branch or no loop at all do not."""
+    from ptbench.bootcamp.adapters._puzzle_checks import check_slitherlink
+
+    env, cases = _cases("graph_coloring")
+    for identity in cases:
+        colours = identity["reference"].split()
+        a, b = identity["data"]["edges"][0]
+        clash = colours[:]
+        clash[b - 1] = colours[a - 1]
+        assert _score(env, f"<answer>{' '.join(clash)}</answer>", identity) == 0.0
+        assert _score(env, f"<answer>{' '.join(colours[:-1])}</answer>", identity) == 0.0  # a node left out
+
+    def figure(h: list[str], v: list[str]) -> bool:
+        return check_slitherlink("\n".join(h + v), {"size": 3, "clues": [[-1] * 3] * 3})
+
+    around = (["1 1 1", "0 0 0", "0 0 0", "1 1 1"], ["1 0 0 1", "1 0 0 1", "1 0 0 1"])
+    two = (["1 0 1", "1 0 1", "0 0 0", "0 0 0"], ["1 1 1 1", "0 0 0 0", "0 0 0 0"])  # two unit squares
+    branch = (["1 1 1", "0 1 0", "0 0 0", "1 1 1"], ["1 0 0 1", "1 0 0 1", "1 0 0 1"])  # an edge off the loop
+    assert figure(*around) and not figure(*two) and not figure(*branch)
+    assert not figure(["0 0 0"] * 4, ["0 0 0 0"] * 3)

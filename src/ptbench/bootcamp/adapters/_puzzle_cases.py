@@ -260,11 +260,27 @@ def _lights(g: Any) -> tuple[Data, str]:
     return {"size": g.size, "lights": _plain(g)}, _rows(g.presses)
 
 
+def _graph(g: Any) -> tuple[Data, str]:
+    p = {"nodes": g.num_nodes, "colors": g.num_colors, "edges": sorted([a, b] for a, b in g.edges),
+         "given": {str(k): v for k, v in sorted(g.initial_coloring.items())}}  # fmt: skip
+    return p, " ".join(str(g.solution[k]) for k in range(1, g.num_nodes + 1))
+
+
+def _slither(g: Any) -> tuple[Data, str]:
+    return {"size": g.size, "clues": [list(r) for r in g.clues]}, _rows(g.solution_h_edges) + "\n" + _rows(
+        g.solution_v_edges
+    )
+
+
 def _region_list(p: Data) -> str:
     return "Regions (each cell's region number):\n" + _rows(p["regions"])
 
 
-_NAMES = {"killer": "killer_sudoku", "lights": "lights_out"}  # the library's keys where its folder is named otherwise
+_NAMES = {
+    "killer": "killer_sudoku",
+    "lights": "lights_out",
+    "slither": "slitherlink",
+}  # the library's keys where its folder is named otherwise
 FAMILIES: dict[str, Family] = {_NAMES.get(f.key, f.key): f for f in [
     Family("binary", _grid_answer("0 or 1"), _binary, checks.check_binary),
     Family("kenken", _grid_answer("1 to the grid's size"), _kenken, checks.check_kenken, _cage_list),
@@ -294,6 +310,11 @@ FAMILIES: dict[str, Family] = {_NAMES.get(f.key, f.key): f for f in [
     Family("nqueens", _grid_answer("1 for a queen, 0 for an empty cell"), _sized, checks.check_nqueens),
     Family("lights", _grid_answer("1 for a light you press once, 0 for one you do not press"), _lights,
            checks.check_lights_out),
+    Family("graph_coloring", "one line: the colour number of node 1, node 2, ... in order, separated by spaces",
+           _graph, checks.check_graph_coloring),
+    Family("slither", "first the grid's n+1 rows of horizontal edges, top to bottom, n values each, then its n rows "
+           "of vertical edges, n+1 values each, left to right (1: the edge is on the loop, 0: it is not), one row "
+           "a line, values separated by single spaces", _slither, checks.check_slitherlink),
     Family("knapsack", "one line: the numbers (the # column) of the items you select, separated by spaces",
            _knapsack, checks.check_knapsack),
     Family("scheduler", "one line per task: `task worker start`, the task's number (the # column), its worker "

@@ -439,3 +439,45 @@ def check_lights_out(text: str, p: dict[str, Any]) -> bool:
         for a, b in [(r, c), *_neighbours(r, c, n, n)]:
             lights[a][b] ^= 1
     return not any(v for row in lights for v in row)
+
+
+def check_graph_coloring(text: str, p: dict[str, Any]) -> bool:
+    """One line: node 1's colour, node 2's, ... (1 to k); the given colours kept, no edge within a colour."""
+    grid = parse_grid(text, 1, p["nodes"], number_in(1, p["colors"]))
+    if grid is None:
+        return False
+    colour = dict(enumerate(grid[0], 1))
+    return all(colour[int(node)] == c for node, c in p["given"].items()) and all(
+        colour[a] != colour[b] for a, b in p["edges"]
+    )
+
+
+def check_slitherlink(text: str, p: dict[str, Any]) -> bool:
+    """n+1 lines of n horizontal edges, then n lines of n+1 vertical edges (1: on the loop): every clue's
+    cell has that many loop edges, every dot 0 or 2, and the edges are one loop."""
+    n = p["size"]
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    h = parse_grid("\n".join(lines[: n + 1]), n + 1, n, number_in(0, 1))
+    v = parse_grid("\n".join(lines[n + 1 :]), n, n + 1, number_in(0, 1))
+    if h is None or v is None:
+        return False
+    for r, row in enumerate(p["clues"]):
+        for c, clue in enumerate(row):
+            if clue >= 0 and h[r][c] + h[r + 1][c] + v[r][c] + v[r][c + 1] != clue:
+                return False
+    edges = [((i, j), (i, j + 1)) for i in range(n + 1) for j in range(n) if h[i][j]]
+    edges += [((i, j), (i + 1, j)) for i in range(n) for j in range(n + 1) if v[i][j]]
+    degree: dict[Cell, int] = {}
+    for a, b in edges:
+        degree[a], degree[b] = degree.get(a, 0) + 1, degree.get(b, 0) + 1
+    if not edges or any(d != 2 for d in degree.values()):
+        return False
+    reach, stack = {edges[0][0]}, [edges[0][0]]
+    while stack:
+        here = stack.pop()
+        for a, b in edges:
+            other = b if a == here else a if b == here else None
+            if other is not None and other not in reach:
+                reach.add(other)
+                stack.append(other)
+    return reach == set(degree)
