@@ -62,6 +62,19 @@ def components(cells: set[Cell], n: int, m: int) -> list[set[Cell]]:
     return out
 
 
+def reachable(start: Cell, edges: list[tuple[Cell, Cell]]) -> set[Cell]:
+    """The points joined to `start` by `edges` (bridges between islands, loop edges between dots)."""
+    reach, stack = {start}, [start]
+    while stack:
+        here = stack.pop()
+        for a, b in edges:
+            other = b if a == here else a if b == here else None
+            if other is not None and other not in reach:
+                reach.add(other)
+                stack.append(other)
+    return reach
+
+
 def givens_kept(grid: Grid, initial: Grid, empty: int) -> bool:
     return all(
         g == empty or g == v for grow, vrow in zip(initial, grid, strict=True) for g, v in zip(grow, vrow, strict=True)
@@ -291,15 +304,7 @@ def check_bridges(text: str, p: dict[str, Any]) -> bool:
         degree[b] += k
     if degree != need:
         return False
-    reach, stack = {min(need)}, [min(need)]
-    while stack:
-        here = stack.pop()
-        for a, b in spans:
-            other = b if a == here else a if b == here else None
-            if other is not None and other not in reach:
-                reach.add(other)
-                stack.append(other)
-    return len(reach) == len(need)
+    return reachable(min(need), list(spans)) == set(need)
 
 
 _CELL = re.compile(r"(\d{1,2}),(\d{1,2})")
@@ -472,12 +477,4 @@ def check_slitherlink(text: str, p: dict[str, Any]) -> bool:
         degree[a], degree[b] = degree.get(a, 0) + 1, degree.get(b, 0) + 1
     if not edges or any(d != 2 for d in degree.values()):
         return False
-    reach, stack = {edges[0][0]}, [edges[0][0]]
-    while stack:
-        here = stack.pop()
-        for a, b in edges:
-            other = b if a == here else a if b == here else None
-            if other is not None and other not in reach:
-                reach.add(other)
-                stack.append(other)
-    return reach == set(degree)
+    return reachable(edges[0][0], edges) == set(degree)
