@@ -19,6 +19,7 @@ PRIVATE_NAMES = {
     "_active_tool_schemas": "src/ptbench/core/private_verl.py",
     "_make_sbatch_string": "src/ptbench/backends/slurm/private_submitit.py",
     "core._submit": "src/ptbench/backends/slurm/private_submitit.py",
+    "_generate_hamiltonian_path": "src/ptbench/bootcamp/adapters/_puzzle_cases.py",  # chuk-puzzles-gym's numberlink
 }
 
 
