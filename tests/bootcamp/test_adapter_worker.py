@@ -66,6 +66,8 @@ def test_an_unseeded_call_runs_in_the_worker_itself(worker: _worker.LineWorker) 
     b = worker.ask({"call": f"{PROBE}:state", "args": ["k"], "seed": None})["result"]
     assert (a["earlier_calls"], b["earlier_calls"]) == (1, 2)
     assert a["set_order"] == b["set_order"]
+    for drawn_from_the_os in ("numpy_unseeded", "reseeded", "numpy_reseeded"):  # what a seeded fork pins
+        assert a[drawn_from_the_os] != b[drawn_from_the_os]
 
 
 def test_the_set_order_is_the_fixed_hash_seeds_not_the_callers(worker: _worker.LineWorker) -> None:
@@ -142,7 +144,20 @@ def test_game_of_life_halting_needs_the_answer_not_any_text() -> None:
         ("coreference", "Alice", {}, ["Bob, Alice", "Bob or Alice"]),
         ("grid_navigation", "(3, 4)", {"answer_type": "coord"}, ["(3, 4) or (5, 6)", "(3, 4), (5, 6)"]),
         ("grid_navigation", "7", {"answer_type": "distance"}, ["7 or 8", "7, 8"]),
+        # found by verify at 100 cases: another case's coordinate is no relation, so counting relations let it by
+        (
+            "grid_navigation",
+            "(aligned, below)",
+            {"answer_type": "relation"},
+            ["(aligned, below) or (4, 4)", "(4, 4), (aligned, below)"],
+        ),
         ("sequential_induction", "n**2 + 1", {"degree of recursion": 0}, ["n**2 + 1 or n + 2"]),
+        (
+            "analogical_case_matching",
+            "M1",
+            {"answer_format": "index", "matching_case_ids": ["M1"]},
+            ["M1 or None", "None of them fit; if pressed, M1"],
+        ),
     ],
 )
 def test_reasoning_core_hedges_its_scorer_credits_score_0(
