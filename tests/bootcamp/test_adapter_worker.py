@@ -171,7 +171,7 @@ def test_reasoning_core_hedges_its_scorer_credits_score_0(
 
     from ptbench.bootcamp.adapters import reasoning_core as rc_adapter
 
-    # left out of the catalogue until verified at 100 cases (EXCLUDED says so): the check is what is tested here
+    # a hand-made case with only the fields the check and the scorer read: the check is what is tested here
     monkeypatch.setattr(rc_adapter, "check_task", lambda name: name)
     identity = {"task": task, "answer": answer, "metadata": metadata}
     library_score = rc_adapter.library().get_score_answer_fn(task)

@@ -51,16 +51,11 @@ _UNVERIFIED = (
 )
 _UNMEASURED = "not deterministic in-process; not yet measured in the hash-seeded worker (minutes a case here)"
 _HEDGE = "its scorer gives full credit to a hedge that contains the answer ('A or not A')"
-_CHECKED = (
-    _HEDGE + "; ptbench's check in front of it (EXTRA_CHECKS) stops the hedges tested, but the environment is not yet "
-    "verified at 100 cases (tens of seconds a case on the shared dev box)"
-)
 EXCLUDED = {
     "game_best_move": "generating needs pyggp (reasoning-core[gen], not on PyPI)",
     "game_forced_win": "generating needs pyggp (reasoning-core[gen], not on PyPI)",
     "metamath_entailment": "downloads the Metamath database at run time (nodes are offline)",
     "metamath_core_select": "downloads the Metamath database at run time (nodes are offline)",
-    "sequential_induction": _CHECKED,
     "inverse_math": _HEDGE + " (eight answer modes, each its own sympy checker: no one ptbench check fits)",
     "logic_derivation": "its scorer gives full credit to the answer followed by a list of other candidates",
     "arithmetics": _UNMEASURED,
