@@ -9,14 +9,22 @@ _calls: list[int] = []  # grows in the worker itself, never in a fork (which end
 
 def state(tag: str) -> dict[str, object]:
     """What a generator might read besides its seed: the hash order of a set, a module-level cache
-    warmed by earlier calls, an unseeded `random.Random()` and the global RNG."""
+    warmed by earlier calls, an unseeded `random.Random()`, the global RNG, and what takes its seed
+    from the OS unless the fork stops it: numpy's `default_rng()`, `random.seed()` and
+    `numpy.random.seed()` with no seed (gramforge's `generate` calls the first)."""
+    import numpy as np
+
     _calls.append(1)
-    return {
+    out: dict[str, object] = {
         "set_order": list({f"{tag}{i}" for i in range(8)}),
         "earlier_calls": len(_calls),
         "unseeded": random.Random().random(),
         "global": random.random(),
+        "numpy_unseeded": float(np.random.default_rng().random()),
     }
+    random.seed()
+    np.random.seed()
+    return out | {"reseeded": random.random(), "numpy_reseeded": float(np.random.random())}
 
 
 def shout() -> str:

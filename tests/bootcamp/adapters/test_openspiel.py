@@ -125,3 +125,22 @@ def test_no_case_is_a_game_the_model_never_plays() -> None:
     assert skipped > 0  # the attack exists
     for k in range(300):
         assert not Match(gen.case(random.Random(k))).state.is_terminal()
+
+
+def test_the_greedy_oracle_takes_the_piece_on_offer_and_plays_only_listed_moves() -> None:
+    """Chess's oracle (GREEDY): after 1. e4 d5 white's best material is exd5, in the prompt's own move
+    text; the seat is read from the FEN's side field (black's answer to it recaptures with the queen)."""
+    seat = 1  # OpenSpiel's chess: white is player 1
+    match = Match({"game": "chess", "seed": 7, "player": seat})
+    match.state = match.game.new_initial_state()
+    for san in ("e4", "d5"):
+        match.state.apply_action(match.state.string_to_action(san))
+    assert spiel._greedy_move(match, match.moves(), random.Random(0)) == "exd5"
+    match.state.apply_action(match.state.string_to_action("exd5"))
+    match.seat = 0
+    assert spiel._greedy_move(match, match.moves(), random.Random(0)) == "Qxd5"
+
+
+@pytest.mark.parametrize("game", sorted(spiel.TURNS_FOR))
+def test_a_game_with_a_turn_limit_of_its_own_gets_it(game: str) -> None:
+    assert spiel.bootcamp_dict(game)["limits"]["max_assistant_turns"] == spiel.TURNS_FOR[game] > spiel.TURNS

@@ -5,9 +5,10 @@ interpreter's hash seed, other in every process), caches warmed by earlier cases
 `random.Random()`. Their cases are made here instead: one child per ptbench process, started on
 first use with PYTHONHASHSEED fixed, asked one call a line over pipes. A call with `fork: true` runs
 in a fork of the child (each case from the same pristine state, whatever was asked before), with the
-global `random` and numpy RNGs seeded by the request's seed and an unseeded `random.Random()` seeded
-from them, so the case is a function of the seed alone. The calling module's `prepare_in_worker(*args)`,
-if it has one, runs in the child before the fork (imports, which every fork would repeat otherwise).
+global `random` and numpy RNGs seeded by the request's seed and an unseeded `random.Random()`,
+`numpy.random.default_rng()` or `random.seed()` seeded from them, so the case is a function of the
+seed alone. The calling module's `prepare_in_worker(*args)`, if it has one, runs in the child before
+the fork (imports, which every fork would repeat otherwise).
 
 `LineWorker` is the pipe protocol, shared with mathematics_dataset's worker (another venv's Python).
 """
@@ -90,6 +91,24 @@ def _seed_everything(seed: int) -> None:
             super().__init__(draw(64) if x is None else x)
 
     random.Random = SeededRandom  # type: ignore[misc]  # this fork only: it ends with the case
+    fresh_generator = np.random.default_rng
+
+    def default_rng(seed: Any = None) -> Any:
+        """numpy's `default_rng()` with no seed likewise (it would take its seed from the OS)."""
+        return fresh_generator(draw(64) if seed is None else seed)
+
+    np.random.default_rng = default_rng  # this fork only, as above
+    reseed, reseed_numpy = random.seed, np.random.seed
+
+    def seed_random(a: Any = None, version: int = 2) -> None:
+        """`random.seed()` with no seed (gramforge's `generate` calls it, reseeding the global RNG
+        from the OS) takes one from the seeded stream instead."""
+        reseed(draw(64) if a is None else a, version)
+
+    def seed_numpy(seed: Any = None) -> None:
+        reseed_numpy(draw(32) if seed is None else seed)
+
+    random.seed, np.random.seed = seed_random, seed_numpy  # this fork only
     faker = sys.modules.get("faker.generator")
     if faker is not None:  # Faker's shared RNG, made at its import (maybe before the fork) from the OS;
         faker.random.seed(seed)  # seeded apart from the global stream, whose draws must not depend on imports
