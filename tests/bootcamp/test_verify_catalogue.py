@@ -25,12 +25,13 @@ CASES = 2
 OUTLAST_TURN_LIMIT = {"spiel.chinese_checkers", "spiel.kriegspiel", "spiel.shogi"}
 # Have no oracle: several answers are right and the library gives none, or none is written yet.
 NO_ORACLE = {"rg.boxnet", "rg.graph_color", "rg.propositional_logic", "rg.rubiks_cube", "rg.rush_hour"} | {
-    f"ta.{g}-v0" for g in ("2048", "Blackjack", "FifteenPuzzle", "Slitherlink")}  # fmt: skip
+    f"ta.{g}-v0" for g in ("2048", "Blackjack")}  # fmt: skip
 # Slow to verify (seconds a case: heavy simulations, symbolic integration, data files, search, long games).
 SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "rg.intermediate_integration",
         "rg.acre", "spiel.battleship", "spiel.bridge_uncontested_bidding", "spiel.chess", "spiel.yacht",
         "spiel.mnk", "spiel.go", "spiel.hive"} | {f"rg.{n}" for n in rg_adapter.SLOW} | {
-    f"ta.{g}-v0" for g in ("Chopsticks", "RushHour", "Set", "Sokoban")}  # fmt: skip
+    f"ta.{g}-v0" for g in ("Chopsticks", "Crusade", "QuantumTicTacToe", "RushHour", "Set", "Slitherlink", "Sokoban")
+}  # fmt: skip
 
 
 # Sources whose every episode loads a simulator world (ScienceWorld: a JVM each, seconds a load, about
