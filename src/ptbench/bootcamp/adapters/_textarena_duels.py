@@ -17,11 +17,13 @@ from typing import Any
 
 Board = tuple[tuple[str, ...], ...]
 
-# ------------------------------------------------------------------------------------------ SimpleTak
 
-
-def _tak_board(env: Any) -> Board:
+def _board(env: Any) -> Board:
+    """The game's board (rows of cell marks, '' for empty) as a value the models can copy cheaply."""
     return tuple(tuple(row) for row in env.state.game_state["board"])
+
+
+# ------------------------------------------------------------------------------------------ SimpleTak
 
 
 def _tak_moves(env: Any) -> list[str]:
@@ -60,7 +62,7 @@ def _tak_distance(board: Board, mark: str) -> int:
 
 def _simple_tak(env: Any) -> str:
     """The cell that shortens seat 0's path most and the opponent's least (seat 0 plays 'O')."""
-    board, n = _tak_board(env), env.board_size
+    board, n = _board(env), env.board_size
 
     def score(cell: int) -> tuple[int, int]:
         r, c = divmod(cell, n)
@@ -139,10 +141,6 @@ class _Capture:
 
         moves = list(self.moves(board, 0))
         return self.text(max(moves, key=expected)) if moves else "[a1 a1]"
-
-
-def _board(env: Any) -> Board:
-    return tuple(tuple(row) for row in env.state.game_state["board"])
 
 
 class _Crusade(_Capture):
@@ -310,6 +308,23 @@ def _high_society(env: Any) -> str:
     return f"[{max(mine, key=worth)}]" if mine else "[1]"
 
 
+# --------------------------------------------------------------------------- IteratedTwoThirdsAverage
+# Both guess in [0, 100] (seat 0 first; the other's guess is shown only once both are in); the guess
+# nearer two thirds of the average takes the round, most rounds wins. The target lies below the
+# midpoint of the two guesses, so the lower guess always takes the round: guessing 0 never loses one.
+
+
+def _two_thirds_moves(env: Any) -> list[str]:
+    return [f"[{n}]" for n in range(int(env.min_guess), int(env.max_guess) + 1)]
+
+
+# ------------------------------------------------------------------------------ IteratedUltimatumGame
+# Seat 0 proposes every round (the library's default keeps the roles): it offers part of a pool of 50,
+# the other accepts (the pool is split) or rejects (neither gets anything); the larger total wins.
+# Keeping the whole pool loses nothing when refused, so the oracle offers $0; it wins unless every
+# offer is refused (the seed filter keeps the others).
+
+
 OPPONENTS: dict[str, Callable[[Any], list[str]]] = {
     "SimpleTak-v0": _tak_moves,
     "Crusade-v0": _CRUSADE.opponent,
@@ -317,6 +332,8 @@ OPPONENTS: dict[str, Callable[[Any], list[str]]] = {
     "MemoryGame-v0": _memory_moves,
     "QuantumTicTacToe-v0": _qttt_moves,
     "HighSociety-v0": _high_society_moves,
+    "IteratedTwoThirdsAverage-v0": _two_thirds_moves,
+    "IteratedUltimatumGame-v0": lambda env: ["[Accept]", "[Reject]"],
 }
 ORACLES: dict[str, Callable[[Any], str]] = {
     "SimpleTak-v0": _simple_tak,
@@ -325,4 +342,6 @@ ORACLES: dict[str, Callable[[Any], str]] = {
     "MemoryGame-v0": _memory_game,
     "QuantumTicTacToe-v0": _qttt,
     "HighSociety-v0": _high_society,
+    "IteratedTwoThirdsAverage-v0": lambda env: f"[{int(env.min_guess)}]",
+    "IteratedUltimatumGame-v0": lambda env: "[Offer: $0]",
 }
