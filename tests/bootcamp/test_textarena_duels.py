@@ -11,6 +11,8 @@ import random
 import re
 from collections.abc import Iterator
 
+import pytest
+
 from tests.support import require
 
 require(importlib.util.find_spec("textarena") is not None,
@@ -215,3 +217,13 @@ def test_snake_death_model_agrees_with_the_library() -> None:
                     trial.step(f"[{theirs}]")
                     died = {pid for pid, s in trial.state.game_state["snakes"].items() if not s.alive}
                     assert tron._snake_deaths(env, {0: cell, 1: reply}) == died, (seed, k, mine, theirs)
+
+
+def test_an_opponent_that_keeps_the_turn_past_the_bound_ends_the_episode_at_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ta, "OPPONENT_MOVES", 1)  # the control: one move in a row is allowed
+    game = ta.Game({"game": "SimpleTak-v0", "seed": 0})
+    assert not game.step("[0]") and game.reward is None
+    monkeypatch.setattr(ta, "OPPONENT_MOVES", 0)
+    assert game.step("[1]") and game.reward == 0.0

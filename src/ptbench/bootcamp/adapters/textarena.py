@@ -174,16 +174,16 @@ class Game:
             # it too is out): the episode ends there, as the lost game it is
             self.reward = 0.0
             return True
-        for _ in range(OPPONENT_MOVES):
-            if opponent is None or done or _core(self).state.current_player_id != 1:
-                break
+        drawn = 0
+        while opponent is not None and not done and _core(self).state.current_player_id == 1:
+            if drawn == OPPONENT_MOVES:
+                self.reward = 0.0  # the opponent never hands the turn back: no game seat 0 can win
+                return True
             # the seeded opponent: a uniform draw among its legal moves, from this game's own RNG; with
             # none (a Quantum Tic Tac Toe board one cell short of a move) it answers nothing, as a
             # player would, and the library rules on that
             done, _ = self._call(functools.partial(self._answer, opponent(_core(self)) or [""]))
-        else:
-            self.reward = 0.0  # the opponent never handed the turn back: no game seat 0 can win
-            return True
+            drawn += 1
         if done:
             rewards, info = self._call(self.env.close)
             value = (rewards or {}).get(0, 0.0) if isinstance(rewards, dict) else 0.0
