@@ -24,12 +24,12 @@ CASES = 2
 # openspiel.PARAMS, GREEDY, EXCLUDED).
 OUTLAST_TURN_LIMIT: set[str] = set()
 # Have no oracle: several answers are right and the library gives none, or none is written yet.
-NO_ORACLE = {f"ta.{g}-v0" for g in ("2048", "Blackjack", "FifteenPuzzle", "Slitherlink")}
+NO_ORACLE = {f"ta.{g}-v0" for g in ("2048", "Blackjack")}
 # Slow to verify (seconds a case: heavy simulations, symbolic integration, data files, search, long games).
 SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "rg.intermediate_integration",
         "rg.acre", "spiel.battleship", "spiel.bridge_uncontested_bidding", "spiel.chess", "spiel.yacht",
         "spiel.mnk", "spiel.go", "spiel.hive"} | {f"rg.{n}" for n in rg_adapter.SLOW} | {
-    f"ta.{g}-v0" for g in ("Chopsticks", "RushHour", "Set", "Sokoban")} | {
+    f"ta.{g}-v0" for g in ("Chopsticks", "Crusade", "QuantumTicTacToe", "RushHour", "Set", "Slitherlink", "Sokoban")} | {
     f"rc.{t}" for t in ("coreference", "grid_navigation", "reference_tracking", "qualitative_causal_reasoning",
                         "most_probable_evidence", "most_probable_outcome", "code_analysis", "analogical_case_matching",
                         "regex_reasoning", "sequential_induction")}  # fmt: skip

@@ -1,6 +1,7 @@
-"""TextArena's single-player games as multi-turn ptbench environments (`pip install 'ptbench[bootcamp-textarena]'`).
+"""TextArena's games as multi-turn ptbench environments (`pip install 'ptbench[bootcamp-textarena]'`).
 
-Each game `ta.<Game>-v0` that runs with one player here is an environment: the first observation
+Each game `ta.<Game>-v0` that runs with one player here, or with two where seat 1 is a seeded
+uniform-random opponent the adapter moves (OPPONENTS), is an environment: the first observation
 is the user turn, every later one (only what is new since the last) is the feedback, and the game
 decides when it ends and what it pays; its reward for player 0, clamped to [0, 1], is the episode's
 reward (through `Interaction.outcome`: text alone proves nothing).
@@ -16,15 +17,23 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import io
 import random
+import types
 from collections.abc import Callable
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from ptbench.bootcamp.adapters import load_library
-from ptbench.bootcamp.adapters._textarena_oracles import OPPONENTS, ORACLES
+from ptbench.bootcamp.adapters import (
+    _textarena_duels,
+    _textarena_oracles,
+    _textarena_puzzles,
+    _textarena_santorini,
+    _textarena_tron,
+    load_library,
+)
 from ptbench.bootcamp.adapters.outcome import game_config, outcome_result
 from ptbench.bootcamp.adapters.turns import first_case
 from ptbench.bootcamp.api import (
@@ -38,20 +47,32 @@ from ptbench.bootcamp.api import (
 )
 from ptbench.core.errors import UserError
 
+# the seeded opponents' legal moves and the oracles, by game: the first games in _textarena_oracles,
+# later two-player games in _textarena_duels, _textarena_tron and _textarena_santorini, the puzzle
+# solvers in _textarena_puzzles
+_SANTORINI = "SantoriniBaseFixed-v0"
+OPPONENTS = {**_textarena_oracles.OPPONENTS, **_textarena_duels.OPPONENTS, **_textarena_tron.OPPONENTS,
+             _SANTORINI: _textarena_santorini.opponent}  # fmt: skip
+ORACLES = {**_textarena_oracles.ORACLES, **_textarena_duels.ORACLES, **_textarena_tron.ORACLES,
+           **_textarena_puzzles.ORACLES, _SANTORINI: _textarena_santorini.oracle}  # fmt: skip
+
 EXTRA = "bootcamp-textarena"
 PREFIX = "ta."
 SOURCE = "textarena"
-DOMAIN = "TextArena single-player games (multi-turn)"
-# Checked with this adapter: each resets with one player, plays to an end, and is deterministic per seed.
+DOMAIN = "TextArena games (multi-turn; two-player ones against a seeded random opponent)"
+# Checked with this adapter: each resets with one player (or two: seat 1 the seeded opponent of
+# OPPONENTS), plays to an end, and is deterministic per seed.
 GAMES = (
-    "2048-v0", "Blackjack-v0", "Chopsticks-v0", "Countdown-v0", "Cryptarithm-v0", "FifteenPuzzle-v0",
-    "FrozenLake-v0", "GuessTheNumber-v0", "LightsOut-v0", "LogicPuzzle-v0", "Mastermind-v0",
-    "Minesweeper-v0", "PegJump-v0", "RushHour-v0", "Secretary-v0", "Set-v0", "Slitherlink-v0",
-    "Sokoban-v0", "Sudoku-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
+    "2048-v0", "Alquerque-v0", "Blackjack-v0", "Chopsticks-v0", "Countdown-v0", "Crusade-v0", "Cryptarithm-v0",
+    "FifteenPuzzle-v0", "FrozenLake-v0", "GuessTheNumber-v0", "HighSociety-v0", "IteratedTwoThirdsAverage-v0",
+    "IteratedUltimatumGame-v0", "LightsOut-v0",
+    "LogicPuzzle-v0", "Mastermind-v0", "MemoryGame-v0", "Minesweeper-v0", "PegJump-v0", "QuantumTicTacToe-v0",
+    "RushHour-v0", "SantoriniBaseFixed-v0", "Secretary-v0", "Set-v0", "SimpleTak-v0", "Slitherlink-v0", "Snake-v0",
+    "Sokoban-v0", "Sudoku-v0", "Surround-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
 )  # fmt: skip
 
 
-# Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 22 above.
+# Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 33 above.
 _NLTK = "needs NLTK's word lists, downloaded at run time (no network on a compute node)"
 _LLM = "needs an LLM judge or players (OpenRouter) or free-text talk no script can play"
 _SPIEL = "a family OpenSpiel has (its adapter installs it; a family counts once)"
@@ -73,13 +94,15 @@ EXCLUDED = {
                     "its module does not import on Python 3.11 (a SyntaxError in the library's env.py)"),
     "Crosswords": "GEM's adapter installs it (gem.Crosswords plays TextArena's game): a family counts once",
     "BabyAiText": "needs the old `gym` package (MiniGrid/BabyAI come from the MiniGrid adapter)",
+    **dict.fromkeys(["IteratedPrisonersDilemma", "SimpleBlindAuction"],
+                    "free-text conversation rounds before each decision: no seeded opponent can talk"),
+    **dict.fromkeys(["PublicGoodsGame", "MarketEntryGame"], _PLAYERS + " (the registered default)"),
+    **dict.fromkeys(["IteratedMatchingPennies", "IteratedRockPaperScissors"],
+                    "against a uniform-random opponent every strategy wins a round with the same chance, so a "
+                    "case the oracle wins would be a lucky seed, not a skill"),
     # not written yet: each needs its own move list for the seeded opponent and a search player
-    **dict.fromkeys(["Alquerque", "Crusade", "SimpleTak", "Tak", "Stratego", "SantoriniBaseFixed", "Surround",
-                     "Snake", "QuantumTicTacToe", "MemoryGame", "Briscola", "GermanWhist",
-                     "Golf", "HighSociety", "IndianPoker", "SpiteAndMalice", "SimpleBlindAuction",
-                     "IteratedMatchingPennies", "IteratedPrisonersDilemma", "IteratedRockPaperScissors",
-                     "IteratedTwoThirdsAverage", "IteratedUltimatumGame", "MarketEntryGame", "PublicGoodsGame"],
-                    "two or more players: no seeded opponent and search oracle written for it yet"),
+    **dict.fromkeys(["Tak", "Stratego", "Briscola", "GermanWhist", "Golf", "IndianPoker", "SpiteAndMalice"],
+                    "two players: no seeded opponent and search oracle written for it yet"),
 }  # fmt: skip
 
 
@@ -98,7 +121,8 @@ def check_game(name: Any) -> str:
 
 
 def describe(name: str) -> dict[str, str]:
-    return {"domain": "game (TextArena, single player)", "tools": "-", "levels": "default"}
+    seats = "two players, against a seeded random one" if name in OPPONENTS else "single player"
+    return {"domain": f"game (TextArena, {seats})", "tools": "-", "levels": "default"}
 
 
 class Game:
@@ -116,6 +140,8 @@ class Game:
         self.opponent = OPPONENTS.get(identity["game"])
         seats = 1 if self.opponent is None else 2
         self._call(lambda: self.env.reset(num_players=seats, seed=int(identity["seed"])))
+        if identity["game"] == "FifteenPuzzle-v0":
+            _mend_fifteen(_core(self).state)
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         outside = random.getstate()
@@ -126,6 +152,10 @@ class Game:
         finally:
             self.rng_state = random.getstate()
             random.setstate(outside)
+
+    def _answer(self, moves: list[str]) -> Any:
+        """The opponent's move: a uniform draw (inside `_call`, from this game's own RNG)."""
+        return self.env.step(action=random.choice(moves))
 
     def news(self) -> str:
         """What the game says now that it had not said before."""
@@ -138,9 +168,22 @@ class Game:
     def step(self, action: str) -> bool:
         done, _ = self._call(lambda: self.env.step(action=action))
         opponent = self.opponent
+        if opponent is not None and not done and _core(self).state.game_info[0].get("invalid_move"):
+            # a many-seat state (Santorini's) marks seat 0 out after its allowance of refused moves but
+            # plays on, skipping seat 0 for good (the opponent would then move alone, or forever once
+            # it too is out): the episode ends there, as the lost game it is
+            self.reward = 0.0
+            return True
+        drawn = 0
         while opponent is not None and not done and _core(self).state.current_player_id == 1:
-            # the seeded opponent: a uniform draw among its legal moves, from this game's own RNG
-            done, _ = self._call(lambda: self.env.step(action=random.choice(opponent(_core(self)))))
+            if drawn == OPPONENT_MOVES:
+                self.reward = 0.0  # the opponent never hands the turn back: no game seat 0 can win
+                return True
+            # the seeded opponent: a uniform draw among its legal moves, from this game's own RNG; with
+            # none (a Quantum Tic Tac Toe board one cell short of a move) it answers nothing, as a
+            # player would, and the library rules on that
+            done, _ = self._call(functools.partial(self._answer, opponent(_core(self)) or [""]))
+            drawn += 1
         if done:
             rewards, info = self._call(self.env.close)
             value = (rewards or {}).get(0, 0.0) if isinstance(rewards, dict) else 0.0
@@ -150,6 +193,22 @@ class Game:
             # some games put the reason of an invalid move where the reward goes: no number, no reward
             self.reward = min(1.0, max(0.0, float(value))) if isinstance(value, int | float) else 0.0
         return bool(done)
+
+
+def _award(state: Any, player_ids: list[int], reason: str) -> None:
+    state.set_outcome(1.0 if player_ids == [0] else 0.0, reason)
+
+
+def _mend_fifteen(state: Any) -> None:
+    """FifteenPuzzle ends a solved board with the two-player call `set_winners`, which its
+    single-player state lacks (an AttributeError: a solved puzzle crashed the episode). The call is
+    given the single-player meaning, the library's full reward for a win; the test of solved is still
+    the library's own."""
+    if not hasattr(state, "set_winners"):
+        state.set_winners = types.MethodType(_award, state)
+
+
+OPPONENT_MOVES = 200  # the opponent's moves in a row at most (MemoryGame's matches give it up to 8)
 
 
 # Games whose deal takes the library a second or so (it searches layouts until one is solvable): an
@@ -210,7 +269,7 @@ def _core(game: Game) -> Any:
 # Games whose generator can deal a case nobody can win (a Countdown target no expression makes, a Rush
 # Hour or Sokoban layout with no way out within the turns): a case is a seed the oracle wins, as the
 # PettingZoo and Gymnasium adapters keep theirs (`turns.winnable_seed`). Deterministic in the case's rng.
-WINNABLE_ONLY = frozenset({"Countdown-v0", "RushHour-v0", "Sokoban-v0", *OPPONENTS})
+WINNABLE_ONLY = frozenset({"Countdown-v0", "FifteenPuzzle-v0", "RushHour-v0", "Sokoban-v0", *OPPONENTS})
 ORACLE_TURNS = 100  # the turn limit of `bootcamp_dict`
 
 
