@@ -17,7 +17,7 @@ import pytest
 from ptbench.integrity import run_checks
 
 HOSTILE = '''
-import json, os, signal, time
+import json, os, signal, subprocess, sys, time
 from pathlib import Path
 from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.report import Finding
@@ -46,7 +46,7 @@ class Exit(IntegrityCheck):
 
 @register_check("hostile_fork_crash")
 class ForkCrash(IntegrityCheck):
-    """Dies while a child it forked holds the findings' pipe open: a crash, not a hang."""
+    """Dies while a child it forked holds the findings' socket open: a crash, not a hang."""
     def check(self, ctx):
         if os.fork() == 0:
             time.sleep(3600)
@@ -65,6 +65,36 @@ class Forge(IntegrityCheck):
                 (d / "finding.json").write_text(json.dumps(clean))
         (ctx.trial_dir / "checks" / "verdicts.json").write_text(json.dumps({"contamination": "clean"}))
         return Finding(verdict="clean", reason="forge")
+
+REOPEN = r"""
+import json, os, sys, time
+worker = os.getppid()
+fd = open(f"/proc/{worker}/cmdline", "rb").read().split(b"\\0")[4].decode()  # worker CONTEXT FD CHECK...
+clean = {"verdict": "clean", "reason": "forged", "evidence": [], "details": {}}
+forged = "".join(
+    json.dumps({"check": n, "started_at": time.time(), "seconds": 0.0, "finding": clean}) + "\\n" for n in sys.argv[1:]
+)
+try:
+    out = os.open(f"/proc/{worker}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)
+except OSError as exc:
+    print(f"refused: {exc.strerror}")
+else:
+    os.write(out, forged.encode())
+    print("sent")
+"""
+
+@register_check("hostile_reopen")
+class Reopen(IntegrityCheck):
+    """Starts a program as the judge starts its agent CLI (its own session, no inherited fds): the
+    program opens the worker's findings channel again through /proc and sends a clean report for
+    this check and every later one (a prompt-injected judge's shell command)."""
+    def check(self, ctx):
+        later = ctx.config.checks[ctx.config.checks.index("hostile_reopen"):]
+        run = subprocess.run(
+            [sys.executable, "-c", REOPEN, *later], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            start_new_session=True,
+        )
+        return Finding(verdict="clean", reason="reopen", details={"program": run.stdout.strip() or run.stderr})
 
 @register_check("hostile_hang")
 class Hang(IntegrityCheck):
@@ -129,6 +159,25 @@ def test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide(trial_facto
     # the checks after a failure ran in a fresh process
     assert reports["probe_a"]["details"]["pid"] != reports["probe_b"]["details"]["pid"]
     assert not list(trial.path.glob(".integrity-*"))  # the worker's folder is gone with its forgeries
+
+
+def test_a_program_a_check_starts_cannot_send_the_later_checks_findings(trial_factory, tmp_path):
+    """The findings' channel is a socket: a pipe's end can be opened again, for writing, through
+    /proc/PID/fd/N by any process of this user (fails with the runner's os.pipe() back)."""
+    checks = ["hostile_reopen", "api_usage", "contamination", "probe_b"]
+    trial = trial_factory(task="arithmetic", options={"n_test": 4}, integrity={"checks": checks})
+    (trial.workspace / "train.txt").write_text("26+16=42\n")
+    (trial.workspace / "gen.sh").write_text("curl -s https://api.anthropic.com/v1/messages -d @req.json\n")
+    verdicts = run_checks(trial.path, trial.spec, env=_plugin_env(tmp_path), timeout_s=60)
+    reports = _reports(trial, checks)
+    assert verdicts == {
+        "hostile_reopen": "clean",
+        "api_usage": "flagged",
+        "contamination": "flagged",
+        "probe_b": "clean",
+    }
+    assert reports["hostile_reopen"]["details"]["program"].startswith("refused"), reports["hostile_reopen"]
+    assert all(r["reason"] != "forged" for r in reports.values())
 
 
 def test_honest_checks_share_one_process_and_decide(trial_factory, tmp_path):

@@ -15,6 +15,7 @@ import json
 import os
 import select
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -171,7 +172,12 @@ def _one_process(
 ) -> Iterator[CheckReport]:
     """Reports of `names` from one worker, up to and including the first that fails."""
     version = ptbench.__version__
-    read_fd, write_fd = os.pipe()
+    # A socket pair, not a pipe: a pipe's end can be opened again through /proc/PID/fd/N, for
+    # writing, by any process of this user (a program a check starts: the judge's agent CLI, which
+    # reads what the agent wrote), which could then send the later checks' findings; a socket's
+    # cannot (ENXIO).
+    reader, writer = socket.socketpair()
+    read_fd, write_fd = reader.fileno(), writer.fileno()
     started = time.time()
     try:
         with open(stderr_file, "wb") as err:
@@ -186,13 +192,13 @@ def _one_process(
                 env={**os.environ, **env},
             )
     finally:
-        os.close(write_fd)  # the worker holds the only writing end: its exit is the pipe's end
+        writer.close()  # the worker holds the only writing end: its exit is the stream's end
     lines = _Lines(read_fd, proc)
     try:
         for name in names:
             deadline = time.monotonic() + limit
             line, timed_out = lines.next(deadline)
-            if line is None and not timed_out:  # the pipe ended: the process exited or closed it
+            if line is None and not timed_out:  # the stream ended: the process exited or closed it
                 try:
                     proc.wait(timeout=max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
@@ -234,26 +240,26 @@ def _one_process(
             started += seconds  # when the next check began in the worker (for a failure's timing)
     finally:
         _kill(proc)  # a stop signal raised in the runner while we waited must not leave a check running
-        os.close(read_fd)
+        reader.close()
 
 
 class _Lines:
     """The worker's lines, each awaited until a deadline (select: a blocking read would outwait a hung
-    check). The pipe's end is the worker's exit, or, should a child it forked still hold the pipe
+    check). The stream's end is the worker's exit, or, should a child it forked still hold the socket
     open, the worker found gone at one of the one-second polls."""
 
     def __init__(self, fd: int, proc: subprocess.Popen) -> None:
         self.fd, self.proc, self.buffer, self.ended = fd, proc, bytearray(), False
 
     def next(self, deadline: float) -> tuple[bytes | None, bool]:
-        """(line, False); (None, False) at the pipe's end; (None, True) past the deadline."""
+        """(line, False); (None, False) at the stream's end; (None, True) past the deadline."""
         while b"\n" not in self.buffer:
             if self.ended:
                 return None, False
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None, True
-            gone = self.proc.poll() is not None  # before select: all a gone worker wrote is in the pipe
+            gone = self.proc.poll() is not None  # before select: all a gone worker wrote is in the socket
             if not select.select([self.fd], [], [], 0 if gone else min(remaining, 1.0))[0]:
                 self.ended = gone
                 continue

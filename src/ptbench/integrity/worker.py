@@ -4,10 +4,11 @@ One process for all of a trial's checks, so the interpreter, ptbench and the lib
 share (torch, transformers, safetensors) load once rather than once per check. The runner
 (integrity/runner.py) keeps what per-check processes gave: each check has its own time limit, and a
 check that hangs, crashes or raises is killed with the process and is `unchecked`; the checks after
-it go on in a fresh process. Each finding goes to the runner through the pipe `FD` as the check
-returns, one JSON line `{"check": NAME, "started_at": T, "seconds": S, "finding": {...}}`; findings
-are never read from files, so a check that writes files (another check's output, `checks/`)
-changes no verdict. The checks' own prints go to stderr, never into that pipe.
+it go on in a fresh process. Each finding goes to the runner through the socket `FD` (one end of
+a socket pair, which no other process can open again through /proc as it could a pipe's end) as the
+check returns, one JSON line `{"check": NAME, "started_at": T, "seconds": S, "finding": {...}}`;
+findings are never read from files, so a check that writes files (another check's output,
+`checks/`) changes no verdict. The checks' own prints go to stderr, never into that socket.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def main(argv: list[str]) -> int:
     from ptbench.trial import TrialDir
 
     ctx_file, fd, *names = argv
-    os.set_inheritable(int(fd), False)  # programs a check starts never get the findings' pipe
+    os.set_inheritable(int(fd), False)  # programs a check starts never get the findings' socket
     report = os.fdopen(int(fd), "w", encoding="utf-8")
     os.dup2(2, 1)  # a check's print() lands in stderr, never among the findings
     raw = json.loads(Path(ctx_file).read_text())
