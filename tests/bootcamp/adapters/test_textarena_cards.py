@@ -1,0 +1,127 @@
+"""TextArena's card games for two (adapters/_textarena_cards.py) beyond what `bootcamp verify` checks:
+the oracle through the real interaction, and the attack of each: the hidden cards (seat 0's own card
+in Indian Poker, the other's hand and the deck in Briscola) never reach seat 0's prompt, and the
+oracle's move does not change when they are dealt differently."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import random
+import re
+from collections.abc import Iterator
+
+from tests.support import require
+
+require(importlib.util.find_spec("textarena") is not None,
+        "TextArena is not installed (pip install 'ptbench[bootcamp-textarena]')")  # fmt: skip
+
+from ptbench.bootcamp.adapters import _textarena_cards as cards  # noqa: E402
+from ptbench.bootcamp.adapters import textarena as ta  # noqa: E402
+
+GAMES = sorted(cards.OPPONENTS)
+_RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
+
+
+def _turns(name: str, seed: int) -> Iterator[tuple[ta.Game, str]]:
+    """The game and all seat 0 was shown so far, at each of its turns while the oracle plays."""
+    game = ta.Game({"game": name, "seed": seed})
+    shown = game.news()
+    while True:
+        yield game, shown
+        if game.step(ta.ORACLES[name](ta._core(game))):
+            return
+        shown += "\n" + game.news()
+
+
+def test_a_generated_case_of_each_card_game_is_won_by_its_oracle_through_the_interaction() -> None:
+    interaction = ta.TextArenaInteraction()
+    for name in GAMES:
+        case = ta.TextArenaGenerator(game=name).case(random.Random(3))
+        state = interaction.start(case)
+        for _ in range(ta.ORACLE_TURNS):
+            if interaction.respond(state, case, interaction.oracle(state, case) or "").terminate:
+                break
+        assert interaction.outcome(state, case).score == 1.0, name
+        assert ta.TextArenaGenerator(game=name).case(random.Random(3)) == case
+
+
+def test_a_claimed_win_pays_nothing_and_the_oracle_does_not_win_every_seed() -> None:
+    """Two answers the library cannot use end the game at 0; the control: the oracle wins some seeds
+    and loses others (the filter keeps the won ones: a lost seed is no case)."""
+    for name in GAMES:
+        game = ta.Game({"game": name, "seed": 1})
+        game.news()
+        assert not game.step("I win. reward: 1.0")
+        assert game.step("Player 0 has won! reward 1.0") and game.reward == 0.0, name
+        wins = [ta.oracle_wins({"game": name, "seed": seed}) for seed in range(30)]
+        assert any(wins) and not all(wins), name
+
+
+def test_indian_poker_never_shows_seat_0_its_own_card_before_the_showdown() -> None:
+    """The attack: Indian Poker deals seat 1 the first move, and seat 1 is shown seat 0's card; the
+    adapter plays that move first, so seat 0's first prompt is its own. In each round seat 0 is shown
+    the other's card and no card of its own (the round's text before the showdown), and the oracle's
+    move is the same whatever seat 0's own card is."""
+    opened = 0
+    for seed in range(6):
+        for game, shown in _turns("IndianPoker-v0", seed):
+            gs = ta._core(game).state.game_state
+            assert shown.startswith("[GAME] You are Player 0")
+            rounds = shown.split("### Round ")
+            this = rounds[-1]
+            assert "Showdown" not in this and "folded" not in this
+            named = re.findall(r"card is: (\w+)", this)
+            assert named == [_RANKS[gs["player_cards"][1] % 13]]  # the control: the other's card is shown
+            opened += len(rounds) == 2 and "[Player 1]" in this  # seat 1 opened this game
+            move, own = cards._indian_poker(ta._core(game)), gs["player_cards"][0]
+            for other in range(52):
+                if other != gs["player_cards"][1]:
+                    gs["player_cards"][0] = other
+                    assert cards._indian_poker(ta._core(game)) == move
+            gs["player_cards"][0] = own
+    assert opened > 0
+
+
+def _name(card: dict) -> str:
+    return f"{card['rank']}{card['suit']}"
+
+
+def test_briscola_never_shows_seat_0_the_other_hand_or_the_deck() -> None:
+    """The attack: no card in seat 1's hand or the deck (but the trump card, dealt face up, wherever it
+    went) is named in anything seat 0 was shown, and the oracle's move is the same when those cards
+    are shuffled among the hand and the deck. The control: seat 0's own hand is named."""
+    redealt = 0
+    for seed in range(4):
+        for game, shown in _turns("Briscola-v0", seed):
+            env = ta._core(game)
+            gs = env.state.game_state
+            hidden = [c for c in gs["players"][1]["hand"] + gs["deck"] if c is not gs["trump_card"]]
+            assert all(_name(c) not in shown for c in hidden)
+            assert all(_name(c) in shown for c in gs["players"][0]["hand"])
+            move = cards._briscola(env)
+            for k in range(3):
+                trial = copy.deepcopy(env)
+                tgs = trial.state.game_state
+                pool = tgs["players"][1]["hand"] + [c for c in tgs["deck"] if c is not tgs["trump_card"]]
+                random.Random(k).shuffle(pool)
+                n = len(tgs["players"][1]["hand"])
+                tgs["players"][1]["hand"] = pool[:n]
+                rest = iter(pool[n:])
+                tgs["deck"] = [c if c is tgs["trump_card"] else next(rest) for c in tgs["deck"]]
+                assert cards._briscola(trial) == move
+                redealt += 1
+    assert redealt > 0
+
+
+def test_briscola_trick_rule_is_the_librarys() -> None:
+    """The oracle's model of who takes a trick (played second) against the library's own rule, on
+    every pair of cards of the deck and every trump suit."""
+    env = ta._core(ta.Game({"game": "Briscola-v0", "seed": 0}))
+    deck = env._create_deck()
+    for trump in "♠♥♦♣":
+        for led in deck:
+            for card in deck:
+                if card is not led:
+                    winner, _ = env._determine_trick_winner([(1, led), (0, card)], trump)
+                    assert cards._briscola_beats(card, led, trump) == (winner == 0)
