@@ -114,14 +114,78 @@ def test_briscola_never_shows_seat_0_the_other_hand_or_the_deck() -> None:
     assert redealt > 0
 
 
-def test_briscola_trick_rule_is_the_librarys() -> None:
-    """The oracle's model of who takes a trick (played second) against the library's own rule, on
-    every pair of cards of the deck and every trump suit."""
-    env = ta._core(ta.Game({"game": "Briscola-v0", "seed": 0}))
-    deck = env._create_deck()
-    for trump in "♠♥♦♣":
-        for led in deck:
-            for card in deck:
-                if card is not led:
-                    winner, _ = env._determine_trick_winner([(1, led), (0, card)], trump)
-                    assert cards._briscola_beats(card, led, trump) == (winner == 0)
+def _shuffled(places: list[tuple[object, object]], seed: int) -> None:
+    """Shuffle the cards at `places` ((container, key) pairs) among themselves."""
+    held = [container[key] for container, key in places]  # type: ignore[index]
+    random.Random(seed).shuffle(held)
+    for (container, key), card in zip(places, held, strict=True):
+        container[key] = card  # type: ignore[index]
+
+
+def test_golf_never_shows_seat_0_a_face_down_card_the_other_grid_or_the_deck() -> None:
+    """The attack: seat 0's face-down cards and the deck are never named in what it was shown, and a
+    card of the other's grid only once a public swap put it there (the library never shows seat 0
+    the other's grid, not even its two face-up cards); the oracle's move is the same when all of these
+    are dealt differently. The control: seat 0's face-up cards are named."""
+    checked = 0
+    for seed in range(4):
+        for game, shown in _turns("Golf-v0", seed):
+            env = ta._core(game)
+            gs = env.state.game_state
+            mine, theirs = gs["players"][0]["cards"], gs["players"][1]["cards"]
+            assert all(_name(c["card"]) not in shown for c in mine if not c["revealed"])
+            assert all(_name(c["card"]) in shown for c in mine if c["revealed"])
+            assert all(_name(c) not in shown for c in gs["deck"])
+            for c in theirs:
+                assert _name(c["card"]) not in shown or f"Player 1 swapped {_name(c['card'])} with" in shown
+            move = cards._golf(env)
+            for k in range(3):
+                trial = copy.deepcopy(env)
+                tgs = trial.state.game_state
+                places: list[tuple[object, object]] = [(c, "card") for c in tgs["players"][0]["cards"]
+                                                       if not c["revealed"]]  # fmt: skip
+                places += [(c, "card") for c in tgs["players"][1]["cards"]]
+                places += [(tgs["deck"], i) for i in range(len(tgs["deck"]))]
+                _shuffled(places, k)
+                assert cards._golf(trial) == move
+                checked += 1
+    assert checked > 0
+
+
+def test_german_whist_never_shows_seat_0_the_other_hand_or_the_face_down_deck() -> None:
+    """The attack: the deck below its face-up top card is never named in what seat 0 was shown, and a
+    card in the other's hand only as the face-up prize it won; the oracle's move is the same when the
+    other's hand and the face-down deck are dealt differently. The control: seat 0's hand is named."""
+    checked = 0
+    for seed in range(3):
+        for game, shown in _turns("GermanWhist-v0", seed):
+            env = ta._core(game)
+            gs = env.state.game_state
+            prizes = set(re.findall(r"(?:Next card for trick winner|Trump card): (\w+[♠♥♦♣])", shown))
+            assert all(_name(c) not in shown for c in gs["deck"][:-1])
+            assert all(_name(c) in prizes for c in gs["players"][1]["hand"] if _name(c) in shown)
+            assert all(_name(c) in shown for c in gs["players"][0]["hand"])
+            move = cards._whist(env)
+            trial = copy.deepcopy(env)
+            tgs = trial.state.game_state
+            hand = tgs["players"][1]["hand"]
+            places: list[tuple[object, object]] = [(hand, i) for i in range(len(hand))
+                                                   if _name(hand[i]) not in prizes]  # fmt: skip
+            _shuffled(places + [(tgs["deck"], i) for i in range(len(tgs["deck"]) - 1)], seed)
+            assert cards._whist(trial) == move
+            checked += 1
+    assert checked > 0
+
+
+def test_the_trick_rules_are_the_librarys() -> None:
+    """The oracles' model of who takes a trick (played second) against each library's own rule, on
+    every pair of cards of its deck and every trump suit."""
+    for name, beats in (("Briscola-v0", cards._briscola_beats), ("GermanWhist-v0", cards._whist_beats)):
+        env = ta._core(ta.Game({"game": name, "seed": 0}))
+        deck = env._create_deck()
+        for trump in "♠♥♦♣":
+            for led in deck:
+                for card in deck:
+                    if card is not led:
+                        winner, _ = env._determine_trick_winner([(1, led), (0, card)], trump)
+                        assert beats(card, led, trump) == (winner == 0), name

@@ -1,9 +1,10 @@
 """TextArena's card games for two: the seeded opponent's moves and the oracles (adapters/textarena.py
 plays them, as it plays the games of _textarena_duels).
 
-Each oracle plays from what seat 0 is shown, never from the hidden cards (its own face-down card in
-Indian Poker, the other's hand and the deck in Briscola): tests/bootcamp/adapters/test_textarena_cards.py
-re-deals the hidden cards and checks that the oracle's move does not change.
+Each oracle plays from what seat 0 is shown, never from the hidden cards (its own card in Indian Poker,
+its face-down cards in Golf, the other's hand or grid and the deck in all):
+tests/bootcamp/adapters/test_textarena_cards.py checks that none of them reaches seat 0's prompt,
+re-deals them and checks that the oracle's move does not change.
 """
 
 from __future__ import annotations
@@ -83,5 +84,107 @@ def _briscola(env: Any) -> str:
     return f"[play {order[0] + 1}]" if hand else "[play 1]"
 
 
-OPPONENTS = {"IndianPoker-v0": _indian_poker_moves, "Briscola-v0": _briscola_moves}
-ORACLES = {"IndianPoker-v0": _indian_poker, "Briscola-v0": _briscola}
+# ----------------------------------------------------------------------------------------------- Golf
+# Six cards each in two rows of three, two face up; a turn draws from the deck (then swaps the card
+# into the grid, face up, or discards it) or takes the discard (then must swap it). A column of two
+# equal values scores 0; the rest their values (A 1, J and Q 10, K 0); once a grid is all face up the
+# other player has one more turn; the lower score wins (a tie goes to seat 0, the library's `min`).
+
+_GOLF_UNSEEN = 75 / 13  # the mean value of a card not seen (A..10, J, Q, K)
+
+
+def _golf_moves(env: Any) -> list[str]:
+    gs = env.state.game_state
+    if gs["turn_phase"] == "draw":
+        return ["[draw]", *(["[take]"] if gs["discard_pile"] else [])]
+    swaps = [f"[swap {r} {c}]" for r in (1, 2) for c in (1, 2, 3)]
+    return swaps if gs.get("took_from_discard") else [*swaps, "[discard]"]
+
+
+def _golf_grid(env: Any) -> list[int | None]:
+    """Seat 0's six values as it sees them: None for a face-down card."""
+    return [c["card"]["value"] if c["revealed"] else None for c in env.state.game_state["players"][0]["cards"]]
+
+
+def _golf_score(grid: list[int | None]) -> float:
+    """The expected score of a grid, a face-down card worth the mean of an unseen one."""
+    total = 0.0
+    for top, bottom in zip(grid[:3], grid[3:], strict=True):
+        if top is not None and top == bottom:
+            continue
+        total += (_GOLF_UNSEEN if top is None else top) + (_GOLF_UNSEEN if bottom is None else bottom)
+    return total
+
+
+def _golf_best(grid: list[int | None], value: int) -> tuple[float, int]:
+    """The expected score after the best swap of a card worth `value`, and its position, where a swap
+    that turns the last card face up (ending the game) is taken only with a score that should win."""
+    options = []
+    for k in range(6):
+        after = [*grid[:k], value, *grid[k + 1 :]]
+        score = _golf_score(after)
+        if None not in after and score > 12:
+            score += 100.0  # ending the game on a high score: the other may well be lower
+        options.append((score, k))
+    return min(options)
+
+
+def _golf(env: Any) -> str:
+    """Take the discard when a swap of it lowers the expected score by 3 or more, else draw; swap a
+    drawn card where it lowers the expected score most, or discard it when no swap lowers it."""
+    gs = env.state.game_state
+    grid, now = _golf_grid(env), _golf_score(_golf_grid(env))
+    if gs["turn_phase"] == "draw":
+        top = gs["discard_pile"][-1]["value"] if gs["discard_pile"] else None
+        return "[take]" if top is not None and _golf_best(grid, top)[0] <= now - 3 else "[draw]"
+    score, k = _golf_best(grid, gs["drawn_card"]["value"])
+    if score >= now and not gs.get("took_from_discard"):
+        return "[discard]"
+    return f"[swap {k // 3 + 1} {k % 3 + 1}]"
+
+
+# ---------------------------------------------------------------------------------------- GermanWhist
+# Thirteen cards each, a trump suit, suit to follow when one can. While the deck lasts the trick's
+# winner takes its face-up top card (shown to both) and the loser the next, face down; then the last
+# thirteen tricks are played out; the most tricks (of 26) wins.
+
+
+def _whist_legal(env: Any, pid: int) -> list[int]:
+    gs = env.state.game_state
+    hand, trick = gs["players"][pid]["hand"], gs["current_trick"]
+    led = trick[0][1]["suit"] if trick else None
+    follow = [k for k, card in enumerate(hand) if card["suit"] == led]
+    return follow or list(range(len(hand)))
+
+
+def _whist_moves(env: Any) -> list[str]:
+    return [f"[play {k + 1}]" for k in _whist_legal(env, 1)]
+
+
+def _whist_beats(card: dict[str, Any], led: dict[str, Any], trump: str) -> bool:
+    """Whether `card`, played second, takes the trick from `led` (GermanWhistEnv._determine_trick_winner)."""
+    if card["suit"] == led["suit"]:
+        return bool(card["power"] > led["power"])
+    return bool(card["suit"] == trump)
+
+
+def _whist(env: Any) -> str:
+    """Second to play: take the trick with the cheapest legal card that does when the trick is worth
+    it (every trick once the deck is out; while it lasts, a face-up prize of a trump or a ten or more),
+    else play the cheapest. First to play: lead the strongest card when the trick is worth it, else the
+    cheapest."""
+    gs = env.state.game_state
+    hand, trump, trick, prize = gs["players"][0]["hand"], gs["trump_suit"], gs["current_trick"], gs["next_card"]
+    legal = sorted(_whist_legal(env, 0), key=lambda k: (hand[k]["suit"] == trump, hand[k]["power"]))
+    if not legal:
+        return "[play 1]"
+    worth = gs["phase"] != "learning" or prize is None or prize["suit"] == trump or prize["power"] >= 10
+    if trick:
+        takers = [k for k in legal if _whist_beats(hand[k], trick[0][1], trump)]
+        return f"[play {(takers if worth and takers else legal)[0] + 1}]"
+    return f"[play {(legal[-1] if worth else legal[0]) + 1}]"
+
+
+OPPONENTS = {"IndianPoker-v0": _indian_poker_moves, "Briscola-v0": _briscola_moves, "Golf-v0": _golf_moves,
+             "GermanWhist-v0": _whist_moves}  # fmt: skip
+ORACLES = {"IndianPoker-v0": _indian_poker, "Briscola-v0": _briscola, "Golf-v0": _golf, "GermanWhist-v0": _whist}
