@@ -189,3 +189,31 @@ def test_the_trick_rules_are_the_librarys() -> None:
                     if card is not led:
                         winner, _ = env._determine_trick_winner([(1, led), (0, card)], trump)
                         assert beats(card, led, trump) == (winner == 0), name
+
+
+def test_tak_refuses_malformed_cells_the_library_crashed_on_and_pays_a_finished_road() -> None:
+    """The attack: cells the library's checks compare with numbers ((a,1), three numbers, an empty
+    piece list) raised out of its step; the mended game refuses each as an invalid move (a second in a
+    row ends the game at 0). The control: the unmended library does raise, and a road the oracle
+    finishes (which crashed in `set_winner`) pays 1."""
+    import textarena
+
+    bad = ["[place () {(a,1): [F0]}]", "[place () {(1,2,3): [F0]}]", "[place () {(1,1): []}]"]
+    for move in bad:
+        raw = textarena.make("Tak-v0")
+        raw.reset(num_players=2, seed=0)
+        try:
+            raw.step(move)
+        except (TypeError, ValueError, IndexError):
+            pass
+        else:
+            raise AssertionError(f"the library took {move}")
+        game = ta.Game({"game": "Tak-v0", "seed": 0})
+        game.news()
+        assert not game.step(move) and game.reward is None
+        assert game.step(move) and game.reward == 0.0
+    seed = next(s for s in range(10) if ta.oracle_wins({"game": "Tak-v0", "seed": s}))
+    game = ta.Game({"game": "Tak-v0", "seed": seed})
+    while not game.step(cards._tak(ta._core(game))):
+        pass
+    assert game.reward == 1.0 and ta._core(game)._check_win(0)

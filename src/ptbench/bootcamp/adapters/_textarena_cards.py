@@ -9,6 +9,7 @@ re-deals them and checks that the oracle's move does not change.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 # ---------------------------------------------------------------------------------------- IndianPoker
@@ -185,6 +186,92 @@ def _whist(env: Any) -> str:
     return f"[play {(legal[-1] if worth else legal[0]) + 1}]"
 
 
+# ------------------------------------------------------------------------------------------------ Tak
+# Tak on 4x4 (15 stones and a capstone each): place a flat stone, wall or capstone on an empty cell,
+# or move stacks; a road of own flat stones or capstones (the stack tops) joining opposite edges wins.
+# Not a card game, but no hidden state and the same seat-1 plumbing. The opponent draws among every
+# placement and one-piece move the library's own validators accept (stack splits left out); the
+# oracle places flat stones only, on the cell that shortens its road most and the other's least.
+
+
+def _tak_well_formed(allocation: Any) -> bool:
+    """Cells of two whole numbers, each with a list of pieces named by at least one character."""
+    return isinstance(allocation, dict) and bool(allocation) and all(
+        isinstance(cell, tuple) and len(cell) == 2 and all(isinstance(x, int) for x in cell)
+        and isinstance(pieces, list) and pieces and all(isinstance(p, str) and p for p in pieces)
+        for cell, pieces in allocation.items()
+    )  # fmt: skip
+
+
+def _tak_valid_placement(env: Any, allocation: Any) -> bool:
+    return _tak_well_formed(allocation) and bool(type(env)._is_valid_placement(env, allocation))
+
+
+def _tak_valid_movement(env: Any, source: Any, allocation: Any) -> bool:
+    return _tak_well_formed(allocation) and bool(type(env)._is_valid_movement(env, source, allocation))
+
+
+def _tak_set_winner(state: Any, player_id: Any = None, reason: str = "", player_ids: Any = None) -> None:
+    type(state).set_winner(state, player_ids if player_id is None else player_id, reason)
+
+
+def mend_tak(env: Any) -> None:
+    """Two gaps in the library's Tak. Its move checks compare whatever cells the answer names with
+    numbers: a cell like (a,1) or (1,2,3), or an empty piece list, raised out of the library (a
+    TypeError or ValueError: the episode crashed); such a move is refused here, an invalid move like
+    any other, and the rest is the library's own check. And a finished road calls
+    `set_winner(player_ids=...)`, a keyword its two-player state does not take (a TypeError: every
+    won game crashed): the call is given its meaning, the library's win. Bound methods
+    (`types.MethodType`), so a deep copy of the game carries them to the copy."""
+    env._is_valid_placement = types.MethodType(_tak_valid_placement, env)
+    env._is_valid_movement = types.MethodType(_tak_valid_movement, env)
+    env.state.set_winner = types.MethodType(_tak_set_winner, env.state)
+
+
+def _tak_marks(env: Any) -> tuple[tuple[str, ...], ...]:
+    """The board as road marks: 'O' seat 0's flat or capstone on top, 'X' seat 1's, '#' a wall, ''."""
+
+    def mark(stack: list[str]) -> str:
+        if not stack:
+            return ""
+        top = stack[-1]
+        return "#" if top[0] == "W" else "O" if top[-1] == "0" else "X"
+
+    return tuple(tuple(mark(stack) for stack in row) for row in env.board)
+
+
+def _tak_moves(env: Any) -> list[str]:
+    n, board, pieces = env.board_size, env.board, env.players[1]
+    kinds = [*(["F1", "W1"] if pieces["stones"] else []), *(["C1"] if pieces["capstones"] else [])]
+    moves = [f"[place () {{({r},{c}): [{k}]}}]" for r in range(n) for c in range(n) if not board[r][c] for k in kinds]
+    for r in range(n):
+        for c in range(n):
+            if board[r][c] and board[r][c][-1][-1] == "1":
+                for tr, tc in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                    if 0 <= tr < n and 0 <= tc < n and env._is_valid_movement((r, c), {(tr, tc): [board[r][c][-1]]}):
+                        moves.append(f"[move ({r},{c}) {{({tr},{tc}): [{board[r][c][-1]}]}}]")
+    return moves
+
+
+def _tak(env: Any) -> str:
+    """A flat stone where it finishes seat 0's road, else where it shortens that road most against
+    the other's (blocking a road one stone from done first)."""
+    from ptbench.bootcamp.adapters._textarena_duels import _tak_distance
+
+    marks, n = _tak_marks(env), env.board_size
+    empty = [(r, c) for r in range(n) for c in range(n) if not marks[r][c]]
+
+    def score(cell: tuple[int, int]) -> tuple[int, int]:
+        after = tuple(tuple("O" if (i, j) == cell else v for j, v in enumerate(row)) for i, row in enumerate(marks))
+        mine, theirs = _tak_distance(after, "O"), _tak_distance(after, "X")
+        return (0, 0) if mine == 0 else (1, mine - theirs + (8 if theirs <= 1 else 0))
+
+    r, c = min(empty, key=score) if empty else (0, 0)
+    return f"[place () {{({r},{c}): [F0]}}]"
+
+
 OPPONENTS = {"IndianPoker-v0": _indian_poker_moves, "Briscola-v0": _briscola_moves, "Golf-v0": _golf_moves,
-             "GermanWhist-v0": _whist_moves}  # fmt: skip
-ORACLES = {"IndianPoker-v0": _indian_poker, "Briscola-v0": _briscola, "Golf-v0": _golf, "GermanWhist-v0": _whist}
+             "GermanWhist-v0": _whist_moves, "Tak-v0": _tak_moves}  # fmt: skip
+ORACLES = {"IndianPoker-v0": _indian_poker, "Briscola-v0": _briscola, "Golf-v0": _golf, "GermanWhist-v0": _whist,
+           "Tak-v0": _tak}  # fmt: skip
+MENDS = {"Tak-v0": mend_tak}  # the library's rule gaps, closed before the first move

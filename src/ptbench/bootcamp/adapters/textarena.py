@@ -70,11 +70,11 @@ GAMES = (
     "HighSociety-v0", "IndianPoker-v0", "IteratedTwoThirdsAverage-v0", "IteratedUltimatumGame-v0", "LightsOut-v0",
     "LogicPuzzle-v0", "Mastermind-v0", "MemoryGame-v0", "Minesweeper-v0", "PegJump-v0", "QuantumTicTacToe-v0",
     "RushHour-v0", "SantoriniBaseFixed-v0", "Secretary-v0", "Set-v0", "SimpleTak-v0", "Slitherlink-v0", "Snake-v0",
-    "Sokoban-v0", "Sudoku-v0", "Surround-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
+    "Sokoban-v0", "Sudoku-v0", "Surround-v0", "Tak-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
 )  # fmt: skip
 
 
-# Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 37 above.
+# Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 38 above.
 _NLTK = "needs NLTK's word lists, downloaded at run time (no network on a compute node)"
 _LLM = "needs an LLM judge or players (OpenRouter) or free-text talk no script can play"
 _SPIEL = "a family OpenSpiel has (its adapter installs it; a family counts once)"
@@ -103,7 +103,7 @@ EXCLUDED = {
                     "against a uniform-random opponent every strategy wins a round with the same chance, so a "
                     "case the oracle wins would be a lucky seed, not a skill"),
     # not written yet: each needs its own move list for the seeded opponent and a search player
-    **dict.fromkeys(["Tak", "Stratego", "SpiteAndMalice"],
+    **dict.fromkeys(["Stratego", "SpiteAndMalice"],
                     "two players: no seeded opponent and search oracle written for it yet"),
 }  # fmt: skip
 
@@ -144,6 +144,8 @@ class Game:
         self._call(lambda: self.env.reset(num_players=seats, seed=int(identity["seed"])))
         if identity["game"] == "FifteenPuzzle-v0":
             _mend_fifteen(_core(self).state)
+        if identity["game"] in _textarena_cards.MENDS:
+            _textarena_cards.MENDS[identity["game"]](_core(self))
         if self.opponent is not None and _core(self).state.current_player_id == 1:
             # a game that deals seat 1 the first move (Indian Poker): it moves before seat 0's first
             # prompt, else that prompt would be what seat 1 is shown (seat 0's own hidden card)
