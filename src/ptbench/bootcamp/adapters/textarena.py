@@ -102,9 +102,11 @@ EXCLUDED = {
     **dict.fromkeys(["IteratedMatchingPennies", "IteratedRockPaperScissors"],
                     "against a uniform-random opponent every strategy wins a round with the same chance, so a "
                     "case the oracle wins would be a lucky seed, not a skill"),
-    # not written yet: each needs its own move list for the seeded opponent and a search player
-    **dict.fromkeys(["Stratego", "SpiteAndMalice"],
-                    "two players: no seeded opponent and search oracle written for it yet"),
+    "SpiteAndMalice": "the 56-card stock runs out in about 20 turns, and then a player with an empty hand can "
+    "only [draw], which the library never ends (its deadlock needs both hands empty): of 20 seeds a greedy "
+    "whole-turn oracle won 1, 9 ended by the opponent's move bound and 10 ran past the 100 turns",
+    # not written yet: it needs its own move list for the seeded opponent and a search player
+    "Stratego": "two players: no seeded opponent and search oracle written for it yet",
 }  # fmt: skip
 
 
