@@ -33,7 +33,8 @@ SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "r
                            "Sokoban")} | {
     f"rc.{t}" for t in ("coreference", "grid_navigation", "reference_tracking", "qualitative_causal_reasoning",
                         "most_probable_evidence", "most_probable_outcome", "code_analysis", "analogical_case_matching",
-                        "regex_reasoning", "sequential_induction")}  # fmt: skip
+                        "regex_reasoning", "sequential_induction", "arithmetics", "parsing_derivation",
+                        "rewrite_system", "table_equivalence", "table_qa", "unification_entailment")}  # fmt: skip
 
 
 # Sources whose every episode loads a simulator world (ScienceWorld: a JVM each, seconds a load, about

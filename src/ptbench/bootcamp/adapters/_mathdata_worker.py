@@ -9,6 +9,42 @@ import sys
 
 import numpy as np
 from mathematics_dataset.modules import modules
+from mathematics_dataset.sample import polynomials as sample_polynomials
+from mathematics_dataset.util import composition
+from sympy.solvers.diophantine import base_solution_linear  # type: ignore[import-untyped]
+
+
+def solve_linear_2d(c, a, b, t=None):
+    """sympy 1.5.1's base_solution_linear with Python ints: the library hands it numpy.int64
+    coefficients, which that sympy rejects under numpy 1.23 (polynomials__add failed on every seed,
+    polynomials__compose on a third); the same integers, so the same case the library means."""
+    return base_solution_linear(int(c), int(a), int(b), t if t is None else int(t))
+
+
+sample_polynomials.diophantine_solve_linear_2d = solve_linear_2d
+
+
+def expand_entities(context, **kwargs):
+    """The library's expand_entities, its entities in first-seen order: it gathers them in a set of
+    objects hashed by address and shuffles that, so the same seed ordered a question's definitions
+    differently from run to run (polynomials__compose, case 0 of verify); the shuffle still orders them."""
+    kwargs = kwargs.copy()
+    seen = dict.fromkeys(context.child_entities)
+    for key, maybe_entity in kwargs.items():
+        if isinstance(maybe_entity, composition.Entity):
+            seen[maybe_entity] = None
+            kwargs[key] = maybe_entity.handle
+    entities = list(seen)
+    random.shuffle(entities)
+    descriptions = []
+    for entity in entities:
+        descriptions.append(entity.child_description)
+        if not entity.expression_used:
+            descriptions.append(entity.description)
+    return " ".join(s for s in descriptions if s), kwargs
+
+
+composition.expand_entities = expand_entities
 
 
 def flat(tree, prefix=""):
