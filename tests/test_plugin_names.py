@@ -69,6 +69,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ptbench.spec.campaign", "integrity check"): "the campaign's own `integrity.judge:` section, which the judge "
     "check needs; spec is the lowest layer and cannot read the registry",
     ("ptbench.sandbox.wire", "sandbox"): "the wire format's tag for None ('none'), not a sandbox",
+    ("ptbench.bootcamp.adapters._puzzle_cases", "sandbox"): "chuk-puzzles-gym's KenKen cage operation 'none' (a "
+    "cage with no operator), a word of the library's data, not a sandbox",
+    ("ptbench.bootcamp.adapters.textworld_express", "integrity check"): "TextWorldExpress's Simon Says game "
+    "parameter `memorization` (its engine's option name), not the integrity check",
     ("ptbench.results.policy", "sandbox"): "result.json records `sandbox_isolated` from the sandbox's facts; only a "
     "record written before that field falls back to the name `none` (and the code fence's isolation tag `none`)",
 }
