@@ -198,6 +198,24 @@ def pytest_collection_modifyitems(config, items) -> None:
         _longest_first(items)
 
 
+def pytest_xdist_node_collection_finished(node, ids) -> None:
+    """Under loadgroup, a worker's node ids must carry their group (`…@group`): that suffix is all
+    the scheduler reads. pytest 9.2 keeps node ids where xdist 3.8 no longer writes them
+    (pytest-xdist#1386), and then every group spreads silently over both workers (the paper
+    campaign's 5-minute module fixture ran twice in CI). Stop the run rather than lose it."""
+    if node.config.getoption("dist", "no") != "loadgroup":
+        return
+    root = node.config.rootpath
+    lost = [i for i in ids if "@" not in i and _has_module_fixture(root / i.split("::")[0])]
+    if lost:
+        pytest.exit(
+            f"pytest-xdist did not group {len(lost)} tests (e.g. {lost[0]}): pytest {pytest.__version__} with this "
+            "pytest-xdist drops the xdist_group suffix (pytest-xdist#1386); install the pins of pyproject.toml's "
+            "dev extra (bash scripts/install.sh test)",
+            returncode=2,
+        )
+
+
 # -- CPU seconds per test (`--cpu-durations=N`) ------------------------------------------------
 # Wall-clock durations mean little on a shared, loaded machine (a `ptbench eval` measured 219 s of
 # wall for 25 s of CPU at load 17 on 2 cores); CPU seconds are the work a test costs whatever else runs.
