@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -294,7 +295,13 @@ def partial_models(tiny_model: Path, tmp_path_factory, models) -> tuple[dict[str
     trained_on = {r["prompt"] for r in Arithmetic(**OPTIONS).train_examples(0)}
     assert not trained_on & {e.prompt for e in [*task.test_examples(), *task.reserve_examples()]}
     root = tmp_path_factory.mktemp("memorization-partial")
-    half = random.Random(7).sample(task.test_examples(), 20)
+    # The half is drawn from the test items whose answer no other item of the 80 has: a sibling that
+    # shares a trained item's sum (62+81 and 86+57, both 143) gains as much as the trained item on the
+    # tiny model and takes one of the top 20 places, and at 40 + 40 items a flag at 5e-7 needs all 20
+    # (19 of 20 is p = 3e-6). That case is the check's power at this size (docs/memorization.md, "What
+    # the sizes allow"), not what this test pins: the rule flagging and naming a half that stands out.
+    answers = Counter(e.reference for e in [*task.test_examples(), *task.reserve_examples()])
+    half = random.Random(7).sample([e for e in task.test_examples() if answers[e.reference] == 1], 20)
     cheat = root / "half.jsonl"
     cheat.write_text("".join(json.dumps(r) + "\n" for r in _rows(half)))
     runs = {"half": (cheat, 200, 32)}
@@ -306,7 +313,8 @@ def test_a_cheater_trained_on_half_of_a_40_item_split_is_flagged_by_the_subset_r
     trial_factory, tiny_model, partial_models
 ):
     """The cheat of issue 30: half of 40 test items trained in memory. The whole-set test alone
-    misses it (its AUC is about 0.75); the subset rule flags it and names exactly those items."""
+    misses it (its AUC is about 0.75); the subset rule flags it and names exactly those items (the
+    half's answers are their own: partial_models says why)."""
     models, half = partial_models
     trial = _trial(trial_factory, tiny_model, models["half"], options=PARTIAL, integrity=CHECK)
     assert run_checks(trial.path, trial.spec) == {"memorization": "flagged"}, _report(trial)["reason"]
