@@ -31,8 +31,8 @@ from ptbench.inference.base import ENGINES
 from ptbench.inference.engines import AUTO as AUTO_ENGINE
 from ptbench.integrity.applicability import not_applicable_reason
 from ptbench.integrity.checks import CHECKS
+from ptbench.launch.trial_gateway import uses_gateway
 from ptbench.plan import check_unique_ids, expand
-from ptbench.runner.trial_gateway import uses_gateway
 from ptbench.sandbox import SANDBOXES
 from ptbench.sandbox.auto import AUTO as AUTO_SANDBOX
 from ptbench.sandbox.network import resolve_network

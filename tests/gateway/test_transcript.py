@@ -1,7 +1,7 @@
 """The gateway's transcript against the scripted provider in all four wire formats, streamed and
 not: the model's text put back together, only the new messages of each call kept, and the real
 key and the trial token never written (the real CLIs' streams and tool calls are in
-tests/runner/test_trial_gateway.py and tests/integrity/test_contamination_transcript.py, which are slow)."""
+tests/launch/test_trial_gateway.py and tests/integrity/test_contamination_transcript.py, which are slow)."""
 
 from __future__ import annotations
 

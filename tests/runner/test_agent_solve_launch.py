@@ -40,7 +40,7 @@ def _trial(tmp_path: Path, monkeypatch, sandbox: str) -> TrialDir:
     (tmp_path / "agents" / "gw" / "agent.yaml").write_text(AGENT)
     monkeypatch.setenv("PTBENCH_AGENTS_PATH", str(tmp_path / "agents"))
     monkeypatch.setenv(KEY, "sk-gw-canary-0123456789")
-    monkeypatch.setattr("ptbench.runner.trial_gateway.make_not_dumpable", lambda: None)
+    monkeypatch.setattr("ptbench.launch.trial_gateway.make_not_dumpable", lambda: None)
     load_agent.cache_clear()
     campaign = {
         "name": "c",

@@ -125,7 +125,7 @@ def test_the_trial_gateway_judge_route_allows_every_listed_judge(monkeypatch):
     `_judge_upstream` reads: building a whole trial adds nothing to this check.)"""
     from types import SimpleNamespace
 
-    from ptbench.runner.trial_gateway import _judge_upstream
+    from ptbench.launch.trial_gateway import _judge_upstream
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-judge-route-test")
     task = SimpleNamespace(name="healthbench_easy", options={"judge_models": ["gpt-5-mini", "o4-mini"]})

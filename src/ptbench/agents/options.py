@@ -12,7 +12,7 @@ from ptbench.core.errors import OptionProblem
 # Options the harness itself reads for every agent (agents/launcher.py, runner/agent_solve.py,
 # agents/rehearsal.py); None means any value.
 COMMON_OPTIONS: dict[str, Any] = {"base_url": "", "continue_if_minutes_left": 10.0, "rehearsal": None}
-# Options of the trial's LLM gateway (runner/trial_gateway.py), for agents that reach their model through it.
+# Options of the trial's LLM gateway (launch/trial_gateway.py), for agents that reach their model through it.
 GATEWAY_OPTIONS: dict[str, Any] = {"cost_cap_usd": 0.0, "judge_cost_cap_usd": 0.0, "allowed_models": []}
 
 

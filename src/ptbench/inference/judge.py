@@ -26,7 +26,7 @@ from typing import Any
 from ptbench.core.errors import UserError
 from ptbench.core.retry import RetryPolicy, parse_retry_after, retryable_status
 
-# Set in an agent's environment by the trial's gateway (runner/trial_gateway.py): its judge route and token.
+# Set in an agent's environment by the trial's gateway (launch/trial_gateway.py): its judge route and token.
 JUDGE_GATEWAY_ENV = "PTBENCH_JUDGE_GATEWAY"
 JUDGE_TOKEN_ENV = "PTBENCH_JUDGE_TOKEN"
 

@@ -28,17 +28,16 @@ from ptbench.agents.failures import FailureInfo, classify
 from ptbench.agents.launcher import Launch, build_launch
 from ptbench.agents.redact import RedactingPump, Redactor, scrub_tree
 from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
-from ptbench.agents.spec import agent_folder
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
+from ptbench.launch.solve_launch import SolveLaunch
+from ptbench.launch.trial_gateway import TrialGateway, trial_gateway
 from ptbench.node.cgroup import TrialCgroup
-from ptbench.runner.cache_layer import CacheLayer, cache_layer
-from ptbench.runner.journal import RunJournal, run_journal, sandbox_dirs
-from ptbench.runner.trial_gateway import TrialGateway, trial_gateway
+from ptbench.runner.cache_layer import cache_layer
+from ptbench.runner.journal import run_journal, sandbox_dirs
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
-from ptbench.sandbox import SandboxCommand, SandboxRequest, build_command
 from ptbench.sandbox.auto import resolve_sandbox
 from ptbench.sandbox.network import resolve_network
 from ptbench.trial import TrialDir, TrialState
@@ -67,90 +66,6 @@ def continuation_message(trial: TrialDir, seconds_left: float, reason: str) -> s
         .render(reason=reason, time_left=_time_text(seconds_left), workspace=str(trial.workspace))
         .strip()
     )
-
-
-@dataclass(frozen=True)
-class SolveLaunch:
-    """Where every run of one solve stage happens, resolved once: the sandbox (`auto` made concrete),
-    the agent's network, its view of the HF cache, the trial's gateway and the file journal.
-
-    `agents.launcher.Launch` is one run's command and environment; this is what all runs share."""
-
-    sandbox: str  # bwrap | apptainer | none: never `auto`
-    network: str  # gateway | host
-    base_url: str  # where the agent's model calls go: the gateway's, the rehearsal provider's, or ""
-    scratch: Path  # the folder holding the agent's private /tmp and /dev/shm (made before the journal watches them)
-    cache: CacheLayer | None = None
-    gateway: TrialGateway | None = None
-    journal: RunJournal | None = None
-
-    def request(self, run: AgentRun, launch: Launch) -> SandboxRequest:
-        """What the agent may read and write, whichever sandbox enforces it."""
-        import os
-
-        import ptbench
-        from ptbench.sandbox.bwrap import python_paths
-
-        trial, spec = run.trial, run.spec
-        read_only = [*python_paths(), Path(ptbench.__file__).resolve().parents[1]]
-        read_only += [Path(p) for p in launch.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        exe = run.executable
-        argv = list(launch.argv)
-        if exe and spec.venv:  # a venv's program runs by its path inside the venv (its python finds the venv so)
-            root = Path(os.path.realpath(Path(exe).parent.parent))
-            read_only.append(root)
-            argv = [str(root / "bin" / Path(exe).name) if a == exe else a for a in argv]
-        elif exe:
-            real = Path(os.path.realpath(exe))
-            modules = next((p for p in real.parents if p.name == "node_modules"), real.parent)
-            read_only.append(modules)
-            # Only resolved paths are mounted: a CLI found through a symlinked prefix runs by its real path.
-            argv = [str(real) if a == exe else a for a in argv]
-        # The agent's own folder (helper scripts beside agent.yaml, `{{ agent_dir }}`), read-only.
-        read_only.append(agent_folder(spec.name))
-        base = trial.spec.base_model.path
-        if base:
-            read_only.append(Path(base))
-        # The task's local data, which the agent's own evaluate.sh reads (viewing test questions is
-        # allowed; training on them is what the contamination check catches).
-        data = trial.spec.task.options.get("data_path")
-        if data and Path(data).exists():
-            read_only.append(Path(data).resolve())
-        req = SandboxRequest(
-            argv=argv,
-            env=launch.env,
-            workspace=trial.workspace,
-            home=trial.home,
-            read_only=read_only,
-            gpus=trial.spec.budget.gpus,
-            options=dict(trial.spec.sandbox_options),
-            scratch=self.scratch,
-        )
-        cache, gateway = self.cache, self.gateway
-        if cache is not None:  # the HF cache as the runner prepared it: a copy-on-write layer, or read-only
-            req.binds = list(cache.binds)
-            if not (os.environ.get("HF_HOME") or os.environ.get("HF_HUB_CACHE")):  # the default cache: say where
-                launch.env.setdefault("HF_HOME", str(cache.shared))
-        if self.network == "gateway" and gateway is not None:
-            req.network, req.gateway_socket, req.gateway_port = "gateway", gateway.socket_path, gateway.port
-            # No route but the gateway: the HF libraries must use the cache at once instead of timing out on the hub.
-            for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-                launch.env[name] = "1"
-        return req
-
-    def command(self, run: AgentRun, launch: Launch) -> SandboxCommand:
-        """One run's command, wrapped in the stage's sandbox."""
-        request = self.request(run, launch)
-        return build_command(self.sandbox, request)
-
-    def record(self) -> dict[str, Any]:
-        """The facts agent/launch.json keeps of the stage (the result reads them back through `launch_fact`)."""
-        return {
-            "sandbox": self.sandbox,
-            "network": self.network,
-            "hf_cache": self.cache.to_json() if self.cache else None,
-            "journal": self.journal is not None,
-        }
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ptbench.gateway import Gateway, Upstream, gateway_in_thread, new_trial_token
 from ptbench.inference.judge import JUDGE_GATEWAY_ENV, JUDGE_TOKEN_ENV
-from ptbench.runner.trial_gateway import TrialGateway
+from ptbench.launch.trial_gateway import TrialGateway
 from tests.gateway.test_server import REAL, _post
 
 
