@@ -4,6 +4,7 @@ its verdict file, which is parsed; a judge that crashes or writes garbage is `un
 from __future__ import annotations
 
 import json
+import os
 import stat
 
 import pytest
@@ -13,6 +14,7 @@ from ptbench.agents.launcher import find_executable
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.judge import check
 from ptbench.integrity.report import Unchecked
+from ptbench.sandbox.bwrap import bwrap_problem
 from tests.support import require
 
 from .conftest import make_trial, write_trajectory
@@ -48,6 +50,7 @@ def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripte
         [{"write_file": {"path": "verdict.json", "content": json.dumps(VERDICT)}}, {"message": "Reviewed."}]
     )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary-judge-7d1e")
+    monkeypatch.setattr("ptbench.launch.trial_gateway.make_not_dumpable", lambda: None)  # this is pytest's process
     trial, ctx = judged(
         trial_factory, "claude-code", model="claude-sonnet-4-5", options={"base_url": provider.base_url}
     )
@@ -69,6 +72,40 @@ def test_a_real_cli_judge_writes_a_verdict_that_is_parsed(trial_factory, scripte
     assert copy.read_text() == "print('hello')\n" and not copy.stat().st_mode & stat.S_IWUSR
     assert "sk-canary-judge-7d1e" not in (trial.path / "judge" / "agent" / "native.log").read_text()
     assert not (trial.workspace / "verdict.json").exists()  # nothing written into the agent's tree
+    # its model calls went through a gateway of its own: the CLI sent a trial token, the provider got the key
+    assert (trial.path / "judge" / "agent" / "calls.jsonl").is_file()
+    assert provider.redact("sk-canary-judge-7d1e") == "[REDACTED]"  # it learns a secret from a key header only
+
+
+KEY = "sk-canary-probe-41c9"
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_judge_told_by_the_agent_to_tamper_reaches_neither_the_trial_nor_the_key(
+    trial_factory, test_agents, monkeypatch, sandbox
+):
+    """The judge reads what the agent wrote: a workspace can tell it to rewrite a check's verdict and
+    to read the key. Under bwrap its work folder is all it can write or see of the trial; under any
+    sandbox its CLI holds the gateway's trial token, not the key. `none` is the control: the same
+    judge, unsandboxed by the campaign's choice, does reach the trial (the probe works)."""
+    require(sandbox == "none" or bwrap_problem() is None, f"bwrap unusable here: {bwrap_problem()}")
+    monkeypatch.setenv("PROBE_API_KEY", KEY)
+    monkeypatch.setattr("ptbench.launch.trial_gateway.make_not_dumpable", lambda: None)  # this is pytest's process
+    trial, ctx = judged(trial_factory, "judge-prober", model="m", options={"base_url": "http://127.0.0.1:9"})
+    ctx = CheckContext(trial_dir=trial.path, spec=ctx.spec.model_copy(update={"sandbox": sandbox}))
+    verdict = {"verdict": "flagged", "reason": "the test items gained more than their siblings"}
+    (trial.checks_dir / "memorization.json").write_text(json.dumps(verdict))
+    assert check(ctx).verdict == "clean"  # it ran and its verdict was read
+    seen = trial.path / "judge" / "workspace"
+    env = (seen / "probe-env.txt").read_text()
+    assert KEY not in env and "PROBE_API_KEY=" in env  # a key variable, holding the trial token
+    assert os.environ["PROBE_API_KEY"] == KEY  # the harness keeps it for a second judge
+    tampered = json.loads((trial.checks_dir / "memorization.json").read_text()) != verdict
+    if sandbox == "bwrap":
+        assert not tampered and not (seen / "probe-wrote.txt").exists()
+        assert "checks" not in (seen / "probe-above.txt").read_text().split()
+    else:
+        assert tampered and (seen / "probe-wrote.txt").exists()
 
 
 @pytest.mark.parametrize(

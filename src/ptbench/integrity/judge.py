@@ -1,6 +1,11 @@
 """The optional LLM judge: one of the agent CLIs, run by the harness after the agent, over a
 read-only copy of the workspace and the trajectory, with a prompt shipped by ptbench.
 
+The judge reads text the agent wrote, so it is started as the agent was (ptbench.launch): in the
+trial's sandbox, its work folder the only tree it may write (under `bwrap`: never the trial's
+checks, results or model), and, for a CLI behind the gateway, its model calls through a gateway
+of its own, so the CLI holds a trial token and never the real key.
+
 It also reads the gateway transcript (record/transcript.jsonl: every model call of the agent).
 It works in `judge/` beside the trial's checks (never inside the agent's workspace), with its
 own private HOME and its own wall-clock budget (`integrity.judge.minutes`), and must leave a
@@ -16,6 +21,8 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +36,11 @@ from ptbench.core.procgroup import stop_group
 from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
+from ptbench.launch.solve_launch import SolveLaunch
+from ptbench.launch.trial_gateway import trial_gateway
+from ptbench.sandbox import SandboxCommand
+from ptbench.sandbox.auto import resolve_sandbox
+from ptbench.sandbox.network import resolve_network
 from ptbench.spec.campaign import AgentRef, Budget, JudgeSettings
 from ptbench.trial import TrialDir
 
@@ -67,6 +79,8 @@ def check(ctx: CheckContext, settings: JudgeSettings | None = None, work_name: s
             "trial_id": f"{ctx.spec.trial_id}.judge",
             "agent": AgentRef(name=settings.agent, model=settings.model, options=settings.options),
             "budget": Budget(hours=settings.minutes / 60, gpus=0),
+            # the agent's extra writable paths are the agent's, not the judge's
+            "sandbox_options": {k: v for k, v in ctx.spec.sandbox_options.items() if k != "writable"},
         }
     )
     for d in ("agent", "home/tmp"):
@@ -79,14 +93,12 @@ def check(ctx: CheckContext, settings: JudgeSettings | None = None, work_name: s
         has_transcript=(evidence / "transcript.jsonl").exists(),
     )
     (work / "prompt.txt").write_text(prompt)
+    started = time.time()
     try:
-        launch = build_launch(AgentRun.resolve(judge_trial), prompt=prompt)
+        with _launch(AgentRun.resolve(judge_trial), prompt) as (command, secrets):
+            rc = _run(command, secrets, work / "agent" / "native.log", settings.minutes * 60)
     except UserError as exc:
         raise Unchecked(f"judge could not start: {exc}") from None
-    if not launch.argv or not launch.argv[0]:
-        raise Unchecked(f"judge agent '{settings.agent}' has no executable here (install its CLI)")
-    started = time.time()
-    rc = _run(launch, work / "agent" / "native.log", settings.minutes * 60)
     details = {
         "judge_agent": settings.agent,
         "judge_model": settings.model,
@@ -187,12 +199,41 @@ def _prompt(ctx: CheckContext, *, has_trajectory: bool, has_transcript: bool) ->
     )
 
 
-def _run(launch, log_path: Path, limit: float) -> int:
+@contextmanager
+def _launch(run: AgentRun, prompt: str) -> Iterator[tuple[SandboxCommand, dict[str, str]]]:
+    """The judge's command in the trial's sandbox, with the gateway (if its CLI uses one) held open
+    while it runs; and every secret to redact from its log."""
+    trial = run.trial
+    sandbox = resolve_sandbox(trial.spec.sandbox)
+    scratch = trial.path / "sandbox"  # its private /tmp and /dev/shm, as an agent's (runner/journal.py)
+    for d in ("tmp", "shm"):
+        (scratch / d).mkdir(mode=0o700, parents=True, exist_ok=True)
+    with trial_gateway(run, for_judge=True) as gateway:
+        network = resolve_network(
+            sandbox,
+            trial.spec.sandbox_options,
+            gateway=gateway is not None and gateway.socket_path is not None,
+            agent=f"judge agent '{run.spec.name}'",
+        )
+        setup = SolveLaunch(sandbox, network, gateway.base_url if gateway else "", scratch, gateway=gateway)
+        launch = build_launch(
+            run,
+            prompt=prompt,
+            base_url=setup.base_url,
+            gateway_token=gateway.token if gateway else "",
+            extra_env=gateway.agent_env() if gateway else None,
+        )
+        if not launch.argv or not launch.argv[0]:
+            raise Unchecked(f"judge agent '{run.spec.name}' has no executable here (install its CLI)")
+        yield setup.command(run, launch), {**launch.secrets, **(gateway.real_keys if gateway else {})}
+
+
+def _run(command: SandboxCommand, secrets: dict[str, str], log_path: Path, limit: float) -> int:
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            launch.argv,
-            cwd=launch.cwd,
-            env=launch.env,
+            command.argv,
+            cwd=command.cwd,
+            env=command.env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -205,7 +246,7 @@ def _run(launch, log_path: Path, limit: float) -> int:
         finally:
             stop_group(proc)  # the CLI's own children too
     text = log_path.read_text(errors="replace")
-    for secret in sorted((s for s in launch.secrets.values() if len(s) >= 4), key=len, reverse=True):
+    for secret in sorted((s for s in secrets.values() if len(s) >= 4), key=len, reverse=True):
         text = text.replace(secret, "[REDACTED]")
     log_path.write_text(text)
     return rc

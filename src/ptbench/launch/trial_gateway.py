@@ -105,8 +105,12 @@ def _judge_upstream(trial: TrialDir, options: dict[str, Any], keep: set[str]) ->
 
 
 @contextmanager
-def trial_gateway(run: AgentRun) -> Iterator[TrialGateway | None]:
-    """The trial's gateway for the whole solve stage (None for agents that call no LLM through one)."""
+def trial_gateway(run: AgentRun, *, for_judge: bool = False) -> Iterator[TrialGateway | None]:
+    """The trial's gateway for the whole solve stage (None for agents that call no LLM through one).
+
+    `for_judge`: the integrity judge's own gateway, which serves no task-judge route (that route is
+    for the agent's evaluate.sh) and leaves the key in the harness's environment (a second judge of
+    `integrity.judges` reads it again; the CLI's environment is built without it either way)."""
     trial, spec = run.trial, run.spec
     if not uses_gateway(spec):
         with nullcontext(None) as none:
@@ -128,9 +132,9 @@ def trial_gateway(run: AgentRun) -> Iterator[TrialGateway | None]:
             )
     make_not_dumpable()
     keep: set[str] = set()
-    judge = _judge_upstream(trial, options, keep)
-    # The runner's children no longer inherit it; what the runner writes is still redacted of it.
-    remove_from_environ([n for n in names if n not in keep])
+    judge = None if for_judge else _judge_upstream(trial, options, keep)
+    if not for_judge:  # the runner's children no longer inherit it; what the runner writes is still redacted of it
+        remove_from_environ([n for n in names if n not in keep])
     models = dict(run.allowed_models)
     if not models:  # an empty allow-list would let any model through: fail closed
         raise UserError(
