@@ -11,6 +11,7 @@ in textarena.WINNABLE_ONLY), and the outcome is the library's own reward.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -82,7 +83,7 @@ _KNIGHT = ((2, 1), (2, -1), (-2, 1), (-2, -1), (1, 2), (1, -2), (-1, 2), (-1, -2
 _KING = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0))
 
 
-class _Capture:
+class _Capture(ABC):
     """One capture game's rules on a board of strings: `pieces[pid]` the marks, moves as
     (from, to, captured cell or None)."""
 
@@ -92,8 +93,9 @@ class _Capture:
     def coord(self, r: int, c: int) -> str:
         return f"{self.files[c]}{self.n - r}"
 
+    @abstractmethod
     def moves(self, board: Board, pid: int) -> Iterator[tuple[tuple[int, int], tuple[int, int], Any]]:
-        raise NotImplementedError
+        """Every legal move of player `pid` on `board`."""
 
     def apply(self, board: Board, move: tuple[Any, Any, Any], pid: int) -> Board:
         (fr, fc), (tr, tc), taken = move

@@ -25,6 +25,7 @@ Labyrinths (mazelib, and maze walking is there already), the CartPole and Pendul
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -102,8 +103,9 @@ class CardGame(Episode):
         k = int(getattr(self.env, "k", 0))
         return f"{self.intro.format(k=k, back=k - 1)}\n{self.observation()}"
 
+    @abstractmethod
     def observation(self) -> str:
-        raise NotImplementedError
+        """What the player sees this turn (the game's own rendering of its state)."""
 
 
 class RepeatFirst(CardGame):
