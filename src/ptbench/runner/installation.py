@@ -4,7 +4,8 @@ the agent's reach.)
 Every installed distribution lists its files with sha256 hashes in its RECORD. Before scoring,
 `ptbench eval --verify-install` re-hashes the files of ptbench and of the packages that decide a
 score (tokenizer, chat templating, generation, answer checking) and refuses to evaluate when one
-was changed, added to a package (a `.pth` or sitecustomize hook is listed too) or removed. An
+was changed or removed (a file added beside them, a `.pth` or sitecustomize hook, or bytecode, is
+`written_since`'s: the runner looks before starting any process after the agent). An
 editable (development) install has no hashes for its source files: that is recorded as
 unverified, never as verified.
 
@@ -25,6 +26,7 @@ import base64
 import hashlib
 import json
 import os
+from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -135,6 +137,52 @@ def check_distribution(name: str, cache: HashCache | None = None) -> dict[str, A
         "missing": missing,
         "editable": _editable(dist),
     }
+
+
+def written_since(since: float, path: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """What on the import path (`path`, default sys.path) was written at or after `since`, by a
+    file's ctime (which no unprivileged process can set back): (bytecode, startup hooks).
+
+    Bytecode: `__pycache__/*.pyc`. Python loads a cached file whose header names its source's mtime
+    and size, whatever code it holds, so a planted one runs while the source's RECORD hash still
+    matches. Startup hooks: the site directories' `*.pth` files and `sitecustomize` /
+    `usercustomize`, which run when any interpreter starts, before any check could."""
+    import site
+    import sys
+
+    roots = list(dict.fromkeys(os.path.realpath(p) for p in (path if path is not None else sys.path) if p))
+    bytecode: list[str] = []
+
+    def walk(folder: str) -> None:
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            return
+        with entries:
+            for e in entries:
+                if not e.is_dir(follow_symlinks=False):
+                    continue
+                if e.name == "__pycache__":
+                    with os.scandir(e.path) as cached:
+                        bytecode.extend(f.path for f in cached if f.stat(follow_symlinks=False).st_ctime >= since)
+                elif os.path.realpath(e.path) not in roots:  # a nested root is walked as itself
+                    walk(e.path)
+
+    for root in roots:
+        if os.path.isdir(root):
+            walk(root)
+    sites = [*site.getsitepackages(), site.getusersitepackages()] if path is None else roots
+    hooks = []
+    for folder in dict.fromkeys(sites):
+        with suppress(OSError), os.scandir(folder) as entries:
+            hooks += [e.path for e in entries if e.name.endswith(".pth") and e.stat().st_ctime >= since]
+    for root in roots:
+        for name in ("sitecustomize", "usercustomize"):
+            for hook in (Path(root, f"{name}.py"), Path(root, name, "__init__.py")):
+                with suppress(OSError):
+                    if hook.stat().st_ctime >= since:
+                        hooks.append(str(hook))
+    return sorted(bytecode), sorted(set(hooks))
 
 
 def verify_installation(

@@ -10,11 +10,14 @@ Exit codes: 0 a result is recorded; 75 interrupted, failed retryably or the tria
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -66,6 +69,7 @@ class Runner:
         # only set it; the stages check it at safe points (`_check_stop`), so a stop never lands in
         # the middle of a write, a cleanup or the secret scrub.
         self.stop_signal: str | None = None
+        self._python_guarded = False  # _guard_python ran in this process
         self.monitor = Monitor(trial.path, interval=self.spec.budget.monitor_seconds, gpus=self.spec.budget.gpus)
 
     # ---- entry --------------------------------------------------------------------------
@@ -274,7 +278,40 @@ class Runner:
         found = dst.is_dir() and any(dst.iterdir())
         self._mark(state, "collect", "ok" if found else "no_model", found=found)
 
+    def _guard_python(self, state: TrialState) -> None:
+        """Before the first harness process that starts after the agent (integrity, evaluation), in a
+        sandbox that left the harness's Python writable to it (`none`): a startup hook (`.pth`,
+        sitecustomize) written since the agent started fails the trial, since it would run inside
+        every check and the evaluation; bytecode written since then is not trusted, so those processes
+        (and this one's later imports) read a fresh cache folder and compile from source
+        (runner/installation.py, `written_since`). Once per runner process."""
+        from ptbench.runner.agent_solve import sandbox_used
+        from ptbench.runner.installation import written_since
+
+        if self._python_guarded or not state.attempts:
+            return
+        self._python_guarded = True
+        used = sandbox_used(self.trial)
+        if sandbox_facts(used).isolates:  # the Python installation was read-only to the agent
+            return
+        bytecode, hooks = written_since(state.attempts[0].started_at)
+        if hooks:
+            raise _RetryableFailure(
+                state.next_stage() or "integrity",
+                "harness_python_changed",
+                f"{len(hooks)} interpreter startup hooks were written into the harness's Python while the agent ran "
+                f"({', '.join(hooks[:3])}): every check and the evaluation would run them. Remove them, or run the "
+                "campaign with a sandbox that keeps the agent out of the installation (sandbox: bwrap)",
+                retryable=False,
+            )
+        if bytecode:
+            prefix = tempfile.mkdtemp(prefix="ptbench-pyc-")
+            atexit.register(shutil.rmtree, prefix, True)
+            os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = prefix
+            self.trial.event("bytecode_not_trusted", files=len(bytecode), first=bytecode[:5], pycache_prefix=prefix)
+
     def _integrity(self, state: TrialState) -> None:
+        self._guard_python(state)
         # A check that runs after evaluation (memorization: evaluation scores final_model's side of it in
         # the engine it already holds, integrity/memorization/final_scores.py) is left out here.
         skip = self._after_eval(state)
@@ -291,6 +328,7 @@ class Runner:
         if not state.stages["collect"].detail.get("found"):
             self._mark(state, "evaluate", "skipped")
             return
+        self._guard_python(state)
         ev = self.spec.evaluation
         deferred = bool(self._after_eval(state))
         secret = new_secret()  # the siblings' secret of this run where the campaign has no cache (sandbox: none)
