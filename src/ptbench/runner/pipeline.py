@@ -285,14 +285,14 @@ class Runner:
         every check and the evaluation; bytecode written since then is not trusted, so those processes
         (and this one's later imports) read a fresh cache folder and compile from source
         (runner/installation.py, `written_since`). Once per runner process."""
-        from ptbench.runner.agent_solve import sandbox_used
         from ptbench.runner.installation import written_since
 
         if self._python_guarded or not state.attempts:
             return
         self._python_guarded = True
-        used = sandbox_used(self.trial)
-        if sandbox_facts(used).isolates:  # the Python installation was read-only to the agent
+        # The campaign's sandbox as this process read it (`auto` becomes bwrap or the trial does not start),
+        # never agent/launch.json: an agent that could write the installation could write that too.
+        if sandbox_facts(self.spec.sandbox).isolates:  # the Python installation was read-only to the agent
             return
         bytecode, hooks = written_since(state.attempts[0].started_at)
         if hooks:
