@@ -64,7 +64,8 @@ def test_what_the_agent_planted_in_the_harness_python_fails_the_trial_or_is_comp
     write_campaign, test_agents, tmp_path, plant
 ):
     """A startup hook fails the trial (it would run inside every check); bytecode only makes the
-    harness's later processes compile from source, and the trial goes on to its result."""
+    harness's later processes compile from source, and the trial goes on to its result. The agent
+    also rewrote agent/launch.json to claim bwrap: the runner goes by the campaign's sandbox."""
     folder = tmp_path / "on-path"
     folder.mkdir()
     path = write_campaign(CAMPAIGN.replace("@FOLDER@", str(folder)).replace("@PLANT@", plant))
@@ -80,6 +81,8 @@ def test_what_the_agent_planted_in_the_harness_python_fails_the_trial_or_is_comp
         assert str(folder / "sitecustomize.py") in state["failure"]["message"]
         assert not any(e.get("event") == "bytecode_not_trusted" for e in events)
     else:
-        assert state["failure"] is None and json.loads((trial / "result.json").read_text())["status"] == "no_model"
+        result = json.loads((trial / "result.json").read_text())
+        assert state["failure"] is None and result["status"] == "no_model"
+        assert result["sandbox"] == "none" and result["sandbox_isolated"] is False  # not the forged launch.json
         (seen,) = [e for e in events if e.get("event") == "bytecode_not_trusted"]
         assert seen["first"] == [str(folder / "__pycache__" / "probe.cpython-311.pyc")]

@@ -40,6 +40,7 @@ from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox.auto import resolve_sandbox
 from ptbench.sandbox.network import resolve_network
+from ptbench.sandbox.request import sandbox_facts
 from ptbench.trial import TrialDir, TrialState
 
 DEFAULT_CONTINUE_MINUTES = 10.0
@@ -273,7 +274,11 @@ def _gateway_usage(trial: TrialDir, gateway: TrialGateway) -> None:
 
 
 def sandbox_used(trial: TrialDir) -> str:
-    """The sandbox the agent really ran in (agent/launch.json), for the result; "unknown" if it never ran."""
+    """The sandbox the agent really ran in (agent/launch.json), for the result; "unknown" if it never ran.
+    Where the campaign's sandbox does not isolate, the agent could have rewritten that file: the
+    campaign's own word (trial.json as this process read it) is the answer."""
+    if not sandbox_facts(trial.spec.sandbox).isolates:
+        return trial.spec.sandbox
     try:
         return str(json.loads((trial.agent_dir / "launch.json").read_text())["sandbox"])
     except (OSError, ValueError, KeyError):
