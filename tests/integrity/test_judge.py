@@ -196,3 +196,13 @@ def test_the_result_record_carries_the_judges_agreement(tmp_path, test_agents):
         assert read_judge_agreement(checks) is None
     (checks / "judge.json").write_text("{not json")
     assert read_judge_agreement(checks) is None and build(trial, state).integrity_judge_agreement is None
+
+
+def test_a_judge_that_would_hold_the_real_key_is_unchecked_and_never_starts(trial_factory, test_agents, monkeypatch):
+    """A judge CLI with a key and no gateway route (no `upstream`) would get the real key in its own
+    environment while it reads agent-written text: it is refused, as such an agent is for a trial."""
+    monkeypatch.setenv("PROBE_API_KEY", KEY)
+    trial, ctx = judged(trial_factory, "judge-keyholder", model="m")
+    with pytest.raises(Unchecked, match="judge could not start"):
+        check(ctx)
+    assert not (trial.path / "judge" / "workspace" / "probe-env.txt").exists()

@@ -59,6 +59,24 @@ def test_a_planted_bytecode_file_runs_though_its_source_is_intact_and_a_fresh_ca
     assert written_since(since, [str(root)])[1] == [str(old_hook)]
 
 
+def test_hooks_hidden_behind_a_broken_link_a_sourceless_file_or_a_linked_cache_folder_are_named(tmp_path):
+    """The ways round a first version of the look: a dangling `.pth` link beside a live one (reading
+    the folder must not stop at it), a sourceless sitecustomize.pyc (Python runs it), a `__pycache__`
+    that is a link (Python reads through it), each written after `since`."""
+    root, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    root.mkdir()
+    (elsewhere / "pkg").mkdir(parents=True)
+    (root / "pkg").mkdir()
+    since = time.time() - 1
+    (root / "aaa.pth").symlink_to(tmp_path / "missing")
+    (root / "zzz.pth").write_text("import os\n")
+    (root / "sitecustomize.pyc").write_bytes(b"")
+    (root / "pkg" / "__pycache__").symlink_to(elsewhere / "pkg")
+    bytecode, hooks = written_since(since, [str(root)])
+    assert hooks == [str(root / n) for n in ("aaa.pth", "sitecustomize.pyc", "zzz.pth")]
+    assert bytecode == [str(root / "pkg" / "__pycache__")]
+
+
 @pytest.mark.parametrize("plant", ["hook", "bytecode"])
 def test_what_the_agent_planted_in_the_harness_python_fails_the_trial_or_is_compiled_afresh(
     write_campaign, test_agents, tmp_path, plant

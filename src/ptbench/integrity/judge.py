@@ -204,6 +204,8 @@ def _launch(run: AgentRun, prompt: str) -> Iterator[tuple[SandboxCommand, dict[s
     """The judge's command in the trial's sandbox, with the gateway (if its CLI uses one) held open
     while it runs; and every secret to redact from its log."""
     trial = run.trial
+    if problem := run.credential_problem():  # a CLI that would hold a real key no gateway stands in for
+        raise Unchecked(f"judge could not start: {problem}")
     sandbox = resolve_sandbox(trial.spec.sandbox)
     scratch = trial.path / "sandbox"  # its private /tmp and /dev/shm, as an agent's (runner/journal.py)
     for d in ("tmp", "shm"):

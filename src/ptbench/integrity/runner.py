@@ -181,7 +181,8 @@ def _one_process(
     started = time.time()
     try:
         with open(stderr_file, "wb") as err:
-            argv = [sys.executable, "-m", "ptbench.integrity.worker", str(ctx_file), str(write_fd), *names]
+            # -P: the working folder stays off the import path (as the evaluation's: runner/eval_stage.py)
+            argv = [sys.executable, "-P", "-m", "ptbench.integrity.worker", str(ctx_file), str(write_fd), *names]
             proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,

@@ -28,6 +28,7 @@ def evaluation_argv(trial: TrialDir, python: str, *, memorization_context: dict 
     ev = spec.evaluation
     argv = [
         python,
+        "-P",  # the working folder is not put on the import path (it could hold a planted `ptbench/`)
         "-m",
         "ptbench",
         "eval",

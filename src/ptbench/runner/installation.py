@@ -4,8 +4,8 @@ the agent's reach.)
 Every installed distribution lists its files with sha256 hashes in its RECORD. Before scoring,
 `ptbench eval --verify-install` re-hashes the files of ptbench and of the packages that decide a
 score (tokenizer, chat templating, generation, answer checking) and refuses to evaluate when one
-was changed or removed (a file added beside them, a `.pth` or sitecustomize hook, or bytecode, is
-`written_since`'s: the runner looks before starting any process after the agent). An
+was changed or removed (a `.pth` or sitecustomize hook and bytecode written while the agent ran
+are `written_since`'s: the runner looks before starting any process after the agent). An
 editable (development) install has no hashes for its source files: that is recorded as
 unverified, never as verified.
 
@@ -26,7 +26,6 @@ import base64
 import hashlib
 import json
 import os
-from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -145,43 +144,54 @@ def written_since(since: float, path: list[str] | None = None) -> tuple[list[str
 
     Bytecode: `__pycache__/*.pyc`. Python loads a cached file whose header names its source's mtime
     and size, whatever code it holds, so a planted one runs while the source's RECORD hash still
-    matches. Startup hooks: the site directories' `*.pth` files and `sitecustomize` /
-    `usercustomize`, which run when any interpreter starts, before any check could."""
+    matches; a `__pycache__` that is a link, or one that cannot be read, counts too. Startup hooks:
+    the site directories' `*.pth` files and any `sitecustomize` / `usercustomize` module (source,
+    bytecode or extension), which run when any interpreter starts, before any check could; an entry
+    that cannot be read counts as one. Not looked at: other new modules (docs/tasks.md says so)."""
     import site
     import sys
 
     roots = list(dict.fromkeys(os.path.realpath(p) for p in (path if path is not None else sys.path) if p))
     bytecode: list[str] = []
 
+    def new(entry: os.DirEntry[str]) -> bool:
+        try:
+            return entry.stat(follow_symlinks=False).st_ctime >= since or entry.is_symlink()
+        except OSError:  # gone or unreadable: not trusted
+            return True
+
     def walk(folder: str) -> None:
         try:
-            entries = os.scandir(folder)
+            entries = list(os.scandir(folder))
         except OSError:
             return
-        with entries:
-            for e in entries:
-                if not e.is_dir(follow_symlinks=False):
+        for e in entries:
+            if e.name == "__pycache__":
+                if e.is_symlink():
+                    bytecode.append(e.path)
                     continue
-                if e.name == "__pycache__":
-                    with os.scandir(e.path) as cached:
-                        bytecode.extend(f.path for f in cached if f.stat(follow_symlinks=False).st_ctime >= since)
-                elif os.path.realpath(e.path) not in roots:  # a nested root is walked as itself
-                    walk(e.path)
+                try:
+                    bytecode.extend(f.path for f in os.scandir(e.path) if new(f))
+                except OSError:
+                    bytecode.append(e.path)
+            elif e.is_dir(follow_symlinks=False) and os.path.realpath(e.path) not in roots:
+                walk(e.path)  # a nested root is walked as itself
 
     for root in roots:
         if os.path.isdir(root):
             walk(root)
     sites = [*site.getsitepackages(), site.getusersitepackages()] if path is None else roots
     hooks = []
-    for folder in dict.fromkeys(sites):
-        with suppress(OSError), os.scandir(folder) as entries:
-            hooks += [e.path for e in entries if e.name.endswith(".pth") and e.stat().st_ctime >= since]
-    for root in roots:
-        for name in ("sitecustomize", "usercustomize"):
-            for hook in (Path(root, f"{name}.py"), Path(root, name, "__init__.py")):
-                with suppress(OSError):
-                    if hook.stat().st_ctime >= since:
-                        hooks.append(str(hook))
+    for folder in dict.fromkeys([*sites, *roots]):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        in_site = folder in sites
+        for e in entries:
+            hook = (in_site and e.name.endswith(".pth")) or e.name.split(".")[0] in ("sitecustomize", "usercustomize")
+            if hook and new(e):
+                hooks.append(e.path)
     return sorted(bytecode), sorted(set(hooks))
 
 

@@ -37,6 +37,7 @@ from ptbench.runner import record
 from ptbench.runner.child_env import evaluation_env, harness_redactor
 from ptbench.runner.eval_stage import evaluation_argv
 from ptbench.runner.gpu import check_gpus
+from ptbench.runner.installation import written_since  # here, not in the guard: imported before any agent runs
 from ptbench.runner.lease import Lease, busy_message
 from ptbench.runner.watchdog import Watchdog, become_subreaper, kill_leftovers, terminate_descendants
 from ptbench.runner.workspace import prepare_workspace
@@ -285,8 +286,6 @@ class Runner:
         every check and the evaluation; bytecode written since then is not trusted, so those processes
         (and this one's later imports) read a fresh cache folder and compile from source
         (runner/installation.py, `written_since`). Once per runner process."""
-        from ptbench.runner.installation import written_since
-
         if self._python_guarded or not state.attempts:
             return
         self._python_guarded = True
