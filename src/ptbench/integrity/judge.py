@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from ptbench.agents.agent_run import AgentRun
 from ptbench.agents.launcher import build_launch
 from ptbench.core.errors import UserError
+from ptbench.core.jobenv import TRIAL_ENV_MARKER
 from ptbench.core.procgroup import stop_group
 from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext
@@ -223,7 +224,8 @@ def _launch(run: AgentRun, prompt: str) -> Iterator[tuple[SandboxCommand, dict[s
             prompt=prompt,
             base_url=setup.base_url,
             gateway_token=gateway.token if gateway else "",
-            extra_env=gateway.agent_env() if gateway else None,
+            # the trial's own marker (the judge works in <trial>/judge): a runner killed -9 sweeps its leftovers too
+            extra_env={**(gateway.agent_env() if gateway else {}), TRIAL_ENV_MARKER: str(trial.path.parent)},
         )
         if not launch.argv or not launch.argv[0]:
             raise Unchecked(f"judge agent '{run.spec.name}' has no executable here (install its CLI)")
