@@ -190,7 +190,8 @@ def test_the_journal_keeps_what_a_process_hides_and_never_a_login_file(tmp_path:
     import sys
 
     from ptbench.integrity.journal import read_journal
-    from ptbench.runner.journal import RunJournal, sandbox_dirs
+    from ptbench.launch.solve_launch import sandbox_dirs
+    from ptbench.runner.journal import RunJournal
     from ptbench.trial import TrialDir
 
     trial = TrialDir(tmp_path / "t")

@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ptbench.core.files import sha256_file
+from ptbench.launch.solve_launch import SANDBOX_SHM, SANDBOX_TMP
 from ptbench.sandbox.request import sandbox_facts
 
 JOURNAL = "journal"
 OBJECTS, RECORDS, SUMMARY = "objects", "records.jsonl", "summary.json"
 # Where each writable place of the sandbox lives in the trial directory, and how evidence names it.
-SANDBOX_TMP, SANDBOX_SHM, HF_UPPER = "sandbox/tmp", "sandbox/shm", "hf-layer/upper"
+HF_UPPER = "hf-layer/upper"  # SANDBOX_TMP and SANDBOX_SHM: launch/solve_launch.py, which makes them
 LABELS = {SANDBOX_TMP: "/tmp", SANDBOX_SHM: "/dev/shm", HF_UPPER: "hf-cache"}
 # What the final scan reads in place: a copy of a file still there, unchanged, is not scanned twice.
 FINAL_SCANNED = ("workspace/", "home/")

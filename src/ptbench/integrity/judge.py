@@ -37,7 +37,7 @@ from ptbench.core.procgroup import stop_group
 from ptbench.integrity.checks import IntegrityCheck, register_check
 from ptbench.integrity.context import CheckContext
 from ptbench.integrity.report import Finding, Unchecked
-from ptbench.launch.solve_launch import SolveLaunch
+from ptbench.launch.solve_launch import SolveLaunch, sandbox_dirs
 from ptbench.launch.trial_gateway import trial_gateway
 from ptbench.sandbox import SandboxCommand
 from ptbench.sandbox.auto import resolve_sandbox
@@ -208,9 +208,7 @@ def _launch(run: AgentRun, prompt: str) -> Iterator[tuple[SandboxCommand, dict[s
     if problem := run.credential_problem():  # a CLI that would hold a real key no gateway stands in for
         raise Unchecked(f"judge could not start: {problem}")
     sandbox = resolve_sandbox(trial.spec.sandbox)
-    scratch = trial.path / "sandbox"  # its private /tmp and /dev/shm, as an agent's (runner/journal.py)
-    for d in ("tmp", "shm"):
-        (scratch / d).mkdir(mode=0o700, parents=True, exist_ok=True)
+    scratch = sandbox_dirs(trial)[0].parent  # its private /tmp and /dev/shm, as an agent's
     with trial_gateway(run, for_judge=True) as gateway:
         network = resolve_network(
             sandbox,

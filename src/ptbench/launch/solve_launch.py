@@ -17,6 +17,19 @@ from ptbench.agents.launcher import Launch
 from ptbench.agents.spec import agent_folder
 from ptbench.launch.trial_gateway import TrialGateway
 from ptbench.sandbox import SandboxCommand, SandboxRequest, build_command
+from ptbench.trial import TrialDir
+
+# Where the agent's /tmp and /dev/shm live in the trial directory under bwrap (the run journal names them too).
+SANDBOX_TMP, SANDBOX_SHM = "sandbox/tmp", "sandbox/shm"
+
+
+def sandbox_dirs(trial: TrialDir) -> list[Path]:
+    """The folders bound at /tmp and /dev/shm inside bwrap (made here so they exist before the journal watches them)."""
+    out = [trial.path / SANDBOX_TMP, trial.path / SANDBOX_SHM]
+    for d in out:
+        d.mkdir(parents=True, exist_ok=True)
+        d.chmod(0o700)  # the agent's own, like its HOME (not a shared /tmp other users could write)
+    return out
 
 
 class CacheView(Protocol):

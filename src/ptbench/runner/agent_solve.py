@@ -31,11 +31,11 @@ from ptbench.agents.rehearsal import rehearsal_options, rehearsal_provider
 from ptbench.agents.traces import RUN_MARKER_KEY, Trajectory, write_traces
 from ptbench.core.errors import UserError
 from ptbench.core.files import atomic_write_json
-from ptbench.launch.solve_launch import SolveLaunch
+from ptbench.launch.solve_launch import SolveLaunch, sandbox_dirs
 from ptbench.launch.trial_gateway import TrialGateway, trial_gateway
 from ptbench.node.cgroup import TrialCgroup
 from ptbench.runner.cache_layer import cache_layer
-from ptbench.runner.journal import run_journal, sandbox_dirs
+from ptbench.runner.journal import run_journal
 from ptbench.runner.watchdog import SolveOutcome, Watchdog
 from ptbench.runner.workspace import write_deadline
 from ptbench.sandbox.auto import resolve_sandbox

@@ -39,6 +39,7 @@ from ptbench.integrity.journal import (
     SUMMARY,
     label_of,
 )
+from ptbench.launch.solve_launch import sandbox_dirs
 from ptbench.node import inotify as ino
 from ptbench.node.inotify import Event, Inotify
 from ptbench.runner.journal_store import JournalStore, Source
@@ -426,17 +427,6 @@ def journal_roots(trial: TrialDir, cache_upper: Path | None, extra: list[Path]) 
     if cache_upper is not None:
         roots.append(cache_upper)
     return [r for r in [*roots, *extra] if r.is_dir()]
-
-
-def sandbox_dirs(trial: TrialDir) -> list[Path]:
-    """The folders bound at /tmp and /dev/shm inside bwrap (made here so they exist before the journal watches them)."""
-    from ptbench.integrity.journal import SANDBOX_SHM, SANDBOX_TMP
-
-    out = [trial.path / SANDBOX_TMP, trial.path / SANDBOX_SHM]
-    for d in out:
-        d.mkdir(parents=True, exist_ok=True)
-        d.chmod(0o700)  # the agent's own, like its HOME (not a shared /tmp other users could write)
-    return out
 
 
 @contextmanager
