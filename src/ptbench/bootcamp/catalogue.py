@@ -1,5 +1,6 @@
 """The catalogue of shipped environments: domain and extra per environment, tools and levels read from
-its example YAML (campaigns/bootcamp/<name>.yaml), so what `ptbench bootcamp list` prints is what runs."""
+its example YAML (campaigns/bootcamp/<name>.yaml), so what `ptbench bootcamp list` prints is what runs.
+Each row also names its task family (bootcamp/families.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ CATALOGUE = (
     Entry("forecasting", "statistics: ARMA forecasting (statsmodels)", "bootcamp-forecasting", ("statsmodels",)),
 )
 
+# ptbench's own environments of a task family another environment is counted as (bootcamp/families.py)
+SAME_FAMILY = {"mastermind": "ta.Mastermind-v0"}
+
 
 def default_campaigns_dir() -> Path:
     here = Path("campaigns") / "bootcamp"
@@ -38,7 +42,9 @@ def default_campaigns_dir() -> Path:
 
 
 def rows(campaigns: Path | None = None) -> list[dict[str, str]]:
-    """One row per environment: name, domain, tools, levels, extra, installed, config."""
+    """One row per environment: name, domain, tools, levels, extra, installed, config, source, family."""
+    from ptbench.bootcamp.families import with_families
+
     campaigns = campaigns or default_campaigns_dir()
     out = []
     for e in CATALOGUE:
@@ -62,7 +68,7 @@ def rows(campaigns: Path | None = None) -> list[dict[str, str]]:
                 "source": "ptbench",
             }
         )
-    return out + adapted_rows()
+    return with_families(out + adapted_rows())
 
 
 def adapted_rows() -> list[dict[str, str]]:

@@ -426,19 +426,24 @@ def totals_by_source(results: Iterable[Result]) -> dict[str, dict[str, int]]:
     return out
 
 
-def verify_table(results: list[Result]) -> Any:
-    """The results as a table readable at 80 columns (long names end in an ellipsis, numbers never do)."""
+def narrow_table(title: str, columns: Iterable[tuple[str, int]]) -> Any:
+    """A table for 80 columns, (header, width) each: width > 0 text cut there (ellipsis), 0 a number never cut."""
     from rich import box
     from rich.table import Table
 
-    title = f"bootcamp verify: {sum(r.status == 'verified' for r in results)}/{len(results)} verified"
-    # 80 columns: 20 + 13 + 5 + 6 + 7 + 7 + 9 characters, one space between columns
     table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
-    table.add_column("environment", overflow="ellipsis", no_wrap=True, max_width=20)
-    table.add_column("source", overflow="ellipsis", no_wrap=True, max_width=13)
-    for col in ("cases", "oracle", "hostile", "ms/case"):
-        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
-    table.add_column("status", no_wrap=True, min_width=9, max_width=9)
+    for header, width in columns:
+        wide = max(map(len, header.splitlines()))
+        table.add_column(header, justify="left" if width else "right", overflow="ellipsis", no_wrap=True,
+                         min_width=min(width, wide) if width else wide, max_width=width or None)  # fmt: skip
+    return table
+
+
+def verify_table(results: list[Result]) -> Any:
+    """The results as a table readable at 80 columns (long names end in an ellipsis, numbers never do)."""
+    title = f"bootcamp verify: {sum(r.status == 'verified' for r in results)}/{len(results)} verified"
+    columns = [("environment", 20), ("source", 13), ("cases", 0), ("oracle", 0), ("hostile", 0), ("ms/case", 0)]
+    table = narrow_table(title, [*columns, ("status", 9)])  # 20 + 13 + 5 + 6 + 7 + 7 + 9 and the gaps
     for r in results:
         oracle = f"{r.oracle_pass / r.cases:.0%}" if r.cases else "-"
         hostile = f"{r.hostile_pass / r.hostile_total:.0%}" if r.hostile_total else "-"

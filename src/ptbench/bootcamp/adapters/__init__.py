@@ -12,6 +12,11 @@ Every adapter is one entry of the `ADAPTERS` registry, keyed by its prefix, chec
 A module or any object with those attributes is an adapter: ptbench's own are the modules of
 this package that name a `PREFIX`; a third-party package calls `register_adapter(obj)` from its
 `ptbench.plugins` entry point.
+
+An adapter may also name, in `SAME_FAMILY` (optional, default none), its environments that are the same
+task family as another environment: a parameter variant, or a family another source already has
+(full name -> the environment the family is counted as; see bootcamp/families.py). `bootcamp list`
+shows each environment's family and `bootcamp list --totals` counts each family once.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class Adapter(Protocol):
     def bootcamp_dict(self, name: str) -> dict[str, Any]: ...  # the bootcamp config of one environment
 
     def library(self) -> ModuleType: ...  # the library, or UserError naming the extra (see load_library)
+
+    # SAME_FAMILY: dict[str, str] is optional (default {}), so no member here: `same_family` reads it.
 
 
 def _load_builtin() -> None:
@@ -73,10 +80,27 @@ def register_adapter(adapter: Any) -> Any:
     prefix = adapter.PREFIX
     if not (isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1 and "/" not in prefix):
         raise TypeError(f"environment adapter {label}: PREFIX {prefix!r} must be a short name ending in '.'")
+    same_family(adapter)
     for name in ADAPTERS._items:  # a prefix inside another would make `adapter_for` ambiguous
         if name != prefix and (name.startswith(prefix) or prefix.startswith(name)):
             raise TypeError(f"environment adapter {label}: PREFIX {prefix!r} overlaps the registered {name!r}")
     return ADAPTERS.add(prefix, adapter)
+
+
+def same_family(adapter: Any) -> dict[str, str]:
+    """The adapter's `SAME_FAMILY` ({} if it declares none): environment -> the environment its task family
+    is counted as. Each key must be one of its own names (PREFIX + name); TypeError otherwise."""
+    declared = getattr(adapter, "SAME_FAMILY", None) or {}
+    label = getattr(adapter, "__name__", type(adapter).__name__)
+    if not isinstance(declared, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in declared.items()
+    ):
+        raise TypeError(f"environment adapter {label}: SAME_FAMILY must map environment names to environment names")
+    for name in declared:
+        if not (name.startswith(adapter.PREFIX) and len(name) > len(adapter.PREFIX)):
+            raise TypeError(f"environment adapter {label}: SAME_FAMILY names {name!r}, not one of its own "
+                            f"environments ({adapter.PREFIX}<name>)")  # fmt: skip
+    return declared
 
 
 def load_library(module: str, name: str, extra: str) -> ModuleType:

@@ -41,6 +41,10 @@ EXTRA = "bootcamp-gem"
 PREFIX = "gem."
 SOURCE = "gem"
 DOMAIN = "GEM text games (multi-turn, GEM's engine)"
+# GEM ports TextArena's games: each of these is counted as TextArena's (bootcamp/families.py)
+SAME_FAMILY = {"gem.GuessTheNumber": "ta.GuessTheNumber-v0", "gem.Mastermind": "ta.Mastermind-v0",
+               "gem.Minesweeper": "ta.Minesweeper-v0", "gem.Sudoku": "ta.Sudoku-v0",
+               "gem.TowerofHanoi": "ta.TowerOfHanoi-v0"}  # fmt: skip
 # family -> the registered GEM environment id it plays (one difficulty per family)
 GAMES = {
     "Crosswords": "game:Crosswords-v0-easy",

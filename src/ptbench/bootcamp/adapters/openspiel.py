@@ -38,6 +38,11 @@ EXTRA = "bootcamp-openspiel"
 PREFIX = "spiel."
 SOURCE = "openspiel"
 DOMAIN = "OpenSpiel games (multi-turn, against a seeded random opponent)"
+# of a task family another environment is counted as (bootcamp/families.py): chess is the chess adapter's;
+# the matrix games are one family, a one-shot payoff matrix (their payoffs its parameters, as matrix_brps's)
+_MATRIX = ["spiel.matrix_bos", "spiel.matrix_cd", "spiel.matrix_coordination", "spiel.matrix_mp", "spiel.matrix_pd",
+           "spiel.matrix_sh", "spiel.matrix_shapleys_game"]  # fmt: skip
+SAME_FAMILY = {"spiel.chess": "chess.endgame", **dict.fromkeys(_MATRIX, "spiel.matrix_rps")}
 STRIKES = 3  # unreadable or illegal answers before the game counts as lost
 _MOVE = re.compile(r"^\s*move\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _SHOWN_MOVES = 60  # legal moves listed per turn (games like Go have hundreds)

@@ -27,6 +27,8 @@ EXTRA = "bootcamp-pettingzoo"
 PREFIX = "pz."
 SOURCE = "pettingzoo"
 DOMAIN = "PettingZoo classic board games (multi-turn, against a seeded random opponent)"
+# OpenSpiel's tic-tac-toe and connect four are counted; these are the same families (bootcamp/families.py)
+SAME_FAMILY = {"pz.tictactoe_v3": "spiel.tic_tac_toe", "pz.connect_four_v3": "spiel.connect_four"}
 GAMES = ("connect_four_v3", "tictactoe_v3")
 EXCLUDED = {
     "chess_v6": "chess is the chess adapter's (chess.*), with an engine as opponent and oracle",

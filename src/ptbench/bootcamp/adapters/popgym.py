@@ -39,6 +39,8 @@ EXTRA = "bootcamp-popgym"
 PREFIX = "popgym."
 SOURCE = "popgym"
 DOMAIN = "POPGym partially observable card games (multi-turn, rendered as text)"
+# Concentration is TextArena's MemoryGame (bootcamp/families.py)
+SAME_FAMILY = {"popgym.concentration": "ta.MemoryGame-v0"}
 EXCLUDED = {
     "higher_lower": "chance: whether the next card is higher cannot be known from what was seen",
     "multiarmed_bandit": "chance: no player that sees only the payouts so far wins every game",

@@ -33,10 +33,10 @@ DOMAIN = "logic-puzzle families (single turn, ptbench's exact check of the rules
 PREFIX = "puz."
 LEVELS = ("easy", "medium", "hard")
 _DUPLICATE = "another installed source has this family"
-# installed, though another installed source has the family (each counts once, docs/bootcamp.md)
-DUPLICATES = {"knapsack": "combinatorial", "sudoku": "rg.sudoku", "futoshiki": "rg.futoshiki", "nqueens": "rg.n_queens",
-              "lights_out": "ta.LightsOut-v0", "graph_coloring": "rg.graph_color, which has no oracle",
-              "slitherlink": "ta.Slitherlink-v0, which has no oracle"}  # fmt: skip
+# installed, though another installed source has the family: counted as that one (bootcamp/families.py)
+SAME_FAMILY = {"puz.knapsack": "combinatorial", "puz.sudoku": "rg.sudoku", "puz.futoshiki": "rg.futoshiki",
+               "puz.nqueens": "rg.n_queens", "puz.lights_out": "ta.LightsOut-v0",
+               "puz.graph_coloring": "rg.graph_color", "puz.slitherlink": "ta.Slitherlink-v0"}  # fmt: skip
 EXCLUDED = {
     "cryptarithmetic": _DUPLICATE + " (rg.cryptarithm, ta.Cryptarithm-v0); 7 s a case",
     "einstein": _DUPLICATE + " (rg.zebra_puzzles, ta.LogicPuzzle-v0)",
@@ -78,7 +78,7 @@ def check_family(name: Any) -> str:
 
 
 def describe(name: str) -> dict[str, str]:
-    also = f"; also {DUPLICATES[name]}" if name in DUPLICATES else ""
+    also = f"; also {SAME_FAMILY[PREFIX + name]}" if PREFIX + name in SAME_FAMILY else ""
     return {"domain": f"logic puzzle (chuk-puzzles-gym{also})", "tools": "-", "levels": ",".join(LEVELS)}
 
 

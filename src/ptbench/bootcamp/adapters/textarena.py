@@ -74,6 +74,12 @@ GAMES = (
 )  # fmt: skip
 
 
+# of a task family another environment is counted as (bootcamp/families.py); 2048 and Blackjack have no oracle
+SAME_FAMILY = {"ta.FrozenLake-v0": "gym.frozen_lake", "ta.Countdown-v0": "rg.countdown",
+               "ta.Cryptarithm-v0": "rg.cryptarithm", "ta.Sokoban-v0": "rg.sokoban", "ta.Sudoku-v0": "rg.sudoku",
+               "ta.TowerOfHanoi-v0": "rg.tower_of_hanoi", "ta.LogicPuzzle-v0": "rg.zebra_puzzles",
+               "ta.2048-v0": "spiel.2048", "ta.Blackjack-v0": "spiel.blackjack"}  # fmt: skip
+
 # Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 38 above.
 _NLTK = "needs NLTK's word lists, downloaded at run time (no network on a compute node)"
 _LLM = "needs an LLM judge or players (OpenRouter) or free-text talk no script can play"

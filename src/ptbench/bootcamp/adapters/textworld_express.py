@@ -42,6 +42,12 @@ EXTRA = "bootcamp-textworld-express"
 PREFIX = "twx."
 SOURCE = "textworld-express"
 DOMAIN = "TextWorldExpress text games (multi-turn, its engine)"
+# TextWorld's tasks on another engine, and Simon Says' memory mode (bootcamp/families.py)
+SAME_FAMILY = {
+    "twx.coin": "tw.coin_collector",
+    "twx.cookingworld": "tw.cooking",
+    "twx.simonsays_memory": "twx.simonsays",
+}
 STEP_LIMIT = 200  # the engine's move limit and the turn limit (the longest gold path seen: 113, CookingWorld)
 FOLDS = ("train", "dev", "test")
 _DOORS = {"includeDoors": (0, 1), "limitInventorySize": (0, 1)}
