@@ -130,6 +130,20 @@ def totals_table(rows: list[dict[str, Any]]) -> Any:
     return table
 
 
+def print_totals(rows: list[dict[str, str]], *, as_json: bool) -> None:
+    """`bootcamp list --totals [--json]`: `totals` of the rows (with `verified`) as JSON, else the table."""
+    import json
+
+    from rich.console import Console
+
+    counts = totals(rows)
+    if as_json:
+        print(json.dumps(counts, indent=2))
+        return
+    Console().print(totals_table(counts))
+    print(NOTE)
+
+
 NOTE = """\
 families: distinct task families among the verified environments, each counted
 once, in the row of the environment its SAME_FAMILY declarations resolve to;

@@ -435,11 +435,7 @@ def list_components(
         "--verified",
         help="only environments whose last `bootcamp verify` passed (failed or never run: left out)",
     ),
-    totals: bool = typer.Option(
-        False,
-        "--totals",
-        help="totals by source: installed, verified, not verified, distinct task families (each counted once)",
-    ),
+    totals: bool = typer.Option(False, "--totals", help="by source: installed, verified, distinct task families"),
 ) -> None:
     """The environment catalogue (domain, tools, levels, extra, last verification), then the registered parts;
     with --totals, the counts by source instead."""
@@ -458,16 +454,9 @@ def list_components(
         last = store.get(e["name"])
         e["verified"] = last["status"] if last else "never"
     if totals:  # over every environment (--verified has no effect: verified is a column)
-        from ptbench.bootcamp.families import NOTE, totals_table
-        from ptbench.bootcamp.families import totals as by_source
+        from ptbench.bootcamp.families import print_totals
 
-        counts = by_source(entries)
-        if as_json:
-            print(json.dumps(counts, indent=2))
-        else:
-            Console().print(totals_table(counts))
-            print(NOTE)
-        return
+        return print_totals(entries, as_json=as_json)
     if verified:
         entries = [e for e in entries if e["verified"] == "verified"]
     if as_json:  # with each environment's last verification in full
