@@ -30,7 +30,7 @@ SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "r
         "rg.acre", "spiel.battleship", "spiel.bridge_uncontested_bidding", "spiel.chess", "spiel.yacht",
         "spiel.mnk", "spiel.go", "spiel.hive"} | {f"rg.{n}" for n in rg_adapter.SLOW} | {
     f"ta.{g}-v0" for g in ("Chopsticks", "Crusade", "QuantumTicTacToe", "RushHour", "Set", "Slitherlink",
-                           "Sokoban")} | {
+                           "Sokoban", "Stratego")} | {
     f"rc.{t}" for t in ("coreference", "grid_navigation", "reference_tracking", "qualitative_causal_reasoning",
                         "most_probable_evidence", "most_probable_outcome", "code_analysis", "analogical_case_matching",
                         "regex_reasoning", "sequential_induction", "arithmetics", "parsing_derivation",

@@ -32,6 +32,7 @@ from ptbench.bootcamp.adapters import (
     _textarena_oracles,
     _textarena_puzzles,
     _textarena_santorini,
+    _textarena_stratego,
     _textarena_tron,
     load_library,
 )
@@ -49,14 +50,17 @@ from ptbench.bootcamp.api import (
 from ptbench.core.errors import UserError
 
 # the seeded opponents' legal moves and the oracles, by game: the first games in _textarena_oracles,
-# later two-player games in _textarena_duels, _textarena_tron and _textarena_santorini, the card games
-# in _textarena_cards, the puzzle solvers in _textarena_puzzles
-_SANTORINI = "SantoriniBaseFixed-v0"
+# later two-player games in _textarena_duels, _textarena_tron, _textarena_santorini and
+# _textarena_stratego, the card games in _textarena_cards, the puzzle solvers in _textarena_puzzles
+_SANTORINI, _STRATEGO = "SantoriniBaseFixed-v0", "Stratego-v0"
 OPPONENTS = {**_textarena_oracles.OPPONENTS, **_textarena_duels.OPPONENTS, **_textarena_tron.OPPONENTS,
-             **_textarena_cards.OPPONENTS, _SANTORINI: _textarena_santorini.opponent}  # fmt: skip
+             **_textarena_cards.OPPONENTS, _SANTORINI: _textarena_santorini.opponent,
+             _STRATEGO: _textarena_stratego.opponent}  # fmt: skip
 ORACLES = {**_textarena_oracles.ORACLES, **_textarena_duels.ORACLES, **_textarena_tron.ORACLES,
            **_textarena_puzzles.ORACLES, **_textarena_cards.ORACLES,
-           _SANTORINI: _textarena_santorini.oracle}  # fmt: skip
+           _SANTORINI: _textarena_santorini.oracle, _STRATEGO: _textarena_stratego.oracle}  # fmt: skip
+# the library's gaps, closed right after the deal (before the first move)
+MENDS = {**_textarena_cards.MENDS, _STRATEGO: _textarena_stratego.mend}
 
 EXTRA = "bootcamp-textarena"
 PREFIX = "ta."
@@ -70,7 +74,8 @@ GAMES = (
     "HighSociety-v0", "IndianPoker-v0", "IteratedTwoThirdsAverage-v0", "IteratedUltimatumGame-v0", "LightsOut-v0",
     "LogicPuzzle-v0", "Mastermind-v0", "MemoryGame-v0", "Minesweeper-v0", "PegJump-v0", "QuantumTicTacToe-v0",
     "RushHour-v0", "SantoriniBaseFixed-v0", "Secretary-v0", "Set-v0", "SimpleTak-v0", "Slitherlink-v0", "Snake-v0",
-    "Sokoban-v0", "Sudoku-v0", "Surround-v0", "Tak-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0", "WildTicTacToe-v0",
+    "Sokoban-v0", "Stratego-v0", "Sudoku-v0", "Surround-v0", "Tak-v0", "ThreeCardMonte-v0", "TowerOfHanoi-v0",
+    "WildTicTacToe-v0",
 )  # fmt: skip
 
 
@@ -111,8 +116,6 @@ EXCLUDED = {
     "SpiteAndMalice": "the 56-card stock runs out in about 20 turns, and then a player with an empty hand can "
     "only [draw], which the library never ends (its deadlock needs both hands empty): of 20 seeds a greedy "
     "whole-turn oracle won 1, 9 ended by the opponent's move bound and 10 ran past the 100 turns",
-    # not written yet: it needs its own move list for the seeded opponent and a search player
-    "Stratego": "two players: no seeded opponent and search oracle written for it yet",
 }  # fmt: skip
 
 
@@ -152,8 +155,8 @@ class Game:
         self._call(lambda: self.env.reset(num_players=seats, seed=int(identity["seed"])))
         if identity["game"] == "FifteenPuzzle-v0":
             _mend_fifteen(_core(self).state)
-        if identity["game"] in _textarena_cards.MENDS:
-            _textarena_cards.MENDS[identity["game"]](_core(self))
+        if identity["game"] in MENDS:
+            MENDS[identity["game"]](_core(self))
         if self.opponent is not None and _core(self).state.current_player_id == 1:
             # a game that deals seat 1 the first move (Indian Poker): it moves before seat 0's first
             # prompt, else that prompt would be what seat 1 is shown (seat 0's own hidden card)
@@ -291,12 +294,15 @@ def _core(game: Game) -> Any:
 # PettingZoo and Gymnasium adapters keep theirs (`turns.winnable_seed`). Deterministic in the case's rng.
 WINNABLE_ONLY = frozenset({"Countdown-v0", "FifteenPuzzle-v0", "RushHour-v0", "Sokoban-v0", *OPPONENTS})
 ORACLE_TURNS = 100  # the turn limit of `bootcamp_dict`
+# games given more turns: Stratego's armies start six rows apart (the library sets no bound; its mend
+# ends the game as a draw at 400 moves of both seats, 200 of seat 0's)
+TURNS_FOR = {_STRATEGO: 200}
 
 
 def oracle_wins(identity: Identity) -> bool:
     """Play the oracle through a whole game of `identity`: whether it scores 1."""
     game, play = Game(identity), ORACLES[identity["game"]]
-    for _ in range(ORACLE_TURNS):
+    for _ in range(TURNS_FOR.get(identity["game"], ORACLE_TURNS)):
         if game.step(play(_core(game))):
             return (game.reward or 0.0) >= 1.0
     return False
@@ -328,4 +334,11 @@ class TextArenaInteraction(Interaction):
 
 
 def bootcamp_dict(game: str, **splits: int) -> dict[str, Any]:
-    return game_config(f"{PREFIX}{check_game(game)}", "textarena", game, turns=100, max_tokens=512, **splits)
+    return game_config(
+        f"{PREFIX}{check_game(game)}",
+        "textarena",
+        game,
+        turns=TURNS_FOR.get(game, ORACLE_TURNS),
+        max_tokens=512,
+        **splits,
+    )
