@@ -70,7 +70,8 @@ def names() -> list[str]:
 
 
 def describe(name: str) -> dict[str, str]:
-    return {"domain": "control / memory (bsuite)", "tools": "-", "levels": "default"}
+    kind = {"catch": "game", "memory_len": "memory", "umbrella_length": "credit assignment"}.get(name, "control")
+    return {"domain": f"{kind} (bsuite)", "tools": "-", "levels": "default"}
 
 
 def _num(value: Any) -> str:
