@@ -156,8 +156,8 @@ def test_a_doc_that_drifted_from_the_code_is_caught() -> None:
     code = {name: target for name, (target, _) in declared().items()}
     missing = text.replace("`popgym.concentration` → `ta.MemoryGame-v0`", "`popgym.concentration`")
     assert drift(doc_pairs(missing), code) == ["declared, not in the doc: popgym.concentration -> ta.MemoryGame-v0"]
-    assert drift(doc_pairs(text), {**code, "rg.mini_sudoku": "rg.sudoku"}) == [
-        "declared, not in the doc: rg.mini_sudoku -> rg.sudoku"
+    assert drift(doc_pairs(text), {**code, "rg.sudoku": "puz.sudoku"}) == [
+        "declared, not in the doc: rg.sudoku -> puz.sudoku"
     ]
     changed = text.replace("`spiel.chess` → `chess.endgame`", "`spiel.chess` → `chess.mate_in_one`")
     assert drift(doc_pairs(changed), code) == ["spiel.chess: doc chess.mate_in_one, code chess.endgame"]

@@ -157,7 +157,7 @@ def test_the_new_libraries_are_listed_with_their_source(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     entries = [e for e in json.loads(proc.stdout) if e["installed"] == "yes"]
     by_source = {s: sum(e["source"] == s for e in entries) for s in ("gymnasium", "minigrid", "pettingzoo", "chess")}
-    assert by_source["gymnasium"] == 3 and by_source["pettingzoo"] == 2 and by_source["chess"] == 2, by_source
+    assert by_source["gymnasium"] == 6 and by_source["pettingzoo"] == 2 and by_source["chess"] == 2, by_source
     assert by_source["minigrid"] >= 50, by_source
     assert "minigrid.MiniGrid-Playground-v0" not in {e["name"] for e in entries}  # no mission: left out
 

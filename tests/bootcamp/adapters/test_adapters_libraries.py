@@ -292,6 +292,7 @@ HIDE = "import sys; sys.modules.update({{m: None for m in {mods!r}}}); from ptbe
         ("tw.simple", ["textworld"], "pip install 'ptbench[bootcamp-textworld]'"),
         ("twx.coin", ["textworld_express"], "pip install 'ptbench[bootcamp-textworld-express]'"),
         ("popgym.repeat_first", ["popgym"], "pip install 'ptbench[bootcamp-popgym]'"),
+        ("bsuite.catch", ["bsuite"], "pip install 'ptbench[bootcamp-bsuite]'"),
     ],
 )
 def test_a_missing_library_is_one_line_naming_its_extra(tmp_path: Path, name: str, modules: list, hint: str) -> None:

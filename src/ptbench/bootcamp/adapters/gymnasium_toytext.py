@@ -1,4 +1,5 @@
-"""Gymnasium's toy-text environments as multi-turn ptbench environments (`pip install 'ptbench[bootcamp-gymnasium]'`).
+"""Gymnasium's toy-text and classic-control environments as multi-turn ptbench environments
+(`pip install 'ptbench[bootcamp-gymnasium]'`).
 
 One environment per task family, `gym.<family>`; the library's own environment runs every step:
 - `gym.frozen_lake`: FrozenLake on a random map (4x4 to 8x8, `generate_random_map`, which only
@@ -12,6 +13,8 @@ One environment per task family, `gym.<family>`; the library's own environment r
   always reaches the goal in the shortest safe number of moves.
 Left out: Blackjack (a game of chance: no player wins every hand, so no oracle can score 1).
 The reward is 1 for reaching the goal within the move limit, else 0.
+The classic-control ones with discrete actions (`gym.cartpole`, `gym.mountain_car`, `gym.acrobot`) are
+in adapters/_gym_control.py, registered here.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from ptbench.bootcamp.adapters import load_library
+from ptbench.bootcamp.adapters import _gym_control, load_library
 from ptbench.bootcamp.adapters.outcome import game_config
 from ptbench.bootcamp.adapters.turns import Episode, TurnGenerator, TurnInteraction
 from ptbench.bootcamp.api import Identity, register_generator, register_interaction
@@ -31,9 +34,9 @@ from ptbench.bootcamp.api import Identity, register_generator, register_interact
 EXTRA = "bootcamp-gymnasium"
 PREFIX = "gym."
 SOURCE = "gymnasium"
-DOMAIN = "Gymnasium toy-text environments (multi-turn, rendered as text)"
-FAMILIES = ("cliff_walking", "frozen_lake", "taxi")
-EXCLUDED = {"blackjack": "a game of chance: no player wins every hand, so no oracle scores 1"}
+DOMAIN = "Gymnasium toy-text and classic-control environments (multi-turn, rendered as text)"
+FAMILIES = ("cliff_walking", "frozen_lake", "taxi", *_gym_control.EPISODES)
+EXCLUDED = {"blackjack": "a game of chance: no player wins every hand, so no oracle scores 1", **_gym_control.EXCLUDED}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -47,7 +50,8 @@ def names() -> list[str]:
 
 
 def describe(name: str) -> dict[str, str]:
-    return {"domain": "game (Gymnasium toy-text)", "tools": "-", "levels": "default"}
+    kind = "control (Gymnasium classic control)" if name in _gym_control.EPISODES else "game (Gymnasium toy-text)"
+    return {"domain": kind, "tools": "-", "levels": "default"}
 
 
 class FrozenLake(Episode):
@@ -223,6 +227,7 @@ _EPISODES: dict[str, Callable[[Identity], Episode]] = {
     "frozen_lake": FrozenLake,
     "taxi": Taxi,
     "cliff_walking": CliffWalking,
+    **_gym_control.EPISODES,
 }
 
 
@@ -239,7 +244,8 @@ class GymnasiumGenerator(TurnGenerator):
     def intro(self, identity: Identity) -> str:
         return {"frozen_lake": "Walk across the frozen lake to the goal.",
                 "taxi": "Drive the taxi: pick the passenger up and drop them off at their destination.",
-                "cliff_walking": "Walk along the cliff to the goal."}[identity["game"]]  # fmt: skip
+                "cliff_walking": "Walk along the cliff to the goal.",
+                **_gym_control.INTROS}[identity["game"]]  # fmt: skip
 
 
 @register_interaction("gymnasium")
@@ -249,5 +255,6 @@ class GymnasiumInteraction(TurnInteraction):
 
 def bootcamp_dict(name: str, **splits: int) -> dict[str, Any]:
     game = GymnasiumGenerator.check(name)
-    turns = 4 * 8 * 8 + 3  # the largest lake's move limit, and the strikes' turns
+    turns = {"cartpole": 200, "mountain_car": 200, "acrobot": 500}.get(game, 4 * 8 * 8) + 3  # the move limit
+    # (the largest lake's for the toy-text ones; the library's step limit for classic control), and the strikes'
     return game_config(f"{PREFIX}{game}", "gymnasium", game, turns=turns, max_tokens=64, **splits)

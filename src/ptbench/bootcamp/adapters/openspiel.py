@@ -42,7 +42,12 @@ DOMAIN = "OpenSpiel games (multi-turn, against a seeded random opponent)"
 # the matrix games are one family, a one-shot payoff matrix (their payoffs its parameters, as matrix_brps's)
 _MATRIX = ["spiel.matrix_bos", "spiel.matrix_cd", "spiel.matrix_coordination", "spiel.matrix_mp", "spiel.matrix_pd",
            "spiel.matrix_sh", "spiel.matrix_shapleys_game"]  # fmt: skip
-SAME_FAMILY = {"spiel.chess": "chess.endgame", **dict.fromkeys(_MATRIX, "spiel.matrix_rps")}
+# Variants of one game (another view, size, seat count, board or cursor) and another source's family count once.
+SAME_FAMILY = {"spiel.chess": "chess.endgame", **dict.fromkeys(_MATRIX, "spiel.matrix_rps"),
+               "spiel.cliff_walking": "gym.cliff_walking", "spiel.liars_dice_ir": "spiel.liars_dice",
+               "spiel.phantom_ttt_ir": "spiel.phantom_ttt", "spiel.dark_hex_ir": "spiel.dark_hex",
+               "spiel.tiny_bridge_4p": "spiel.tiny_bridge_2p", "spiel.repeated_leduc_poker": "spiel.leduc_poker",
+               "spiel.cursor_go": "spiel.go", "spiel.tiny_hanabi": "spiel.hanabi"}  # fmt: skip
 STRIKES = 3  # unreadable or illegal answers before the game counts as lost
 _MOVE = re.compile(r"^\s*move\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _SHOWN_MOVES = 60  # legal moves listed per turn (games like Go have hundreds)

@@ -34,7 +34,7 @@ EXTRA = "bootcamp-reasoning-gym"
 SOURCE = "reasoning-gym"
 DOMAIN = "reasoning-gym procedural datasets (single turn, the library's scorer)"
 # of a task family another environment is counted as (bootcamp/families.py)
-SAME_FAMILY = {"rg.rush_hour": "ta.RushHour-v0"}
+SAME_FAMILY = {"rg.rush_hour": "ta.RushHour-v0", "rg.mini_sudoku": "rg.sudoku"}
 PREFIX = "rg."
 LEVELS = (0, 1, 2)  # curriculum levels offered as ptbench levels (l0 easiest)
 # Datasets left out of the catalogue, and why (the reasons are printed by `bootcamp list --json`).

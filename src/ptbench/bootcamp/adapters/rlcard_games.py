@@ -46,6 +46,8 @@ TURNS = 300  # model turns an episode may take (UNO: 5,000 random games took at 
 _MOVE = re.compile(r"^\s*move\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 GAMES = ("mahjong", "uno")
 _SPIEL = "a family OpenSpiel has (spiel.{}): a family counts once"
+# UNO is a relative of OpenSpiel's crazy_eights (its use_special_cards option): not a new family.
+SAME_FAMILY = {"rlcard.uno": "spiel.crazy_eights"}
 EXCLUDED = {
     "blackjack": _SPIEL.format("blackjack"),
     "bridge": _SPIEL.format("bridge"),
