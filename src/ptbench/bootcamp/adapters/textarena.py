@@ -84,7 +84,7 @@ SAME_FAMILY = {"ta.FrozenLake-v0": "gym.frozen_lake", "ta.Countdown-v0": "rg.cou
                "ta.Cryptarithm-v0": "rg.cryptarithm", "ta.Sokoban-v0": "rg.sokoban", "ta.Sudoku-v0": "rg.sudoku",
                "ta.TowerOfHanoi-v0": "rg.tower_of_hanoi", "ta.LogicPuzzle-v0": "rg.zebra_puzzles",
                "ta.2048-v0": "spiel.2048", "ta.Blackjack-v0": "spiel.blackjack",
-               "ta.SimpleTak-v0": "ta.Tak-v0"}  # fmt: skip
+               "ta.SimpleTak-v0": "ta.Tak-v0", "ta.Mastermind-v0": "mastermind"}  # fmt: skip
 
 # Left out, and why: by family (the registry's ids cut at "-v"), TextArena 0.7.4's 96 minus the 38 above.
 _NLTK = "needs NLTK's word lists, downloaded at run time (no network on a compute node)"
