@@ -66,3 +66,32 @@ RULES_TAIL = (
     "Give your complete solution once, inside <answer></answer> tags, in exactly this format and nothing "
     "else inside the tags: one line per row, the row's cells separated by single spaces."
 )
+
+LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # region / piece names in a rendered layout
+
+
+def cell_name(r: int, c: int) -> str:
+    """A cell as the prompts name it: (row,col), 1-based."""
+    return f"({r + 1},{c + 1})"
+
+
+def counts(grid: Grid, mark: str) -> tuple[list[int], list[int]]:
+    """How many cells of each row and of each column are `mark`."""
+    rows = [row.count(mark) for row in grid]
+    cols = [sum(row[c] == mark for row in grid) for c in range(len(grid[0]))]
+    return rows, cols
+
+
+def connected(cells: set[tuple[int, int]]) -> bool:
+    """Whether the cells form one orthogonally connected group (an empty set is connected)."""
+    if not cells:
+        return True
+    start = next(iter(sorted(cells)))
+    seen, stack = {start}, [start]
+    while stack:
+        r, c = stack.pop()
+        for n in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if n in cells and n not in seen:
+                seen.add(n)
+                stack.append(n)
+    return len(seen) == len(cells)
