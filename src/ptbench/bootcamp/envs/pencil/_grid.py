@@ -8,6 +8,7 @@ grid: a wrong number of rows or cells, a cell outside the alphabet, prose before
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 Grid = list[str]  # one string per row, one character per cell
@@ -95,3 +96,30 @@ def connected(cells: set[tuple[int, int]]) -> bool:
                 seen.add(n)
                 stack.append(n)
     return len(seen) == len(cells)
+
+
+def domino_tiling(rng: random.Random, rows: int, cols: int) -> list[list[list[int]]]:
+    """A random tiling of the rows x cols grid (an even number of cells) with dominoes, each
+    [[r, c], [r2, c2]], in reading order of their first cell: each free cell, in reading order, takes its
+    right or lower neighbour at random; a dead end (the bottom row's last free cell) starts again."""
+    while True:
+        taken = [[False] * cols for _ in range(rows)]
+        tiles: list[list[list[int]]] = []
+        dead = False
+        for r in range(rows):
+            for c in range(cols):
+                if taken[r][c]:
+                    continue
+                ways = [(r, c + 1)] if c + 1 < cols and not taken[r][c + 1] else []
+                if r + 1 < rows:
+                    ways.append((r + 1, c))
+                if not ways:
+                    dead = True
+                    break
+                r2, c2 = rng.choice(ways)
+                taken[r][c] = taken[r2][c2] = True
+                tiles.append([[r, c], [r2, c2]])
+            if dead:
+                break
+        if not dead:
+            return tiles

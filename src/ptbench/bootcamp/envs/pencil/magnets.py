@@ -12,40 +12,24 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ptbench.bootcamp.envs.pencil._grid import LABELS, RULES_TAIL, counts, neighbours, parse_grid, render
+from ptbench.bootcamp.envs.pencil._grid import (
+    LABELS,
+    RULES_TAIL,
+    counts,
+    domino_tiling,
+    neighbours,
+    parse_grid,
+    render,
+)
 
 NAME = "magnets"
 TITLE = "Magnets"
 SIZE = 6
 
 
-def dominoes(rng: random.Random, size: int) -> list[list[list[int]]]:
-    """A random tiling of the size x size grid with dominoes (size even): each [[r, c], [r2, c2]]."""
-    while True:
-        taken = [[False] * size for _ in range(size)]
-        tiles: list[list[list[int]]] = []
-        for r in range(size):
-            for c in range(size):
-                if taken[r][c]:
-                    continue
-                ways = [(r, c + 1)] if c + 1 < size and not taken[r][c + 1] else []
-                if r + 1 < size:
-                    ways.append((r + 1, c))
-                if not ways:
-                    break
-                r2, c2 = rng.choice(ways)
-                taken[r][c] = taken[r2][c2] = True
-                tiles.append([[r, c], [r2, c2]])
-            else:
-                continue
-            break
-        else:
-            return tiles
-
-
 def generate(rng: random.Random) -> dict[str, Any]:
     size = SIZE
-    tiles = dominoes(rng, size)
+    tiles = domino_tiling(rng, size, size)
     signs = [["."] * size for _ in range(size)]
     order = list(range(len(tiles)))
     rng.shuffle(order)
