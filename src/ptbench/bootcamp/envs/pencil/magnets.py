@@ -39,7 +39,7 @@ def generate(rng: random.Random) -> dict[str, Any]:
         (a, b), (c, d) = tiles[k]
         first = rng.choice(("+-", "-+"))
         for pair in (first, first[::-1]):
-            signs[a][b], signs[c][d] = pair
+            signs[a][b], signs[c][d] = pair[0], pair[1]
             if not any(
                 signs[n[0]][n[1]] == signs[r][q] for r, q in ((a, b), (c, d)) for n in neighbours(r, q, size, size)
             ):
