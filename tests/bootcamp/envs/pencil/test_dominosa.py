@@ -27,3 +27,10 @@ def test_one_changed_cut_of_a_generated_case_breaks_it() -> None:
     grid = [list(row) for row in case["solution"]]
     grid[0][0] = "D" if grid[0][0] == "R" else "R"
     assert not dominosa.check(case, "\n".join(" ".join(row) for row in grid))
+
+
+def test_no_case_is_solved_by_a_plain_cutting() -> None:
+    for seed in range(60):
+        case = dominosa.generate(random.Random(seed))
+        assert not any(dominosa.check(case, cut) for cut in dominosa._plain_cuts(case["rows"], case["cols"]))
+    assert dominosa.check(TINY, dominosa._plain_cuts(2, 3)[0]) is False and len(dominosa._plain_cuts(2, 4)) == 2

@@ -2,7 +2,8 @@
 into dominoes again so that every pair of numbers appears exactly once.
 
 Cases: the double-4 set (15 dominoes, a 5x6 grid) or the double-5 set (21, a 6x7 grid) laid on a
-random tiling, each domino at a random place and way round. The answer gives each cell the direction of
+random tiling, each domino at a random place and way round (a layout that every domino across, or
+every domino down, would solve is laid again). The answer gives each cell the direction of
 its partner (U, D, L or R); the check pairs the cells (each partner points back) and reads the pairs'
 numbers (every pair of the set exactly once), so any valid cutting scores.
 """
@@ -20,8 +21,7 @@ _STEP = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
 _BACK = {"U": "D", "D": "U", "L": "R", "R": "L"}
 
 
-def generate(rng: random.Random) -> dict[str, Any]:
-    top = rng.choice((4, 5))
+def _lay(rng: random.Random, top: int) -> dict[str, Any]:
     rows, cols = top + 1, top + 2
     tiles = domino_tiling(rng, rows, cols)
     pairs = [(a, b) for a in range(top + 1) for b in range(a, top + 1)]
@@ -35,6 +35,22 @@ def generate(rng: random.Random) -> dict[str, Any]:
         solution[r][c], solution[r2][c2] = ("R", "L") if r2 == r else ("D", "U")
     return {"top": top, "rows": rows, "cols": cols, "numbers": numbers,
             "solution": ["".join(row) for row in solution]}  # fmt: skip
+
+
+def _plain_cuts(rows: int, cols: int) -> list[str]:
+    """The cuttings that need no thought: every domino across, or (an even number of rows) every one down."""
+    out = ["\n".join(" ".join("RL" * (cols // 2)) for _ in range(rows))]
+    if rows % 2 == 0:
+        out.append("\n".join(" ".join(("D" if r % 2 == 0 else "U") * cols) for r in range(rows)))
+    return out
+
+
+def generate(rng: random.Random) -> dict[str, Any]:
+    top = rng.choice((4, 5))
+    while True:  # a layout that a plain cutting solves is laid again (about 1 in 250)
+        case = _lay(rng, top)
+        if not any(check(case, cut) for cut in _plain_cuts(case["rows"], case["cols"])):
+            return case
 
 
 def prompt(case: dict[str, Any]) -> str:
