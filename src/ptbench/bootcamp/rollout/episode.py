@@ -184,6 +184,10 @@ def _runs_inline(tool: Tool) -> bool:
     return not tool.blocking and cls.execute is Tool.execute and cls._call is Tool._call
 
 
+def _timeout_s(env: Environment, name: str) -> float:
+    return next(t.timeout_s for t in env.config.tools if t.name == name)
+
+
 async def _run_tool_call(
     env: Environment, states: dict[str, Any], call: dict[str, Any], turn: int, used: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -218,14 +222,16 @@ async def _run_tool_call(
             result = ToolResult(text=f"error: arguments are not a JSON object: {exc}", error="bad_arguments")
         else:
             record["arguments"] = args
-            timeout = next(t.timeout_s for t in env.config.tools if t.name == name)
             try:
-                if tool.enforces_timeout or _runs_inline(tool):
+                if _runs_inline(tool):  # what `execute` would do, without its two coroutines
+                    result = tool.execute_sync(states[name], args)
+                elif tool.enforces_timeout:
                     result = await tool.execute(states[name], args)
                 else:  # a deadline on this task, not a task per call as wait_for makes
-                    async with asyncio.timeout(timeout):
+                    async with asyncio.timeout(_timeout_s(env, name)):
                         result = await tool.execute(states[name], args)
             except TimeoutError:
+                timeout = _timeout_s(env, name)
                 result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
             except ToolError:
                 raise

@@ -148,19 +148,16 @@ class _Connection(asyncio.Protocol):
             text = buf[:end].decode("latin-1")
             del buf[: end + 4]
             status_line, _, fields = text.partition("\r\n")
-            version, _, rest = status_line.partition(" ")
-            code = rest[:3]
-            if not version.startswith("HTTP/1.") or not code.isdecimal() or rest[3:4] not in ("", " "):
-                raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:100]!r}")
-            status = int(code)
+            status = _status(status_line)
             if 100 <= status < 200:  # 100 Continue and friends: the real head follows
                 continue
             headers: dict[str, str] = {}
+            cache = _FIELDS
             for line in fields.split("\r\n") if fields else ():
-                name, sep, value = line.partition(":")
-                if not sep:
-                    raise ProtocolError(f"malformed header line: {line[:100]!r}")
-                headers[name.strip().lower()] = value.strip()
+                field = cache.get(line)
+                if field is None:
+                    field = _field(line)
+                headers[field[0]] = field[1]
             self._head = (status, headers)
             if "chunked" in headers.get("transfer-encoding", "").lower():
                 self._chunked = True
@@ -206,6 +203,41 @@ class _Connection(asyncio.Protocol):
                 return
             self._chunks.append(bytes(buf[eol + 2 : eol + 2 + size]))
             del buf[: eol + 2 + size + 2]
+
+
+_FIELDS: dict[str, tuple[str, str]] = {}
+"""Header lines already read, as (lower-case name, value): a server sends the same few lines again and
+again (its name, the content type, the length of similar answers, the date of this second), and one
+lookup is a fifth of splitting, stripping and lowering each (a turn's head, docs/bootcamp.md,
+"Rollout throughput"). Cleared when it holds 1,024 lines, so it stays small whatever a server sends."""
+_STATUS: dict[str, int] = {}
+"""Status lines already read, and their codes (cleared like _FIELDS)."""
+
+
+def _field(line: str) -> tuple[str, str]:
+    name, sep, value = line.partition(":")
+    if not sep:
+        raise ProtocolError(f"malformed header line: {line[:100]!r}")
+    field = (name.strip().lower(), value.strip())
+    if len(_FIELDS) >= 1024:
+        _FIELDS.clear()
+    _FIELDS[line] = field
+    return field
+
+
+def _status(status_line: str) -> int:
+    status = _STATUS.get(status_line)
+    if status is not None:
+        return status
+    version, _, rest = status_line.partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or not code.isdecimal() or rest[3:4] not in ("", " "):
+        raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:100]!r}")
+    status = int(code)
+    if len(_STATUS) >= 1024:
+        _STATUS.clear()
+    _STATUS[status_line] = status
+    return status
 
 
 def _inflate(body: bytes) -> bytes:
