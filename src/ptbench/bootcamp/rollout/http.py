@@ -226,8 +226,8 @@ class _Connection(asyncio.Protocol):
 _FIELDS: dict[str, tuple[str, str]] = {}
 """Header lines already read, as (lower-case name, value): a server sends the same few lines again and
 again (its name, the content type, the length of similar answers, the date of this second), and one
-lookup is a fifth of splitting, stripping and lowering each (a turn's head, docs/bootcamp.md,
-"Rollout throughput"). Cleared when it holds 1,024 lines, so it stays small whatever a server sends."""
+lookup costs less than splitting, stripping and lowering each (docs/bootcamp.md, "Rollout
+throughput"). Cleared when it holds 1,024 lines, so it stays small whatever a server sends."""
 _STATUS: dict[str, int] = {}
 """Status lines already read, and their codes (cleared like _FIELDS)."""
 
