@@ -28,6 +28,7 @@ EXPECTED: dict[str, tuple[str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_battery.py": (r"cores_busy_pct", ()),
     "bench_bootcamp_export.py": (r"export-verl, 3 bootcamps, \d+ rows: [\d.]+ s cold", ()),
     "bench_bootcamp_throughput.py": (r'"fraction_of_ideal": [\d.]+', ()),
+    "bench_bootcamp_turn_inprocess.py": (r'"in_process_ms_per_turn": [\d.]+', ()),
     "bench_collate.py": (r"`ptbench collate`, end to end: +median [\d.]+ s wall", ()),
     "bench_contamination.py": (r"planted \d+ items, found \d+", ()),
     "bench_contamination_lines.py": (r"question lines on : \d+ keys, .* found 0", ()),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from typing import Any
 
 import pytest
 
 from ptbench.bootcamp import TOOLS, compute_score
-from ptbench.bootcamp.envs.arithmetic import ArithmeticGenerator, safe_eval
+from ptbench.bootcamp.envs.arithmetic import _FLAT_TEXT, ArithmeticGenerator, parsed_eval, safe_eval
 from ptbench.bootcamp.envs.mastermind import MastermindInteraction, score_guess
 from ptbench.bootcamp.envs.sql_explore import SqlExploreGenerator
 
@@ -42,6 +43,42 @@ def test_calculator_values_are_pythons(expression: str, value: float) -> None:
 def test_calculator_refuses_anything_but_numbers_and_arithmetic(expression: str) -> None:
     with pytest.raises(ValueError):
         safe_eval(expression)
+
+
+def _outcome(fn: Any, text: str) -> tuple[str, Any]:
+    try:
+        value = fn(text)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+    return type(value).__name__, value
+
+
+def test_calculator_shortcut_is_the_parser_bit_for_bit() -> None:
+    # safe_eval reads "n op n op n" without Python's parser: every text, taken that way or not,
+    # must give what the parser's reading gives: the same value and type, or the same error.
+    rng = random.Random(7)
+    pieces = ["0", "00", "01", "7", "10", "999", "1_0", "3.5", "1e3", "-2", "+4", "٣", "9" * 30]
+    ops = ["+", "-", "*", "/", "%", "//", "**", "+-", " ", ""]
+    gaps = ["", " ", "  ", "\t", "\n"]
+    texts = ["", " ", "0", "1 + 2", " 1 + 2", "1 + 2 ", "1 +\t2", "5 / 0", "5 % 0", "0 % 0", "6 / 4 * 2 - 1"]
+    for _ in range(6000):
+        n = rng.randint(1, 6)
+        parts = [
+            rng.choice(pieces[:6] + pieces[7:]) if rng.random() < 0.3 else str(rng.randint(0, 10 ** rng.randint(0, 20)))
+        ]
+        for _ in range(n - 1):
+            op = rng.choice(ops[:5]) if rng.random() < 0.8 else rng.choice(ops)
+            parts += [rng.choice(gaps[:3]) if rng.random() < 0.95 else rng.choice(gaps), op]
+            parts += [rng.choice(gaps[:3]), str(rng.randint(0, 999)) if rng.random() < 0.9 else rng.choice(pieces)]
+        texts.append("".join(parts))
+    shortcut, errors = 0, 0
+    for text in texts:
+        got = _outcome(lambda t: safe_eval(t, max_len=10_000), text)
+        assert got == _outcome(parsed_eval, text), text
+        if _FLAT_TEXT.fullmatch(text):
+            shortcut += 1
+            errors += got[0] == "ZeroDivisionError"
+    assert shortcut > 3000 and errors > 10  # most took the shortcut, some of them to an error
 
 
 def test_generator_case_depends_only_on_rng() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import operator
 import random
+import re
 from typing import Any
 
 from ptbench.bootcamp.api import Generator, Identity, Tool, ToolResult, register_generator, register_tool
@@ -20,10 +21,30 @@ _OPS: dict[type, Any] = {
 }
 
 
+_FLAT_TEXT = re.compile(r"(?:0|[1-9][0-9]*)(?: *[-+*/%] *(?:0|[1-9][0-9]*))* *")
+"""Decimal integers (no sign, no leading zero, no `_`) joined by single + - * / % and spaces: text that
+Python's grammar reads as the left-to-right chain that `flat_value` computes (`**` and `//` never match)."""
+_FLAT_TOKEN = re.compile(r"[0-9]+|[-+*/%]")
+_FLAT_MAX_LEN = 640
+"""Below Python's smallest allowed int-to-string digit limit (sys.int_info.str_digits_check_threshold):
+`int()` of any number in such a text succeeds, as the parser's reading of it does."""
+
+
 def safe_eval(expression: str, max_len: int = 200) -> float | int:
     """Evaluate + - * / // % ** over numbers and parentheses; nothing else (no names, no calls)."""
     if len(expression) > max_len:
         raise ValueError(f"expression longer than {max_len} characters")
+    if len(expression) <= _FLAT_MAX_LEN and _FLAT_TEXT.fullmatch(expression):
+        # The common calculator call, without parsing: the same operations in the same order, so
+        # the same value or the same error (tests/bootcamp/test_envs.py compares both ways); the
+        # parse was most of a call's cost (docs/bootcamp.md, "Rollout throughput").
+        tokens = _FLAT_TOKEN.findall(expression)
+        return flat_value([int(t) for t in tokens[::2]], tokens[1::2])
+    return parsed_eval(expression)
+
+
+def parsed_eval(expression: str) -> float | int:
+    """`safe_eval` through Python's parser, whatever the text (no length limit)."""
     # what ast.parse(expression, mode="eval") does, without its Python frame
     tree = compile(expression, "<unknown>", "eval", ast.PyCF_ONLY_AST)
     return _ev(tree.body)  # type: ignore[attr-defined]  # an ast.Expression in "eval" mode

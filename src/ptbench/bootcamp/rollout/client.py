@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptbench.bootcamp.rollout.http import HttpPool
+from ptbench.bootcamp.rollout.http import HttpPool, Response
 from ptbench.core import fastjson
 from ptbench.core.errors import UserError
 from ptbench.core.retry import RetryPolicy, parse_retry_after, retryable_status
@@ -148,6 +148,8 @@ class ChatClient:
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> ChatResult:
         """One completion, retried on retryable failures; raises `ChatError` when it cannot succeed."""
+        session = self._session
+        assert session is not None, "use the client as `async with ChatClient(...)`"
         data = self._body(messages, tools)
         retries: list[str] = []
         attempt = 0
@@ -155,13 +157,21 @@ class ChatClient:
             attempt += 1
             self.stats["requests"] += 1
             start = time.perf_counter()
+            # One request, read here and not in a coroutine of its own: every await level is paid on
+            # each suspend and resume of the episode (docs/bootcamp.md, "Rollout throughput").
             try:
-                result = await self._once(data)
-                result.latency_s = time.perf_counter() - start
-                result.retries = retries
-                return result
-            except _Retryable as exc:
-                err = exc.error
+                resp = await session.post(data)  # the pool applies the timeout (one sweep, not a timer a call)
+            except TimeoutError:
+                err = ChatError("timeout", f"no response within {self.timeout_s:g} s", retryable=True)
+            except OSError as exc:  # refused, reset, TLS, or a response that is not HTTP
+                err = ChatError("connection", f"{type(exc).__name__}: {exc}", retryable=True)
+            else:
+                read = _read(resp)
+                if not isinstance(read, ChatError):
+                    read.latency_s = time.perf_counter() - start
+                    read.retries = retries
+                    return read
+                err = read
             err.attempts = attempt
             err.retry_kinds = retries
             delay = self.retry.delay(attempt, err.retry_after) if err.retryable else None
@@ -171,50 +181,30 @@ class ChatClient:
             self.stats["retries"] += 1
             await asyncio.sleep(delay)
 
-    async def _once(self, data: bytes) -> ChatResult:
-        assert self._session is not None, "use the client as `async with ChatClient(...)`"
-        try:
-            resp = await self._session.post(data)  # the pool applies the timeout (one sweep, not a timer a call)
-        except TimeoutError:
-            raise _Retryable(ChatError("timeout", f"no response within {self.timeout_s:g} s", retryable=True)) from None
-        except OSError as exc:  # refused, reset, TLS, or a response that is not HTTP
-            raise _Retryable(ChatError("connection", f"{type(exc).__name__}: {exc}", retryable=True)) from None
-        raw = resp.body
-        if resp.status != 200:
-            text = raw[:2000].decode(errors="replace")
-            kind, retryable = classify_status(resp.status, text)
-            wait = parse_retry_after(resp.headers.get("retry-after")) if retryable else None
-            raise _Retryable(
-                ChatError(
-                    kind,
-                    f"HTTP {resp.status}: {text[:300]}",
-                    status=resp.status,
-                    retryable=retryable,
-                    retry_after=wait,
-                )
-            )
-        try:
-            payload = fastjson.loads(raw)
-            choice = payload["choices"][0]
-            message = choice["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise _Retryable(
-                ChatError("bad_response", f"unreadable response: {raw[:200]!r}", status=200, retryable=True)
-            ) from None
-        usage = payload.get("usage") or {}
-        return ChatResult(
-            message=message,
-            finish_reason=choice.get("finish_reason"),
-            usage={
-                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-                "completion_tokens": int(usage.get("completion_tokens") or 0),
-            },
-            latency_s=0.0,
+
+def _read(resp: Response) -> ChatResult | ChatError:
+    """The answer to one request: the completion, or the (classified) error it is."""
+    raw = resp.body
+    if resp.status != 200:
+        text = raw[:2000].decode(errors="replace")
+        kind, retryable = classify_status(resp.status, text)
+        wait = parse_retry_after(resp.headers.get("retry-after")) if retryable else None
+        return ChatError(
+            kind, f"HTTP {resp.status}: {text[:300]}", status=resp.status, retryable=retryable, retry_after=wait
         )
-
-
-class _Retryable(Exception):
-    """Internal carrier: every failure goes through the same retry decision."""
-
-    def __init__(self, error: ChatError) -> None:
-        self.error = error
+    try:
+        payload = fastjson.loads(raw)
+        choice = payload["choices"][0]
+        message = choice["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return ChatError("bad_response", f"unreadable response: {raw[:200]!r}", status=200, retryable=True)
+    usage = payload.get("usage") or {}
+    return ChatResult(
+        message=message,
+        finish_reason=choice.get("finish_reason"),
+        usage={
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0),
+        },
+        latency_s=0.0,
+    )

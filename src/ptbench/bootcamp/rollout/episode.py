@@ -51,7 +51,7 @@ async def run_episode(
     inter_state = env.interaction.start(identity) if env.interaction else None
     try:
         for name, tool in env.tools.items():
-            tool_states[name] = await tool.create(identity)
+            tool_states[name] = tool.create_sync(identity) if _plain(tool, "create") else await tool.create(identity)
         while turns < cfg.limits.max_assistant_turns:
             try:
                 res = await client.chat(messages, schemas)
@@ -98,7 +98,11 @@ async def run_episode(
     finally:
         for name, state in tool_states.items():
             try:
-                await env.tools[name].release(state)
+                tool = env.tools[name]
+                if _plain(tool, "release"):
+                    tool.release_sync(state)
+                else:
+                    await tool.release(state)
             except Exception:  # release must not hide the episode's own outcome
                 pass
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -180,8 +184,18 @@ def _final_assistant_text(messages: list[dict[str, Any]]) -> str | None:
 def _runs_inline(tool: Tool) -> bool:
     """True for a tool whose call is plain Python on the event loop (`execute_sync`, not blocking):
     it never yields to the loop, so no deadline could interrupt it, and none is set (saves a timer a call)."""
+    return _plain(tool, "execute")
+
+
+def _plain(tool: Tool, hook: str) -> bool:
+    """True where the tool's async `hook` (create, execute, release) is the base class's: a call of its
+    `hook`_sync on the loop, which is then called directly (without `hook`'s and `_call`'s coroutines)."""
     cls = type(tool)
-    return not tool.blocking and cls.execute is Tool.execute and cls._call is Tool._call
+    return not tool.blocking and getattr(cls, hook) is getattr(Tool, hook) and cls._call is Tool._call
+
+
+def _timeout_s(env: Environment, name: str) -> float:
+    return next(t.timeout_s for t in env.config.tools if t.name == name)
 
 
 async def _run_tool_call(
@@ -218,14 +232,16 @@ async def _run_tool_call(
             result = ToolResult(text=f"error: arguments are not a JSON object: {exc}", error="bad_arguments")
         else:
             record["arguments"] = args
-            timeout = next(t.timeout_s for t in env.config.tools if t.name == name)
             try:
-                if tool.enforces_timeout or _runs_inline(tool):
+                if _runs_inline(tool):  # what `execute` would do, without its two coroutines
+                    result = tool.execute_sync(states[name], args)
+                elif tool.enforces_timeout:
                     result = await tool.execute(states[name], args)
                 else:  # a deadline on this task, not a task per call as wait_for makes
-                    async with asyncio.timeout(timeout):
+                    async with asyncio.timeout(_timeout_s(env, name)):
                         result = await tool.execute(states[name], args)
             except TimeoutError:
+                timeout = _timeout_s(env, name)
                 result = ToolResult(text=f"error: tool call took longer than {timeout:g} s", error="timeout")
             except ToolError:
                 raise

@@ -64,11 +64,22 @@ class _Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        self._buf += data
         if self._waiter is None:  # bytes nobody asked for: the connection is not reusable
+            self._buf += data
             self.close()
             return
         try:
+            if self._head is None and not self._buf:
+                # The usual answer: its head (and often all of its body) in this one read, taken from
+                # `data` itself rather than through the buffer; anything else goes on as `_parse` reads it.
+                end = data.find(b"\r\n\r\n")
+                if end >= 0:
+                    self._read_head(data[:end].decode("latin-1"))
+                    data = data[end + 4 :]
+                    if self._length is not None and len(data) == self._length:
+                        self._finish(data)
+                        return
+            self._buf += data
             self._parse()
         except ProtocolError as exc:
             self._fail(exc)
@@ -120,20 +131,22 @@ class _Connection(asyncio.Protocol):
         waiter, self._waiter = self._waiter, None
         if not reusable or self._until_eof or headers.get("connection", "").lower() == "close":
             self.close()
-        encoding = headers.get("content-encoding", "identity").lower()
-        if encoding in ("gzip", "deflate", "x-gzip"):
-            try:  # wbits 47: zlib or gzip framing, whichever the header says
-                body = zlib.decompress(body, 47) if encoding != "deflate" else _inflate(body)
-            except zlib.error as exc:
+        encoding = headers.get("content-encoding")  # None, the usual answer: the body as it came
+        if encoding is not None:
+            encoding = encoding.lower()
+            if encoding in ("gzip", "deflate", "x-gzip"):
+                try:  # wbits 47: zlib or gzip framing, whichever the header says
+                    body = zlib.decompress(body, 47) if encoding != "deflate" else _inflate(body)
+                except zlib.error as exc:
+                    self.close()
+                    if waiter is not None and not waiter.done():
+                        waiter.set_exception(ProtocolError(f"undecodable {encoding} body: {exc}"))
+                    return
+            elif encoding != "identity":
                 self.close()
                 if waiter is not None and not waiter.done():
-                    waiter.set_exception(ProtocolError(f"undecodable {encoding} body: {exc}"))
+                    waiter.set_exception(ProtocolError(f"unsupported Content-Encoding {encoding!r}"))
                 return
-        elif encoding != "identity":
-            self.close()
-            if waiter is not None and not waiter.done():
-                waiter.set_exception(ProtocolError(f"unsupported Content-Encoding {encoding!r}"))
-            return
         if waiter is not None and not waiter.done():
             waiter.set_result(Response(status, headers, body))
 
@@ -147,34 +160,7 @@ class _Connection(asyncio.Protocol):
                 return
             text = buf[:end].decode("latin-1")
             del buf[: end + 4]
-            status_line, _, fields = text.partition("\r\n")
-            version, _, rest = status_line.partition(" ")
-            code = rest[:3]
-            if not version.startswith("HTTP/1.") or not code.isdecimal() or rest[3:4] not in ("", " "):
-                raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:100]!r}")
-            status = int(code)
-            if 100 <= status < 200:  # 100 Continue and friends: the real head follows
-                continue
-            headers: dict[str, str] = {}
-            for line in fields.split("\r\n") if fields else ():
-                name, sep, value = line.partition(":")
-                if not sep:
-                    raise ProtocolError(f"malformed header line: {line[:100]!r}")
-                headers[name.strip().lower()] = value.strip()
-            self._head = (status, headers)
-            if "chunked" in headers.get("transfer-encoding", "").lower():
-                self._chunked = True
-            elif "content-length" in headers:
-                try:
-                    self._length = int(headers["content-length"])
-                except ValueError:
-                    raise ProtocolError(f"bad Content-Length {headers['content-length']!r}") from None
-                if self._length < 0:
-                    raise ProtocolError(f"bad Content-Length {self._length}")
-            elif status in (204, 304):
-                self._length = 0
-            else:
-                self._until_eof = True
+            self._read_head(text)
         if self._length is not None:
             if len(buf) >= self._length:
                 if len(buf) > self._length:  # more than the answer: do not trust the connection again
@@ -183,6 +169,35 @@ class _Connection(asyncio.Protocol):
                     self._finish(bytes(buf))
         elif self._chunked:
             self._parse_chunks()
+
+    def _read_head(self, text: str) -> None:
+        """One response head (without its blank line): the status and headers, and how the body is
+        framed; a 1xx head (100 Continue and friends) is skipped, the real head follows it."""
+        status_line, _, fields = text.partition("\r\n")
+        status = _status(status_line)
+        if 100 <= status < 200:
+            return
+        headers: dict[str, str] = {}
+        cache = _FIELDS
+        for line in fields.split("\r\n") if fields else ():
+            field = cache.get(line)
+            if field is None:
+                field = _field(line)
+            headers[field[0]] = field[1]
+        self._head = (status, headers)
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            self._chunked = True
+        elif "content-length" in headers:
+            try:
+                self._length = int(headers["content-length"])
+            except ValueError:
+                raise ProtocolError(f"bad Content-Length {headers['content-length']!r}") from None
+            if self._length < 0:
+                raise ProtocolError(f"bad Content-Length {self._length}")
+        elif status in (204, 304):
+            self._length = 0
+        else:
+            self._until_eof = True
 
     def _parse_chunks(self) -> None:
         buf = self._buf
@@ -206,6 +221,41 @@ class _Connection(asyncio.Protocol):
                 return
             self._chunks.append(bytes(buf[eol + 2 : eol + 2 + size]))
             del buf[: eol + 2 + size + 2]
+
+
+_FIELDS: dict[str, tuple[str, str]] = {}
+"""Header lines already read, as (lower-case name, value): a server sends the same few lines again and
+again (its name, the content type, the length of similar answers, the date of this second), and one
+lookup costs less than splitting, stripping and lowering each (docs/bootcamp.md, "Rollout
+throughput"). Cleared when it holds 1,024 lines, so it stays small whatever a server sends."""
+_STATUS: dict[str, int] = {}
+"""Status lines already read, and their codes (cleared like _FIELDS)."""
+
+
+def _field(line: str) -> tuple[str, str]:
+    name, sep, value = line.partition(":")
+    if not sep:
+        raise ProtocolError(f"malformed header line: {line[:100]!r}")
+    field = (name.strip().lower(), value.strip())
+    if len(_FIELDS) >= 1024:
+        _FIELDS.clear()
+    _FIELDS[line] = field
+    return field
+
+
+def _status(status_line: str) -> int:
+    status = _STATUS.get(status_line)
+    if status is not None:
+        return status
+    version, _, rest = status_line.partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or not code.isdecimal() or rest[3:4] not in ("", " "):
+        raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:100]!r}")
+    status = int(code)
+    if len(_STATUS) >= 1024:
+        _STATUS.clear()
+    _STATUS[status_line] = status
+    return status
 
 
 def _inflate(body: bytes) -> bytes:
