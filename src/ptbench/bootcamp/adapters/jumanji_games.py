@@ -164,7 +164,7 @@ class Connector(JumanjiGame):
 
     def board(self) -> str:
         grid = self.np.asarray(self.state.grid)
-        cells = []
+        cells: list[str] = []
         for row in grid:
             line = []
             for v in (int(x) for x in row):
