@@ -357,8 +357,113 @@ def _flatpack_solution() -> Callable[..., Any]:
     return jax.jit(solved)
 
 
-_GAMES: dict[str, Callable[[Identity], JumanjiGame]] = {"Connector": Connector, "FlatPack": FlatPack}
-TURNS = {"Connector": 50, "FlatPack": 25}
+# ------------------------------------------------------------------------------ Cleaner
+
+CLEAN_MOVES = {"up": 0, "right": 1, "down": 2, "left": 3}  # cleaner/constants.py MOVES
+CLEAN_STEP = {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)}
+
+
+class Cleaner(JumanjiGame):
+    env_name = "Cleaner"
+
+    def __init__(self, identity: Identity) -> None:
+        self.rules = ("Cleaner: three robots (1, 2, 3) start in the top-left corner of a maze of dirty tiles; a tile "
+                      "is cleaned when a robot stands on it. Every turn EVERY robot must move one tile up, down, left "
+                      "or right (robots may share a tile); a move into a wall (#) or off the maze ends the game. "
+                      "Clean every tile within the library's turns. Reply with one line `Action: <robot 1> <robot 2> "
+                      "<robot 3>`, e.g. `Action: right down down`.")  # fmt: skip
+        super().__init__(identity)
+        self.num = int(self.env.num_agents)
+        self.routes: list[list[tuple[int, int]]] | None = None
+        self.first = self.opening()
+
+    def parse(self, action: str) -> Any | None:
+        words = [w.lower() for w in action.replace(",", " ").split()]
+        if len(words) != self.num or not all(w in CLEAN_MOVES for w in words):
+            return None
+        return [CLEAN_MOVES[w] for w in words]
+
+    def board(self) -> str:
+        grid = self.np.asarray(self.state.grid)  # 0 dirty, 1 clean, 2 wall
+        robots = {}
+        for i, at in enumerate(self.np.asarray(self.state.agents_locations)):
+            robots.setdefault((int(at[0]), int(at[1])), str(i + 1))
+        header = "   " + " ".join(f"{c:<2}" for c in range(grid.shape[1]))
+        rows = [f"{r:>2} " + " ".join(f"{robots.get((r, c), '*.#'[int(v)]):<2}" for c, v in enumerate(row))
+                for r, row in enumerate(grid)]  # fmt: skip
+        where = "; ".join(f"robot {i + 1} at ({int(a[0])}, {int(a[1])})"
+                          for i, a in enumerate(self.np.asarray(self.state.agents_locations)))  # fmt: skip
+        left = int(self.env.time_limit) - int(self.state.step_count)
+        return (f"Legend: * dirty, . clean, # wall, 1-3 a robot (the lowest number where they share a tile). "
+                f"Rows go down, columns right.\n{header}\n" + "\n".join(rows) + f"\n{where}. "
+                f"Dirty tiles: {int((grid == 0).sum())}. Turns left: {left}.")  # fmt: skip
+
+    def won(self) -> bool:
+        return not bool((self.np.asarray(self.state.grid) == 0).any())
+
+    def _routes(self) -> list[list[tuple[int, int]]]:
+        """A depth-first walk over the maze from the corner, cut after its last new tile into one stretch
+        per robot; each robot walks the shortest way to its stretch's start, then the stretch."""
+        grid = self.np.asarray(self.state.grid)
+        open_ = {(r, c) for r in range(grid.shape[0]) for c in range(grid.shape[1]) if int(grid[r, c]) != 2}
+        walk, seen, last_new = [(0, 0)], {(0, 0)}, 0
+
+        def visit(cell: tuple[int, int]) -> None:
+            nonlocal last_new
+            for dr, dc in CLEAN_STEP.values():
+                nxt = (cell[0] + dr, cell[1] + dc)
+                if nxt in open_ and nxt not in seen:
+                    seen.add(nxt)
+                    walk.append(nxt)
+                    last_new = len(walk) - 1
+                    visit(nxt)
+                    walk.append(cell)
+
+        visit((0, 0))
+        walk = walk[: last_new + 1]
+        cuts = [round(k * (len(walk) - 1) / self.num) for k in range(self.num + 1)]
+        return [_shortest(open_, (0, 0), walk[cuts[k]])[:-1] + walk[cuts[k] : cuts[k + 1] + 1] for k in range(self.num)]
+
+    def oracle(self) -> str | None:
+        if self.routes is None:
+            self.routes = self._routes()
+        t = int(self.state.step_count)
+        moves = []
+        for route in self.routes:
+            if t + 1 < len(route):
+                here, nxt = route[t], route[t + 1]
+            else:  # done: step back and forth between the last two tiles
+                back = route[-2] if len(route) > 1 else route[-1]
+                here, nxt = (route[-1], back) if (t + 1 - len(route)) % 2 == 0 else (back, route[-1])
+            delta = (nxt[0] - here[0], nxt[1] - here[1])
+            moves.append(next(m for m, a in CLEAN_MOVES.items() if CLEAN_STEP[a] == delta))
+        return "Action: " + " ".join(moves)
+
+
+def _shortest(open_: set[tuple[int, int]], start: tuple[int, int], goal: tuple[int, int]) -> list[tuple[int, int]]:
+    back: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
+    todo = deque([start])
+    while todo:
+        cell = todo.popleft()
+        for dr, dc in CLEAN_STEP.values():
+            nxt = (cell[0] + dr, cell[1] + dc)
+            if nxt in open_ and nxt not in back:
+                back[nxt] = cell
+                todo.append(nxt)
+    path: list[tuple[int, int]] = []
+    at: tuple[int, int] | None = goal
+    while at is not None:
+        path.append(at)
+        at = back[at]
+    return path[::-1]
+
+
+_GAMES: dict[str, Callable[[Identity], JumanjiGame]] = {
+    "Cleaner": Cleaner,
+    "Connector": Connector,
+    "FlatPack": FlatPack,
+}
+TURNS = {"Cleaner": 100, "Connector": 50, "FlatPack": 25}
 
 
 def make(identity: Identity) -> JumanjiGame:
