@@ -385,7 +385,7 @@ class Cleaner(JumanjiGame):
 
     def board(self) -> str:
         grid = self.np.asarray(self.state.grid)  # 0 dirty, 1 clean, 2 wall
-        robots = {}
+        robots: dict[tuple[int, int], str] = {}
         for i, at in enumerate(self.np.asarray(self.state.agents_locations)):
             robots.setdefault((int(at[0]), int(at[1])), str(i + 1))
         header = "   " + " ".join(f"{c:<2}" for c in range(grid.shape[1]))
