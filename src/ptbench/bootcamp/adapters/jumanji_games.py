@@ -172,14 +172,15 @@ class Connector(JumanjiGame):
                 line.append(". " if v == 0 else LETTERS[wire] + ("~" if kind == 0 else "+" if kind == 1 else "*"))
             cells.append(f"{len(cells):>2} " + " ".join(line))
         header = "   " + " ".join(f"{c:<2}" for c in range(grid.shape[1]))
-        agents = self.state.agents
+        np = self.np
+        connected = (np.asarray(self.state.agents.position) == np.asarray(self.state.agents.target)).all(axis=1)
+        masks = np.asarray(self.state.action_mask)
         status = []
         for i in range(self.num):
-            if bool(agents.connected[i]):
+            if connected[i]:
                 status.append(f"{LETTERS[i]}: connected")
             else:
-                mask = self.np.asarray(self.state.action_mask[i])
-                legal = [d for d, a in DIRECTIONS.items() if a and bool(mask[a])]
+                legal = [d for d, a in DIRECTIONS.items() if a and bool(masks[i][a])]
                 status.append(f"{LETTERS[i]}: can move {', '.join(legal) if legal else 'nowhere (stuck)'}")
         turns_left = int(self.env.time_limit) - int(self.state.step_count)
         return (f"Legend: X+ the end of wire X, X* its target, X~ a cell it has laid; . empty. Rows go down, "
@@ -195,10 +196,10 @@ class Connector(JumanjiGame):
 
         _, board_key = jax.random.split(_key(self.seed))
         solved = self.np.asarray(_connector_board()(board_key)[0])
-        agents = self.state.agents
+        starts, targets = self.np.asarray(self.state.agents.start), self.np.asarray(self.state.agents.target)
         paths = []
         for i in range(self.num):
-            start, target = _cell(agents.start[i]), _cell(agents.target[i])
+            start, target = _cell(starts[i]), _cell(targets[i])
             own = {3 * i + 1, 3 * i + 2, 3 * i + 3}
             back: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
             todo = deque([start])
@@ -221,9 +222,9 @@ class Connector(JumanjiGame):
     def oracle(self) -> str | None:
         if self.paths is None:
             self.paths = self._solution()
-        moves = []
+        moves, positions = [], self.np.asarray(self.state.agents.position)
         for i, path in enumerate(self.paths):
-            here = _cell(self.state.agents.position[i])
+            here = _cell(positions[i])
             if here == path[-1]:
                 continue
             nxt = path[path.index(here) + 1]
