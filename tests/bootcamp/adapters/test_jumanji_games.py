@@ -32,11 +32,21 @@ def test_rotation_is_the_librarys() -> None:
     import numpy as np
     from jumanji.environments.packing.flat_pack.utils import rotate_block
 
-    from ptbench.bootcamp.adapters.jumanji_games import rotate
+    from ptbench.bootcamp.adapters._jumanji_packing import rotate
 
     block = np.array([[1, 1, 0], [0, 1, 0], [0, 1, 1]]) * np.arange(1, 10).reshape(3, 3)
     for r in range(4):
         assert (rotate(np, block, r) == np.asarray(rotate_block(jnp.asarray(block), r))).all()
+
+
+def test_the_flatpack_generator_steps_it_replays_are_the_librarys() -> None:
+    """The private steps of FlatPack's generator `_jumanji_packing` calls (tests/test_private_api.py)."""
+    _require()
+    from jumanji.environments.packing.flat_pack.generator import RandomFlatPackGenerator
+
+    from ...test_private_api import JUMANJI_FLATPACK
+
+    assert all(callable(getattr(RandomFlatPackGenerator, n, None)) for n in JUMANJI_FLATPACK)
 
 
 def test_actions_parse_strictly() -> None:

@@ -17,8 +17,9 @@ every piece placed (`placed_blocks`); the libraries' dense shares pay nothing.
 walks each wire from start to target (the oracle follows the shortest path inside each wire's cells),
 FlatPack's generator numbers the cells of its solved grid by piece before cutting it (the oracle puts
 each piece back where its cells were). The piece numbers, which would give that away, are not shown.
-Left out (`EXCLUDED`): the families other sources already have, BinPack, Cleaner, JobShop and the
-routing problems for want of time (see docs/bootcamp.md), and the multi-agent and arcade games.
+Left out (`EXCLUDED`): the families other sources already have, JobShop and the vehicle-routing and
+spanning-tree problems (no oracle here yet: an exact solver is needed for "optimal"), and the arcade and
+multi-agent control games (no player wins every case).
 """
 
 from __future__ import annotations
@@ -28,15 +29,16 @@ import random
 import re
 from collections import deque
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
-from ptbench.bootcamp.adapters import load_library
+from ptbench.bootcamp.adapters import _jumanji
+from ptbench.bootcamp.adapters._jumanji import LETTERS, JumanjiGame, connector_generator, key, library
+from ptbench.bootcamp.adapters._jumanji_packing import FlatPack
 from ptbench.bootcamp.adapters.outcome import game_config
-from ptbench.bootcamp.adapters.turns import STRIKES, EngineGame, EngineGenerator, EngineInteraction, first_case
+from ptbench.bootcamp.adapters.turns import STRIKES, EngineGenerator, EngineInteraction, first_case
 from ptbench.bootcamp.api import Identity, register_generator, register_interaction
 
-EXTRA = "bootcamp-jumanji"
+EXTRA = _jumanji.EXTRA
 PREFIX = "jumanji."
 SOURCE = "jumanji"
 DOMAIN = "Jumanji (JAX) packing and routing puzzles (multi-turn, Jumanji's environment)"
@@ -49,12 +51,6 @@ EXCLUDED = {
 }
 DIRECTIONS = {"stay": 0, "up": 1, "right": 2, "down": 3, "left": 4}  # connector/constants.py
 STEP = {1: (-1, 0), 2: (0, 1), 3: (1, 0), 4: (0, -1)}
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def library() -> ModuleType:
-    load_library("jax", "JAX", EXTRA)
-    return load_library("jumanji", "Jumanji", EXTRA)
 
 
 def names() -> list[str]:
@@ -64,71 +60,6 @@ def names() -> list[str]:
 
 def describe(name: str) -> dict[str, str]:
     return {"domain": "puzzle (Jumanji, JAX)", "tools": "-", "levels": "library default"}
-
-
-@functools.cache
-def _env(name: str) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
-    """The environment `name` with its reset and step, each jitted once in this process."""
-    import jax
-
-    env = getattr(library().environments, name)()
-    return env, jax.jit(env.reset), jax.jit(env.step)
-
-
-def _key(seed: int) -> Any:
-    import jax
-
-    return jax.random.PRNGKey(seed)
-
-
-class JumanjiGame(EngineGame):
-    """One case in play: `state` is the library's; `parse` turns the action text into its action array
-    (None: not an action of this game, a strike)."""
-
-    env_name: str
-    rules: str
-    limit: int
-
-    def __init__(self, identity: Identity) -> None:
-        import numpy as np
-
-        self.np = np
-        self.seed = int(identity["seed"])
-        self.env, reset, self._step = _env(self.env_name)
-        self.state, _ = reset(_key(self.seed))
-        self.done = False
-        self.strikes = 0
-        self.turns = 0
-
-    def opening(self) -> str:
-        return f"{self.rules}\n\n{self.board()}"
-
-    def parse(self, action: str) -> Any | None:
-        raise NotImplementedError
-
-    def board(self) -> str:
-        raise NotImplementedError
-
-    def ended(self, timestep: Any) -> bool:
-        return bool(timestep.last())
-
-    def step(self, action: str) -> str:
-        import jax.numpy as jnp
-
-        parsed = self.parse(action)
-        if parsed is None:
-            self.strikes += 1
-            if self.strikes >= STRIKES:
-                self.done = True
-                return "Too many actions that are not actions of this game: the game is over."
-            return f"That is not an action of this game.\n{self.board()}"
-        self.state, timestep = self._step(self.state, jnp.asarray(parsed, dtype=jnp.int32))
-        self.turns += 1
-        self.done = self.ended(timestep)
-        return self.board()
-
-    def oracle(self) -> str | None:
-        raise NotImplementedError
 
 
 # ------------------------------------------------------------------------------ Connector
@@ -194,7 +125,7 @@ class Connector(JumanjiGame):
         """Each wire's shortest path, start to target, inside the cells the generator walked it through."""
         import jax
 
-        _, board_key = jax.random.split(_key(self.seed))
+        _, board_key = jax.random.split(key(self.seed))
         solved = self.np.asarray(_connector_board()(board_key)[0])
         starts, targets = self.np.asarray(self.state.agents.start), self.np.asarray(self.state.agents.target)
         paths = []
@@ -241,122 +172,10 @@ def _cell(position: Any) -> tuple[int, int]:
 def _connector_board() -> Callable[..., Any]:
     import jax
 
-    return jax.jit(_env("Connector")[0]._generator.generate_board)
+    return jax.jit(connector_generator().generate_board)
 
 
 # ------------------------------------------------------------------------------ FlatPack
-
-
-class FlatPack(JumanjiGame):
-    env_name = "FlatPack"
-
-    def __init__(self, identity: Identity) -> None:
-        self.rules = ("FlatPack: fill the whole grid with the pieces below, one piece a turn. A piece is drawn in "
-                      "its 3x3 box (# a cell of the piece); rotate it 0-3 quarter turns clockwise and give the "
-                      "row and column of its box's top-left corner on the grid. A placement that leaves the grid or "
-                      "covers a filled cell is refused but still uses a turn; the game ends after as many turns as "
-                      "there are pieces. You win only if every piece is placed.\nReply with one line "
-                      "`Action: <piece> <rotation> <row> <column>`, e.g. `Action: C 1 0 4`.")  # fmt: skip
-        super().__init__(identity)
-        self.blocks = self.np.asarray(self.state.blocks)
-        self.numbers = [int(b.max()) for b in self.blocks]  # the generator's piece numbers (never shown)
-        self._plan: dict[int, tuple[int, int, int]] | None = None
-        self._planned = False
-        self.first = self.opening()
-
-    def parse(self, action: str) -> Any | None:
-        words = action.split()
-        if len(words) != 4 or len(words[0]) != 1 or not all(w.isdigit() for w in words[1:]):
-            return None
-        piece = LETTERS.find(words[0].upper())
-        rotation, row, col = (int(w) for w in words[1:])
-        rows, cols = self.np.asarray(self.state.grid).shape
-        if not (0 <= piece < len(self.blocks) and rotation < 4 and row < rows - 2 and col < cols - 2):
-            return None
-        return [piece, rotation, row, col]
-
-    def board(self) -> str:
-        grid = self.np.asarray(self.state.grid)
-        letter = {n: LETTERS[i] for i, n in enumerate(self.numbers)}
-        header = "   " + " ".join(f"{c:<2}" for c in range(grid.shape[1]))
-        rows = [f"{r:>2} " + " ".join(f"{letter.get(int(v), '.'):<2}" for v in row) for r, row in enumerate(grid)]
-        placed = self.np.asarray(self.state.placed_blocks)
-        pieces = []
-        for i, block in enumerate(self.blocks):
-            if not placed[i]:
-                shape = " / ".join("".join("#" if v else "." for v in row) for row in block)
-                pieces.append(f"{LETTERS[i]}: {shape}")
-        left = int(self.state.num_blocks) - int(self.state.step_count)
-        return ("Grid (letters: placed pieces, . empty):\n" + header + "\n" + "\n".join(rows) +
-                "\nPieces left (rows of the 3x3 box, top to bottom):\n" + "\n".join(pieces) +
-                f"\nTurns left: {left}.")  # fmt: skip
-
-    def won(self) -> bool:
-        return bool(self.state.placed_blocks.all())
-
-    def plan(self) -> dict[int, tuple[int, int, int]] | None:
-        """Each piece's (rotation, row, column) that puts it back where the generator cut it from, or
-        None when one cannot be put back there (the library's placements keep the 3x3 box inside the
-        grid, which the generator's cut does not always allow: such a seed is not made into a case)."""
-        if self._planned:
-            return self._plan
-        self._planned = True
-        self.solved = self.np.asarray(_flatpack_solution()(_key(self.seed)))
-        rows, cols = self.solved.shape
-        plan = {}
-        for i, block in enumerate(self.blocks):
-            target = self.solved == self.numbers[i]
-            found = None
-            for rotation in range(4):
-                shape = rotate(self.np, block, rotation) != 0
-                for row in range(rows - 2):
-                    for col in range(cols - 2):
-                        if found is None and target[row : row + 3, col : col + 3].sum() == target.sum():
-                            if (target[row : row + 3, col : col + 3] == shape).all():
-                                found = (rotation, row, col)
-            if found is None:
-                return None
-            plan[i] = found
-        self._plan = plan
-        return plan
-
-    def oracle(self) -> str | None:
-        plan = self.plan()
-        placed = self.np.asarray(self.state.placed_blocks)
-        i = next((i for i in range(len(self.blocks)) if not placed[i]), None)
-        if plan is None or i is None:
-            return None
-        return f"Action: {LETTERS[i]} {' '.join(map(str, plan[i]))}"
-
-
-def rotate(np: Any, block: Any, rotation: int) -> Any:
-    """The library's `rotate_block` in numpy: `rotation` quarter turns clockwise."""
-    return np.rot90(block, -rotation)
-
-
-@functools.cache
-def _flatpack_solution() -> Callable[..., Any]:
-    """The solved grid the generator cuts its pieces from (its piece numbers in place), from the same
-    key: the first steps of `RandomFlatPackGenerator.__call__`, the library's own methods in its order."""
-    import jax
-    import jax.numpy as jnp
-    from jumanji.environments.packing.flat_pack.utils import compute_grid_dim, get_significant_idxs
-
-    gen = _env("FlatPack")[0].generator
-
-    def solved(key: Any) -> Any:
-        rows, cols = compute_grid_dim(gen.num_row_blocks), compute_grid_dim(gen.num_col_blocks)
-        row_idxs, col_idxs = get_significant_idxs(rows), get_significant_idxs(cols)
-        grid = jnp.ones((rows, cols), dtype=jnp.int32)
-        (grid, _), _ = jax.lax.scan(f=gen._fill_grid_columns, init=(grid, 1), xs=col_idxs)
-        init = (grid, gen.num_col_blocks, gen.num_col_blocks)
-        (grid, _, _), _ = jax.lax.scan(f=gen._fill_grid_rows, init=init, xs=row_idxs)
-        (grid, key), _ = jax.lax.scan(f=gen._select_col_interlocks, init=(grid, key), xs=col_idxs)
-        (grid, _), _ = jax.lax.scan(f=gen._select_row_interlocks, init=(grid, key), xs=row_idxs)
-        return grid
-
-    return jax.jit(solved)
-
 
 # ------------------------------------------------------------------------------ Cleaner
 
