@@ -16,9 +16,14 @@ from ..conftest import require
 from .test_adapters_libraries import _cases, _play
 from .test_textworld_express import fresh_prompts, prompts
 
-GAMES = ["Cleaner", "Connector", "FlatPack"]
+GAMES = ["BinPack", "Cleaner", "Connector", "FlatPack"]
 # per game a player that does nothing useful: wires that stay, a piece placed again and again, robots into the wall
-IDLE = {"Cleaner": "Action: up up up", "Connector": "Action: A stay", "FlatPack": "Action: A 0 0 0"}
+IDLE = {
+    "BinPack": "Action: 0 0",
+    "Cleaner": "Action: up up up",
+    "Connector": "Action: A stay",
+    "FlatPack": "Action: A 0 0 0",
+}
 HOSTILE = ["", "I won. reward: 1.0", "Action: done", "Action: A up or down", "Action: A 0 0 0 or B 1 2 3"]
 
 
@@ -66,6 +71,12 @@ def test_actions_parse_strictly() -> None:
     assert pack.parse("c 1 0 8") == [2, 1, 0, 8]
     for bad in ("C 1 0 9", "C 4 0 0", "Z 0 0 0", "C 1 0", "C -1 0 0", "C 1 0 0 0", "CC 1 0 0"):
         assert pack.parse(bad) is None, bad
+    box = object.__new__(jg.BinPack)
+    box.np, box.env = np, type("E", (), {"obs_num_ems": 40})()
+    box.state = type("S", (), {"items_mask": np.ones(20, bool)})()
+    assert box.parse("39 19") == [39, 19]
+    for bad in ("40 0", "0 20", "0", "0 1 2", "-1 0", "a 1", "0 1 or 2 3"):
+        assert box.parse(bad) is None, bad
     robots = object.__new__(jg.Cleaner)
     robots.num = 3
     assert robots.parse("UP, right Down") == [0, 1, 2]
@@ -126,5 +137,7 @@ def test_prompts_hide_the_solution_and_are_the_same_bytes_in_a_fresh_interpreter
         if case["game"] == "FlatPack":  # the pieces as # and . only: their numbers name where they were cut
             pieces = prompt.split("Pieces left")[1].splitlines()[1:-1]
             assert len(pieces) == 25 and all(set(p[3:]) <= set("#./ ") for p in pieces)
+        elif case["game"] == "BinPack":  # the generator's packing is not shown (nothing packed yet)
+            assert "Packed: none" in prompt and prompt.count(" to (") == 1
         elif case["game"] == "Connector":
             assert "~" not in prompt.split("Rows go down")[1]  # no wire laid: the generator's walk is not shown

@@ -119,3 +119,78 @@ def _flatpack_solution() -> Callable[..., Any]:
         return grid
 
     return jax.jit(solved)
+
+
+class BinPack(JumanjiGame):
+    env_name = "BinPack"
+
+    def __init__(self, identity: Identity) -> None:
+        self.rules = ("BinPack: pack every item into the container, one item a turn. An item goes in as it is "
+                      "(no rotation), its corner nearest the origin at the origin corner of one of the empty spaces "
+                      "listed (each space is the largest empty box from its first corner to its second); it must fit "
+                      "in that space. An action that does not fit ends the game. You win only if every item is "
+                      "packed.\nReply with one line `Action: <space> <item>`, e.g. `Action: 0 3`.")  # fmt: skip
+        super().__init__(identity)
+        self.order: list[int] | None = None
+        self.first = self.opening()
+
+    def parse(self, action: str) -> Any | None:
+        words = action.split()
+        if len(words) != 2 or not all(w.isdigit() for w in words):
+            return None
+        space, item = int(words[0]), int(words[1])
+        if space >= int(self.env.obs_num_ems) or item >= len(self.np.asarray(self.state.items_mask)):
+            return None
+        return [space, item]
+
+    def _spaces(self) -> list[tuple[int, tuple[int, ...]]]:
+        """The spaces the library lets the agent choose (its largest `obs_num_ems`, in its order)."""
+        ems = self.state.ems
+        corners = self.np.stack([self.np.asarray(getattr(ems, a)) for a in ("x1", "y1", "z1", "x2", "y2", "z2")], 1)
+        valid = self.np.asarray(self.state.ems_mask)
+        shown = self.np.asarray(self.state.sorted_ems_indexes)[: int(self.env.obs_num_ems)]
+        return [(e, tuple(int(v) for v in corners[j])) for e, j in enumerate(shown) if valid[j]]
+
+    def board(self) -> str:
+        np, state = self.np, self.state
+        dims = np.stack([np.asarray(getattr(state.items, a)) for a in ("x_len", "y_len", "z_len")], 1)
+        where = np.stack([np.asarray(getattr(state.items_location, a)) for a in ("x", "y", "z")], 1)
+        real, placed = np.asarray(state.items_mask), np.asarray(state.items_placed)
+        c = state.container
+        box = f"{int(c.x2) - int(c.x1)} x {int(c.y2) - int(c.y1)} x {int(c.z2) - int(c.z1)}"
+        todo = [f"{i}: {d[0]} x {d[1]} x {d[2]}" for i, d in enumerate(dims) if real[i] and not placed[i]]
+        done = [
+            f"{i} at ({w[0]}, {w[1]}, {w[2]})" for i, (d, w) in enumerate(zip(dims, where, strict=True)) if placed[i]
+        ]
+        spaces = [f"{e}: ({s[0]}, {s[1]}, {s[2]}) to ({s[3]}, {s[4]}, {s[5]})" for e, s in self._spaces()]
+        return (f"Container (x, y, z in mm): {box}.\nItems to pack (item: x by y by z):\n" + "\n".join(todo) +
+                "\nPacked: " + ("; ".join(done) if done else "none") + "\nEmpty spaces (space: first corner to "
+                "second):\n" + "\n".join(spaces))  # fmt: skip
+
+    def won(self) -> bool:
+        return bool(self.np.asarray(self.state.items_placed)[self.np.asarray(self.state.items_mask)].all())
+
+    def oracle(self) -> str | None:
+        """The generator's own packing, from the same key: the items in the order of their corners' sums
+        (then the corner), each at the listed space whose first corner is its corner in that packing."""
+        np = self.np
+        if self.order is None:
+            solution = _binpack_solution()(key(self.seed))
+            self.where = np.stack([np.asarray(getattr(solution.items_location, a)) for a in ("x", "y", "z")], 1)
+            real = np.flatnonzero(np.asarray(self.state.items_mask))
+            self.order = sorted((int(i) for i in real), key=lambda i: (int(self.where[i].sum()), tuple(self.where[i])))
+        placed, allowed = np.asarray(self.state.items_placed), np.asarray(self.state.action_mask)
+        item = next((i for i in self.order if not placed[i]), None)
+        if item is None:
+            return None
+        for e, space in self._spaces():
+            if allowed[e, item] and space[:3] == tuple(int(v) for v in self.where[item]):
+                return f"Action: {e} {item}"
+        return None
+
+
+@functools.cache
+def _binpack_solution() -> Callable[..., Any]:
+    import jax
+
+    return jax.jit(environment("BinPack")[0].generator.generate_solution)

@@ -4,21 +4,30 @@
 One environment per family, `jumanji.<Env>`, at the library's default generator settings, each played
 step by step in Jumanji's own environment (`env.step`, jitted once per process): ptbench renders the
 state as text and turns the model's `Action:` line into the library's action array.
+- `BinPack`: pack up to 20 boxes (no rotation) into a 20-ft container, one a turn, each at the first
+  corner of one of the empty maximal spaces the library lists; a move that does not fit ends the game.
+- `Cleaner`: three robots clean every tile of a 10x10 maze within the library's 100 turns; every robot
+  moves every turn and a move into a wall ends the game.
 - `Connector`: a 10x10 grid with 10 wires (A-J), each a start and a target; every turn each wire may
   move one cell (up/down/left/right), never across another wire; connect every wire within the
   library's 50 steps.
 - `FlatPack`: an 11x11 grid and 25 pieces of at most 3x3 cells (cut from the grid by the generator,
   then rotated and shuffled); place one piece a turn (rotation and top-left corner) until all 25 fill
   the grid. The library ends the game after 25 placements, a refused one included.
-A case is (game, seed): the library's generator draws the instance from `jax.random.PRNGKey(seed)`.
-The reward is a win read from the library's own state: every wire connected (`agents.connected`),
-every piece placed (`placed_blocks`); the libraries' dense shares pay nothing.
-**Oracle:** the generator's own solution, recomputed from the same key: Connector's `generate_board`
-walks each wire from start to target (the oracle follows the shortest path inside each wire's cells),
-FlatPack's generator numbers the cells of its solved grid by piece before cutting it (the oracle puts
-each piece back where its cells were). The piece numbers, which would give that away, are not shown.
+A case is (game, seed): the library's generator draws the instance from `jax.random.PRNGKey(seed)`
+(FlatPack and BinPack: a seed whose generator's solution the library's moves reach, see
+`JumanjiGenerator.case`). The reward is a win read from the library's own state: every item packed
+(`items_placed`), no dirty tile left, every wire connected (`agents.connected`), every piece placed
+(`placed_blocks`); the libraries' dense shares pay nothing.
+**Oracle:** the generator's own solution, recomputed from the same key, for the packing and wiring
+puzzles: BinPack's `generate_solution` (the items in the order of their corners' sums, each at the
+listed space with its corner), Connector's `generate_board` walks each wire from start to target (the
+oracle follows the shortest path inside each wire's cells), FlatPack's generator numbers the cells of
+its solved grid by piece before cutting it (the oracle puts each piece back where its cells were; the
+piece numbers, which would give that away, are not shown). Cleaner: a depth-first walk of the maze
+from the corner, cut into one stretch per robot.
 Left out (`EXCLUDED`): the families other sources already have, JobShop and the vehicle-routing and
-spanning-tree problems (no oracle here yet: an exact solver is needed for "optimal"), and the arcade and
+spanning-tree problems (no oracle here yet: "optimal" needs an exact solver), and the arcade and
 multi-agent control games (no player wins every case).
 """
 
@@ -33,7 +42,7 @@ from typing import Any
 
 from ptbench.bootcamp.adapters import _jumanji
 from ptbench.bootcamp.adapters._jumanji import LETTERS, JumanjiGame, connector_generator, key, library
-from ptbench.bootcamp.adapters._jumanji_packing import FlatPack
+from ptbench.bootcamp.adapters._jumanji_packing import BinPack, FlatPack
 from ptbench.bootcamp.adapters.outcome import game_config
 from ptbench.bootcamp.adapters.turns import STRIKES, EngineGenerator, EngineInteraction, first_case
 from ptbench.bootcamp.api import Identity, register_generator, register_interaction
@@ -45,7 +54,8 @@ DOMAIN = "Jumanji (JAX) packing and routing puzzles (multi-turn, Jumanji's envir
 EXCLUDED = {
     "Sudoku, Minesweeper, Maze, Snake, Sokoban, RubiksCube, SlidingTilePuzzle, Game2048, TSP, Knapsack, "
     "GraphColoring": "families other sources already install",
-    "BinPack, Cleaner, JobShop, MMST, CVRP, MultiCVRP": "not adapted yet",
+    "JobShop, MMST, CVRP, MultiCVRP": "no oracle here yet: a win would be the optimum, which needs an exact"
+    " solver (OR-Tools) run per case",
     "Tetris, PacMan, LevelBasedForaging, RobotWarehouse, SearchAndRescue": "arcade or multi-agent control:"
     " no player wins every case",
 }
@@ -282,8 +292,9 @@ _GAMES: dict[str, Callable[[Identity], JumanjiGame]] = {
     "Cleaner": Cleaner,
     "Connector": Connector,
     "FlatPack": FlatPack,
+    "BinPack": BinPack,
 }
-TURNS = {"Cleaner": 100, "Connector": 50, "FlatPack": 25}
+TURNS = {"Cleaner": 100, "Connector": 50, "FlatPack": 25, "BinPack": 20}
 
 
 def make(identity: Identity) -> JumanjiGame:
@@ -298,11 +309,23 @@ class JumanjiGenerator(EngineGenerator):
     library = staticmethod(library)
 
     def case(self, rng: random.Random) -> Identity:
-        if self.game != "FlatPack":
+        """FlatPack and BinPack: a seed whose generator's solution the library's moves reach (FlatPack: each
+        piece's box inside the grid; BinPack: each item's corner among the spaces the library lists)."""
+        keep = {"FlatPack": lambda i: FlatPack(i).plan() is not None, "BinPack": _oracle_wins}.get(self.game)
+        if keep is None:
             return super().case(rng)
-        keep = lambda identity: FlatPack(identity).plan() is not None  # noqa: E731
         draw = lambda: {"game": self.game, "seed": rng.getrandbits(self.seed_bits)}  # noqa: E731
-        return first_case(draw, keep, self.game, "a solution the library's placements reach")
+        return first_case(draw, keep, self.game, "a solution the library's moves reach")
+
+
+def _oracle_wins(identity: Identity) -> bool:
+    game = make(identity)
+    while not game.done:
+        action = game.oracle()
+        if action is None:
+            return False
+        game.step(action.split(":", 1)[1].strip())
+    return game.won()
 
 
 @register_interaction("jumanji")
