@@ -51,6 +51,8 @@ EXTRA = _jumanji.EXTRA
 PREFIX = "jumanji."
 SOURCE = "jumanji"
 DOMAIN = "Jumanji (JAX) packing and routing puzzles (multi-turn, Jumanji's environment)"
+# Connector joins pairs by paths that do not cross: chuk-puzzles-gym's Numberlink (bootcamp/families.py)
+SAME_FAMILY = {"jumanji.Connector": "puz.numberlink"}
 EXCLUDED = {
     "Sudoku, Minesweeper, Maze, Snake, Sokoban, RubiksCube, SlidingTilePuzzle, Game2048, TSP, Knapsack, "
     "GraphColoring": "families other sources already install",
