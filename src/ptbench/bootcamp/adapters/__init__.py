@@ -52,7 +52,8 @@ class Adapter(Protocol):
 def _load_builtin() -> None:
     """ptbench's own adapters: every public module of this package that names a `PREFIX` (the shared
     helpers name none; a module run elsewhere, like the mathematics_dataset worker, is private), so a
-    new adapter module needs no edit here."""
+    new adapter module needs no edit here; and ptbench's own environments, whose adapter-shaped
+    packages (envs/pencil) register themselves when imported."""
     import pkgutil
 
     for info in pkgutil.iter_modules(__path__):
@@ -60,6 +61,8 @@ def _load_builtin() -> None:
             module = importlib.import_module(f"{__name__}.{info.name}")
             if hasattr(module, "PREFIX"):
                 register_adapter(module)
+    # ptbench's own environment packages shaped as adapters (envs/pencil) register themselves on import
+    importlib.import_module("ptbench.bootcamp.envs")
 
 
 ADAPTERS: Registry[Adapter] = Registry(
