@@ -98,8 +98,11 @@ def grow_regions(
     return owner
 
 
-def random_partition(rng: random.Random, rows: int, cols: int, max_size: int) -> list[list[int]]:
-    """A random partition of the grid into connected regions of 1..max_size cells."""
+def random_partition(
+    rng: random.Random, rows: int, cols: int, max_size: int, min_target: int | None = None
+) -> list[list[int]]:
+    """A random partition of the grid into connected regions of 1..max_size cells (each grown towards
+    a size drawn from min_target..max_size; one boxed in by other regions stays smaller)."""
     owner = [[-1] * cols for _ in range(rows)]
     count = 0
     cells = [(r, c) for r in range(rows) for c in range(cols)]
@@ -107,7 +110,7 @@ def random_partition(rng: random.Random, rows: int, cols: int, max_size: int) ->
     for start in cells:
         if owner[start[0]][start[1]] != -1:
             continue
-        target = rng.randint(max(1, max_size - 2), max_size)
+        target = rng.randint(max(1, max_size - 2) if min_target is None else min_target, max_size)
         region = [start]
         owner[start[0]][start[1]] = count
         while len(region) < target:
