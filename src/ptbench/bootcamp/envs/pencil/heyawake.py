@@ -84,8 +84,9 @@ def _valid_shading(grid: list[list[str]], regions: list[str]) -> bool:
 
 
 def generate(rng: random.Random) -> dict:
-    """Rooms first, then a maximal random shading kept only if it meets every rule; room counts
-    (most rooms) are derived from it."""
+    """Rooms first, then shading: cells of runs that cross two room borders until none does (a new
+    layout where that gets stuck), then more cells at random; every room's count is read off it (with
+    some rooms unnumbered, other cases' solutions passed far more often)."""
     n = SIZE
     while True:
         owner = _rooms(rng, n)
@@ -111,14 +112,11 @@ def generate(rng: random.Random) -> dict:
         order = [(r, c) for r in range(n) for c in range(n)]
         rng.shuffle(order)
         for r, c in order:  # then more shading at random: a shorter run never breaks rule 4
-            if rng.random() < 0.5 and _can_shade(grid, r, c):
+            if rng.random() < 0.35 and _can_shade(grid, r, c):
                 grid[r][c] = "#"
         break
     cells = shaded(grid)
-    clues = {}
-    for label, room in sorted(region_cells(regions).items()):
-        if rng.random() < 0.9:
-            clues[label] = len(room & cells)
+    clues = {label: len(room & cells) for label, room in sorted(region_cells(regions).items())}
     return {
         "size": n,
         "regions": regions,
@@ -134,8 +132,8 @@ def prompt(case: dict) -> str:
         f"Solve this Heyawake puzzle. The {n}x{n} grid is divided into rectangular rooms; each "
         "letter below names the room a cell belongs to.\n\n"
         f"{render(case['regions'])}\n\n"
-        f"Rooms with a given number of shaded cells (other rooms may hold any number):\n{counts}\n\n"
-        "Rules: shade some cells so that (1) each room listed above contains exactly that many "
+        f"Shaded cells per room:\n{counts}\n\n"
+        "Rules: shade some cells so that (1) each room contains exactly the listed number of "
         "shaded cells; (2) no two shaded cells share an edge; (3) all unshaded cells form one "
         "orthogonally connected group; (4) no horizontal or vertical line of consecutive unshaded "
         "cells passes through more than two rooms (it may cross at most one room border).\n\n" + SHADE_FORMAT
