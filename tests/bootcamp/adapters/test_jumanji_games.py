@@ -14,7 +14,7 @@ import pytest
 
 from ..conftest import require
 from .test_adapters_libraries import _cases, _play
-from .test_textworld_express import fresh_prompts, prompts
+from .test_textworld_express import prompts
 
 GAMES = ["BinPack", "Cleaner", "Connector", "FlatPack"]
 # per game a player that does nothing useful: wires that stay, a piece placed again and again, robots into the wall
@@ -126,13 +126,14 @@ def test_a_random_legal_player_loses_and_no_case_starts_won() -> None:
 
 
 @pytest.mark.slow
-def test_prompts_hide_the_solution_and_are_the_same_bytes_in_a_fresh_interpreter(tmp_path: Path) -> None:
+def test_prompts_hide_the_solution(tmp_path: Path) -> None:
+    """(The same bytes in a fresh interpreter: `bootcamp verify`'s determinism check, which the catalogue
+    test runs on every environment; a second fresh interpreter here cost ~40 s of JAX compiling.)"""
     _require()
     cases = []
     for game in GAMES:
         cases += _cases(f"jumanji.{game}", tmp_path / game, 1)[1]
     here = prompts("jumanji.", cases)
-    assert fresh_prompts("jumanji.", cases) == here
     for case, prompt in zip(cases, here, strict=True):
         if case["game"] == "FlatPack":  # the pieces as # and . only: their numbers name where they were cut
             pieces = prompt.split("Pieces left")[1].splitlines()[1:-1]
