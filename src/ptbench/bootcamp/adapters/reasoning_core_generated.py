@@ -13,9 +13,9 @@ one adopted here was screened and then verified by ptbench (`bootcamp verify rcg
 20 where the run says so in docs/bootcamp.md), and the rest are left out with a reason.
 
 Which tasks are adopted, and why each of the others is not, is data (hundreds of names):
-`reasoning_core_generated.json` next to this module, `adopted` (names) and `excluded` (name -> a
-reason code of `REASONS`, then the screen's or verify's detail). A task the installed library no
-longer has is not listed.
+`reasoning_core_generated.json` next to this module, `adopted` (name -> the number of cases
+`bootcamp verify` passed it at) and `excluded` (name -> a reason code of `REASONS`, then the screen's
+or verify's detail). A task the installed library no longer has is not listed.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ REASONS = {
     "duplicate": "the same family as one ptbench already installs (another source's, the roster's, or another "
     "generated draw of the same idea)",
     "verify": "screened clean on 4 cases but failed `bootcamp verify` at more cases",
+    "unverified": "screened clean on 4 cases, but `bootcamp verify` did not reach it in the session that adopted "
+    "the others (CPU time): left out until it verifies",
 }
 
 
@@ -61,6 +63,11 @@ def library() -> ModuleType:
 def names() -> list[str]:
     present = set(library().list_tasks(scope="generated"))
     return sorted(n for n in _data()["adopted"] if n in present)
+
+
+def verified_cases() -> dict[str, int]:
+    """Each adopted task's `bootcamp verify` run: how many cases it passed at (100, or 20)."""
+    return {n: int(_data()["adopted"][n]) for n in names()}
 
 
 def excluded() -> dict[str, str]:
