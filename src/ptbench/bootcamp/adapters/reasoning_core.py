@@ -17,6 +17,9 @@ again in a fresh interpreter with another hash seed). Families that still gave o
 budgets inside the generator: a slower or busier machine makes another case) are left out with the
 reason in `EXCLUDED`; so are families whose scorer gives full credit to a hedge that no ptbench check
 in front of it (`EXTRA_CHECKS`) can tell from an answer.
+
+The library's auto-generated tasks that pass ptbench's verification are made and scored by this same
+generator and reward, listed apart as `rcg.<task>` (adapters/reasoning_core_generated.py).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import json
 import random
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -123,9 +126,19 @@ def names() -> list[str]:
     return sorted(n for n in library().list_tasks() if n not in EXCLUDED)
 
 
-def check_task(name: Any) -> str:
-    if not isinstance(name, str) or name not in names():
-        close = [n for n in names() if isinstance(name, str) and (name in n or n in name)][:5]
+@cache
+def _known() -> frozenset[str]:
+    """The roster's tasks here and the generated ones adopted (`rcg.`, adapters/reasoning_core_generated.py)."""
+    from ptbench.bootcamp.adapters import reasoning_core_generated
+
+    return frozenset(names()) | frozenset(reasoning_core_generated.names())
+
+
+def check_task(name: Any, listed: Collection[str] | None = None) -> str:
+    """`name` if it is one of `listed` (default: every adapted task, roster or generated), else UserError."""
+    known = _known() if listed is None else listed
+    if not isinstance(name, str) or name not in known:
+        close = [n for n in sorted(known) if isinstance(name, str) and (name in n or n in name)][:5]
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UserError(f"reasoning-core has no task {name!r}{hint}; `ptbench bootcamp list` shows them all")
     return name
@@ -267,10 +280,19 @@ class ReasoningCoreReward(RewardCalculator):
         return score if self.params.get("partial") else float(score >= 1.0)
 
 
-def bootcamp_dict(task: str, seed: int = 1234, test: int = 50, train: int = 500) -> dict[str, Any]:
-    check_task(task)
+def bootcamp_dict(
+    task: str,
+    seed: int = 1234,
+    test: int = 50,
+    train: int = 500,
+    *,
+    prefix: str = PREFIX,
+    listed: Collection[str] | None = None,
+) -> dict[str, Any]:
+    """The config of `prefix + task`; `task` one of `listed` (default: the roster's, `names()`)."""
+    check_task(task, names() if listed is None else listed)
     return {
-        "name": f"{PREFIX}{task}",
+        "name": f"{prefix}{task}",
         "seed": seed,
         "levels": [{"name": "default", "generator": "reasoning_core", "params": {"task": task}}],
         "splits": {"test": test, "train": train},
