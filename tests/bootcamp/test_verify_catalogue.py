@@ -7,8 +7,6 @@ the test role's to install)."""
 from __future__ import annotations
 
 import contextlib
-import os
-import random
 import sys
 from functools import cache
 from typing import Any
@@ -47,10 +45,6 @@ SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "r
 # them (3 ScienceWorld tasks, 2 TextWorld families, the oracle and hostile play) runs in
 # adapters/test_adapters_libraries.py; the whole set is `ptbench bootcamp verify sw.* tw.*` (docs/bootcamp.md).
 SAMPLED_ELSEWHERE = {"scienceworld", "textworld"}
-# reasoning-core's generated tasks (`rcg.`, hundreds, each verified by `bootcamp verify` at 20 or 100 cases,
-# docs/bootcamp.md): all of them at 2 cases would add minutes, so a seeded sample of them runs here, another
-# with each PTBENCH_CATALOGUE_SAMPLE value (the rest show as skipped).
-GENERATED_SOURCE, GENERATED_SAMPLE = "reasoning-core (generated)", 12
 
 
 @cache
@@ -61,18 +55,11 @@ def _catalogue() -> dict[str, dict[str, str]]:
 
 def _installed() -> list[Any]:
     entries = [r for r in _catalogue().values() if r["installed"] == "yes"]
-    generated = sorted(r["name"] for r in entries if r["source"] == GENERATED_SOURCE)
-    rng = random.Random(os.environ.get("PTBENCH_CATALOGUE_SAMPLE", "ci"))
-    sampled = set(rng.sample(generated, min(GENERATED_SAMPLE, len(generated))))
     out = []
     for r in entries:
         if r["name"] in OUTLAST_TURN_LIMIT or r["name"] in NO_ORACLE or r["source"] in SAMPLED_ELSEWHERE:
             continue
         marks = [pytest.mark.slow] if r["name"] in SLOW else []
-        if r["source"] == GENERATED_SOURCE and r["name"] not in sampled:
-            marks = [
-                pytest.mark.skip(reason="not in this run's sample of the generated tasks (PTBENCH_CATALOGUE_SAMPLE)")
-            ]
         out.append(pytest.param(r["name"], r["config"], r["source"], id=r["name"], marks=marks))
     return out
 
