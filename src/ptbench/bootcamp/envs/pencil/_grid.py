@@ -14,14 +14,21 @@ from collections.abc import Iterator
 Grid = list[str]  # one string per row, one character per cell
 
 
-def parse_grid(text: str, rows: int, cols: int, alphabet: str) -> Grid | None:
-    """The rows x cols grid `text` holds, every cell in `alphabet`; None if it holds anything else."""
+def grid_lines(text: str, rows: int) -> list[str] | None:
+    """The `rows` stripped lines of an answer grid (a surrounding ``` fence and blank lines around it
+    dropped); None if `text` is no string or has another number of lines."""
     if not isinstance(text, str):
         return None
     lines = [line.strip() for line in text.strip().splitlines()]
     if len(lines) >= 2 and lines[0].startswith("```") and lines[-1] == "```":
         lines = [line.strip() for line in "\n".join(lines[1:-1]).strip().splitlines()]
-    if len(lines) != rows:
+    return lines if len(lines) == rows else None
+
+
+def parse_grid(text: str, rows: int, cols: int, alphabet: str) -> Grid | None:
+    """The rows x cols grid `text` holds, every cell in `alphabet`; None if it holds anything else."""
+    lines = grid_lines(text, rows)
+    if lines is None:
         return None
     grid = []
     for line in lines:

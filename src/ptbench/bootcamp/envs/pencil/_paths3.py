@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from ptbench.bootcamp.envs.pencil._grid import grid_lines
+
 NumberGrid = list[list[int]]
 _NUMBER = re.compile(r"(0|[1-9][0-9]*)")
 
@@ -17,12 +19,8 @@ def parse_numbers(text: str, rows: int, cols: int, low: int, high: int) -> Numbe
     """The rows x cols grid of whole numbers in [low, high] that `text` holds, cells separated by single
     spaces, one line a row (a surrounding ``` fence and blank lines around it are tolerated); None if
     it holds anything else (a wrong shape, a number out of range, a sign, prose, two grids)."""
-    if not isinstance(text, str):
-        return None
-    lines = [line.strip() for line in text.strip().splitlines()]
-    if len(lines) >= 2 and lines[0].startswith("```") and lines[-1] == "```":
-        lines = [line.strip() for line in "\n".join(lines[1:-1]).strip().splitlines()]
-    if len(lines) != rows:
+    lines = grid_lines(text, rows)
+    if lines is None:
         return None
     grid = []
     for line in lines:
