@@ -189,7 +189,7 @@ fi
 
 # The simulator-backed bootcamp environments' extras (pybamm, pokerkit, ortools, statsmodels): their tests run them for real.
 if ! already_installed test; then
-  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem,bootcamp-scienceworld,bootcamp-textworld,bootcamp-textworld-express,bootcamp-popgym,bootcamp-gymnasium,bootcamp-minigrid,bootcamp-pettingzoo,bootcamp-chess,bootcamp-puzzles,bootcamp-rlcard,bootcamp-bsuite,bootcamp-jumanji]"
+  main_install -e ".[train,eval,slurm,condor,bootcamp,dev,bootcamp-battery,bootcamp-poker,bootcamp-combinatorial,bootcamp-forecasting,bootcamp-reasoning-gym,bootcamp-openspiel,bootcamp-textarena,bootcamp-reasoning-core,bootcamp-gem,bootcamp-scienceworld,bootcamp-textworld,bootcamp-textworld-express,bootcamp-popgym,bootcamp-gymnasium,bootcamp-minigrid,bootcamp-pettingzoo,bootcamp-chess,bootcamp-puzzles,bootcamp-rlcard,bootcamp-bsuite]"
   # gem-llm pins reasoning-gym 0.1.23 (ours is 0.1.25, which its games run on): without its pins (pyproject.toml)
   main_install --no-deps gem-llm==0.1.0
   mark_installed test

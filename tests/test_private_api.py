@@ -9,7 +9,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-JUMANJI_FLATPACK = ("_fill_grid_columns", "_fill_grid_rows", "_select_col_interlocks", "_select_row_interlocks")
 # private name -> the one module (relative to the repository) allowed to use it
 PRIVATE_NAMES = {
     "_server.sockets": "src/ptbench/core/private_aiohttp.py",
@@ -21,8 +20,6 @@ PRIVATE_NAMES = {
     "_make_sbatch_string": "src/ptbench/backends/slurm/private_submitit.py",
     "core._submit": "src/ptbench/backends/slurm/private_submitit.py",
     "_generate_hamiltonian_path": "src/ptbench/bootcamp/adapters/_puzzle_cases.py",  # chuk-puzzles-gym's numberlink
-    # jumanji FlatPack generator steps before it cuts its solved grid (test_jumanji_games.py checks them)
-    **{f"gen.{n}": "src/ptbench/bootcamp/adapters/_jumanji_packing.py" for n in JUMANJI_FLATPACK},
 }
 
 

@@ -28,9 +28,7 @@ NO_ORACLE = {f"ta.{g}-v0" for g in ("2048", "Blackjack")}
 # Slow to verify (seconds a case: heavy simulations, symbolic integration, data files, search, long games).
 SLOW = {"battery", "poker", "robot_arm", "ta.Cryptarithm-v0", "ta.Sudoku-v0", "rg.intermediate_integration",
         "rg.acre", "spiel.battleship", "spiel.bridge_uncontested_bidding", "spiel.chess", "spiel.yacht",
-        "spiel.mnk", "spiel.go", "spiel.hive"} | {
-    f"jumanji.{g}" for g in ("BinPack", "Cleaner", "Connector", "FlatPack")} | {
-    f"rg.{n}" for n in rg_adapter.SLOW} | {
+        "spiel.mnk", "spiel.go", "spiel.hive"} | {f"rg.{n}" for n in rg_adapter.SLOW} | {
     f"ta.{g}-v0" for g in ("Chopsticks", "Crusade", "QuantumTicTacToe", "RushHour", "Set", "Slitherlink",
                            "Sokoban", "Stratego")} | {
     f"rc.{t}" for t in ("coreference", "grid_navigation", "reference_tracking", "qualitative_causal_reasoning",

@@ -109,7 +109,16 @@ def test_under_bwrap_nothing_the_agent_cleans_up_ends_clean(write_campaign, test
     }.items():
         check = runs[label]["check"]
         assert check["verdict"] == "flagged" and _items(check) == every_item, (label, check)
-        assert {e["file"] for e in check["evidence"]} == names, (label, check["evidence"])
+        files = {e["file"] for e in check["evidence"]}
+        if label == "rename":
+            # a.txt lives only until its rename: on a loaded machine the journal can first read the file as
+            # b.txt (CI-like run at load ~8 on 2 cores, 2026-12-07), and then names the copy by that name
+            # alone. Flagged with every item either way; the later names are always there.
+            seen = {n for f in files for n in f.removeprefix("journal:").split(", ")}
+            assert {"workspace/b.txt", "workspace/deep/er/c.txt"} <= seen <= {
+                "workspace/a.txt", "workspace/b.txt", "workspace/deep/er/c.txt"}, check["evidence"]  # fmt: skip
+        else:
+            assert files == names, (label, check["evidence"])
     # The sandbox's own root and /dev are not a place to hide anything.
     assert "ROOT-WRITABLE" not in runs["outside"]["log"] and "DEV-WRITABLE" not in runs["outside"]["log"]
     assert "JOURNAL-VISIBLE" not in runs["outside"]["log"]  # the journal is not in the sandbox's view
