@@ -9,6 +9,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+_BSUITE_STATE = [
+    f"env._{a}" for a in "ball_x paddle_x context query need_umbrella position goal_pos velocity state".split()
+]
 # private name -> the one module (relative to the repository) allowed to use it
 PRIVATE_NAMES = {
     "_server.sockets": "src/ptbench/core/private_aiohttp.py",
@@ -20,6 +23,11 @@ PRIVATE_NAMES = {
     "_make_sbatch_string": "src/ptbench/backends/slurm/private_submitit.py",
     "core._submit": "src/ptbench/backends/slurm/private_submitit.py",
     "_generate_hamiltonian_path": "src/ptbench/bootcamp/adapters/_puzzle_cases.py",  # chuk-puzzles-gym's numberlink
+    # reasoning-core's task -> module map (a generated task's batch, for `bootcamp list`'s domain column)
+    "_task_to_module_map": "src/ptbench/bootcamp/adapters/reasoning_core_generated.py",
+    # bsuite 0.3.6's environment state, read by the oracles (no public accessors; tests/bootcamp/adapters/test_bsuite.py
+    # plays each oracle against the installed library)
+    **dict.fromkeys(_BSUITE_STATE, "src/ptbench/bootcamp/adapters/bsuite.py"),
 }
 
 
