@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from abc import abstractmethod
 from typing import Any
 
 from ptbench.bootcamp.adapters.turns import Episode
@@ -80,9 +81,9 @@ class Control(Episode):
     def state(self) -> Any:
         return self.env.unwrapped.state
 
+    @abstractmethod
     def rule(self, state: Any) -> int:
         """The scripted controller's action number for a live state."""
-        raise NotImplementedError
 
     def succeeds(self, terminated: bool, steps: int, left: int) -> bool:
         """Whether a rollout that ended this way (`steps` of the `left` steps used) is a win."""

@@ -32,6 +32,7 @@ Left out (`EXCLUDED`) with the reason.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -93,8 +94,9 @@ class Bsuite(Episode):
         self.timestep = self.env.reset()
         self.episode_return = 0.0
 
+    @abstractmethod
     def build(self) -> Any:
-        raise NotImplementedError
+        """The library's environment for this case's seed."""
 
     def legal(self) -> list[str]:
         return list(self.ACTIONS)
