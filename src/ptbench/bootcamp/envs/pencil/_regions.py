@@ -1,13 +1,16 @@
-"""Private helpers of pencil2's families: strict grid parsing, rendering, regions and connectivity."""
+"""Private helpers of pencil2's families: strict grid parsing, rendering and regions (connectivity and
+the region labels are `_grid`'s, re-exported here for those families)."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable
 
+from ptbench.bootcamp.envs.pencil._grid import LABELS
+from ptbench.bootcamp.envs.pencil._grid import connected as connected  # the families import both from here
+
 Cell = tuple[int, int]
 
-LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 SHADE_FORMAT = (
     "Write the solved grid inside <answer></answer>: one line per row, one character per cell, "
     "`#` for a shaded cell and `.` for an unshaded cell (spaces between cells are allowed). "
@@ -47,22 +50,6 @@ def king_neighbours(r: int, c: int, rows: int, cols: int) -> list[Cell]:
         for dc in (-1, 0, 1)
         if (dr or dc) and 0 <= r + dr < rows and 0 <= c + dc < cols
     ]
-
-
-def connected(cells: set[Cell]) -> bool:
-    """True when the cells form one orthogonally connected group (an empty set counts as connected)."""
-    if not cells:
-        return True
-    start = next(iter(cells))
-    seen = {start}
-    stack = [start]
-    while stack:
-        r, c = stack.pop()
-        for nb in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-            if nb in cells and nb not in seen:
-                seen.add(nb)
-                stack.append(nb)
-    return len(seen) == len(cells)
 
 
 def has_2x2(cells: set[Cell]) -> bool:
