@@ -66,3 +66,42 @@ def test_a_files_measured_seconds_count_once_for_its_unit(monkeypatch) -> None:
     # 17 slow tests would guess 17 * SLOW_SECONDS; the file's measured 100 s (fixture and tests) wins
     assert _order(items, monkeypatch, {"paper.py": 100, "x.py::long": 150})[0] == "x.py::long"
     assert _order(items, monkeypatch, {"paper.py": 200, "x.py::long": 150})[:17] == [i.nodeid for i in paper]
+
+
+LOG = """\
+============ CPU seconds per test (total 95.0 s over 3 tests) =============
+    80.00s  tests/a/test_x.py::test_one@tests/a/test_x.py
+    10.00s  tests/b/test_y.py::test_alone
+     5.00s  tests/c/test_z.py::test_job@slurm
+============================== slowest durations ===============================
+60.00s setup    tests/a/test_x.py::test_one@tests/a/test_x.py
+30.00s call     tests/a/test_x.py::test_one@tests/a/test_x.py
+12.00s call     tests/b/test_y.py::test_alone
+9.00s call     tests/c/test_z.py::test_job@slurm
+0.50s teardown tests/c/test_z.py::test_job@slurm
+3 passed, 2 warnings in 70.25s (0:01:10)
+"""
+
+
+def test_the_suite_profile_reads_units_and_writes_ci_seconds(tmp_path) -> None:
+    """scripts/suite_profile.py, the source of CI_SECONDS: setup, call and teardown add up per test; a
+    file's group is charged under the file's path, a Slurm test under its own id; pytest's wall clock
+    comes from the summary line."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "suite.log"
+    log.write_text(LOG)
+    script = str(conftest.REPO / "scripts" / "suite_profile.py")
+    out = subprocess.run([sys.executable, script, str(log)], capture_output=True, text=True, check=True).stdout
+    assert "summed test time 112 s wall, 95 s CPU" in out and "pytest wall clock 70 s" in out
+    assert "    90.0 s     80.0 s CPU  tests/a/test_x.py" in out  # the group: its fixture's setup and its call
+    ci = subprocess.run(
+        [sys.executable, script, str(log), "--ci-seconds", "--at-least", "10"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ci.stdout.splitlines() == ['    "tests/a/test_x.py": 90,', '    "tests/b/test_y.py::test_alone": 12,']
+    missing = subprocess.run([sys.executable, script, str(tmp_path / "none.log")], capture_output=True, text=True)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "none.log" in missing.stderr
