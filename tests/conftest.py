@@ -139,6 +139,19 @@ def pytest_configure(config) -> None:
     if config.getoption("dist", "no") == "loadgroup":
         # pytest-xdist would reorder the work units by their number of tests, undoing _longest_first.
         config.option.loadscopereorder = False
+    _threads_per_worker()
+
+
+def _threads_per_worker() -> None:
+    """On a pytest-xdist worker, torch's (OpenMP's) threads in this process and every process it starts
+    (trials, checks, evaluations, servers): the cores shared among the workers, as the local backend
+    shares them among its trials. torch's default, every core in each of two workers, spins waiting for
+    a core: tests/integrity/test_model_identity_disguises.py took 60 CPU s with 2 threads, 39 with 1 on
+    CI's 2 cores. Set before any test module imports torch; a value already set is kept. Training in
+    the tests fixes its own threads (the reference recipe's `threads`), so no weight depends on this."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if os.environ.get("PYTEST_XDIST_WORKER") and workers:
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
 # -- `slow` tests are opt-in locally ------------------------------------------------------------
