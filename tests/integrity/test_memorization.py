@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -26,7 +27,8 @@ from ptbench.integrity.report import overall
 from ptbench.spec.campaign import Integrity
 from ptbench.tasks.arithmetic import Arithmetic
 from ptbench.tasks.base import task_class
-from tests.integrity.conftest import train_tiny_models
+from ptbench.trial import TrialDir
+from tests.integrity.conftest import make_trial, train_tiny_models
 
 OPTIONS = {"digits": 2, "n_test": 100}
 CHECK = {"checks": ["memorization"]}
@@ -64,6 +66,32 @@ def _report(trial) -> dict:
     return json.loads((trial.checks_dir / "memorization.json").read_text())
 
 
+class Campaign(NamedTuple):
+    root: Path  # the campaign folder: its first trial t/ and the harness cache .harness/eval-cache
+    verdicts: dict[str, str]
+    report: dict  # the first trial's memorization report
+
+
+@pytest.fixture(scope="module")
+def campaign(tiny_model: Path, models, tmp_path_factory) -> Campaign:
+    """A campaign's first trial: the honest reference run, checked with a cold base cache (the base
+    scored and stored). It is checked once per module; a test that continues the campaign (a warm
+    cache, a forged entry) continues a copy of it (_continue)."""
+    root = tmp_path_factory.mktemp("campaign")
+    first = make_trial(root, task="arithmetic", options=OPTIONS, base=str(tiny_model), integrity=CHECK)
+    shutil.copytree(models["honest"], first.final_model)
+    return Campaign(root, run_checks(first.path, first.spec), _report(first))
+
+
+def _continue(campaign: Campaign, tmp_path: Path) -> tuple[TrialDir, Path]:
+    """A copy of the campaign (its secret, cache entry and modes kept) for one test to change: its first
+    trial and the copy's base-cache entry."""
+    root = tmp_path / "campaign"
+    shutil.copytree(campaign.root, root, symlinks=True)
+    entry = Path(campaign.report["details"]["base_scores"]["path"]).relative_to(campaign.root)
+    return TrialDir(root / "t"), root / entry
+
+
 @pytest.mark.slow
 def test_a_model_trained_on_the_test_items_is_flagged_though_no_file_remains(trial_factory, tiny_model, models):
     trial = _trial(trial_factory, tiny_model, models["cheater"], integrity=CHECK)  # the workspace is empty
@@ -80,10 +108,14 @@ def test_a_model_trained_on_the_test_items_is_flagged_though_no_file_remains(tri
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["honest", "honest_long"])
-def test_honest_fine_tunes_on_the_training_split_stay_clean(trial_factory, tiny_model, models, name):
-    trial = _trial(trial_factory, tiny_model, models[name], integrity=CHECK)
-    assert run_checks(trial.path, trial.spec) == {"memorization": "clean"}, _report(trial)["reason"]
-    details = _report(trial)["details"]
+def test_honest_fine_tunes_on_the_training_split_stay_clean(trial_factory, tiny_model, models, campaign, name):
+    if name == "honest":  # the campaign's first trial is exactly this run
+        verdicts, report = campaign.verdicts, campaign.report
+    else:
+        trial = _trial(trial_factory, tiny_model, models[name], integrity=CHECK)
+        verdicts, report = run_checks(trial.path, trial.spec), _report(trial)
+    assert verdicts == {"memorization": "clean"}, report["reason"]
+    details = report["details"]
     assert details["p_value"] > 1e-6 or details["auc"] < 0.714
     # the fine-tune did learn: answers got likelier on both sets, alike
     assert details["median_gain_test"] > 0.5 and details["median_gain_siblings"] > 0.5, details
@@ -408,8 +440,6 @@ def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
 
 def _another_trial(trial, model: Path, name: str, **update):
     """A second trial of the same campaign (a sibling folder of the first, the same spec)."""
-    from ptbench.trial import TrialDir
-
     path = trial.path.parent / name
     shutil.copytree(trial.path, path, ignore=shutil.ignore_patterns("final_model", "checks*"))
     if update:
@@ -419,24 +449,25 @@ def _another_trial(trial, model: Path, name: str, **update):
 
 
 @pytest.mark.slow
-def test_the_base_pass_is_scored_once_per_campaign(trial_factory, tiny_model, models):
+def test_the_base_pass_is_scored_once_per_campaign(tmp_path, models, campaign):
     """The first trial scores the base and stores it; the next ones read it (one engine start, not
     two) and get exactly the numbers a fresh base pass gives."""
-    first = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
-    assert run_checks(first.path, first.spec) == {"memorization": "clean"}
-    cold = _report(first)["details"]
-    entry = Path(cold["base_scores"]["path"])
-    assert entry.is_relative_to(first.path.parent / ".harness" / "eval-cache" / "memorization")
+    assert campaign.verdicts == {"memorization": "clean"}
+    cold = campaign.report["details"]
+    stored = Path(cold["base_scores"]["path"])
+    assert stored.is_relative_to(campaign.root / ".harness" / "eval-cache" / "memorization")
     assert (cold["base_scores"]["items_cached"], cold["base_scores"]["items_scored"], cold["engine_starts"]) == (
         0,
         200,
         2,
     )
-    assert oct(entry.stat().st_mode & 0o777) == "0o600"
+    assert oct(stored.stat().st_mode & 0o777) == "0o600"
 
+    first, entry = _continue(campaign, tmp_path)  # the campaign goes on (in a copy this test may change)
     cheater = _another_trial(first, models["cheater"], "t-cheater")
     assert run_checks(cheater.path, cheater.spec) == {"memorization": "flagged"}
     warm = _report(cheater)["details"]
+    assert warm["base_scores"]["path"] == str(entry)
     assert (warm["base_scores"]["items_cached"], warm["base_scores"]["items_scored"], warm["engine_starts"]) == (
         200,
         0,
@@ -471,14 +502,12 @@ def _forge(entry: Path, tiny_model: Path, cheater: Path, *, fix_digest: bool) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("forgery", ["stale_digest", "group_writable", "symlink", "sandbox_none", "trusted_place"])
-def test_a_forged_cache_entry_cannot_make_a_cheater_look_clean(trial_factory, tiny_model, models, forgery):
+def test_a_forged_cache_entry_cannot_make_a_cheater_look_clean(tmp_path, tiny_model, models, campaign, forgery):
     """Every forgery the check can see is rejected (moved aside, named, the base scored afresh) and
     the cheater stays flagged; under sandbox: none the cache is never read. `trusted_place` is the
     boundary, asserted so the forgery is shown to be potent: a well-formed entry in the harness-only
     cache is believed, which is why no sandbox binds it (tests/sandbox/test_bwrap.py)."""
-    honest = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
-    run_checks(honest.path, honest.spec)
-    entry = Path(_report(honest)["details"]["base_scores"]["path"])
+    honest, entry = _continue(campaign, tmp_path)  # the honest first trial stored the base's scores
     _forge(entry, tiny_model, models["cheater"], fix_digest=forgery != "stale_digest")
     if forgery == "group_writable":
         entry.chmod(0o664)
@@ -569,13 +598,13 @@ def _evaluate_with_scores(trial) -> None:
 
 
 @pytest.mark.slow
-def test_the_check_uses_the_scores_evaluation_made_in_its_own_engine(trial_factory, tiny_model, models):
+def test_the_check_uses_the_scores_evaluation_made_in_its_own_engine(tmp_path, models, campaign):
     """With a warm base cache and evaluation's scores of final_model, the check starts no engine at
     all, and decides exactly as when it scores final_model itself."""
     from ptbench.integrity.memorization.final_scores import FILE
 
-    first = _trial(trial_factory, tiny_model, models["honest"], integrity=CHECK)
-    assert run_checks(first.path, first.spec) == {"memorization": "clean"}  # warms the base cache
+    assert campaign.verdicts == {"memorization": "clean"}  # its first trial warmed the base cache
+    first, _ = _continue(campaign, tmp_path)
     for name, model, verdict in (("t-eval-cheater", "cheater", "flagged"), ("t-eval-honest", "honest", "clean")):
         trial = _another_trial(first, models[model], name)
         _evaluate_with_scores(trial)

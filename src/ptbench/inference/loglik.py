@@ -59,11 +59,15 @@ def continuation_logprobs(engine: Any, items: list[Scored], *, batch_size: int =
 
 
 def _transformers(model: Any, device: str, items: list[Scored], batch_size: int, pad: int) -> list[float]:
+    """Batches of items of about one length (longest first), so a batch pads little: HumanEval's 260
+    items (240 to 1,024 tokens with the tiny model) are 42 % padding in their own order, 10 % sorted."""
     import torch
 
-    out: list[float] = []
+    order = sorted(range(len(items)), key=lambda i: -len(items[i].ids))
+    out = [0.0] * len(items)
     for start in range(0, len(items), batch_size):
-        batch = items[start : start + batch_size]
+        where = order[start : start + batch_size]
+        batch = [items[i] for i in where]
         width = max(len(s.ids) for s in batch)
         ids = torch.full((len(batch), width), pad, dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.long)
@@ -75,8 +79,8 @@ def _transformers(model: Any, device: str, items: list[Scored], batch_size: int,
         logp = torch.log_softmax(logits[:, :-1], dim=-1)
         target = ids[:, 1:].to(device)
         token_lp = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1).cpu()
-        for i, s in enumerate(batch):
-            out.append(float(token_lp[i, s.n_prompt - 1 : len(s.ids) - 1].sum()))
+        for i, (at, s) in enumerate(zip(where, batch, strict=True)):
+            out[at] = float(token_lp[i, s.n_prompt - 1 : len(s.ids) - 1].sum())
     return out
 
 

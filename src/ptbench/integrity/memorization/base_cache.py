@@ -38,7 +38,7 @@ from ptbench.inference.loglik import Scored
 from ptbench.sandbox.request import reach_note
 
 FORMAT = 1
-SCORING_VERSION = 1  # bump when the log-likelihood computation (inference/loglik.py) changes its numbers
+SCORING_VERSION = 2  # bump when the log-likelihood computation (inference/loglik.py) changes its numbers
 SMALL_FILE = 64 << 20  # files up to this size are hashed whole; larger ones by size, mtime, head and tail
 _EDGE = 1 << 20
 _HUB_BLOB = re.compile(r"[0-9a-f]{64}")  # a hub cache blob named by its content's sha256 (LFS files)
