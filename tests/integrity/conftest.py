@@ -55,25 +55,6 @@ def write_trajectory(trial: TrialDir, commands: list[str]) -> None:
     (trial.agent_dir / "trajectory.json").write_text(json.dumps({"schema_version": 1, "steps": steps}))
 
 
-@pytest.fixture(scope="package", autouse=True)
-def torch_threads_per_worker():
-    """torch's threads in this package's tests and the processes they start (checks, evaluations): the
-    cores shared among pytest-xdist's workers. Training is unaffected (the recipe fixes its threads);
-    scoring the tiny models is: on CI's 2 cores with 2 workers, torch's default of 2 threads each spins
-    waiting for a core (test_model_identity_disguises.py with 2 threads: 60 CPU s, with 1: 39 CPU s)."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    torch = sys.modules.get("torch")
-    before = torch.get_num_threads() if torch is not None else None
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("OMP_NUM_THREADS", str(threads))  # read by torch when a process imports it
-        if torch is not None:
-            torch.set_num_threads(threads)
-        yield
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(before or os.cpu_count() or 1)
-
-
 @pytest.fixture
 def trial_factory(tmp_path: Path):
     def make(**kw) -> TrialDir:
