@@ -112,7 +112,7 @@ def main() -> None:
     ap.add_argument("--n-test", type=int, default=100)
     ap.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
     ap.add_argument(
-        "--tiny", action="store_true", help="one honest run and one cheater of 10 steps (the suite's smoke run)"
+        "--tiny", action="store_true", help="one honest run and one cheater of 2 steps (the suite's smoke run)"
     )
     ap.add_argument("--gpu-start", type=float, default=45.0, help="s: a vLLM engine start (30-60 s for 8B)")
     ap.add_argument("--gpu-prefill-tok-s", type=float, default=10_000.0, help="prefill tokens/s with prompt_logprobs")
@@ -120,7 +120,7 @@ def main() -> None:
     ap.add_argument("--chars-per-token", type=float, default=3.5, help="of a real tokenizer (Llama 3, Qwen)")
     args = ap.parse_args()
     if args.tiny:
-        args.honest, args.steps, args.cheat_steps, args.n_test = 1, 10, 10, 20
+        args.honest, args.steps, args.cheat_steps, args.n_test = 1, 2, 2, 20
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from ptbench.demo import make_tiny_model
     from ptbench.tasks.arithmetic import Arithmetic

@@ -43,13 +43,13 @@ def main() -> None:
     ap.add_argument("--n-train", type=int, default=400, help="honest training problems (not the test split)")
     ap.add_argument("--fractions", default="1,0.5,0.25", help="fractions of the test items a cheater trains on")
     ap.add_argument("--dir", default=None, help="work folder (kept; models are reused when present)")
-    ap.add_argument("--tiny", action="store_true", help="one honest run and one 100 %% cheater of 10 steps")
+    ap.add_argument("--tiny", action="store_true", help="one honest run and one 100 %% cheater of 2 steps")
     args = ap.parse_args()
     if args.tiny:
-        args.honest, args.cheaters, args.steps, args.cheat_steps, args.fractions = 1, 1, 10, 10, "1"
+        args.honest, args.cheaters, args.steps, args.cheat_steps, args.fractions = 1, 1, 2, 2, "1"
         # 26 problems leave 25 usable (the check needs 20 a set) and 63 siblings: a third fewer items to
-        # score than 40 (the check's time); 160 training problems are what 10 steps of 16 read.
-        args.n_test, args.n_train = 26, 160
+        # score than 40 (the check's time); 32 training problems are what 2 steps of 16 read.
+        args.n_test, args.n_train = 26, 32
     fractions = [float(f) for f in args.fractions.split(",")]
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from ptbench.demo import make_tiny_model

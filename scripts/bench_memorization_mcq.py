@@ -481,7 +481,7 @@ def main() -> None:
         _train_json(args.train_json)
         return
     if args.tiny:
-        args.honest, args.cheaters, args.fractions, args.steps, args.cheat_steps, args.n_test = 1, 1, "1", 5, 5, 20
+        args.honest, args.cheaters, args.fractions, args.steps, args.cheat_steps, args.n_test = 1, 1, "1", 2, 2, 20
         args.honest_n = 40
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from bench_memorization import run_check

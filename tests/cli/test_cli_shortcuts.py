@@ -54,6 +54,11 @@ def test_one_line_run_makes_validates_and_runs_a_campaign(test_agents, tiny_mode
     assert f"results in {cdir}" in " ".join(first.stdout.split())  # the folder is printed
     result = json.loads((cdir / "quick-copy__tiny-llama__arithmetic__s0" / "result.json").read_text())
     assert result["status"] == "completed" and result["primary_metric"]["n"] == 4
+    # 4 test items: memorization has no method (the campaign says so), so it is decided in the
+    # integrity stage with the other checks, not in a second check process after evaluation
+    assert result["integrity"]["memorization"] == "not_applicable", result["integrity"]
+    events = [json.loads(line) for line in (cdir / result["trial_id"] / "events.jsonl").read_text().splitlines()]
+    assert [e.get("stage") for e in events if e["event"] == "stage_done"].count("integrity") == 1
     assert json.loads((cdir / "campaign.json").read_text())["source"] == "ptbench run"
     again = ptbench("run", *args, cwd=tmp_path)  # the same line again: the same campaign, nothing to redo
     assert again.returncode == 0, again.stderr

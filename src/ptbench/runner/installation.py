@@ -152,6 +152,7 @@ def written_since(since: float, path: list[str] | None = None) -> tuple[list[str
     import sys
 
     roots = list(dict.fromkeys(os.path.realpath(p) for p in (path if path is not None else sys.path) if p))
+    root_set = set(roots)
     bytecode: list[str] = []
 
     def new(entry: os.DirEntry[str]) -> bool:
@@ -174,8 +175,10 @@ def written_since(since: float, path: list[str] | None = None) -> tuple[list[str
                     bytecode.extend(f.path for f in os.scandir(e.path) if new(f))
                 except OSError:
                     bytecode.append(e.path)
-            elif e.is_dir(follow_symlinks=False) and os.path.realpath(e.path) not in roots:
-                walk(e.path)  # a nested root is walked as itself
+            elif e.is_dir(follow_symlinks=False) and e.path not in root_set:
+                # a nested root is walked as itself; e.path is already real (a real folder's entry
+                # that is no link), so it is compared as it is, without a realpath per folder
+                walk(e.path)
 
     for root in roots:
         if os.path.isdir(root):

@@ -318,10 +318,24 @@ class Runner:
         self._mark(state, "integrity", overall(verdicts), **verdicts)
 
     def _after_eval(self, state: TrialState) -> tuple[str, ...]:
-        """The configured checks that run after evaluation (none when there is no model to evaluate)."""
+        """The configured checks that run after evaluation (none when there is no model to evaluate).
+        A check the campaign alone shows has no method for the task (memorization on a test split
+        configured too small) is not deferred: it runs with the others, its verdict the same
+        `not_applicable`, and evaluation starts no second check process for it."""
         if not state.stages["collect"].detail.get("found"):
             return ()
-        return tuple(n for n in self.spec.integrity.checks if n in CHECKS and CHECKS.get(n).runs_after_evaluation)
+        return tuple(
+            n
+            for n in self.spec.integrity.checks
+            if n in CHECKS and CHECKS.get(n).runs_after_evaluation and not self._not_applicable(n)
+        )
+
+    def _not_applicable(self, check: str) -> bool:
+        task = self.spec.task
+        try:
+            return CHECKS.get(check).not_applicable_reason(task.name, dict(task.options)) is not None
+        except Exception:  # noqa: BLE001  (a task not to be looked up here: the check runs after evaluation)
+            return False
 
     def _evaluate(self, state: TrialState) -> None:
         if not state.stages["collect"].detail.get("found"):
