@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.backends.slurm.cluster import unreachable_conf
 from tests.backends.slurm.conftest import all_finished, jobs_of, results, slurm_states, wait_for
 from tests.conftest import ptbench
 
@@ -188,15 +189,9 @@ def test_unreachable_controller_is_one_line_and_nothing_is_recorded(
 ) -> None:
     """A copy of the cluster's config pointing at a port where no slurmctld listens: what a client
     sees when the controller is down."""
-    down = tmp_path / "down"
-    down.mkdir()
-    text = Path(slurm_cluster).read_text()
-    (down / "slurm.conf").write_text(
-        "\n".join("SlurmctldPort=6899" if ln.startswith("SlurmctldPort=") else ln for ln in text.splitlines()) + "\n"
-    )
-    (down / "gres.conf").write_text((Path(slurm_cluster).parent / "gres.conf").read_text())
+    down = unreachable_conf(slurm_cluster, tmp_path / "down")
     camp = slurm_campaign("down")
-    res = ptbench("submit", str(camp), env={"SLURM_CONF": str(down / "slurm.conf")}, timeout=120)
+    res = ptbench("submit", str(camp), env={"SLURM_CONF": str(down)}, timeout=120)
     assert res.returncode == 2
     assert (
         res.stderr.strip().count("\n") == 0 and "cannot reach slurmctld" in res.stderr and "Traceback" not in res.stderr
