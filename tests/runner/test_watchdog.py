@@ -29,6 +29,7 @@ seeds: [0]
 budget: {hours: BUDGET, gpus: 0, grace_seconds: 2, warn_seconds: 5}
 results_dir: "@RESULTS@"
 evaluation: {engine: transformers}
+integrity: {checks: [api_usage]}  # not what this file is about; memorization and model_identity load the models
 sandbox: none   # the subreaper sweep of the unsandboxed tree (bwrap's PID namespace dies with it: tests/sandbox)
 """
 
