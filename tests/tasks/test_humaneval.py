@@ -175,7 +175,8 @@ def _leftovers() -> list[psutil.Process]:
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_completion_scores_zero_and_the_harness_survives(name, add_problem):
-    task = get_task("humaneval", prompt_format="base", timeout_s=4)
+    # 2.5 s: the hangs (loop, sleep, fork bomb, flood) use it all; honest work takes ~0.1 s (load 4)
+    task = get_task("humaneval", prompt_format="base", timeout_s=2.5)
     assert bwrap_available()
     scored = task.score_batch([add_problem], [HOSTILE[name]])
     assert scored.scores == [0.0], scored.details
