@@ -81,6 +81,14 @@ def test_slurm_reachability(tmp_path):
     assert bad.returncode == 1 and "✗" in rows(bad.stdout)["scheduler (slurm)"]
 
 
+def test_a_probe_that_does_not_answer_is_a_failure_not_a_hang():
+    """What doctor's scheduler row gets from a client that hangs (sinfo with an unreadable SLURM_CONF
+    retries for 60 s): exit 124 and a line, after the probe's timeout (20 s in doctor)."""
+    from ptbench.core.preflight import probe
+
+    assert probe(["sleep", "60"], timeout=1) == (124, "sleep 60: no answer in 1 s")
+
+
 def test_unknown_backend_is_a_user_error():
     run = ptbench("doctor", "--backend", "pbs")
     assert run.returncode == 2 and "unknown backend" in run.stderr
