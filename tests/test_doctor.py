@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+from tests.backends.slurm.cluster import unreachable_conf
 from tests.conftest import ptbench
 from tests.node.test_gpus import FAKE_DIR, gpu
 from tests.support import require
@@ -68,15 +69,24 @@ def test_a_recorded_image_that_is_gone_fails(tmp_path):
     assert run.returncode == 1 and "missing" in rows(run.stdout)["image agent"]
 
 
-def test_slurm_reachability():
+def test_slurm_reachability(tmp_path):
     require(
         bool(os.environ.get("SLURM_CONF")),
         "the dev Slurm cluster (SLURM_CONF) is not running: bash scripts/slurm-dev-cluster.sh start",
     )
     ok = ptbench("doctor", "--backend", "slurm", env=WIDE)
     assert "partitions:" in rows(ok.stdout)["scheduler (slurm)"], ok.stdout
-    bad = ptbench("doctor", "--backend", "slurm", env={**WIDE, "SLURM_CONF": "/nonexistent/slurm.conf"})
+    down = unreachable_conf(os.environ["SLURM_CONF"], tmp_path / "down")  # the controller is not there
+    bad = ptbench("doctor", "--backend", "slurm", env={**WIDE, "SLURM_CONF": str(down)})
     assert bad.returncode == 1 and "✗" in rows(bad.stdout)["scheduler (slurm)"]
+
+
+def test_a_probe_that_does_not_answer_is_a_failure_not_a_hang():
+    """What doctor's scheduler row gets from a client that hangs (sinfo with an unreadable SLURM_CONF
+    retries for 60 s): exit 124 and a line, after the probe's timeout (20 s in doctor)."""
+    from ptbench.core.preflight import probe
+
+    assert probe(["sleep", "60"], timeout=1) == (124, "sleep 60: no answer in 1 s")
 
 
 def test_unknown_backend_is_a_user_error():

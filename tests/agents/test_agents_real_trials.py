@@ -158,7 +158,8 @@ def test_overrun_is_stopped_and_recorded_timed_out(tmp_path: Path, tiny_model: P
         ]
     )
     agents = [{"name": "claude-code", "model": "claude-sonnet-4-5", "options": {"base_url": provider.base_url}}]
-    campaign = _campaign(tmp_path, tiny_model, agents, budget={"hours": 0.008, "gpus": 0, "grace_seconds": 2})
+    # 14.4 s: the model is copied ~1.6 s after the agent starts (measured under load 5)
+    campaign = _campaign(tmp_path, tiny_model, agents, budget={"hours": 0.004, "gpus": 0, "grace_seconds": 2})
     out = _ptbench("run", str(campaign), env=CANARIES, cwd=tmp_path)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     trial = TrialDir(next((tmp_path / "results" / "real").glob("*/trial.json")).parent)

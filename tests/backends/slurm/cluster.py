@@ -30,6 +30,18 @@ def _cluster_conf() -> tuple[str | None, str]:
     return None, (out.stderr.strip().splitlines() or ["no output"])[-1]
 
 
+def unreachable_conf(conf: str, folder: Path) -> Path:
+    """A copy of the cluster's config (in `folder`) whose controller port nobody listens on: what a
+    client sees when slurmctld is down. MessageTimeout=2: the client gives up on the refused
+    connection after about a second instead of Slurm's default 10 s (it retries until then)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dropped = ("SlurmctldPort=", "MessageTimeout=")
+    lines = [ln for ln in Path(conf).read_text().splitlines() if not ln.startswith(dropped)]
+    (folder / "slurm.conf").write_text("\n".join([*lines, "SlurmctldPort=6899", "MessageTimeout=2"]) + "\n")
+    (folder / "gres.conf").write_text((Path(conf).parent / "gres.conf").read_text())
+    return folder / "slurm.conf"
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster() -> str:
     """SLURM_CONF of the running dev cluster (set in os.environ for the whole session)."""

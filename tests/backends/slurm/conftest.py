@@ -34,6 +34,10 @@ def slurm_campaign(
             "results_dir": str(tmp_path / "results"),
             "parallelism": 2,
             "evaluation": {"engine": "transformers", "limit": 4},
+            # The checks that read what the agent left; memorization and model_identity (each loads the
+            # models: ~5 s of every job here) are not what these tests are about. The whole default set
+            # runs on Slurm in test_slurm_demo.py, as in tests/agents/test_agents_real_trials.py.
+            "integrity": {"checks": ["contamination", "api_usage"]},
         }
         for key, value in over.items():
             if isinstance(value, dict) and isinstance(data.get(key), dict):

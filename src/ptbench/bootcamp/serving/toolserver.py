@@ -280,14 +280,16 @@ def serve_until_stopped(
     async def main() -> None:
         if stop.stopped:
             return
-        # A tool call in flight may run for request_timeout_s; a stop waits at most 5 s for it.
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=75)
+        # A tool call in flight may run for request_timeout_s; a stop waits at most 5 s for it. aiohttp
+        # waits shutdown_timeout for the handler, then (the handler is not cancelled) as long again
+        # before it cancels it: 2.5 s twice (5.0 made a stop with a hung call take 10 s).
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.5, keepalive_timeout=75)
         await runner.setup()
         leave = asyncio.Event()
         waits = [asyncio.create_task(stop.wait()), asyncio.create_task(leave.wait())]
         watch = asyncio.create_task(replica_watch(leave)) if replica is not None else None
         try:
-            await web.SockSite(runner, sock, shutdown_timeout=5.0).start()
+            await web.SockSite(runner, sock, shutdown_timeout=2.5).start()
             if marker is not None and not stop.stopped:
                 marker.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_json(marker, {**announcement, "heartbeat_at": time.time()})
