@@ -58,6 +58,9 @@ def test_campaign_is_one_array_and_resubmits_only_what_is_left(slurm_campaign, t
     assert res.returncode == 0 and "submitted 1 trial(s)" in res.stdout, res.stdout + res.stderr
     jobs = jobs_of(cdir)
     assert len(jobs["submissions"]) == 2 and len(jobs["units"]) == 4
+    # the added seed runs to the end here, not into the next test's time on the one-node cluster
+    wait_for(all_finished(cdir, 4), 300, "the added trial to finish")
+    assert {r["status"] for r in results(cdir).values()} == {"completed"}
 
 
 def test_node_without_gpu_is_a_retryable_failure_and_retry_failed_resubmits(
