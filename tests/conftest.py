@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,20 @@ def tiny_model(tmp_path_factory) -> Path:
     from ptbench.demo import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp("models") / "tiny-llama")
+
+
+@pytest.fixture(scope="session")
+def tiny_vllm_server(tmp_path_factory) -> Iterator[int]:
+    """vLLM's OpenAI-compatible server (CPU build) serving a tiny random Llama with tool tokens as "tiny",
+    16384 tokens of context (mini-swe-agent's prompt is about 5000 in its 400-token vocabulary); yields
+    its port. Started once for the tests that use it, all marked xdist_group("vllm-server") so they run
+    on one worker: the start is most of each such test. Ask for it after the test's own `require`s."""
+    from tests.bootcamp.rollout.test_rollout_vllm_e2e import make_tiny_llama, vllm_server
+
+    model_dir = tmp_path_factory.mktemp("vllm-server") / "tiny-llama"
+    make_tiny_llama(model_dir, max_positions=16384)
+    with vllm_server(model_dir, model_dir.parent / "vllm.log", max_model_len=16384) as port:
+        yield port
 
 
 @pytest.fixture

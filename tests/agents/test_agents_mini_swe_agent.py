@@ -135,29 +135,27 @@ def test_rehearsal_runs_bash_in_the_workspace_and_is_continued(tmp_path: Path, t
 
 @pytest.mark.slow
 @pytest.mark.integration
-def test_open_model_on_a_vllm_server_through_the_gateway(tmp_path: Path, tiny_model: Path) -> None:
+@pytest.mark.xdist_group("vllm-server")
+def test_open_model_on_a_vllm_server_through_the_gateway(
+    tmp_path: Path, tiny_model: Path, request: pytest.FixtureRequest
+) -> None:
     import importlib.util
 
     _require_mini()
     require(importlib.util.find_spec("vllm") is not None, "vllm (CPU build) is needed for the vLLM upstream test")
-    from tests.bootcamp.rollout.test_rollout_vllm_e2e import make_tiny_llama, vllm_server
-
-    model_dir = tmp_path / "tiny-llama"
-    # mini-swe-agent's prompt is about 5000 tokens in the tiny model's 400-token vocabulary
-    make_tiny_llama(model_dir, max_positions=16384)
-    with vllm_server(model_dir, tmp_path / "vllm.log", max_model_len=16384) as port:
-        agent = {
-            "name": "mini-swe-agent",
-            "model": "tiny",
-            "options": {
-                "base_url": f"http://127.0.0.1:{port}",
-                "key_env": "VLLM_API_KEY",
-                "step_limit": 3,
-                "max_attempts": 2,
-                "mini_config": {"model": {"model_kwargs": {"max_tokens": 16}}},
-            },
-        }
-        trial = _run(tmp_path, tiny_model, agent, env={"VLLM_API_KEY": CANARY}, max_continuations=0)
+    port = request.getfixturevalue("tiny_vllm_server")  # shared: tests/conftest.py
+    agent = {
+        "name": "mini-swe-agent",
+        "model": "tiny",
+        "options": {
+            "base_url": f"http://127.0.0.1:{port}",
+            "key_env": "VLLM_API_KEY",
+            "step_limit": 3,
+            "max_attempts": 2,
+            "mini_config": {"model": {"model_kwargs": {"max_tokens": 16}}},
+        },
+    }
+    trial = _run(tmp_path, tiny_model, agent, env={"VLLM_API_KEY": CANARY}, max_continuations=0)
     calls = read_jsonl(trial.agent_dir / "calls.jsonl")
     chat = [c for c in calls if c["api"] == "chat"]
     assert chat and all(c["status"] == 200 and c["model"] == "tiny" for c in chat), calls

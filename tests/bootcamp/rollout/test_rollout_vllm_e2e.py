@@ -106,6 +106,10 @@ def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -
         VLLM_CPU_KVCACHE_SPACE="1",
         VLLM_LOGGING_LEVEL="WARNING",
         TOKENIZERS_PARALLELISM="false",
+        # The CPU build otherwise runs the model in a third process (engine core, then its one worker), each
+        # importing vLLM again: a third of the start. Off, the engine core runs it itself (GPU vLLM's own
+        # layout for one device); the server still serves from its own engine-core process.
+        VLLM_ENABLE_V1_MULTIPROCESSING="0",
     )
     server = subprocess.Popen(
         [
@@ -165,39 +169,38 @@ def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -
 
 @pytest.mark.slow
 @pytest.mark.integration
-def test_rollout_against_real_vllm_server(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("vllm-server")
+def test_rollout_against_real_vllm_server(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     require(_vllm_available(), "vllm (CPU build) and transformers are needed for the real-server rollout test")
-    model_dir = tmp_path / "tiny-llama"
-    make_tiny_llama(model_dir)
-    with vllm_server(model_dir, tmp_path / "vllm.log") as port:
-        cfg = small_config(tmp_path, "arithmetic", test=6, train=2)
-        cfg.write_text(cfg.read_text().replace("max_tokens: 256", "max_tokens: 24"))
-        out = tmp_path / "rollout"
-        res = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ptbench",
-                "bootcamp",
-                "rollout",
-                str(cfg),
-                "--endpoint",
-                f"http://127.0.0.1:{port}/v1",
-                "--model",
-                "tiny",
-                "--out",
-                str(out),
-                "--concurrency",
-                "4",
-                "--timeout",
-                "120",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            env=dict(os.environ, COLUMNS="200"),
-        )
-        assert res.returncode == 0, res.stdout + res.stderr
+    port = request.getfixturevalue("tiny_vllm_server")  # shared: tests/conftest.py
+    cfg = small_config(tmp_path, "arithmetic", test=6, train=2)
+    cfg.write_text(cfg.read_text().replace("max_tokens: 256", "max_tokens: 24"))
+    out = tmp_path / "rollout"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ptbench",
+            "bootcamp",
+            "rollout",
+            str(cfg),
+            "--endpoint",
+            f"http://127.0.0.1:{port}/v1",
+            "--model",
+            "tiny",
+            "--out",
+            str(out),
+            "--concurrency",
+            "4",
+            "--timeout",
+            "120",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=dict(os.environ, COLUMNS="200"),
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
     traces = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
     assert len(traces) == 6
     for t in traces:

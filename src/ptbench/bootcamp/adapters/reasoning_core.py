@@ -186,9 +186,19 @@ def _jsonable(value: Any) -> Any:
 
 
 def prepare_in_worker(task: str, _seed: int) -> None:
-    """The task's modules imported in the worker before it forks for a case (seconds for some)."""
+    """The task's modules imported in the worker before it forks for a case (seconds for some), and
+    what every example computes that a fork would compute again from scratch, done once here instead:
+    the provenance its metadata records (the hash of the task module's source, parsed and deep-copied:
+    a second for some tasks; the library's version; its git commit, a `git` run) and psutil, which the
+    library's per-example timeout imports. Each is a cached function of files alone (no RNG draws),
+    kept in underscore metadata that ptbench drops: no case changes."""
+    import psutil  # noqa: F401
+    from reasoning_core import runtime
+
     _plain_tokenizer()
-    library().get_task(task)
+    library().get_task(task).behavior_hash()
+    runtime.generator_version("reasoning_core")
+    runtime.generator_commit()
     grammar = sys.modules.get("reasoning_core.tasks.grammar")
     if grammar is not None:  # its terminals: 500 Faker words drawn at its import from an OS-seeded RNG
         # (parsing_derivation's words differed between two workers at case 0 of verify); made again here

@@ -172,7 +172,15 @@ def _library_score(dataset: str, level: int | None, overrides: str, seed: int, e
     extra = EXTRA_CHECKS.get(dataset)
     if extra is not None and not extra(extracted, entry):
         return 0.0
-    return float(library().get_score_answer_fn(dataset)(extracted, entry))
+    return float(_scorer(dataset)(extracted, entry))
+
+
+@cache
+def _scorer(dataset: str) -> Any:
+    """The dataset's `score_answer`, made once per dataset: the library builds a default-config
+    dataset for every scorer it hands out (arc_agi loads its task files for each: 1.5 s a score),
+    and no scorer keeps state between calls (none assigns to or draws from its dataset)."""
+    return library().get_score_answer_fn(dataset)
 
 
 def _in_worker(function: str, dataset: str, *args: Any) -> Any:
