@@ -160,9 +160,10 @@ def test_a_cheating_agent_is_flagged_in_its_result_and_status(write_campaign, te
         "model_identity": "clean",
     }
     assert "too small for the check to have power" in cheat["integrity_detail"]["memorization"]
-    # memorization ran after evaluation, which was given its context and tried to score its items
+    # the campaign alone shows memorization has no method here (4 test items): it ran with the other
+    # checks, before evaluation, which was not asked to score its items (runner/pipeline.py)
     eval_log = (results / "cheater__tiny__arithmetic__s0" / "eval" / "eval.log").read_text()
-    assert "memorization: not scored here (the campaign's test split is too small" in eval_log
+    assert "accuracy" in eval_log and "memorization" not in eval_log
     assert "13+54" in json.dumps(
         json.loads((results / "cheater__tiny__arithmetic__s0" / "checks" / "contamination.json").read_text())[
             "evidence"
