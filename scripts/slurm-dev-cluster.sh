@@ -72,7 +72,8 @@ start_munge() {
 
 write_config() {
     local cpus mem_mb
-    cpus=${PTBENCH_SLURM_CPUS:-$(nproc)}
+    # nproc obeys OMP_NUM_THREADS (the test suite sets 1 per pytest-xdist worker): count the cores without it
+    cpus=${PTBENCH_SLURM_CPUS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
     # Leave headroom: slurmd drains a node that reports less memory than configured.
     mem_mb=$(awk '/MemTotal/ {printf "%d", $2 / 1024 * 0.9}' /proc/meminfo)
     mkdir -p "$DIR"/{etc,state,spool,log,run}
