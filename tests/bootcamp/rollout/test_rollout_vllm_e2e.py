@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ptbench
+
 from ..conftest import require, small_config
 
 CHAT_TEMPLATE = (
@@ -176,29 +178,22 @@ def test_rollout_against_real_vllm_server(tmp_path: Path, request: pytest.Fixtur
     cfg = small_config(tmp_path, "arithmetic", test=6, train=2)
     cfg.write_text(cfg.read_text().replace("max_tokens: 256", "max_tokens: 24"))
     out = tmp_path / "rollout"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ptbench",
-            "bootcamp",
-            "rollout",
-            str(cfg),
-            "--endpoint",
-            f"http://127.0.0.1:{port}/v1",
-            "--model",
-            "tiny",
-            "--out",
-            str(out),
-            "--concurrency",
-            "4",
-            "--timeout",
-            "120",
-        ],
-        capture_output=True,
-        text=True,
+    res = ptbench(
+        "bootcamp",
+        "rollout",
+        str(cfg),
+        "--endpoint",
+        f"http://127.0.0.1:{port}/v1",
+        "--model",
+        "tiny",
+        "--out",
+        str(out),
+        "--concurrency",
+        "4",
+        "--timeout",
+        "120",
         timeout=900,
-        env=dict(os.environ, COLUMNS="200"),
+        env={"COLUMNS": "200"},
     )
     assert res.returncode == 0, res.stdout + res.stderr
     traces = [json.loads(x) for x in (out / "merged" / "traces.jsonl").read_text().splitlines()]
