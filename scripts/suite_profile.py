@@ -8,8 +8,8 @@ Make the log with the durations of every test (what `scripts/test.sh` prints, wi
     python scripts/suite_profile.py suite.log --ci-seconds # CI_SECONDS entries for the longest units
 
 A work unit is what pytest-xdist's loadgroup hands to one worker: a test alone, or a group (a file with
-module fixtures, every Slurm test), whose tests run in a row. With two workers the suite's wall clock is
-about half the summed test time when the units are spread evenly, so the summed time is the figure a
+module fixtures, every Slurm test), whose tests run in a row. With W workers the suite's wall clock is
+about the summed test time over W when the units are spread evenly, so the summed time is the figure a
 cut lowers. CPU seconds (`--cpu-durations`) are a floor: a process no test waits for is not counted.
 """
 

@@ -38,11 +38,13 @@ else
     eval "$(bash scripts/slurm-dev-cluster.sh start | grep '^export ')"
   fi
 fi
-# Two pytest-xdist workers: much of the suite waits on real processes (CLIs, Slurm, servers), so two
-# workers on two cores finish far sooner than one. A file with module fixtures, and all Slurm tests, stay on
-# one worker, and the longest of these units start first so the two workers finish together
+# Three pytest-xdist workers on two cores: much of the suite waits on real processes (CLIs, Slurm jobs,
+# servers, budgets), and a third worker fills those waits (measured on a 2-core machine: 34:26 with two,
+# 30:18 with three, every test passing; docs/design.md "The suite's time"). Each worker's processes get
+# one OpenMP thread (tests/conftest.py), so three do not oversubscribe the cores. A file with module
+# fixtures, and all Slurm tests, stay on one worker, and the longest of these units start first
 # (tests/conftest.py). PTBENCH_TEST_WORKERS=0 runs in this process; GPU tests share one GPU.
-workers=${PTBENCH_TEST_WORKERS:-2}
+workers=${PTBENCH_TEST_WORKERS:-3}
 [ $gpu = 1 ] && workers=0
 echo "== running tests ($workers workers)"
 # --slow: the `slow` tests are opt-in for a plain `pytest` (tests/conftest.py); this script runs every test.

@@ -88,33 +88,40 @@ def _has_module_fixture(path: Path) -> bool:
     return 'scope="module"' in path.read_text()
 
 
-# Seconds the slowest units took in CI (2 cores, 2 workers; --durations of a whole run), for the order
-# below only: a stale or missing entry never changes what a test proves, only how evenly the two
-# workers finish. Keys are node ids, or a file run whole on one worker (its module fixture and tests).
+# Seconds the slowest units took (a fresh clone, `CI=true bash scripts/test.sh --durations=0`, 2 cores,
+# 3 workers, 2026-12-07; `python scripts/suite_profile.py LOG --ci-seconds --at-least 40` prints them),
+# for the order below only: a stale or missing entry never changes what a test proves, only how evenly
+# the workers finish. Keys are node ids, or a file run whole on one worker (its module fixture and tests).
 CI_SECONDS = {
-    "tests/demo/test_demo.py::test_demo_campaign_reference_masters_the_task": 420,
-    "tests/runner/test_runner_paper_campaign.py": 325,  # 360 less its CPU cut of 9.5 % (one check process, hash cache)
-    # CI of main bf67b60 (3261 s): file totals are the module fixture's setup and its tests' calls;
-    # memorization less the 40-item split's own honest fine-tune (it reuses the 100-item split's run);
-    # gsm8k siblings less 120 of its cheater's 200 steps; the gsm8k tiny bench less a third of its items
-    "tests/integrity/test_memorization.py": 240,
-    "tests/integrity/test_memorization_mcq_siblings.py": 240,
-    "tests/integrity/test_memorization_gsm8k_siblings.py": 135,
-    "tests/integrity/test_selftest.py::test_the_quick_form_end_to_end_matches_the_recorded_table": 190,
-    "tests/test_stock_machine.py::test_the_quickstart_install_step_runs_on_a_stock_path_into_its_own_venv": 146,
-    "tests/backends/slurm/test_slurm_demo.py::test_demo_on_slurm_matches_local": 135,
-    "tests/agents/test_agents_real_trials.py": 125,
-    "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_eval_overhead.py]": 121,
-    "tests/inference/test_engines.py": 100,
-    "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_memorization_gsm8k.py]": 80,
-    "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_memorization_mcq.py]": 68,
-    "tests/training/test_reference_sft_determinism.py::test_the_reference_recipe_gives_the_same_weights_for_a_seed": 63,
-    "tests/bootcamp/rollout/test_rollout_vllm_e2e.py::test_rollout_against_real_vllm_server": 62,
-    "tests/bootcamp/export/test_verl_export.py::test_verl_consumes_bootcamp_data_tools_agent_loop_and_reward": 58,
-    "tests/backends/local/test_local_campaign.py::test_run_status_rerun_and_replace": 58,
-    "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_memorization.py]": 52,
-    # measured here, not in CI: 30 s of it is the hanging check's limit
-    "tests/integrity/test_runner_process.py::test_a_failing_or_forging_check_is_unchecked_and_the_rest_decide": 45,
+    "tests/integrity/test_memorization.py": 305,  # 367 less the vLLM test moved to test_engines.py
+    "tests/demo/test_demo.py::test_demo_campaign_reference_masters_the_task": 328,
+    "tests/runner/test_runner_paper_campaign.py": 306,
+    "tests/agents/test_agents_real_trials.py": 182,
+    "tests/integrity/test_selftest.py::test_the_quick_form_end_to_end_matches_the_recorded_table": 163,
+    "tests/integrity/test_memorization_gsm8k_siblings.py": 144,
+    "tests/export/test_harbor_verify.py": 132,
+    "tests/backends/slurm/test_slurm_demo.py::test_demo_on_slurm_matches_local": 117,
+    "tests/integrity/test_memorization_mcq_siblings.py": 100,
+    "tests/inference/test_engines.py": 95,  # 85 and the vLLM scoring test from test_memorization.py
+    "tests/test_stock_machine.py::test_the_quickstart_install_step_runs_on_a_stock_path_into_its_own_venv": 90,
+    "tests/integrity/test_model_identity_disguises.py": 85,
+    "tests/agents/test_agents_mini_swe_agent.py::test_rehearsal_runs_bash_in_the_workspace_and_is_continued": 74,
+    "tests/bootcamp/export/test_verl_export.py::test_verl_consumes_bootcamp_data_tools_agent_loop_and_reward": 68,
+    "tests/backends/local/test_local_campaign.py::test_run_status_rerun_and_replace": 65,
+    "tests/bootcamp/export/test_grpo.py::test_reference_grpo_trains_in_a_real_trial_and_records_its_bootcamp": 63,
+    "tests/test_bench_scripts.py::test_bench_script_runs_tiny_and_prints_its_figures[bench_eval_overhead.py]": 63,
+    "tests/cli/test_cli_shortcuts.py::test_retry_failed_and_cancelled_keep_every_attempt": 60,
+    "tests/backends/slurm/test_slurm_cluster.py::test_campaign_is_one_array_and_resubmits_only_what_is_left": 56,
+    "tests/bootcamp/test_verify_plugin.py": 51,
+    (
+        "tests/inference/test_judge_failures.py::"
+        "test_runner_records_eval_failed_not_completed_and_counts_below_threshold"
+    ): 50,
+    "tests/tasks/test_tasks_plugin.py": 48,
+    "tests/integrity/test_model_identity.py": 47,
+    "tests/tasks/test_evaluate_reach.py::test_agents_evaluate_sh_shows_scores_without_references": 42,
+    "tests/agents/test_agents_mini_swe_agent.py::test_open_model_on_a_vllm_server_through_the_gateway": 41,
+    "tests/backends/slurm/test_slurm_cluster.py::test_scontrol_requeue_resumes_with_the_remaining_budget": 41,
 }
 SLOW_SECONDS, FAST_SECONDS = 20, 1  # a guess for a test CI_SECONDS does not name, by its `slow` mark
 
@@ -127,9 +134,9 @@ def _unit(item: pytest.Item) -> str:
 
 def _longest_first(items: list[pytest.Item]) -> None:
     """Reorder ITEMS in place so that the work units that take longest come first, each unit's tests
-    in their own order. With two workers, a long test that starts last leaves the other worker idle
-    for most of it (the demo test alone took 7 of CI's 40 minutes); started first, it overlaps the
-    many short tests. Needs xdist's own reordering (by test count) off: pytest_configure."""
+    in their own order. A long test that starts last leaves the other workers idle for most of it
+    (the demo test alone took 7 of CI's 40 minutes); started first, it overlaps the many short tests.
+    Needs xdist's own reordering (by test count) off: pytest_configure."""
     seconds: dict[str, float] = {}
     charged: set[str] = set()
     for item in items:
@@ -160,9 +167,10 @@ def pytest_configure(config) -> None:
 def _threads_per_worker() -> None:
     """On a pytest-xdist worker, torch's (OpenMP's) threads in this process and every process it starts
     (trials, checks, evaluations, servers): the cores shared among the workers, as the local backend
-    shares them among its trials. torch's default, every core in each of two workers, spins waiting for
-    a core: tests/integrity/test_model_identity_disguises.py took 60 CPU s with 2 threads, 39 with 1 on
-    CI's 2 cores. Set before any test module imports torch; a value already set is kept. Training in
+    shares them among its trials (one thread each for scripts/test.sh's three workers on two cores).
+    torch's default, every core in each worker, spins waiting for a core:
+    tests/integrity/test_model_identity_disguises.py took 60 CPU s with 2 threads, 39 with 1 on CI's 2 cores.
+    Set before any test module imports torch; a value already set is kept. Training in
     the tests fixes its own threads (the reference recipe's `threads`), so no weight depends on this."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
     if os.environ.get("PYTEST_XDIST_WORKER") and workers:
@@ -211,7 +219,7 @@ def _leave_out_slow(config, items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the group marks
 def pytest_collection_modifyitems(config, items) -> None:
-    """`slow` tests are left out unless asked for (run_slow). Under pytest-xdist (`-n 2 --dist
+    """`slow` tests are left out unless asked for (run_slow). Under pytest-xdist (`-n 3 --dist
     loadgroup`, scripts/test.sh) tests spread one by one over the workers, except: every test that
     uses the dev Slurm cluster runs on one worker, in order, as the one-node cluster expects; a file
     with module-scoped fixtures (trained models, servers) runs whole on one worker, so they are built

