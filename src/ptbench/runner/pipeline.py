@@ -27,6 +27,7 @@ from ptbench.core.jobenv import job_identity, scheduler_time_limit_reached
 from ptbench.core.procgroup import stop_group
 from ptbench.core.procsec import make_not_dumpable
 from ptbench.integrity import overall, run_checks
+from ptbench.integrity.applicability import not_applicable_reason
 from ptbench.integrity.checks import CHECKS
 from ptbench.integrity.memorization.final_scores import FILE as FINAL_SCORES_FILE
 from ptbench.integrity.memorization.final_scores import SECRET_ENV, new_secret
@@ -333,7 +334,7 @@ class Runner:
     def _not_applicable(self, check: str) -> bool:
         task = self.spec.task
         try:
-            return CHECKS.get(check).not_applicable_reason(task.name, dict(task.options)) is not None
+            return not_applicable_reason(check, task.name, dict(task.options)) is not None
         except Exception:  # noqa: BLE001  (a task not to be looked up here: the check runs after evaluation)
             return False
 
