@@ -59,7 +59,9 @@ def vllm_engine(tiny_model):
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     from ptbench.inference.vllm_engine import VLLMEngine
 
-    engine = VLLMEngine(str(tiny_model), max_model_len=2048, dtype="float32", batch_size=16)
+    # Started with the memorization check's own arguments, so test_vllm_prompt_logprobs_equal_transformers_scores
+    # scores on the engine the check would start (generation does not depend on them).
+    engine = VLLMEngine(str(tiny_model), max_model_len=2048, dtype="float32", batch_size=16, **VLLMEngine.scoring_args)
     yield engine
     engine.close()
 
@@ -100,14 +102,11 @@ def test_every_task_through_transformers(name, hf_engine, judge, tmp_path, tiny_
 @pytest.mark.integration
 def test_vllm_prompt_logprobs_equal_transformers_scores(vllm_engine, hf_engine):
     """Memorization's GPU path: vLLM's prompt_logprobs (its CPU build here) give the transformers
-    engine's numbers for the same token ids. On this module's engine, not one of its own (a start is
-    most of a minute here): the check starts its engine with VLLMEngine.scoring_args, which the suite
-    gives every vLLM engine it starts (PTBENCH_VLLM_ARGS, tests/conftest.py)."""
+    engine's numbers for the same token ids. On this module's engine, started with the check's
+    VLLMEngine.scoring_args, not one of its own (a start is most of a minute here)."""
     from ptbench.inference.loglik import continuation_logprobs, tokenize_pairs
-    from ptbench.inference.vllm_engine import VLLMEngine
     from ptbench.tasks.arithmetic import Arithmetic
 
-    assert VLLMEngine.scoring_args.items() <= json.loads(os.environ["PTBENCH_VLLM_ARGS"]).items()
     pairs = [(e.prompt, e.reference) for e in Arithmetic(digits=2, n_test=100).test_examples()[:12]]
     items = tokenize_pairs(hf_engine.tokenizer, pairs, 512)
     expected = continuation_logprobs(hf_engine, items)
