@@ -23,7 +23,6 @@ import signal
 import socketserver
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -223,13 +222,17 @@ def bind(viewer: Viewer, port: int | None, token: str) -> _Server:
 
 
 def serve(target: str, port: int | None, interval: float, say: Callable[[str], None]) -> None:
-    """Serve until Ctrl-C (or SIGTERM); everything it made is removed on the way out."""
+    """Serve until Ctrl-C (or SIGTERM); everything it made is removed on the way out. The signal only
+    asks to stop: a KeyboardInterrupt raised in the middle of a report rebuild could land where it is
+    caught or leaves work half done (a Ctrl-C under load once left the viewer running), so the loop
+    stops between rebuilds instead."""
     if interval <= 0:
         raise UserError(f"--interval {interval:g}: give the seconds between checks for new results, e.g. 2")
     cdir = campaign_dir(target)
     viewer = Viewer(cdir)
     server = None
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         token = secrets.token_urlsafe(18)
         server = bind(viewer, port, token)
@@ -237,20 +240,15 @@ def serve(target: str, port: int | None, interval: float, say: Callable[[str], N
         thread = threading.Thread(target=server.serve_forever, name="ptbench-view", daemon=True)
         thread.start()
         say(f"serving the report of {cdir} at http://{HOST}:{server.server_address[1]}/{token}/ (Ctrl-C stops)")
-        while True:
-            time.sleep(interval)
+        while not stop.wait(interval):
             line = viewer.refresh()
             if line:
                 say(line)
-    except KeyboardInterrupt:
         say("stopped")
     finally:
         if server is not None:
             server.shutdown()
             server.server_close()
         viewer.close()
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+        for s, handler in previous.items():
+            signal.signal(s, handler)
