@@ -80,6 +80,38 @@ def test_the_set_order_is_the_fixed_hash_seeds_not_the_callers(worker: _worker.L
         assert (out == got) == (hash_seed == _worker.HASH_SEED)  # another hash seed orders the set otherwise
 
 
+def test_a_seeded_call_sees_the_pinned_calendar_whatever_the_day(worker: _worker.LineWorker) -> None:
+    """A generator that reads the date (Faker's `date_between(..., "today")`) makes the same case on
+    any day: the worker's own clock is moved across midnight, and only the unseeded calls (the
+    control: the day reaches them) see it."""
+    pinned = _worker.CASE_CLOCK.date().isoformat()
+    seeded = {"call": f"{PROBE}:faker_date", "args": [5], "seed": 5}
+    unseeded = seeded | {"seed": None}
+    got = {}
+    for when in ("2031-02-03T23:59:58+00:00", "2031-02-04T00:00:01+00:00", "2033-09-30T12:00:00+00:00"):
+        assert worker.ask({"call": f"{PROBE}:travel", "args": [when], "seed": None})["result"] == when[:10]
+        state = worker.ask({"call": f"{PROBE}:state", "args": ["k"], "seed": 1})["result"]
+        assert state["today"] == pinned
+        got[when] = (worker.ask(seeded)["result"], worker.ask(unseeded)["result"])
+    assert len({s for s, _ in got.values()}) == 1  # seeded: one date, whatever the day
+    assert len({u for _, u in got.values()}) == 3  # unseeded: each day its own
+
+
+def test_a_reasoning_core_table_qa_case_is_the_same_on_another_day(worker: _worker.LineWorker) -> None:
+    """rc.table_qa's tables hold dates drawn relative to today (CI's verify made a case again after
+    midnight and got other bytes): made in the worker on two days, the case is the same."""
+    require(importlib.util.find_spec("reasoning_core") is not None, "reasoning-core is not installed")
+    from ptbench.bootcamp.adapters import reasoning_core as rc_adapter
+
+    call = {"call": f"{rc_adapter.__name__}:_case_in_worker", "args": ["table_qa", 2], "seed": 2}
+    cases = []
+    for when in ("2031-02-03T23:59:59+00:00", "2031-02-04T00:00:01+00:00"):
+        worker.ask({"call": f"{PROBE}:travel", "args": [when], "seed": None})
+        cases.append(worker.ask(call)["result"])
+    assert "2025/" in json.dumps(cases[0])  # this seed's table holds dates, drawn a year back from the pinned day
+    assert cases[0] == cases[1]
+
+
 def test_failures_and_prints_stay_off_the_protocol(worker: _worker.LineWorker) -> None:
     assert worker.ask({"call": f"{PROBE}:shout", "args": [], "seed": 3}) == {"result": "ok"}
     assert worker.ask({"call": f"{PROBE}:shout", "args": [], "seed": None}) == {"result": "ok"}

@@ -6,9 +6,10 @@ interpreter's hash seed, other in every process), caches warmed by earlier cases
 first use with PYTHONHASHSEED fixed, asked one call a line over pipes. A call with `fork: true` runs
 in a fork of the child (each case from the same pristine state, whatever was asked before), with the
 global `random` and numpy RNGs seeded by the request's seed and an unseeded `random.Random()`,
-`numpy.random.default_rng()` or `random.seed()` seeded from them, so the case is a function of the
-seed alone. The calling module's `prepare_in_worker(*args)`, if it has one, runs in the child before
-the fork (imports, which every fork would repeat otherwise).
+`numpy.random.default_rng()` or `random.seed()` seeded from them, and the calendar pinned
+(`CASE_CLOCK`), so the case is a function of the seed alone. The calling module's
+`prepare_in_worker(*args)`, if it has one, runs in the child before the fork (imports, which every
+fork would repeat otherwise).
 
 `LineWorker` is the pipe protocol, shared with mathematics_dataset's worker (another venv's Python).
 """
@@ -23,9 +24,17 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 HASH_SEED = "0"
+# The clock a seeded fork sees (time-machine, ticking from there): generators that read the date make
+# the same case on every day and in every time zone. reasoning-core's table_qa draws its tables' dates
+# with Faker's `date_between("-1y", "today")`: a case made again after midnight had other bytes (CI's
+# `verify` of rc.table_qa failed that way; tests/bootcamp/adapters/test_worker.py). Noon, so that no
+# case, however slow, runs into the next day; UTC as the zone, so that no machine's zone shifts the date.
+CASE_CLOCK = datetime(2025, 6, 1, 12, 0, tzinfo=ZoneInfo("UTC"))
 
 
 class LineWorker:
@@ -79,6 +88,10 @@ def _run(request: dict[str, Any]) -> dict[str, Any]:
 
 def _seed_everything(seed: int) -> None:
     import numpy as np
+    import time_machine
+
+    # ticking: a library's own deadline (time.time() - t0) still runs out; this fork only
+    time_machine.travel(CASE_CLOCK, tick=True).start()
 
     random.seed(seed)
     np.random.seed(seed % 2**32)

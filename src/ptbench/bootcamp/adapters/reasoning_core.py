@@ -118,6 +118,7 @@ _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
 def library() -> ModuleType:
+    load_library("time_machine", "time-machine", EXTRA)  # the worker's seeded forks pin the clock with it
     return load_library("reasoning_core", "reasoning-core", EXTRA)
 
 
