@@ -80,10 +80,14 @@ def wait_gone(proc: subprocess.Popen[bytes], log: Path, what: str) -> int:
 
 @contextmanager
 def cpu_load() -> Iterator[None]:
-    """Busy loops on every core (at most 2), as on the loaded CI machine where startup is slow."""
+    """Every core (at most 2) busy, as on the loaded CI machine where startup is slow: a busy loop for
+    each core the machine's load (its one-minute average) leaves idle. Under the suite's pytest-xdist
+    workers the cores are busy already and no loop starts: there the loops only took CPU from the
+    other workers (70 of the determinism test's 114 CPU seconds on CI's two cores)."""
+    cores = min(os.cpu_count() or 1, 2)
     busy = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-        for _ in range(min(os.cpu_count() or 1, 2))
+        for _ in range(max(0, cores - int(os.getloadavg()[0])))
     ]
     try:
         yield
