@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from ptbench.inference.vllm_engine import RPC_ENV
 from ptbench.tasks.evaluate import evaluate
 from tests.tasks.conftest import ARENA_FIXTURE, FIXTURES, HEALTHBENCH_FIXTURE, judge_options, require
 
@@ -54,9 +57,11 @@ def _vllm_available() -> bool:
 
 
 @pytest.fixture(scope="module")
-def vllm_engine(tiny_model):
+def vllm_engine(tiny_model, tmp_path_factory):
     require(_vllm_available(), "vllm (CPU build) is needed for the vLLM end-to-end tests")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    # The worker may end without running exit handlers: its sockets go to a folder pytest owns
+    os.environ.setdefault(RPC_ENV, str(tmp_path_factory.mktemp("vllm-rpc")))
     from ptbench.inference.vllm_engine import VLLMEngine
 
     # Started with the memorization check's own arguments, so test_vllm_prompt_logprobs_equal_transformers_scores
@@ -81,6 +86,50 @@ def test_every_task_through_vllm(name, vllm_engine, judge, tmp_path, tiny_model)
     metrics = evaluate(name, str(tiny_model), out, task_options=_options(name, judge, tmp_path), engine=vllm_engine)
     _check(metrics, name, "vllm", out)
     assert metrics["settings"]["engine_settings"]["max_model_len"] == 2048
+
+
+def test_vllm_makes_its_sockets_in_the_folder_it_is_given(vllm_engine):
+    """vLLM leaves ZMQ socket files where VLLM_RPC_BASE_PATH points (about 17 were left in /tmp by a
+    suite run before the engine and the test server were given a folder of their own)."""
+    sockets = [p for p in Path(os.environ[RPC_ENV]).iterdir() if p.is_socket()]
+    assert sockets, "vLLM made its sockets elsewhere: VLLM_RPC_BASE_PATH no longer reaches it"
+
+
+_RPC_CHILD = """
+import json, os, socket, sys
+from ptbench.inference.vllm_engine import private_rpc_folder
+folder = private_rpc_folder()
+assert private_rpc_folder() == folder  # once per process
+if sys.argv[1:] == ["bind"]:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(os.path.join(folder, "3f2c1d4e-0000-4000-8000-000000000000"))  # a socket vLLM leaves behind
+print(json.dumps([folder, os.listdir(folder)]))
+"""
+
+
+def _rpc_child(env: dict[str, str], *argv: str) -> tuple[str, list[str]]:
+    out = subprocess.run([sys.executable, "-c", _RPC_CHILD, *argv], env=env, capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    folder, inside = json.loads(out.stdout)
+    return folder, inside
+
+
+def test_the_engines_socket_folder_is_its_process_own_and_goes_with_it(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != RPC_ENV}
+    short = Path(tempfile.mkdtemp(prefix="pt-", dir="/tmp"))  # a socket's path must fit in 107 bytes
+    try:
+        folder, inside = _rpc_child(env | {"TMPDIR": str(short)}, "bind")
+        assert Path(folder).parent == short and inside  # the socket was made in a folder of its own
+        assert not Path(folder).exists() and list(short.iterdir()) == []  # and nothing is left
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+    chosen = tmp_path / "mine"  # a folder the user set is kept, and used
+    chosen.mkdir()
+    assert _rpc_child(env | {RPC_ENV: str(chosen)})[0] == str(chosen) and chosen.exists()
+    deep = tmp_path / ("d" * 60)  # a temp folder too deep for a socket path: vLLM's own default, unchanged
+    deep.mkdir()
+    assert _rpc_child(env | {"TMPDIR": str(deep)})[0] == str(deep)
 
 
 @pytest.mark.slow

@@ -3,19 +3,43 @@
 Engine settings come from keyword arguments or, for `ptbench eval` run by the runner, from the
 environment: PTBENCH_VLLM_MAX_MODEL_LEN, PTBENCH_VLLM_GPU_MEMORY_UTILIZATION and
 PTBENCH_VLLM_ARGS (a JSON object of further `vllm.LLM` arguments). On the CPU build the KV cache
-size is VLLM_CPU_KVCACHE_SPACE (GiB). Scripts that create this engine must guard their entry
-point with `if __name__ == "__main__":` (vLLM starts worker processes).
+size is VLLM_CPU_KVCACHE_SPACE (GiB). vLLM's socket files go to a folder of the process's own
+(VLLM_RPC_BASE_PATH, unless set), removed when it exits. Scripts that create this engine must guard
+their entry point with `if __name__ == "__main__":` (vLLM starts worker processes).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import tempfile
 from typing import Any
 
 from ptbench.core.errors import GenerationFailed
 from ptbench.core.generation import Completion, GenerationSettings
 from ptbench.inference.base import ENGINES, encode_prompt, render_chat
+
+RPC_ENV = "VLLM_RPC_BASE_PATH"
+_UNIX_PATH_MAX = 107  # a unix socket's path, in bytes (Linux's sun_path, less its terminating NUL)
+
+
+def private_rpc_folder() -> str:
+    """The folder vLLM's ZMQ sockets are made in: one of this process's own, removed when it exits.
+    vLLM names a socket file per engine channel in the temp folder and leaves some behind (about 17 in
+    /tmp after a test-suite run, more on a node after many evaluations). Set once per process (vLLM caches
+    its environment once an engine has started); a folder already set (the user's, or a parent's that
+    outlives this process) is kept."""
+    if not os.environ.get(RPC_ENV):
+        folder = tempfile.mkdtemp(prefix="ptbench-vllm-rpc-")
+        if len(folder) + len("/") + 36 > _UNIX_PATH_MAX:  # a socket path (a UUID in it) must fit
+            os.rmdir(folder)
+            return tempfile.gettempdir()  # vLLM's own default
+        os.environ[RPC_ENV] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return os.environ[RPC_ENV]
+
 
 _MEMORY_WORDS = ("out of memory", "insufficient memory", "not enough memory", "kv cache", "cuda error: out")
 
@@ -51,6 +75,7 @@ class VLLMEngine:
     ) -> None:
         from vllm import LLM
 
+        private_rpc_folder()
         env_len = os.environ.get("PTBENCH_VLLM_MAX_MODEL_LEN")
         env_util = os.environ.get("PTBENCH_VLLM_GPU_MEMORY_UTILIZATION")
         args: dict[str, Any] = {"model": model_path, "dtype": dtype, "seed": seed, "max_num_seqs": max(1, batch_size)}

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -112,6 +114,9 @@ def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -
         # importing vLLM again: a third of the start. Off, the engine core runs it itself (GPU vLLM's own
         # layout for one device); the server still serves from its own engine-core process.
         VLLM_ENABLE_V1_MULTIPROCESSING="0",
+        # its ZMQ socket files in a folder of its own, removed with it, not left in /tmp (a short path: a
+        # socket's must fit in 107 bytes; inference/vllm_engine.py private_rpc_folder)
+        VLLM_RPC_BASE_PATH=(rpc := tempfile.mkdtemp(prefix="vllm-rpc-")),
     )
     server = subprocess.Popen(
         [
@@ -167,6 +172,7 @@ def vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = 1024) -
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+        shutil.rmtree(rpc, ignore_errors=True)
 
 
 @pytest.mark.slow
