@@ -39,7 +39,7 @@ def main() -> None:
     from vllm import LLM, SamplingParams
 
     from ptbench.demo import make_tiny_model
-    from ptbench.inference.vllm_engine import VLLMEngine
+    from ptbench.inference.vllm_engine import VLLMEngine, private_rpc_folder
     from ptbench.tasks import get_task
     from ptbench.tasks.evaluate import evaluate
 
@@ -62,6 +62,7 @@ def main() -> None:
 
     # PTBENCH_VLLM_ARGS as `ptbench eval` reads it (the test suite's smoke run asks for eager mode)
     extra = json.loads(os.environ.get("PTBENCH_VLLM_ARGS") or "{}")
+    private_rpc_folder()  # vLLM's socket files in a folder removed at exit, as VLLMEngine does
     llm = LLM(model=str(model), dtype="float32", max_model_len=2048, seed=0, max_num_seqs=256, **extra)
     tok = llm.get_tokenizer()
     task = get_task("gsm8k", **options)
