@@ -132,6 +132,8 @@ def _in_fork(request: dict[str, Any]) -> dict[str, Any]:
     prepare = getattr(importlib.import_module(module), "prepare_in_worker", None)
     if prepare is not None:  # imports done once here, not again in every fork (they draw no case)
         prepare(*request["args"])
+    import time_machine  # noqa: F401  (imported once here: 85 ms in every fork otherwise, a case takes 0.1-1 s)
+
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child ends in os._exit
